@@ -1,0 +1,107 @@
+"""irmodels: statistics of information-retrieval evaluation.
+
+Long-format evaluation data in, ANOVA and mixed-effects models, Tukey HSD, effect sizes,
+generalizability theory, standardization, pairwise tests, power and rank similarity out.
+
+Public names are resolved lazily (on first access), so ``import irmodels`` stays fast and an
+optional dependency is only imported by the feature that needs it.
+
+>>> import irmodels as irm
+>>> irm.IRModelsError.__name__
+'IRModelsError'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from irmodels.errors import (
+    BoundaryFitWarning,
+    ConvergenceError,
+    ConvergenceWarning,
+    DataFormatError,
+    DataQualityWarning,
+    DatasetError,
+    DesignError,
+    FormulaError,
+    IRModelsError,
+    IRModelsWarning,
+    MissingDependencyError,
+    ModelError,
+    NegativeVarianceWarning,
+    UnbalancedDesignWarning,
+    UndefinedValueWarning,
+)
+
+__version__ = "0.1.0"
+
+# public name -> "module:attribute" (or "module" for a submodule)
+_LAZY: dict[str, str] = {
+    # data: the long-format contract
+    "frame": "irmodels.data.frame:frame",
+    "to_wide": "irmodels.data.frame:to_wide",
+    "from_wide": "irmodels.data.frame:from_wide",
+    "balance": "irmodels.data.frame:balance",
+    "filter_systems": "irmodels.data.frame:filter_systems",
+    # data: readers and writers
+    "read_matrix": "irmodels.data.io:read_matrix",
+    "write_matrix": "irmodels.data.io:write_matrix",
+    "read_trec_eval": "irmodels.data.io:read_trec_eval",
+    "read_run": "irmodels.data.io:read_run",
+    "read_runs": "irmodels.data.io:read_runs",
+    "write_run": "irmodels.data.io:write_run",
+    "read_qrels": "irmodels.data.io:read_qrels",
+    "write_qrels": "irmodels.data.io:write_qrels",
+    "read_frame": "irmodels.data.io:read_frame",
+    "write_frame": "irmodels.data.io:write_frame",
+    # data: measures, datasets, demo collection, standardization
+    "evaluate": "irmodels.data.measures:evaluate",
+    "datasets": "irmodels.data.datasets",
+    "collection": "irmodels.data.collection",
+    "Standardizer": "irmodels.data.standardize:Standardizer",
+    # formulas and models
+    "parse_formula": "irmodels.formula:parse_formula",
+    "models": "irmodels.models",
+    "anova": "irmodels.models.anova:anova",
+    "mixed": "irmodels.models.mixed:mixed",
+    "compare_models": "irmodels.models.mixed:compare_models",
+    # inference
+    "tukey_hsd": "irmodels.inference.tukey:tukey_hsd",
+    "ptukey": "irmodels.inference.studentized:ptukey",
+    "qtukey": "irmodels.inference.studentized:qtukey",
+    "gstudy": "irmodels.inference.gtheory:gstudy",
+    "pairwise": "irmodels.inference.pairwise:pairwise",
+    "power": "irmodels.inference.power",
+    "variability": "irmodels.inference.variability",
+    "kendall_tau": "irmodels.inference.rank:kendall_tau",
+    "tau_ap": "irmodels.inference.rank:tau_ap",
+    "rbo": "irmodels.inference.rank:rbo",
+    # replicates, studies, parallel, reporting
+    "replicates": "irmodels.replicates",
+    "studies": "irmodels.studies",
+    "parallel": "irmodels.parallel",
+    "reporting": "irmodels.reporting",
+}
+
+__all__ = sorted(
+    [*_LAZY, "IRModelsError", "IRModelsWarning", "DataFormatError", "DesignError", "FormulaError",
+     "ModelError", "ConvergenceError", "DatasetError", "MissingDependencyError",
+     "UnbalancedDesignWarning", "BoundaryFitWarning", "NegativeVarianceWarning",
+     "UndefinedValueWarning", "DataQualityWarning", "ConvergenceWarning", "__version__"]
+)
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'irmodels' has no attribute {name!r}")
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    value = getattr(module, attr) if attr else module
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,123 @@
+"""Exceptions and warnings raised by irmodels.
+
+Every error a user can trigger with bad input is an :class:`IRModelsError`; every warning is an
+:class:`IRModelsWarning`. Messages say what is wrong, what was observed, and the way out.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "IRModelsError",
+    "DataFormatError",
+    "DesignError",
+    "FormulaError",
+    "ModelError",
+    "ConvergenceError",
+    "DatasetError",
+    "MissingDependencyError",
+    "IRModelsWarning",
+    "UnbalancedDesignWarning",
+    "BoundaryFitWarning",
+    "NegativeVarianceWarning",
+    "UndefinedValueWarning",
+    "DataQualityWarning",
+    "ConvergenceWarning",
+    "require",
+]
+
+
+class IRModelsError(Exception):
+    """Base class of every error irmodels raises on purpose."""
+
+
+class DataFormatError(IRModelsError, ValueError):
+    """Input data is malformed: a file line, a missing column, a NaN, a duplicate row.
+
+    Readers fill ``path`` and ``line`` (1-based) when the problem is in a file.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        where = ""
+        if path is not None:
+            where = f"{path}" + (f", line {line}" if line is not None else "") + ": "
+        super().__init__(where + message)
+
+
+class DesignError(IRModelsError, ValueError):
+    """The design cannot support the requested analysis (unbalanced, aliased, no residual df...)."""
+
+
+class FormulaError(IRModelsError, ValueError):
+    """A model formula could not be parsed or refers to unknown columns.
+
+    ``span`` is the (start, end) character range of the offending text in ``formula``.
+    """
+
+    def __init__(self, message: str, formula: str | None = None, span: tuple[int, int] | None = None):
+        self.formula = formula
+        self.span = span
+        self.reason = message
+        text = message
+        if formula is not None and span is not None:
+            start, end = span
+            text += "\n  " + formula + "\n  " + " " * start + "^" * max(1, end - start)
+        super().__init__(text)
+
+
+class ModelError(IRModelsError, RuntimeError):
+    """A model could not be fitted."""
+
+
+class ConvergenceError(ModelError):
+    """An iterative fit did not converge."""
+
+
+class DatasetError(IRModelsError, RuntimeError):
+    """A dataset could not be found, downloaded or verified."""
+
+
+class MissingDependencyError(IRModelsError, ImportError):
+    """An optional dependency is needed; the message says how to install it."""
+
+
+class IRModelsWarning(UserWarning):
+    """Base class of every warning irmodels issues."""
+
+
+class UnbalancedDesignWarning(IRModelsWarning):
+    """The design is unbalanced; a slower or approximate path is used."""
+
+
+class BoundaryFitWarning(IRModelsWarning):
+    """A variance component was estimated on the boundary (zero)."""
+
+
+class NegativeVarianceWarning(IRModelsWarning):
+    """A moment estimate of a variance component was negative and was set to zero."""
+
+
+class UndefinedValueWarning(IRModelsWarning):
+    """Some measure values are undefined (e.g. no relevant document) and were handled by a policy."""
+
+
+class DataQualityWarning(IRModelsWarning):
+    """The data are usable but something looks off (zero-variance topics, ties, ...)."""
+
+
+class ConvergenceWarning(IRModelsWarning):
+    """An iterative fit stopped with a weak convergence criterion."""
+
+
+def require(module: str, extra: str) -> object:
+    """Import an optional dependency or raise :class:`MissingDependencyError` saying how to get it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on environment
+        raise MissingDependencyError(
+            f"this feature needs the optional package '{module}'. "
+            f"Install it with: pip install 'irmodels[{extra}]'"
+        ) from exc

@@ -1,0 +1,23 @@
+"""The model formula language: an lme4-style subset parsed by the project's own grammar.
+
+``parse_formula(text, columns=None) -> ModelSpec``; presets ``MD1`` ... ``MD6``.
+"""
+
+from __future__ import annotations
+
+from irmodels.formula.spec import (
+    DEFAULT_EPSILON,
+    TRANSFORMS,
+    ModelSpec,
+    RandomTerm,
+    Term,
+    apply_transform,
+)
+
+__all__ = ["ModelSpec", "Term", "RandomTerm", "TRANSFORMS", "DEFAULT_EPSILON", "apply_transform",
+           "parse_formula", "PRESETS", "resolve"]
+
+try:  # the parser lands in its own module
+    from irmodels.formula.parser import PRESETS, parse_formula, resolve
+except ModuleNotFoundError:  # pragma: no cover - during bootstrap only
+    pass

@@ -1,0 +1,171 @@
+"""The frozen model specification that a parsed formula becomes.
+
+A :class:`ModelSpec` says which column is the response (and its transform), which fixed terms
+and which random-intercept terms the model has. It evaluates nothing: models read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from irmodels.errors import DataFormatError
+
+__all__ = ["Term", "RandomTerm", "ModelSpec", "TRANSFORMS", "DEFAULT_EPSILON", "apply_transform"]
+
+#: Epsilon of the bounded-score transforms: scores are clipped to [eps, 1 - eps] before logit,
+#: and to [eps, inf) before log. 1e-3 is Robertson & Kanoulas' choice for logit(AP) is not
+#: published; we use a value small against AP's resolution (1/R for R relevant documents).
+DEFAULT_EPSILON = 1e-3
+
+TRANSFORMS = ("logit", "log", "sqrt", "asin_sqrt")
+
+
+@dataclass(frozen=True, order=True)
+class Term:
+    """A fixed-effect term: a main effect (one factor) or an interaction (several).
+
+    ``factors`` keeps the order in which the factors were written, with duplicates removed;
+    two terms with the same factors in another order are the same term (``key``).
+    """
+
+    factors: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """R-style label, e.g. ``topic:system``."""
+        return ":".join(self.factors)
+
+    @property
+    def key(self) -> frozenset[str]:
+        return frozenset(self.factors)
+
+    @property
+    def order(self) -> int:
+        """1 for a main effect, 2 for a two-way interaction, ..."""
+        return len(self.factors)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, order=True)
+class RandomTerm:
+    """A random intercept ``(1|g)`` whose grouping is the interaction of ``factors``."""
+
+    factors: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return ":".join(self.factors)
+
+    @property
+    def key(self) -> frozenset[str]:
+        return frozenset(self.factors)
+
+    def __str__(self) -> str:
+        return f"(1|{self.name})"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model formula.
+
+    Attributes
+    ----------
+    formula : str
+        The text the spec was parsed from.
+    response : str
+        The response column (``score`` in a long frame).
+    transform : str or None
+        One of ``TRANSFORMS`` applied to the response, or None.
+    intercept : bool
+        Whether the fixed part has an intercept (``0`` or ``-1`` removes it).
+    fixed : tuple of Term
+        Fixed terms, ordered by interaction order then first appearance (R's order).
+    random : tuple of RandomTerm
+        Random-intercept terms in order of appearance (``(1|a/b)`` gives ``a`` then ``a:b``).
+    epsilon : float
+        Clipping constant for ``logit`` and ``log``.
+    """
+
+    formula: str
+    response: str
+    transform: str | None
+    intercept: bool
+    fixed: tuple[Term, ...]
+    random: tuple[RandomTerm, ...] = ()
+    epsilon: float = DEFAULT_EPSILON
+
+    @property
+    def factors(self) -> tuple[str, ...]:
+        """Every factor named in fixed or random terms, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for t in (*self.fixed, *self.random):
+            for f in t.factors:
+                seen.setdefault(f, None)
+        return tuple(seen)
+
+    @property
+    def fixed_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.fixed)
+
+    @property
+    def random_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.random)
+
+    @property
+    def is_mixed(self) -> bool:
+        return bool(self.random)
+
+    @property
+    def response_label(self) -> str:
+        return f"{self.transform}({self.response})" if self.transform else self.response
+
+    def response_values(self, data: pd.DataFrame) -> np.ndarray:
+        """The (transformed) response as a float64 array."""
+        if self.response not in data.columns:
+            raise DataFormatError(
+                f"the response column {self.response!r} is not in the data "
+                f"(columns: {', '.join(map(str, data.columns))})"
+            )
+        y = np.asarray(data[self.response], dtype="float64")
+        return apply_transform(y, self.transform, self.epsilon)
+
+    def __str__(self) -> str:
+        rhs = [t.name for t in self.fixed] + [str(r) for r in self.random]
+        if not self.intercept:
+            rhs = ["0", *rhs]
+        return f"{self.response_label} ~ {' + '.join(rhs) if rhs else '1'}"
+
+
+def apply_transform(y: np.ndarray, transform: str | None, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:
+    """Apply a whitelisted response transform.
+
+    - ``logit``: ``log(x / (1 - x))`` after clipping ``x`` to ``[eps, 1 - eps]``;
+    - ``log``: ``log(x)`` after clipping to ``[eps, inf)``;
+    - ``sqrt``: ``sqrt(x)`` (negative values raise);
+    - ``asin_sqrt``: ``arcsin(sqrt(x))`` for ``x`` in [0, 1] (values outside raise).
+
+    >>> apply_transform(np.array([0.0, 0.5, 1.0]), "logit", 1e-3).round(4)
+    array([-6.9068,  0.    ,  6.9068])
+    """
+    y = np.asarray(y, dtype="float64")
+    if transform is None:
+        return y
+    if transform == "logit":
+        c = np.clip(y, epsilon, 1 - epsilon)
+        return np.log(c / (1 - c))
+    if transform == "log":
+        return np.log(np.clip(y, epsilon, None))
+    if transform == "sqrt":
+        if (y < 0).any():
+            raise DataFormatError("sqrt() of a negative score; sqrt needs scores >= 0")
+        return np.sqrt(y)
+    if transform == "asin_sqrt":
+        if ((y < 0) | (y > 1)).any():
+            raise DataFormatError("asin_sqrt() needs scores in [0, 1]")
+        return np.arcsin(np.sqrt(y))
+    raise DataFormatError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS)}")

@@ -1,0 +1,26 @@
+"""Replicates of an evaluation: collection shards, document samples, topic subsets.
+
+Submodules are imported lazily: ``irm.replicates.shards`` and ``irm.replicates.document_samples``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "shards": "irmodels.replicates.sharding:shards",
+    "shard_splits": "irmodels.replicates.sharding:shard_splits",
+    "document_samples": "irmodels.replicates.documents:document_samples",
+    "topic_subsets": "irmodels.replicates.topics:topic_subsets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'irmodels.replicates' has no attribute {name!r}")
+    module_name, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value

@@ -1,0 +1,1 @@
+"""irmodels.reporting."""

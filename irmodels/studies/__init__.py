@@ -1,0 +1,27 @@
+"""Experiment drivers that combine the stages: shards, document samples, topic sets.
+
+``irm.studies.shards(...)`` runs the shard study; ``irm.studies.document_samples`` is a module
+with ``validate`` and ``compare_tests``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "shards": "irmodels.studies.shard_study:shards",
+    "ShardStudy": "irmodels.studies.shard_study:ShardStudy",
+    "document_samples": "irmodels.studies.document_samples",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'irmodels.studies' has no attribute {name!r}")
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    value = getattr(module, attr) if attr else module
+    globals()[name] = value
+    return value

@@ -1,0 +1,42 @@
+"""Shared fixtures: the reference data folder, a seeded random generator, R availability."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (ROOT.parent / "shared" / "data").resolve()
+REFERENCE = Path(__file__).resolve().parent / "reference"
+
+# The dataset registry reads the public matrices from this mirror instead of the network.
+os.environ.setdefault("IRM_DATA_MIRROR", str(SHARED_DATA / "ir-scores"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` (real TREC matrices, trec_eval files, Brennan's example)."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"reference data folder {SHARED_DATA} is missing")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """``tests/reference``: R scripts and the fixtures they produced."""
+    return REFERENCE
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A seeded generator; every test gets its own, so tests do not depend on order."""
+    return np.random.default_rng(20190721)
+
+
+HAVE_R = shutil.which("Rscript") is not None
+requires_r = pytest.mark.skipif(not HAVE_R, reason="Rscript not installed (fixtures still tested)")

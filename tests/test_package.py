@@ -1,0 +1,48 @@
+"""The public namespace: every advertised name resolves, errors share one base."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import irmodels as irm
+from irmodels import errors
+
+
+def test_every_lazy_name_resolves() -> None:
+    missing = []
+    for name, target in irm._LAZY.items():
+        module_name = target.partition(":")[0]
+        try:
+            importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing.append(f"{name} -> {exc.name}")
+            continue
+        getattr(irm, name)
+    assert not missing, f"public names point at modules that do not exist: {missing}"
+
+
+def test_unknown_attribute_raises() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        irm.nope  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [errors.DataFormatError, errors.DesignError, errors.FormulaError, errors.ModelError,
+     errors.ConvergenceError, errors.DatasetError, errors.MissingDependencyError],
+)
+def test_errors_share_base(cls: type) -> None:
+    assert issubclass(cls, irm.IRModelsError)
+
+
+def test_data_format_error_names_file_and_line() -> None:
+    e = errors.DataFormatError("expected 6 columns, found 5", path="run.txt", line=17)
+    assert str(e) == "run.txt, line 17: expected 6 columns, found 5"
+    assert (e.path, e.line) == ("run.txt", 17)
+
+
+def test_formula_error_points_at_span() -> None:
+    e = errors.FormulaError("unknown column 'sytem'", "score ~ sytem", (8, 13))
+    assert str(e).splitlines() == ["unknown column 'sytem'", "  score ~ sytem", "          ^^^^^"]
