@@ -1,0 +1,154 @@
+"""Effect sizes and power of ANOVA effects.
+
+Small vectorised functions shared by :func:`irmodels.anova` and any other model that reports
+per-term effect sizes. They take the numbers of an ANOVA table (sums of squares, degrees of
+freedom, F statistics) and return arrays; nothing here fits a model or formats a table.
+
+References
+----------
+Ferro, N. and Sanderson, M. (2019). Improving the accuracy of system performance estimation by
+using shards. SIGIR 2019 (section 3: omega squared, rule of thumb 0.01 / 0.06 / 0.14).
+Olejnik, S. and Algina, J. (2003). Generalized eta and omega squared statistics: measures of
+effect size for some common research designs. Psychological Methods 8(4), 434-447.
+Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences, 2nd ed. (f squared,
+noncentrality lambda = f2 * N).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+__all__ = [
+    "eta_squared",
+    "partial_eta_squared",
+    "partial_omega_squared",
+    "cohen_f2",
+    "anova_power",
+    "omega2_magnitude",
+]
+
+
+def _arr(x: ArrayLike) -> np.ndarray:
+    return np.asarray(x, dtype="float64")
+
+
+def eta_squared(ss: ArrayLike, ss_total: float) -> np.ndarray:
+    """Eta squared: the share of the total sum of squares, ``SS_f / SS_total``.
+
+    Parameters
+    ----------
+    ss : array_like
+        Sums of squares of the effects.
+    ss_total : float
+        Total sum of squares (every effect plus the residual).
+
+    Examples
+    --------
+    >>> eta_squared([30.0, 10.0], 50.0)
+    array([0.6, 0.2])
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _arr(ss) / float(ss_total)
+
+
+def partial_eta_squared(ss: ArrayLike, ss_error: float) -> np.ndarray:
+    """Partial eta squared, ``SS_f / (SS_f + SS_error)``.
+
+    Examples
+    --------
+    >>> partial_eta_squared([30.0, 10.0], 10.0)
+    array([0.75, 0.5 ])
+    """
+    ss = _arr(ss)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ss / (ss + float(ss_error))
+
+
+def partial_omega_squared(f: ArrayLike, df: ArrayLike, n_obs: int) -> np.ndarray:
+    """Partial omega squared, ``df_f (F_f - 1) / (df_f (F_f - 1) + N)``, unclipped.
+
+    The estimate is negative when ``F < 1``; callers that report it clip at 0 and say so
+    (:func:`irmodels.anova` does). Ferro & Sanderson (2019), after Olejnik & Algina (2003).
+
+    Parameters
+    ----------
+    f : array_like
+        F statistics of the effects.
+    df : array_like
+        Numerator degrees of freedom of the effects.
+    n_obs : int
+        Number of observations ``N``.
+
+    Examples
+    --------
+    >>> partial_omega_squared([11.0, 0.5], [4, 2], 100).round(4)
+    array([ 0.2857, -0.0101])
+    """
+    num = _arr(df) * (_arr(f) - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / (num + float(n_obs))
+
+
+def cohen_f2(ss: ArrayLike, ss_error: float) -> np.ndarray:
+    """Cohen's f squared of an effect (partial), ``SS_f / SS_error``.
+
+    Examples
+    --------
+    >>> cohen_f2([30.0, 10.0], 10.0)
+    array([3., 1.])
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _arr(ss) / float(ss_error)
+
+
+def anova_power(
+    f2: ArrayLike, df: ArrayLike, df_resid: float, n_obs: int, alpha: float = 0.05
+) -> np.ndarray:
+    """Power of the F test of an effect: ``P(F'(df, df_resid, lambda) > F_crit)``.
+
+    ``F'`` is the noncentral F distribution with noncentrality ``lambda = f2 * N`` (Cohen 1988)
+    and ``F_crit`` the upper ``alpha`` quantile of the central F(df, df_resid). This is the
+    power *if the observed effect were the true one* (post hoc power), as in Ferro & Sanderson.
+
+    Parameters
+    ----------
+    f2 : array_like
+        Cohen's f squared of the effects (:func:`cohen_f2`).
+    df : array_like
+        Numerator degrees of freedom.
+    df_resid : float
+        Residual degrees of freedom.
+    n_obs : int
+        Number of observations ``N``.
+    alpha : float
+        Significance level.
+
+    Examples
+    --------
+    >>> anova_power([0.0, 0.05, 1.0], [4, 4, 4], 95, 100).round(4)
+    array([0.05  , 0.3779, 1.    ])
+    """
+    f2 = _arr(f2)
+    df = _arr(df)
+    crit = stats.f.isf(alpha, df, df_resid)
+    lam = f2 * float(n_obs)
+    out = np.where(lam > 0, stats.ncf.sf(crit, df, df_resid, np.where(lam > 0, lam, 1.0)), alpha)
+    return np.where(np.isfinite(f2), out, np.nan)
+
+
+def omega2_magnitude(omega2: float) -> str:
+    """Ferro & Sanderson's rule of thumb: ``large`` (>= 0.14), ``medium`` (>= 0.06), ``small``
+    (>= 0.01), else ``negligible``.
+
+    >>> omega2_magnitude(0.2), omega2_magnitude(0.07), omega2_magnitude(0.02), omega2_magnitude(0)
+    ('large', 'medium', 'small', 'negligible')
+    """
+    if omega2 >= 0.14:
+        return "large"
+    if omega2 >= 0.06:
+        return "medium"
+    if omega2 >= 0.01:
+        return "small"
+    return "negligible"
