@@ -1,0 +1,190 @@
+"""irm.parallel.map: same results in item order on every backend; clear errors."""
+
+from __future__ import annotations
+
+import functools
+import io
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irmodels as irm
+from irmodels.errors import IRModelsError
+from irmodels.parallel import ParallelError, _looks_like_address, _show_progress, spawn_seeds
+
+
+def _draw(seed: np.random.SeedSequence, size: int = 5) -> float:
+    """A seeded unit of work: the result depends only on the item's own seed."""
+    return float(np.random.default_rng(seed).normal(size=size).sum())
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fail_on_three(x: int) -> int:
+    if x == 3:
+        raise KeyError("three")
+    return x
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
+        protocol="tcp://", dashboard_address=None,
+    )
+    client = distributed.Client(cluster, set_as_default=False)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_spawn_seeds_are_reproducible_and_distinct() -> None:
+    a = [_draw(s) for s in spawn_seeds(7, 6)]
+    b = [_draw(s) for s in spawn_seeds(7, 6)]
+    assert a == b
+    assert len(set(a)) == 6
+    # the same as numpy's own spawning
+    ref = [_draw(s) for s in np.random.SeedSequence(7).spawn(6)]
+    assert a == ref
+    # a child does not depend on how many siblings were spawned
+    assert [_draw(s) for s in spawn_seeds(7, 3)] == a[:3]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
+def test_spawn_seeds_rejects_bad_counts(bad: object) -> None:
+    with pytest.raises(ParallelError, match="non-negative integer"):
+        spawn_seeds(0, bad)  # type: ignore[arg-type]
+
+
+def test_spawn_seeds_rejects_bad_seed() -> None:
+    with pytest.raises(ParallelError, match="integer or a numpy SeedSequence"):
+        spawn_seeds("zero", 2)  # type: ignore[arg-type]
+    with pytest.raises(ParallelError, match=">= 0"):
+        spawn_seeds(-3, 2)
+
+
+def test_serial_keeps_order() -> None:
+    assert irm.parallel.map(_square, range(7)) == [0, 1, 4, 9, 16, 25, 36]
+    assert irm.parallel.map(_square, []) == []
+
+
+def test_all_backends_give_identical_results(dask_client) -> None:
+    seeds = spawn_seeds(2019, 9)
+    fn = functools.partial(_draw, size=11)
+    serial = irm.parallel.map(fn, seeds, backend="serial")
+    procs = irm.parallel.map(fn, seeds, backend="processes", n_workers=2)
+    procs_chunked = irm.parallel.map(fn, seeds, backend="processes", n_workers=2, chunksize=4)
+    dask = irm.parallel.map(fn, seeds, backend=dask_client)
+    assert serial == procs == procs_chunked == dask
+    # and equal to the direct computation, value by value
+    direct = [float(np.random.default_rng(s).normal(size=11).sum()) for s in seeds]
+    assert serial == direct
+
+
+def test_dask_scheduler_address(dask_client) -> None:
+    address = dask_client.scheduler.address
+    assert address.startswith("tcp://127.0.0.1")
+    assert irm.parallel.map(_square, [3, 1, 2], backend=address) == [9, 1, 4]
+
+
+def test_dask_reraises_worker_exception(dask_client) -> None:
+    with pytest.raises(KeyError, match="three"):
+        irm.parallel.map(_fail_on_three, [1, 2, 3, 4], backend=dask_client)
+
+
+def test_processes_reraise_worker_exception() -> None:
+    with pytest.raises(KeyError, match="three"):
+        irm.parallel.map(_fail_on_three, [1, 2, 3, 4], backend="processes", n_workers=2)
+
+
+def test_unpicklable_function_gives_clear_error() -> None:
+    with pytest.raises(ParallelError, match="not picklable") as info:
+        irm.parallel.map(lambda x: x, [1, 2], backend="processes")
+    msg = str(info.value)
+    assert "<lambda>" in msg and "functools.partial" in msg and "backend='serial'" in msg
+    assert isinstance(info.value, IRModelsError)
+
+    def local(x: int) -> int:
+        return x
+
+    with pytest.raises(ParallelError, match="'test_unpicklable_function_gives_clear_error.<locals>.local'"):
+        irm.parallel.map(local, [1], backend="processes")
+
+
+def test_unpicklable_function_on_dask(dask_client) -> None:
+    import threading
+
+    lock = threading.Lock()
+    with pytest.raises(ParallelError, match="not picklable"):
+        irm.parallel.map(functools.partial(_locked, lock), [1], backend=dask_client)
+
+
+def _locked(lock: object, x: int) -> int:  # pragma: no cover - never runs
+    return x
+
+
+def test_unpicklable_item_gives_clear_error() -> None:
+    import threading
+
+    with pytest.raises(ParallelError, match="item of"):
+        irm.parallel.map(_square, [threading.Lock()], backend="processes")
+
+
+@pytest.mark.parametrize("backend", ["threads", "cluster", "", 3, None])
+def test_unknown_backend(backend: object) -> None:
+    with pytest.raises(ParallelError, match="unknown backend") as info:
+        irm.parallel.map(_square, [1], backend=backend)
+    assert "'serial', 'processes'" in str(info.value)
+
+
+@pytest.mark.parametrize("kw", [{"n_workers": 0}, {"n_workers": 1.5}, {"chunksize": 0}])
+def test_bad_sizes(kw: dict) -> None:
+    with pytest.raises(ParallelError, match="positive integer"):
+        irm.parallel.map(_square, [1], backend="processes", **kw)
+
+
+def test_address_detection() -> None:
+    assert _looks_like_address("tcp://10.0.0.1:8786")
+    assert _looks_like_address("127.0.0.1:8786")
+    assert not _looks_like_address("processes")
+    assert not _looks_like_address("host:port")
+
+
+def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert _show_progress(None) is False
+    assert _show_progress(True) is True
+    monkeypatch.setattr("sys.stderr", Tty())
+    assert _show_progress(None) is True
+    assert _show_progress(False) is False
+
+
+def test_progress_bar_is_drawn_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = io.StringIO()
+    monkeypatch.setattr("sys.stderr", buf)
+    assert irm.parallel.map(_square, range(4), progress=True, desc="units") == [0, 1, 4, 9]
+    assert "units" in buf.getvalue() and "/4" in buf.getvalue()
+    buf2 = io.StringIO()
+    monkeypatch.setattr("sys.stderr", buf2)
+    irm.parallel.map(_square, range(4))
+    assert buf2.getvalue() == ""
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(-1000, 1000), max_size=30), st.integers(0, 2**32 - 1))
+def test_serial_map_is_the_list_comprehension(xs: list[int], seed: int) -> None:
+    assert irm.parallel.map(_square, xs) == [x * x for x in xs]
+    seeds = spawn_seeds(seed, len(xs))
+    assert [pickle.loads(pickle.dumps(s)).entropy for s in seeds] == [seed] * len(xs)
