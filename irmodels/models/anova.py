@@ -1,0 +1,664 @@
+"""Crossed fixed-effects ANOVA: ``irm.anova(model, data)`` -> :class:`AnovaResult`.
+
+Balanced crossed designs (every combination of the model's factors observed equally often) are
+solved in closed form from cell means in one pass over the data (:mod:`._balanced`); unbalanced
+designs or designs with empty cells by least squares with type I, II or III sums of squares
+(:mod:`._lsq`). References: METHODS.md sections 2, 3 and 7; Ferro & Sanderson (SIGIR 2019).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay
+from irmodels.data.frame import natural_key
+from irmodels.errors import (
+    DataFormatError,
+    DesignError,
+    FormulaError,
+    NegativeVarianceWarning,
+    UnbalancedDesignWarning,
+)
+from irmodels.formula.spec import ModelSpec
+from irmodels.inference import effects as _eff
+from irmodels.models._balanced import cell_layout, fit_balanced
+from irmodels.models._lsq import sequential_ss, term_block
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.inference.tukey import TukeyResult
+
+__all__ = ["anova", "AnovaResult", "TABLE_COLUMNS", "MAX_DENSE_CELLS"]
+
+#: Columns of :attr:`AnovaResult.table`, in this order.
+TABLE_COLUMNS = ("SS", "df", "MS", "F", "p", "eta2", "eta2_partial", "omega2_partial",
+                 "cohen_f2", "power")
+
+#: Largest dense design (rows x columns) the least-squares path builds (about 400 MB).
+MAX_DENSE_CELLS = 50_000_000
+
+
+# --------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class AnovaResult(ResultDisplay):
+    """A fitted crossed ANOVA (see :func:`anova`).
+
+    Attributes
+    ----------
+    spec : ModelSpec
+        The model that was fitted.
+    data : DataFrame
+        The data it was fitted to (not copied).
+    n_obs : int
+        Number of observations ``N``.
+    balanced : bool
+        Whether every combination of the model's factors has the same number of rows.
+    method : str
+        ``"balanced"`` (closed form) or ``"lstsq-type1"``, ``"lstsq-type2"``, ``"lstsq-type3"``.
+    ss_type : int
+        Type of the sums of squares (1, 2 or 3; on a balanced design all types coincide).
+    table : DataFrame
+        Index: term names in model order, then ``Residual``. Columns:
+
+        - ``SS``: sum of squares;
+        - ``df``: degrees of freedom;
+        - ``MS``: mean square ``SS / df``;
+        - ``F``: ``MS / MS_error`` (NaN on ``Residual``);
+        - ``p``: upper tail probability of ``F`` (NaN on ``Residual``);
+        - ``eta2``: ``SS / SS_total`` (``SS_total`` is the sum of the column ``SS``);
+        - ``eta2_partial``: ``SS / (SS + SS_error)``;
+        - ``omega2_partial``: ``df (F - 1) / (df (F - 1) + N)``, negative values set to 0
+          (the terms concerned are listed in :attr:`omega2_clipped`);
+        - ``cohen_f2``: ``SS / SS_error``;
+        - ``power``: power of the F test at ``alpha`` with noncentrality ``cohen_f2 * N``.
+    df_resid : int
+        Residual degrees of freedom.
+    ms_error : float
+        Residual mean square.
+    grand_mean : float
+        Mean of the response.
+    alpha : float
+        Level used for ``power``.
+    omega2_clipped : tuple of str
+        Terms whose partial omega squared was negative and is shown as 0.
+    """
+
+    spec: ModelSpec
+    data: pd.DataFrame = field(repr=False)
+    n_obs: int
+    balanced: bool
+    method: str
+    ss_type: int
+    table: pd.DataFrame = field(repr=False)
+    df_resid: int
+    ms_error: float
+    grand_mean: float
+    alpha: float
+    omega2_clipped: tuple[str, ...]
+    _y: np.ndarray = field(repr=False)
+    _fitted: np.ndarray = field(repr=False)
+    _codes: dict[str, np.ndarray] = field(repr=False)
+    _levels: dict[str, pd.Index] = field(repr=False)
+    _replicates: int | None = field(repr=False)
+
+    # ---- arrays aligned with the data rows
+    @property
+    def fitted(self) -> np.ndarray:
+        """Fitted values, one per data row (in data order)."""
+        return self._fitted.copy()
+
+    @property
+    def residuals(self) -> np.ndarray:
+        """Residuals ``y - fitted``, one per data row (in data order)."""
+        return self._y - self._fitted
+
+    @property
+    def factors(self) -> tuple[str, ...]:
+        """The model's factors, in order of first appearance."""
+        return tuple(self._codes)
+
+    @property
+    def levels(self) -> dict[str, int]:
+        """Number of levels of each factor."""
+        return {f: len(v) for f, v in self._levels.items()}
+
+    # ---- marginal means
+    def _factor_list(self, factor: str | Sequence[str]) -> list[str]:
+        names = factor.split(":") if isinstance(factor, str) else list(factor)
+        unknown = [f for f in names if f not in self._codes]
+        if unknown or not names:
+            raise DesignError(
+                f"no factor {':'.join(unknown) or factor!r} in the model "
+                f"({str(self.spec)}); use one of {', '.join(self._codes)} or an interaction "
+                "of them like 'topic:system'."
+            )
+        return names
+
+    def _group(self, names: list[str]) -> tuple[np.ndarray, tuple[int, ...]]:
+        shape = tuple(len(self._levels[f]) for f in names)
+        codes = [self._codes[f] for f in names]
+        flat = np.ravel_multi_index(codes, shape) if len(codes) > 1 else codes[0]
+        return flat, shape
+
+    def marginal_means(self, factor: str | Sequence[str] = "system") -> pd.Series:
+        """Mean response per level of ``factor`` (a factor or an interaction like ``topic:system``).
+
+        On a balanced design these are the least-squares marginal means; on an unbalanced one
+        they are the observed (raw) means of the rows of each level.
+
+        Returns
+        -------
+        Series
+            Indexed by level (a MultiIndex for an interaction), named ``mean``. Levels without
+            any row (possible in an interaction of an unbalanced design) are left out.
+        """
+        names = self._factor_list(factor)
+        flat, shape = self._group(names)
+        size = int(np.prod(shape))
+        counts = np.bincount(flat, minlength=size)
+        sums = np.bincount(flat, weights=self._y, minlength=size)
+        keep = counts > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
+        if len(names) == 1:
+            index = pd.Index(self._levels[names[0]], name=names[0])
+        else:
+            index = pd.MultiIndex.from_product([self._levels[f] for f in names], names=names)
+        return pd.Series(means, index=index, name="mean")[keep]
+
+    def n_per_level(self, factor: str | Sequence[str] = "system") -> float:
+        """Observations behind each marginal mean of ``factor`` (``T*S`` for ``system``).
+
+        Balanced: ``N / (levels of factor)``. Unbalanced: the harmonic mean of the rows per
+        level (the Tukey-Kramer approximation of a common ``n``).
+        """
+        names = self._factor_list(factor)
+        flat, shape = self._group(names)
+        counts = np.bincount(flat, minlength=int(np.prod(shape)))
+        counts = counts[counts > 0]
+        if counts.min() == counts.max():
+            return float(counts[0])
+        return float(len(counts) / np.sum(1.0 / counts))
+
+    def level_sd(self, factor: str = "system") -> pd.Series:
+        """Sample standard deviation (divisor ``n - 1``) of the response per level of ``factor``."""
+        names = self._factor_list(factor)
+        flat, shape = self._group(names)
+        size = int(np.prod(shape))
+        counts = np.bincount(flat, minlength=size)
+        means = np.bincount(flat, weights=self._y, minlength=size) / np.maximum(counts, 1)
+        dev = self._y - means[flat]
+        ss = np.bincount(flat, weights=dev * dev, minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sd = np.sqrt(ss / (counts - 1))
+        mm = self.marginal_means(factor)
+        return pd.Series(sd[counts > 0], index=mm.index, name="sd")
+
+    # ---- inference
+    def tukey(self, factor: str = "system", alpha: float = 0.05) -> TukeyResult:
+        """Tukey HSD between the levels of ``factor`` with this model's error term.
+
+        ``q = |m_u - m_v| / sqrt(MS_error / n)`` with ``n`` = :meth:`n_per_level` and
+        ``df_resid`` degrees of freedom (Ferro & Sanderson 2019; METHODS.md section 3).
+        """
+        from irmodels.inference.tukey import tukey_hsd
+
+        means = self.marginal_means(factor)
+        return tukey_hsd(
+            means,
+            df_error=self.df_resid,
+            ms_error=self.ms_error,
+            n=self.n_per_level(factor),
+            alpha=alpha,
+            sd=self.level_sd(factor),
+            factor=factor,
+        )
+
+    def variance_components(self) -> pd.DataFrame:
+        """Random-effects reading of a balanced model by expected mean squares.
+
+        Every term is read as a random effect and the residual as the error. In a balanced
+        crossed design with ``n`` rows per cell of the model's factors ``F``, the expected mean
+        square of term ``A`` is ``sigma2_e + sum_B c_B sigma2_B`` over the model terms ``B``
+        that contain ``A``, with ``c_B = n * prod(levels of the factors in F but not in B)``.
+        The triangular system is solved from the highest-order terms down (the ANOVA or
+        Henderson method I estimator); negative estimates are set to 0 with a
+        :class:`~irmodels.errors.NegativeVarianceWarning` (other components are not re-solved).
+        Terms absent from the model are pooled into ``Residual``. For a topic x system matrix
+        this is ``var_s = (MS_s - MS_e) / n_t`` and ``var_t = (MS_t - MS_e) / n_s``
+        (Webber 2010, ch. 4; Brennan 2001).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by component (term names, then ``Residual``), columns ``variance``
+            (estimate, >= 0), ``sd`` (its square root) and ``share`` (variance over the total).
+
+        Raises
+        ------
+        DesignError
+            On an unbalanced design (use ``irm.mixed`` for REML estimates).
+        """
+        if not self.balanced:
+            raise DesignError(
+                "variance components from expected mean squares need a balanced design; "
+                f"this one is unbalanced (fitted by {self.method}). Use irm.mixed(...) with "
+                "random intercepts for REML estimates."
+            )
+        terms = list(self.table.index[:-1])
+        keys = {t: frozenset(t.split(":")) for t in terms}
+        n_rep = int(self._replicates or 1)
+        lv = self.levels
+        coef = {}
+        for b in terms:
+            coef[b] = n_rep * math.prod(lv[f] for f in self.factors if f not in keys[b])
+        ms = self.table["MS"]
+        sigma_e = float(self.ms_error)
+        est: dict[str, float] = {}
+        for a in sorted(terms, key=lambda t: -len(keys[t])):
+            acc = float(ms[a]) - sigma_e
+            for b in terms:
+                if b != a and keys[a] < keys[b]:
+                    acc -= coef[b] * est[b]
+            est[a] = acc / coef[a]
+        negative = [t for t in terms if est[t] < 0]
+        if negative:
+            warnings.warn(
+                f"negative variance estimate(s) for {', '.join(negative)} "
+                f"({', '.join(f'{est[t]:.3g}' for t in negative)}) set to 0: the mean square "
+                "is smaller than its expectation without that component.",
+                NegativeVarianceWarning,
+                stacklevel=2,
+            )
+        var = np.array([max(est[t], 0.0) for t in terms] + [sigma_e])
+        total = var.sum()
+        out = pd.DataFrame(
+            {"variance": var, "sd": np.sqrt(var), "share": var / total if total > 0 else np.nan},
+            index=pd.Index([*terms, "Residual"], name="component"),
+        )
+        return out
+
+    # ---- display
+    def _display_title(self) -> str:
+        kind = "balanced, closed form" if self.method == "balanced" else (
+            f"least squares, type {'I' * self.ss_type if self.ss_type < 4 else self.ss_type} SS"
+        )
+        return f"ANOVA: {self.spec}  (N = {self.n_obs}, {kind})"
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        shown = self.table.rename(columns={"p": "Pr(>F)"})
+        return [("Analysis of variance", shown)]
+
+    def __repr__(self) -> str:
+        return (
+            f"AnovaResult({self.spec}, n_obs={self.n_obs}, method={self.method!r}, "
+            f"df_resid={self.df_resid}, ms_error={self.ms_error:.6g})"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# fitting
+
+
+def _resolve(model: str | ModelSpec, columns: list[str]) -> ModelSpec:
+    if isinstance(model, ModelSpec):
+        return model
+    if not isinstance(model, str):
+        raise FormulaError(
+            f"model must be a formula string, a preset name (MD1..MD6) or a ModelSpec; "
+            f"got {type(model).__name__}"
+        )
+    try:
+        from irmodels.formula.parser import resolve
+    except ModuleNotFoundError as exc:  # pragma: no cover - bootstrap only
+        raise FormulaError("the formula parser is not available; pass a ModelSpec") from exc
+    return resolve(model, columns)
+
+
+def _encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes 0..L-1 of the observed levels (categorical order, else natural order)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        cats = col.cat.categories
+        used = np.bincount(codes, minlength=len(cats)) > 0
+        if used.all():
+            return codes, pd.Index(cats)
+        remap = np.cumsum(used) - 1
+        return remap[codes], pd.Index(cats[used])
+    values = col.to_numpy()
+    uniq, inv = np.unique(values.astype(str), return_inverse=True)
+    order = sorted(range(len(uniq)), key=lambda i: natural_key(uniq[i]))
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return rank[inv.reshape(-1)], pd.Index(uniq[order])
+
+
+def _check_spec(spec: ModelSpec, data: pd.DataFrame) -> None:
+    if spec.random:
+        raise FormulaError(
+            f"irm.anova fits fixed effects only, but the model has random term(s) "
+            f"{', '.join(map(str, spec.random))}. Use irm.mixed(...) for random effects, or "
+            "write them as fixed terms (e.g. 'score ~ topic + system').",
+            spec.formula,
+        )
+    if not spec.fixed:
+        raise FormulaError(
+            f"the model {str(spec)!r} has no term to test; add factors like 'topic + system'.",
+            spec.formula,
+        )
+    if not spec.intercept:
+        raise DesignError(
+            f"irm.anova needs a model with an intercept; {str(spec)!r} removes it. "
+            "Drop the '0 +' / '- 1'."
+        )
+    missing = [f for f in spec.factors if f not in data.columns]
+    if missing:
+        raise FormulaError(
+            f"factor(s) {', '.join(map(repr, missing))} are not columns of the data "
+            f"(columns: {', '.join(map(str, data.columns))}). Fix the formula or rename the columns.",
+            spec.formula,
+        )
+    keys = {t.key for t in spec.fixed}
+    for t in spec.fixed:
+        for r in range(1, t.order):
+            for sub in combinations(t.factors, r):
+                if frozenset(sub) not in keys:
+                    raise DesignError(
+                        f"the model is not hierarchical: term {t.name} needs its marginal term "
+                        f"{':'.join(sub)}, which is missing. irm.anova fits hierarchical models "
+                        f"only; add it (e.g. write {'*'.join(t.factors)})."
+                    )
+
+
+def _zero_df_message(term: str, counts: np.ndarray) -> str:
+    cells = int(counts.size)
+    return (
+        f"{term} needs replicates to be separated from the residual; found 1 per cell in all "
+        f"{cells:,} cells. Drop the term or add shards or samples."
+    )
+
+
+def anova(
+    model: str | ModelSpec,
+    data: pd.DataFrame,
+    *,
+    ss_type: Literal[1, 2, 3] | None = None,
+    alpha: float = 0.05,
+    method: Literal["auto", "balanced", "lstsq"] = "auto",
+) -> AnovaResult:
+    """Fit a crossed fixed-effects ANOVA of a long frame.
+
+    Parameters
+    ----------
+    model : str or ModelSpec
+        A formula (``"score ~ topic + system"``; ``*``, ``:`` and ``-`` allowed, see
+        :func:`irmodels.parse_formula`), a preset name ``"MD1"`` ... ``"MD6"``, or a parsed
+        :class:`~irmodels.formula.ModelSpec`. Fixed terms only; the model must be hierarchical
+        (every interaction with all its marginal terms) and have an intercept.
+    data : DataFrame
+        A long frame (:func:`irmodels.frame`): one row per measurement. Columns not in the
+        model (e.g. ``shard`` under MD1) are ignored: their variation pools into the residual.
+    ss_type : {1, 2, 3}, optional
+        Sums of squares of the least-squares path: 1 sequential (R's ``anova(lm())``),
+        2 (``car::Anova(type = 2)``; the default) or 3 (``car::Anova(type = 3)`` with
+        sum-to-zero contrasts). On a balanced design all three coincide.
+    alpha : float
+        Significance level of the ``power`` column.
+    method : {"auto", "balanced", "lstsq"}
+        ``"auto"`` uses the closed form when the design is balanced, least squares otherwise;
+        ``"lstsq"`` forces least squares (to check the two agree); ``"balanced"`` raises if
+        the design is not balanced.
+
+    Returns
+    -------
+    AnovaResult
+        ``.table`` with columns ``SS, df, MS, F, p, eta2, eta2_partial, omega2_partial,
+        cohen_f2, power`` (index: terms, then ``Residual``), marginal means, residuals,
+        variance components and Tukey HSD.
+
+    Raises
+    ------
+    FormulaError
+        Random terms in the model, or a factor that is not a column.
+    DesignError
+        A factor with fewer than two levels, a non-hierarchical model, an aliased term, no
+        residual degrees of freedom, ``method="balanced"`` on unbalanced data.
+    DataFormatError
+        Missing (NaN) responses.
+
+    Warns
+    -----
+    UnbalancedDesignWarning
+        When the design is unbalanced and the least-squares path is taken.
+    NegativeVarianceWarning
+        When a partial omega squared is negative (shown as 0).
+
+    Notes
+    -----
+    Balanced designs: with ``n`` rows in every cell of the model's factors, the effect of a
+    term with factor set ``A`` is the inclusion-exclusion contrast of marginal means over the
+    subsets of ``A`` (e.g. ``(tau alpha)_ij = mu_ij - mu_i - mu_j + mu``),
+    ``SS_A = N / cells_A * sum(effect^2)``, ``df_A = prod(levels - 1)``; the residual is what
+    the model's terms leave (terms not in the model pool into it). Computed in one pass with
+    ``np.bincount``, no design matrix (Ferro & Sanderson 2019, models MD1-MD6).
+
+    Unbalanced designs or empty cells: a dense least-squares fit with sum-to-zero contrasts,
+    terms entered in blocks (type I: in order; type II: after the terms not containing them;
+    type III: after all other terms). Terms partially aliased by empty cells lose degrees of
+    freedom as in R; a fully aliased term raises.
+
+    Effect sizes: ``eta2 = SS/SS_total``, ``eta2_partial = SS/(SS + SS_e)``,
+    ``omega2_partial = df (F - 1)/(df (F - 1) + N)`` (Olejnik & Algina 2003; Ferro &
+    Sanderson 2019), ``cohen_f2 = SS/SS_e`` and the power of the F test with noncentrality
+    ``f2 * N`` (see :mod:`irmodels.inference.effects`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(1)
+    >>> scores = (rng.uniform(size=(8, 1)) + np.linspace(0, 0.3, 4)
+    ...           + rng.normal(0, 0.05, size=(8, 4))).clip(0, 1)
+    >>> data = irm.from_wide(pd.DataFrame(scores, columns=list("abcd")))
+    >>> fit = irm.anova("MD1", data)
+    >>> fit.table[["SS", "df", "F", "omega2_partial"]].round(4)
+                  SS    df        F  omega2_partial
+    topic     2.1112   7.0  66.0338          0.9343
+    system    0.2652   3.0  19.3556          0.6325
+    Residual  0.0959  21.0      NaN             NaN
+    >>> fit.marginal_means("system").round(3).tolist()
+    [0.543, 0.642, 0.734, 0.78]
+    >>> fit.variance_components().round(4)
+               variance      sd   share
+    component
+    topic        0.0743  0.2725  0.8315
+    system       0.0105  0.1024  0.1173
+    Residual     0.0046  0.0676  0.0511
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame (a long frame), got {type(data).__name__}")
+    if ss_type is not None and (isinstance(ss_type, bool) or ss_type not in (1, 2, 3)):
+        raise DesignError(
+            f"ss_type must be 1, 2 or 3 (or None for the default, 2); got {ss_type!r}."
+        )
+    if method not in ("auto", "balanced", "lstsq"):
+        raise DesignError(f"method must be 'auto', 'balanced' or 'lstsq'; got {method!r}.")
+    if not 0 < alpha < 1:
+        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    spec = _resolve(model, [str(c) for c in data.columns])
+    _check_spec(spec, data)
+    y = spec.response_values(data)
+    if np.isnan(y).any():
+        bad = int(np.isnan(y).sum())
+        raise DataFormatError(
+            f"the response {spec.response_label} has {bad} missing (NaN) value(s) of {len(y)}. "
+            "Drop or impute them first (irm.frame(..., nan='drop'))."
+        )
+    factors = spec.factors
+    codes: dict[str, np.ndarray] = {}
+    levels: dict[str, pd.Index] = {}
+    for f in factors:
+        codes[f], levels[f] = _encode(data[f])
+        if len(levels[f]) < 2:
+            raise DesignError(
+                f"factor {f!r} has {len(levels[f])} level(s) ({', '.join(map(str, levels[f]))}); "
+                "a factor needs at least two levels to be tested. Drop it from the model."
+            )
+    shape = tuple(len(levels[f]) for f in factors)
+    flat, counts = cell_layout([codes[f] for f in factors], shape)
+    balanced = bool(counts.min() > 0 and counts.min() == counts.max())
+    n_obs = int(y.shape[0])
+    terms = list(spec.fixed)
+    names = [t.name for t in terms]
+
+    if method == "balanced" and not balanced:
+        raise DesignError(
+            f"method='balanced' needs every combination of {', '.join(factors)} observed equally "
+            f"often; found {int((counts == 0).sum())} empty cell(s) and between {int(counts[counts > 0].min())} "
+            f"and {int(counts.max())} rows per observed cell. Use method='auto'."
+        )
+    if balanced and method != "lstsq":
+        n_rep = int(counts[0])
+        bf = fit_balanced(y, factors, flat, shape, n_rep, [t.key for t in terms])
+        if bf.df_resid == 0:
+            top = max(terms, key=lambda t: t.order)
+            raise DesignError(_zero_df_message(top.name, counts))
+        ss = np.array([bf.ss[t.key] for t in terms])
+        df = np.array([bf.df[t.key] for t in terms], dtype=float)
+        ss_resid, df_resid, fitted = bf.ss_resid, bf.df_resid, bf.fitted
+        used_method = "balanced"
+        used_type = 2 if ss_type is None else int(ss_type)
+    else:
+        used_type = 2 if ss_type is None else int(ss_type)
+        if not balanced:
+            warnings.warn(
+                f"the design is unbalanced ({int((counts == 0).sum())} empty cell(s) of "
+                f"{counts.size}; {int(counts[counts > 0].min())}-{int(counts.max())} rows per "
+                f"observed cell): fitting by least squares with type {'I' * used_type} sums of "
+                "squares.",
+                UnbalancedDesignWarning,
+                stacklevel=2,
+            )
+        ss, df, ss_resid, df_resid, fitted = _fit_lsq(y, terms, codes, levels, used_type, counts)
+        used_method = f"lstsq-type{used_type}"
+
+    ms_error = ss_resid / df_resid
+    table = _table(names, ss, df, ss_resid, df_resid, n_obs, alpha)
+    clipped = tuple(table.index[:-1][table["omega2_partial"].to_numpy()[:-1] < 0])
+    if clipped:
+        table.loc[list(clipped), "omega2_partial"] = 0.0
+        warnings.warn(
+            f"partial omega squared is negative (F < 1) for {', '.join(clipped)}; shown as 0 "
+            "(see AnovaResult.omega2_clipped).",
+            NegativeVarianceWarning,
+            stacklevel=2,
+        )
+    return AnovaResult(
+        spec=spec,
+        data=data,
+        n_obs=n_obs,
+        balanced=balanced,
+        method=used_method,
+        ss_type=used_type,
+        table=table,
+        df_resid=int(df_resid),
+        ms_error=float(ms_error),
+        grand_mean=float(y.mean()),
+        alpha=float(alpha),
+        omega2_clipped=clipped,
+        _y=y,
+        _fitted=fitted,
+        _codes=codes,
+        _levels=levels,
+        _replicates=int(counts[0]) if balanced else None,
+    )
+
+
+def _fit_lsq(y, terms, codes, levels, ss_type, counts):  # noqa: ANN001, ANN202
+    n_obs = y.shape[0]
+    n_cols = 1 + sum(math.prod(len(levels[f]) - 1 for f in t.factors) for t in terms)
+    if n_obs * n_cols > MAX_DENSE_CELLS:
+        raise DesignError(
+            f"the least-squares path would build a dense {n_obs:,} x {n_cols:,} design, larger "
+            f"than the limit of {MAX_DENSE_CELLS:,} cells. Balance the design (irm.balance shows "
+            "the empty cells), drop high-order interactions, or fit irm.mixed(...)."
+        )
+    blocks = {t.key: term_block([codes[f] for f in t.factors], [len(levels[f]) for f in t.factors])
+              for t in terms}
+    ones = np.ones((n_obs, 1))
+    yc = y
+    full = sequential_ss([ones, *[blocks[t.key] for t in terms]], yc)
+    for t, d in zip(terms, full.df[1:]):
+        if d == 0:
+            raise DesignError(
+                f"term {t.name} is aliased: in these data it is fully determined by the terms "
+                "before it (no degree of freedom left). Drop it from the model or add the "
+                "missing combinations of levels."
+            )
+    fitted = full.fitted
+    resid = y - fitted
+    ss_resid = float(np.dot(resid, resid))
+    df_resid = n_obs - full.rank
+    if df_resid <= 0:
+        top = max(terms, key=lambda t: t.order)
+        raise DesignError(
+            f"{top.name} needs replicates to be separated from the residual; every observed "
+            f"cell has {int(counts[counts > 0].max())} row(s), leaving no residual degree of "
+            "freedom. Drop the term or add shards or samples."
+        )
+    if ss_type == 1:
+        ss = np.array(full.ss[1:])
+        df = np.array(full.df[1:], dtype=float)
+    else:
+        ss = np.empty(len(terms))
+        df = np.empty(len(terms))
+        for i, t in enumerate(terms):
+            if ss_type == 2:
+                others = [u for u in terms if u != t and not t.key <= u.key]
+            else:
+                others = [u for u in terms if u != t]
+            fit = sequential_ss([ones, *[blocks[u.key] for u in others], blocks[t.key]], y)
+            ss[i] = fit.ss[-1]
+            df[i] = fit.df[-1]
+    return ss, df, ss_resid, df_resid, fitted
+
+
+def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:  # noqa: ANN001
+    ms = ss / df
+    ms_error = ss_resid / df_resid
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = ms / ms_error
+    p = stats.f.sf(f, df, df_resid)
+    ss_total = float(ss.sum() + ss_resid)
+    eta2 = _eff.eta_squared(ss, ss_total)
+    eta2p = _eff.partial_eta_squared(ss, ss_resid)
+    omega = _eff.partial_omega_squared(f, df, n_obs)
+    f2 = _eff.cohen_f2(ss, ss_resid)
+    power = _eff.anova_power(f2, df, df_resid, n_obs, alpha)
+    nan = np.nan
+    table = pd.DataFrame(
+        {
+            "SS": [*ss, ss_resid],
+            "df": [*df, float(df_resid)],
+            "MS": [*ms, ms_error],
+            "F": [*f, nan],
+            "p": [*p, nan],
+            "eta2": [*eta2, nan],
+            "eta2_partial": [*eta2p, nan],
+            "omega2_partial": [*omega, nan],
+            "cohen_f2": [*f2, nan],
+            "power": [*power, nan],
+        },
+        index=pd.Index([*names, "Residual"]),
+    )
+    return table.astype("float64")
