@@ -1,0 +1,1176 @@
+"""Readers and writers: trec_eval output, TREC runs and qrels, wide matrices, long frames.
+
+Every reader reports malformed input with a :class:`~irmodels.errors.DataFormatError` that
+names the file and the 1-based line (``err.path``, ``err.line``), says what was seen and how
+to fix it.
+
+Whitespace-separated formats (runs, qrels, ``trec_eval -q`` output) share these rules:
+
+* fields are separated by runs of spaces and/or tabs; leading and trailing spaces or tabs
+  are ignored, so mixed tabs and spaces are fine;
+* Windows (CRLF) and old Mac (CR) line endings, a UTF-8 byte-order mark, blank lines
+  (anywhere, including trailing ones) and a missing final newline are tolerated;
+* other whitespace characters (no-break space U+00A0, form feed, vertical tab, ...) are an
+  error naming the line and the character, because tools disagree on whether they separate
+  fields;
+* the text must be UTF-8 (ASCII is UTF-8).
+
+Large files are parsed by pandas' C parser; only when that parse or the validation fails is
+the file read again line by line to locate the first problem precisely.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, overload
+
+import numpy as np
+import pandas as pd
+
+from irmodels.data.frame import (
+    FACTOR_COLUMNS,
+    frame,
+    from_wide,
+    natural_key,
+    require_columns,
+    to_wide,
+)
+from irmodels.errors import DataFormatError, DataQualityWarning, require
+
+__all__ = [
+    "read_trec_eval",
+    "read_run",
+    "read_runs",
+    "write_run",
+    "read_qrels",
+    "write_qrels",
+    "read_matrix",
+    "write_matrix",
+    "read_frame",
+    "write_frame",
+    "check_topics",
+]
+
+PathLike = str | os.PathLike
+
+_BOM = b"\xef\xbb\xbf"
+# Whitespace other than space, tab, CR and LF, as UTF-8 bytes (ASCII bytes never occur inside
+# a multi-byte UTF-8 sequence, and 0xC2/0xE1/0xE2/0xE3 are always lead bytes).
+_ODD_WS_BYTES = re.compile(
+    rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    rb"|\xe2\x81\x9f|\xe3\x80\x80"
+)
+_ODD_WS_CHARS = re.compile(
+    "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+_SPLIT = re.compile(r"[ \t]+")
+_INT = re.compile(r"[+-]?\d+(?:\.0*)?")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
+_TOPIC_HEADERS = frozenset({"", "topic", "topics", "qid", "query", "query_id", "topic_id"})
+
+
+# --------------------------------------------------------------------------------------
+# shared line machinery
+
+
+@dataclass(frozen=True)
+class _Format:
+    what: str  # "run file"
+    fields: tuple[str, ...]
+    kinds: tuple[str, ...]  # "str" | "int" | "float" per field
+    layout: str  # "topic Q0 docid rank score tag"
+
+
+_RUN = _Format(
+    "run file",
+    ("topic", "q0", "docid", "rank", "score", "tag"),
+    ("str", "str", "str", "int", "float", "str"),
+    "topic Q0 docid rank score tag",
+)
+_QRELS = _Format(
+    "qrels file",
+    ("topic", "iter", "docid", "rel"),
+    ("str", "str", "str", "int"),
+    "topic iteration docid relevance",
+)
+
+
+def _read_bytes(path: PathLike, what: str) -> bytes:
+    p = Path(path)
+    if p.is_dir():
+        raise DataFormatError(
+            f"expected a {what}, found a directory; pass a file path", path=str(path)
+        )
+    data = p.read_bytes()
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    if not data:
+        raise DataFormatError(
+            f"the {what} is empty (0 bytes); check that it was written completely",
+            path=str(path),
+        )
+    if not data.strip(b" \t\r\n"):
+        n = data.replace(b"\r\n", b"\n").count(b"\n") + 1
+        raise DataFormatError(
+            f"the {what} has only blank lines ({n}); it holds no data",
+            path=str(path),
+        )
+    m = _ODD_WS_BYTES.search(data)
+    if m is not None:
+        line = data.count(b"\n", 0, m.start()) + 1
+        char = m.group(0).decode("utf-8")
+        raise DataFormatError(
+            f"the line contains the whitespace character {_describe(char)}; fields must be "
+            "separated by spaces or tabs. Replace it with a space (or remove it).",
+            path=str(path),
+            line=line,
+        )
+    return data
+
+
+def _describe(char: str) -> str:
+    return f"U+{ord(char):04X} ({unicodedata.name(char, 'control character').lower()})"
+
+
+def _iter_lines(data: bytes, path: PathLike) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, text without line ending) for every line."""
+    if b"\n" not in data and b"\r" in data:
+        raw_lines = data.split(b"\r")
+    else:
+        raw_lines = data.split(b"\n")
+    for i, raw in enumerate(raw_lines, start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(
+                f"the line is not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                f"{exc.start + 1}); re-save the file as UTF-8",
+                path=str(path),
+                line=i,
+            ) from None
+        m = _ODD_WS_CHARS.search(text)
+        if m is not None:  # pragma: no cover - caught earlier on the bytes
+            raise DataFormatError(
+                f"the line contains the whitespace character {_describe(m.group(0))}",
+                path=str(path),
+                line=i,
+            )
+        yield i, text
+
+
+def _fields(text: str) -> list[str]:
+    stripped = text.strip(" \t\r")
+    return _SPLIT.split(stripped) if stripped else []
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _count_error(fmt: _Format, toks: list[str], text: str, path: PathLike, line: int) -> None:
+    n = len(fmt.fields)
+    hint = "the line looks truncated" if len(toks) < n else "there are extra fields"
+    raise DataFormatError(
+        f"expected {n} fields ({fmt.layout}), found {len(toks)} in {_short(text)}; {hint}. "
+        f"Each line of a {fmt.what} must have exactly {n} whitespace-separated fields.",
+        path=str(path),
+        line=line,
+    )
+
+
+def _convert(kind: str, tok: str, name: str, fmt: _Format, path: PathLike, line: int):
+    if kind == "int":
+        if not _INT.fullmatch(tok):
+            raise DataFormatError(
+                f"{name} {tok!r} is not an integer; the {fmt.what} layout is {fmt.layout}",
+                path=str(path),
+                line=line,
+            )
+        value = int(float(tok)) if "." in tok else int(tok)
+        if not -(2**63) <= value < 2**63:
+            raise DataFormatError(f"{name} {tok!r} is too large", path=str(path), line=line)
+        return value
+    if kind == "float":
+        if not _FLOAT.fullmatch(tok):
+            what = "not a finite number" if tok.lower().lstrip("+-") in {
+                "nan", "inf", "infinity"} else "not a number"
+            raise DataFormatError(
+                f"{name} {tok!r} is {what}; the {fmt.what} layout is {fmt.layout}",
+                path=str(path),
+                line=line,
+            )
+        value = float(tok)
+        if not math.isfinite(value):
+            raise DataFormatError(f"{name} {tok!r} overflows", path=str(path), line=line)
+        return value
+    return tok
+
+
+def _slow_table(
+    data: bytes,
+    path: PathLike,
+    fmt: _Format,
+    key: tuple[str, ...],
+    single: str | None,
+) -> pd.DataFrame:
+    """Line-by-line parse and validation; raises at the first problem in file order."""
+    n = len(fmt.fields)
+    columns: list[list] = [[] for _ in range(n)]
+    key_idx = [fmt.fields.index(k) for k in key]
+    seen: dict[tuple, int] = {}
+    single_idx = fmt.fields.index(single) if single else None
+    first_single: tuple[str, int] | None = None
+    for line, text in _iter_lines(data, path):
+        toks = _fields(text)
+        if not toks:
+            continue
+        if len(toks) != n:
+            _count_error(fmt, toks, text, path, line)
+        values = [
+            _convert(kind, tok, name, fmt, path, line)
+            for kind, tok, name in zip(fmt.kinds, toks, fmt.fields)
+        ]
+        if single_idx is not None:
+            tag = values[single_idx]
+            if first_single is None:
+                first_single = (tag, line)
+            elif tag != first_single[0]:
+                raise DataFormatError(
+                    f"this line has run tag {tag!r} but line {first_single[1]} has "
+                    f"{first_single[0]!r}; a run file holds one run. Pass tags='split' to "
+                    "read each tag as its own system, or system='NAME' to read the file as "
+                    "one run whatever its tags.",
+                    path=str(path),
+                    line=line,
+                )
+        k = tuple(values[i] for i in key_idx)
+        if k in seen:
+            shown = ", ".join(f"{name} {v}" for name, v in zip(key, k))
+            raise DataFormatError(
+                f"duplicate entry ({shown}): already given on line {seen[k]}. "
+                f"Each ({', '.join(key)}) may appear once in a {fmt.what}; remove one of "
+                "the two lines.",
+                path=str(path),
+                line=line,
+            )
+        seen[k] = line
+        for col, v in zip(columns, values):
+            col.append(v)
+    df = pd.DataFrame({name: col for name, col in zip(fmt.fields, columns)})
+    return _typed(df, fmt)
+
+
+def _typed(df: pd.DataFrame, fmt: _Format) -> pd.DataFrame:
+    for name, kind in zip(fmt.fields, fmt.kinds):
+        if kind == "str":
+            df[name] = df[name].astype(str)
+        elif kind == "int":
+            df[name] = df[name].astype("int64")
+        else:
+            df[name] = df[name].astype("float64")
+    return df
+
+
+def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
+    dtype = {
+        i: ("str" if k == "str" else "int64" if k == "int" else "float64")
+        for i, k in enumerate(fmt.kinds)
+    }
+    try:
+        df = pd.read_csv(
+            io.BytesIO(data),
+            sep=r"\s+",
+            header=None,
+            engine="c",
+            na_filter=False,
+            dtype=dtype,
+            encoding="utf-8",
+            skip_blank_lines=True,
+        )
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        return None
+    if df.shape[1] != len(fmt.fields) or len(df) == 0:
+        return None
+    df.columns = list(fmt.fields)
+    for name, kind in zip(fmt.fields, fmt.kinds):
+        if kind == "str" and (df[name] == "").any():
+            return None  # a short line: pandas filled the last field with ""
+        if kind == "float" and not np.isfinite(df[name].to_numpy()).all():
+            return None
+    return _typed(df, fmt)
+
+
+def _read_table(
+    path: PathLike, fmt: _Format, key: tuple[str, ...], single: str | None = None
+) -> pd.DataFrame:
+    data = _read_bytes(path, fmt.what)
+    df = _fast_table(data, fmt)
+    if (
+        df is None
+        or df.duplicated(subset=list(key)).any()
+        or (single is not None and df[single].nunique() > 1)
+    ):
+        df = _slow_table(data, path, fmt, key, single)
+    if len(df) == 0:  # pragma: no cover - blank files are caught in _read_bytes
+        raise DataFormatError(f"the {fmt.what} has no data lines", path=str(path))
+    return df
+
+
+def _files_in(path_or_dir: PathLike | Iterable[PathLike], what: str) -> list[Path]:
+    if isinstance(path_or_dir, (str, os.PathLike)):
+        p = Path(path_or_dir)
+        if p.is_dir():
+            files = sorted(
+                (f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")),
+                key=lambda f: natural_key(f.name),
+            )
+            if not files:
+                raise DataFormatError(
+                    f"the directory holds no {what}s (hidden files are skipped)", path=str(p)
+                )
+            return files
+        return [p]
+    files = [Path(f) for f in path_or_dir]
+    if not files:
+        raise DataFormatError(f"no {what} given; pass one or more paths or a directory")
+    return files
+
+
+# --------------------------------------------------------------------------------------
+# trec_eval -q output
+
+
+@overload
+def read_trec_eval(
+    path_or_dir: PathLike | Iterable[PathLike],
+    *,
+    system: str | None = None,
+    summary: Literal[False] = False,
+) -> pd.DataFrame: ...
+
+
+@overload
+def read_trec_eval(
+    path_or_dir: PathLike | Iterable[PathLike],
+    *,
+    system: str | None = None,
+    summary: Literal[True],
+) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+
+
+def read_trec_eval(
+    path_or_dir: PathLike | Iterable[PathLike],
+    *,
+    system: str | None = None,
+    summary: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    r"""Read ``trec_eval -q`` output (one run per file) into a long frame.
+
+    Each line is ``measure<ws>topic<ws>value``. Lines whose topic is ``all`` are the
+    run's summary (``runid all NAME``, ``num_q all 50``, ``map all 0.25``...); they are kept
+    apart from the per-topic rows and returned only with ``summary=True``.
+
+    Parameters
+    ----------
+    path_or_dir : path, directory or iterable of paths
+        One output file, a directory whose (non-hidden) files are each the output of one run,
+        or a list of files.
+    system : str, optional
+        Name of the run (one file only). By default the value of the ``runid all NAME`` line,
+        or the file name without extension when that line is absent.
+    summary : bool
+        Also return the ``all`` rows.
+
+    Returns
+    -------
+    DataFrame or (DataFrame, DataFrame)
+        The per-topic long frame, columns ``measure, topic, system, score`` (see
+        :func:`irmodels.frame`; measures keep trec_eval's names such as ``map``, ``P_10``,
+        ``ndcg_cut_10``). With ``summary=True`` a tuple ``(perquery, summary)`` where
+        ``summary`` has one row per ``all`` line:
+
+        - ``system`` : str, the run
+        - ``measure`` : str, trec_eval's name
+        - ``value`` : str, the value as written (``runid`` holds a name)
+        - ``score`` : float64, the value as a number, NaN when it is not one
+
+    Raises
+    ------
+    DataFormatError
+        With the file and line: a line without exactly three fields, a non-numeric
+        per-topic value, the same (measure, topic) twice, an empty file, a file without
+        per-topic rows (trec_eval was run without ``-q``), two files with the same run name.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, irmodels as irm
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "bm25.txt").write_text(
+    ...     "map    301  0.0324\nP_10   301  0.2000\nmap    302  0.4024\n"
+    ...     "P_10   302  0.6000\nrunid  all  BM25\nmap    all  0.2174\n")
+    >>> per_topic, totals = irm.read_trec_eval(tmp / "bm25.txt", summary=True)
+    >>> per_topic
+      measure topic system   score
+    0     map   301   BM25  0.0324
+    1    P_10   301   BM25  0.2000
+    2     map   302   BM25  0.4024
+    3    P_10   302   BM25  0.6000
+    >>> totals
+      system measure   value   score
+    0   BM25   runid    BM25     NaN
+    1   BM25     map  0.2174  0.2174
+    """
+    files = _files_in(path_or_dir, "trec_eval output file")
+    if system is not None and len(files) > 1:
+        raise DataFormatError(
+            f"system={system!r} names one run but {len(files)} files were given; "
+            "leave system=None to name each run after its runid line or file"
+        )
+    per_parts: list[pd.DataFrame] = []
+    sum_parts: list[pd.DataFrame] = []
+    owner: dict[str, Path] = {}
+    for f in files:
+        per, summ, runid = _read_one_trec_eval(f)
+        name = system if system is not None else (runid if runid is not None else f.stem)
+        if name in owner:
+            raise DataFormatError(
+                f"run {name!r} is read from both {owner[name]} and {f}; run names must be "
+                "unique. Give the runs distinct runid values, or read them separately with "
+                "system='NAME'.",
+                path=str(f),
+            )
+        owner[name] = f
+        per["system"] = name
+        summ["system"] = name
+        per_parts.append(per)
+        sum_parts.append(summ)
+    long = frame(pd.concat(per_parts, ignore_index=True), measure="measure")
+    if not summary:
+        return long
+    summ_all = pd.concat(sum_parts, ignore_index=True)[["system", "measure", "value"]]
+    summ_all["score"] = pd.to_numeric(summ_all["value"], errors="coerce").astype("float64")
+    for col in ("system", "measure", "value"):
+        summ_all[col] = summ_all[col].astype(str)
+    return long, summ_all
+
+
+def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
+    data = _read_bytes(path, "trec_eval output file")
+    measures: list[str] = []
+    topics: list[str] = []
+    scores: list[float] = []
+    seen: dict[tuple[str, str], int] = {}
+    s_measure: list[str] = []
+    s_value: list[str] = []
+    runid = None
+    layout = "measure topic value, as printed by trec_eval -q"
+    for line, text in _iter_lines(data, path):
+        toks = _fields(text)
+        if not toks:
+            continue
+        if len(toks) != 3:
+            hint = "the line looks truncated" if len(toks) < 3 else "there are extra fields"
+            raise DataFormatError(
+                f"expected 3 fields ({layout}), found {len(toks)} in {_short(text)}; {hint}",
+                path=str(path),
+                line=line,
+            )
+        measure, topic, value = toks
+        k = (measure, topic)
+        if k in seen:
+            raise DataFormatError(
+                f"measure {measure!r} for topic {topic!r} already appears on line {seen[k]}; "
+                "one file holds one run. Was the output of several runs concatenated? Put "
+                "each run in its own file and pass the directory.",
+                path=str(path),
+                line=line,
+            )
+        seen[k] = line
+        if topic == "all":
+            s_measure.append(measure)
+            s_value.append(value)
+            if measure == "runid":
+                runid = value
+            continue
+        if not _FLOAT.fullmatch(value):
+            raise DataFormatError(
+                f"value {value!r} of measure {measure!r} for topic {topic!r} is not a number; "
+                "only the 'all' summary lines may hold text",
+                path=str(path),
+                line=line,
+            )
+        measures.append(measure)
+        topics.append(topic)
+        scores.append(float(value))
+    if not measures:
+        raise DataFormatError(
+            "the file has no per-topic lines, only 'all' summary lines; run trec_eval with "
+            "-q to print per-topic values",
+            path=str(path),
+        )
+    per = pd.DataFrame({"measure": measures, "topic": topics, "score": scores})
+    summ = pd.DataFrame({"measure": s_measure, "value": s_value}, dtype=object)
+    return per, summ, runid
+
+
+# --------------------------------------------------------------------------------------
+# TREC runs
+
+
+def read_run(
+    path: PathLike,
+    *,
+    system: str | None = None,
+    tags: Literal["error", "split"] = "error",
+) -> pd.DataFrame:
+    r"""Read a TREC run file (``topic Q0 docid rank score tag`` per line).
+
+    Parameters
+    ----------
+    path : path
+        The run file. See the module notes for the tolerated whitespace, line endings and
+        byte-order mark. The second field (``Q0``) is ignored, whatever it holds.
+    system : str, optional
+        Name of the run. By default the tag (6th field). When given, the tags are ignored:
+        the whole file is one run (as trec_eval reads it).
+    tags : {"error", "split"}
+        A file whose lines carry several tags (several runs concatenated) raises by default,
+        at the first line whose tag differs; ``"split"`` reads each tag as its own system.
+
+    Returns
+    -------
+    DataFrame
+        One row per line, in file order:
+
+        - ``system`` : str
+        - ``topic`` : str
+        - ``docid`` : str
+        - ``score`` : float64
+        - ``rank`` : int64, as written (measures rank by score, not by this field)
+
+    Raises
+    ------
+    DataFormatError
+        With the file and line: a line without six fields, a rank that is not an integer, a
+        score that is not a finite number, a document retrieved twice for one topic (by one
+        system), several tags (``tags="error"``), an empty file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, irmodels as irm
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "bm25.run"
+    >>> _ = path.write_text("301 Q0 FR940202-2-00150 1 2.129 BM25\n"
+    ...                     "301\tQ0\tFR940203-1-00036 2 1.912 BM25\r\n"
+    ...                     "302 Q0 LA010189-0003 1 7.5 BM25\n\n")
+    >>> irm.read_run(path)
+      system topic             docid  score  rank
+    0   BM25   301  FR940202-2-00150  2.129     1
+    1   BM25   301  FR940203-1-00036  1.912     2
+    2   BM25   302     LA010189-0003  7.500     1
+    """
+    if tags not in ("error", "split"):
+        raise DataFormatError(f"tags must be 'error' or 'split', got {tags!r}")
+    if system is not None:
+        key, single = ("topic", "docid"), None
+    elif tags == "split":
+        key, single = ("tag", "topic", "docid"), None
+    else:
+        key, single = ("topic", "docid"), "tag"
+    df = _read_table(path, _RUN, key, single)
+    out = pd.DataFrame(
+        {
+            "system": df["tag"] if system is None else pd.Series(str(system), index=df.index),
+            "topic": df["topic"],
+            "docid": df["docid"],
+            "score": df["score"],
+            "rank": df["rank"],
+        }
+    )
+    out["system"] = out["system"].astype(str)
+    return out
+
+
+def read_runs(
+    paths_or_dir: PathLike | Iterable[PathLike],
+    *,
+    system_from: Literal["tag", "file"] = "tag",
+) -> pd.DataFrame:
+    r"""Read many TREC run files into one runs frame.
+
+    Parameters
+    ----------
+    paths_or_dir : directory, path or iterable of paths
+        A directory (every non-hidden file in it, in natural order of file names) or files.
+    system_from : {"tag", "file"}
+        Name each run after its tag (default) or after its file name.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``system, topic, docid, score, rank`` as in :func:`read_run`, runs one after
+        the other.
+
+    Raises
+    ------
+    DataFormatError
+        Anything :func:`read_run` raises, and two files that hold runs of the same name.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, irmodels as irm
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "run10.txt").write_text("1 Q0 d1 1 0.9 lm\n1 Q0 d2 2 0.5 lm\n")
+    >>> _ = (folder / "run2.txt").write_text("1 Q0 d2 1 3.0 bm25\n")
+    >>> irm.read_runs(folder)
+      system topic docid  score  rank
+    0   bm25     1    d2    3.0     1
+    1     lm     1    d1    0.9     1
+    2     lm     1    d2    0.5     2
+    """
+    if system_from not in ("tag", "file"):
+        raise DataFormatError(f"system_from must be 'tag' or 'file', got {system_from!r}")
+    files = _files_in(paths_or_dir, "run file")
+    parts = []
+    owner: dict[str, Path] = {}
+    for f in files:
+        run = read_run(f, system=f.name if system_from == "file" else None)
+        for name in pd.unique(run["system"]):
+            if name in owner:
+                raise DataFormatError(
+                    f"run {name!r} is in both {owner[name]} and {f}; system names must be "
+                    "unique. Give the runs distinct tags, or pass system_from='file' to name "
+                    "each run after its file.",
+                    path=str(f),
+                )
+            owner[name] = f
+        parts.append(run)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _check_no_space(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    for col in columns:
+        values = df[col].astype(str)
+        bad = values.str.contains(r"\s", regex=True) | (values == "")
+        if bad.any():
+            v = values[bad].iloc[0]
+            raise DataFormatError(
+                f"{what} column {col!r} has the value {v!r}, which is empty or contains "
+                "whitespace and cannot be written in a whitespace-separated file; rename it"
+            )
+
+
+def _trec_order_rank(df: pd.DataFrame) -> pd.Series:
+    order = df.sort_values(
+        ["system", "topic", "score", "docid"], ascending=[True, True, False, False],
+        kind="mergesort",
+    )
+    ranks = order.groupby(["system", "topic"], sort=False).cumcount() + 1
+    return ranks.reindex(df.index).astype("int64")
+
+
+def write_run(runs: pd.DataFrame, path_or_dir: PathLike) -> list[Path]:
+    """Write runs as TREC run files (``topic Q0 docid rank score system``).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Columns ``system, topic, docid, score`` and optionally ``rank``; without ``rank`` the
+        rank is the position in trec_eval order (score descending, ties by docid descending).
+    path_or_dir : path
+        A file (all systems in it, the tag telling them apart: read it back with
+        ``read_run(path, tags="split")``), or an existing directory (or a path ending with a
+        separator), which gets one file per system named after the system.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, irmodels as irm
+    >>> runs = pd.DataFrame({"system": ["a", "a"], "topic": ["1", "1"],
+    ...                      "docid": ["d1", "d2"], "score": [2.5, 1.0]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     [f.name for f in irm.write_run(runs, tmp)]
+    ...     print(open(os.path.join(tmp, "a")).read(), end="")
+    ['a']
+    1 Q0 d1 1 2.5 a
+    1 Q0 d2 2 1.0 a
+    """
+    require_columns(runs, ["system", "topic", "docid", "score"], "runs")
+    df = runs.reset_index(drop=True)
+    _check_no_space(df, ["system", "topic", "docid"], "runs")
+    if "rank" not in df.columns:
+        df = df.assign(rank=_trec_order_rank(df))
+    out = pd.DataFrame(
+        {
+            "topic": df["topic"].astype(str),
+            "q0": "Q0",
+            "docid": df["docid"].astype(str),
+            "rank": df["rank"].astype("int64"),
+            "score": df["score"].astype("float64"),
+            "tag": df["system"].astype(str),
+        }
+    )
+    target = Path(path_or_dir)
+    as_dir = target.is_dir() or str(path_or_dir).endswith((os.sep, "/"))
+    if not as_dir:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        out.to_csv(target, sep=" ", header=False, index=False, lineterminator="\n")
+        return [target]
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, part in out.groupby("tag", sort=False):
+        if name.startswith(".") or "/" in name or "\\" in name:
+            raise DataFormatError(
+                f"system {name!r} cannot be used as a file name; write to a single file instead"
+            )
+        f = target / name
+        part.to_csv(f, sep=" ", header=False, index=False, lineterminator="\n")
+        written.append(f)
+    return written
+
+
+# --------------------------------------------------------------------------------------
+# qrels
+
+
+def read_qrels(path: PathLike) -> pd.DataFrame:
+    r"""Read a TREC qrels file (``topic iteration docid relevance`` per line).
+
+    Relevance is an integer; graded values are kept as written. Negative values are allowed
+    and kept, as trec_eval accepts them: trec_eval counts a document as relevant when its
+    value is at least its relevance level (1 by default), so negative values count as
+    non-relevant, and ``infAP`` reads -1 as "pooled but not judged". The iteration field is
+    ignored.
+
+    Returns
+    -------
+    DataFrame
+        - ``topic`` : str
+        - ``docid`` : str
+        - ``rel`` : int64
+
+    Raises
+    ------
+    DataFormatError
+        With the file and line: a line without four fields, a non-integer relevance, a
+        (topic, docid) judged twice, an empty file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, irmodels as irm
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> _ = path.write_text("301 0 CR93E-10279 0\n301 0 CR93E-1282 3\n302 0 FT911-1 -1\n")
+    >>> irm.read_qrels(path)
+      topic        docid  rel
+    0   301  CR93E-10279    0
+    1   301   CR93E-1282    3
+    2   302      FT911-1   -1
+    """
+    df = _read_table(path, _QRELS, ("topic", "docid"))
+    return df[["topic", "docid", "rel"]].reset_index(drop=True)
+
+
+def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
+    """Write qrels as a TREC qrels file (``topic 0 docid rel``).
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, irmodels as irm
+    >>> q = pd.DataFrame({"topic": ["1", "1"], "docid": ["d1", "d2"], "rel": [2, 0]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = irm.write_qrels(q, os.path.join(tmp, "qrels.txt"))
+    ...     print(f.read_text(), end="")
+    ...     irm.read_qrels(f).equals(q)
+    1 0 d1 2
+    1 0 d2 0
+    True
+    """
+    require_columns(qrels, ["topic", "docid", "rel"], "qrels")
+    df = qrels.reset_index(drop=True)
+    _check_no_space(df, ["topic", "docid"], "qrels")
+    rel = pd.to_numeric(df["rel"], errors="coerce")
+    if rel.isna().any() or (rel != np.round(rel)).any():
+        raise DataFormatError("qrels column 'rel' must hold integers")
+    out = pd.DataFrame(
+        {"topic": df["topic"].astype(str), "iter": "0", "docid": df["docid"].astype(str),
+         "rel": rel.astype("int64")}
+    )
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    out.to_csv(target, sep=" ", header=False, index=False, lineterminator="\n")
+    return target
+
+
+def check_topics(runs: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
+    """Warn about run topics that have no relevance judgments.
+
+    A topic retrieved by a run but absent from the qrels has undefined measures (trec_eval
+    silently skips it). This helper lists such topics in one :class:`DataQualityWarning`.
+
+    Returns
+    -------
+    list of str
+        The run topics absent from the qrels, in natural order (empty when all are judged).
+
+    Examples
+    --------
+    >>> import pandas as pd, warnings, irmodels as irm
+    >>> from irmodels.data.io import check_topics
+    >>> runs = pd.DataFrame({"system": "a", "topic": ["1", "2", "10"], "docid": "d",
+    ...                      "score": 1.0, "rank": 1})
+    >>> qrels = pd.DataFrame({"topic": ["1"], "docid": ["d"], "rel": [1]})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     check_topics(runs, qrels)
+    ['2', '10']
+    """
+    require_columns(runs, ["topic"], "runs")
+    require_columns(qrels, ["topic"], "qrels")
+    judged = set(qrels["topic"].astype(str))
+    missing = sorted(set(runs["topic"].astype(str)) - judged, key=natural_key)
+    if missing:
+        shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
+        warnings.warn(
+            f"{len(missing)} run topic(s) have no relevance judgments in the qrels: {shown}. "
+            "Their measures are undefined (trec_eval skips them); check that the qrels belong "
+            "to these runs, or drop those topics.",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+    return missing
+
+
+# --------------------------------------------------------------------------------------
+# wide matrices
+
+
+def _sep_for(path: Path, first_line: str | None = None) -> str:
+    if path.suffix.lower() in (".tsv", ".tab"):
+        return "\t"
+    if path.suffix.lower() == ".csv":
+        return ","
+    if first_line is not None and "\t" in first_line and "," not in first_line:
+        return "\t"
+    return ","
+
+
+def read_matrix(
+    path: PathLike,
+    *,
+    measure: str | None = None,
+    collection: str | None = None,
+    topic_column: str | Literal["auto"] | None = "auto",
+    nan: Literal["raise", "drop"] = "raise",
+    sep: str | None = None,
+) -> pd.DataFrame:
+    r"""Read a wide score matrix (rows = topics, columns = systems) as a long frame.
+
+    The first non-blank line is the header (system names, quoted or not). Values are
+    numbers; missing cells are written empty or as ``NA``, ``NaN``, ``N/A``, ``NULL``.
+
+    Parameters
+    ----------
+    path : path
+        CSV (``,``) or TSV (``\t``): chosen by extension (``.csv``, ``.tsv``/``.tab``) or,
+        for other extensions, from the header line; ``sep`` overrides.
+    measure, collection : str, optional
+        Constant labels added as columns.
+    topic_column : "auto", str or None
+        ``"auto"`` (default): the first column holds topic ids when its header is ``topic``,
+        ``topics``, ``qid``, ``query``, ``query_id``, ``topic_id`` (any case) or empty, or
+        when data rows have one field more than the header (R's ``write.csv`` row names).
+        A string names the topic column; ``None``: no topic column, topics are ``1..T``.
+    nan : {"raise", "drop"}
+        A missing cell raises (naming the line, topic and system) or is dropped (with a
+        :class:`DataQualityWarning`; the design becomes unbalanced).
+    sep : str, optional
+        Field separator.
+
+    Returns
+    -------
+    DataFrame
+        Long frame ``[collection,] [measure,] topic, system, score``; topic and system
+        categories keep the matrix's order.
+
+    Raises
+    ------
+    DataFormatError
+        With the file and line: a row with a different number of cells than the header, a
+        non-numeric cell, a missing cell (``nan="raise"``), a system named twice in the
+        header, a topic id given twice, an empty file or a header without data rows.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, irmodels as irm
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ap.csv"
+    >>> _ = path.write_text('"topic","sys1","sys2"\n301,0.0372,0.3471\n302,0.3806,0.6155\n')
+    >>> irm.read_matrix(path, measure="AP")
+      measure topic system   score
+    0      AP   301   sys1  0.0372
+    1      AP   301   sys2  0.3471
+    2      AP   302   sys1  0.3806
+    3      AP   302   sys2  0.6155
+    """
+    p = Path(path)
+    data = _read_bytes(p, "matrix file")
+    lines = list(_iter_lines(data, p))  # validates UTF-8
+    text = "\n".join(t for _, t in lines)
+    first = next(t for _, t in lines if t.strip())
+    delim = sep if sep is not None else _sep_for(p, first)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    header: list[str] | None = None
+    header_line = 0
+    rows: list[tuple[int, list[str]]] = []
+    for row in reader:
+        line = reader.line_num
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if header is None:
+            header, header_line = cells, line
+        else:
+            rows.append((line, cells))
+    assert header is not None  # non-blank file
+    if not rows:
+        raise DataFormatError(
+            "the matrix has a header but no data rows", path=str(p), line=header_line
+        )
+    ncol = len(header)
+    # where are the topic ids?
+    row_names = False
+    topic_idx: int | None = None
+    if topic_column == "auto":
+        if rows and all(len(c) == ncol + 1 for _, c in rows[:5]) and header[0] != "":
+            row_names = True
+        elif header[0].lower() in _TOPIC_HEADERS and ncol > 1:
+            topic_idx = 0
+    elif topic_column is not None:
+        if topic_column not in header:
+            raise DataFormatError(
+                f"topic_column {topic_column!r} is not in the header; the header has "
+                f"{', '.join(map(repr, header[:8]))}{', ...' if ncol > 8 else ''}",
+                path=str(p),
+                line=header_line,
+            )
+        topic_idx = header.index(topic_column)
+    systems = [h for i, h in enumerate(header) if i != topic_idx]
+    seen_sys: dict[str, int] = {}
+    for i, s in enumerate(header, start=1):
+        if i - 1 == topic_idx:
+            continue
+        if s == "":
+            raise DataFormatError(
+                f"column {i} of the header has no system name", path=str(p), line=header_line
+            )
+        if s in seen_sys:
+            raise DataFormatError(
+                f"system {s!r} appears twice in the header (columns {seen_sys[s]} and {i}); "
+                "system names must be unique: rename one of the columns",
+                path=str(p),
+                line=header_line,
+            )
+        seen_sys[s] = i
+    expected = ncol + 1 if row_names else ncol
+    topics: list[str] = []
+    topic_line: dict[str, int] = {}
+    values = np.empty((len(rows), len(systems)), dtype="float64")
+    for r, (line, cells) in enumerate(rows):
+        if len(cells) != expected:
+            raise DataFormatError(
+                f"the row has {len(cells)} cells but the header (line {header_line}) has "
+                f"{expected}; every row needs one value per system"
+                + (" plus the topic id" if (row_names or topic_idx is not None) else ""),
+                path=str(p),
+                line=line,
+            )
+        if row_names:
+            topic, scores = cells[0], cells[1:]
+        elif topic_idx is not None:
+            topic, scores = cells[topic_idx], cells[:topic_idx] + cells[topic_idx + 1:]
+        else:
+            topic, scores = str(r + 1), cells
+        if topic == "":
+            raise DataFormatError("the row has no topic id", path=str(p), line=line)
+        if topic in topic_line:
+            raise DataFormatError(
+                f"topic {topic!r} already has a row on line {topic_line[topic]}; each topic "
+                "may appear once",
+                path=str(p),
+                line=line,
+            )
+        topic_line[topic] = line
+        topics.append(topic)
+        for c, (cell, s) in enumerate(zip(scores, systems)):
+            if cell in _NA_TOKENS:
+                if nan == "raise":
+                    raise DataFormatError(
+                        f"missing score (cell {cell!r}) for topic {topic}, system {s}; fill it "
+                        "in, or pass nan='drop' to drop missing cells (the design becomes "
+                        "unbalanced)",
+                        path=str(p),
+                        line=line,
+                    )
+                values[r, c] = np.nan
+            elif _FLOAT.fullmatch(cell):
+                values[r, c] = float(cell)
+            else:
+                raise DataFormatError(
+                    f"cell {cell!r} for topic {topic}, system {s} is not a number",
+                    path=str(p),
+                    line=line,
+                )
+    wide = pd.DataFrame(values, index=pd.Index(topics, name="topic"), columns=systems)
+    if nan == "drop" and np.isnan(values).any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)
+            out = from_wide(wide, measure=measure, collection=collection, nan="drop")
+        warnings.warn(
+            f"{p}: dropped {int(np.isnan(values).sum())} missing cell(s); the design is now "
+            "unbalanced",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+        return out
+    return from_wide(wide, measure=measure, collection=collection, nan=nan)
+
+
+def write_matrix(
+    data: pd.DataFrame,
+    path: PathLike,
+    *,
+    topic_column: bool = True,
+    sep: str | None = None,
+) -> Path:
+    """Write a long frame as a wide matrix (rows = topics, columns = systems).
+
+    Parameters
+    ----------
+    data : DataFrame
+        A long frame with one score per (topic, system) (see :func:`irmodels.to_wide`).
+    path : path
+        ``.tsv``/``.tab`` files are tab-separated, others comma-separated (``sep`` overrides).
+    topic_column : bool
+        Write the topic ids as a first column named ``topic`` (default).
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, irmodels as irm
+    >>> f = irm.frame(pd.DataFrame({"topic": [1, 1, 2, 2], "system": ["a", "b", "a", "b"],
+    ...                             "score": [0.1, 0.2, 0.3, 0.4]}))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = irm.write_matrix(f, os.path.join(tmp, "m.csv"))
+    ...     print(out.read_text(), end="")
+    ...     irm.read_matrix(out).equals(f)
+    topic,a,b
+    1,0.1,0.2
+    2,0.3,0.4
+    True
+    """
+    wide = to_wide(data)
+    target = Path(path)
+    delim = sep if sep is not None else _sep_for(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    wide.to_csv(target, sep=delim, index=topic_column, index_label="topic",
+                lineterminator="\n", na_rep="NA")
+    return target
+
+
+# --------------------------------------------------------------------------------------
+# long frames
+
+
+def _frame_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    if suffix in (".csv", ".tsv", ".tab"):
+        return "csv"
+    raise DataFormatError(
+        f"cannot tell the format of {str(path)!r} from its extension {suffix!r}; use .csv, "
+        ".tsv or .parquet"
+    )
+
+
+def read_frame(path: PathLike) -> pd.DataFrame:
+    """Read a long frame written by :func:`write_frame` (CSV/TSV or parquet by extension).
+
+    Parquet keeps the categorical levels and their order exactly. CSV keeps the values only:
+    factor levels come back in natural order (as :func:`irmodels.frame` gives them); use
+    parquet for frames whose level order is not natural.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, irmodels as irm
+    >>> f = irm.frame(pd.DataFrame({"topic": ["2", "10"], "system": ["a", "a"],
+    ...                             "score": [0.5, 0.25]}))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = irm.write_frame(f, os.path.join(tmp, "scores.csv"))
+    ...     irm.read_frame(path).equals(f)
+    True
+    """
+    p = Path(path)
+    kind = _frame_format(p)
+    if kind == "parquet":
+        require("pyarrow", "parquet")
+        df = pd.read_parquet(p)
+    else:
+        _read_bytes(p, "frame file")
+        delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
+        header = pd.read_csv(p, sep=delim, nrows=0, encoding="utf-8-sig").columns
+        dtypes = {c: str for c in header if c in FACTOR_COLUMNS}
+        try:
+            df = pd.read_csv(
+                p, sep=delim, dtype=dtypes, keep_default_na=False,
+                na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig",
+            )
+        except (ValueError, pd.errors.ParserError) as exc:
+            raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None
+    try:
+        return frame(df)
+    except DataFormatError as exc:
+        raise DataFormatError(str(exc), path=str(p)) from None
+
+
+def write_frame(data: pd.DataFrame, path: PathLike) -> Path:
+    """Write a long frame as CSV/TSV or parquet (by extension).
+
+    Parquet (``.parquet``/``.pq``) needs pyarrow (``pip install 'irmodels[parquet]'``) and
+    keeps categorical levels exactly. Scores are written with full precision.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os, irmodels as irm
+    >>> f = irm.frame(pd.DataFrame({"topic": [1, 2], "system": ["z", "z"], "score": [0.1, 0.2]}))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     print(irm.write_frame(f, os.path.join(tmp, "f.csv")).read_text(), end="")
+    topic,system,score
+    1,z,0.1
+    2,z,0.2
+    """
+    target = Path(path)
+    kind = _frame_format(target)
+    df = frame(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "parquet":
+        require("pyarrow", "parquet")
+        df.to_parquet(target, index=False)
+    else:
+        delim = "\t" if target.suffix.lower() in (".tsv", ".tab") else ","
+        df.to_csv(target, sep=delim, index=False, lineterminator="\n")
+    return target
