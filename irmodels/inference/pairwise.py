@@ -1,0 +1,660 @@
+"""Pairwise significance tests between systems, vectorised across pairs.
+
+:func:`pairwise` compares systems two at a time on the same topics: paired and two-sample t
+tests, the Wilcoxon signed-rank test, the sign test, the shifted bootstrap and the randomization
+(permutation) test, with multiplicity adjustments (Bonferroni, Holm, Benjamini-Hochberg and the
+randomised Tukey HSD). All pairs are handled at once: the T x P matrix of per-topic differences
+of the P pairs is built once and every statistic is a matrix operation on it; resampling tests
+draw one B x T matrix of random signs (or bootstrap counts) shared by all pairs and compute every
+resampled mean with one matrix product per chunk of pairs.
+
+References: METHODS.md section 10; W. Webber, *Measurement in Information Retrieval
+Evaluation*, PhD thesis, University of Melbourne, 2010, ch. 3 and 5; M. D. Smucker, J. Allan and
+B. Carterette, "A comparison of statistical significance tests for information retrieval
+evaluation", CIKM 2007; B. Carterette, "Multiple testing in statistical analysis of
+systems-based information retrieval experiments", ACM TOIS 30(1), 2012; T. Sakai, "Statistical
+reform in information retrieval?", SIGIR Forum 48(1), 2014.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from irmodels.errors import DataFormatError, DesignError
+
+__all__ = ["pairwise", "p_adjust", "score_matrix", "COLUMNS", "TESTS", "ADJUSTMENTS"]
+
+Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
+Alternative = Literal["two-sided", "greater", "less"]
+Adjust = Literal["bonferroni", "holm", "bh", "tukey"]
+
+TESTS = ("t", "t2", "wilcoxon", "sign", "bootstrap", "randomization")
+ALTERNATIVES = ("two-sided", "greater", "less")
+ADJUSTMENTS = ("bonferroni", "holm", "bh", "tukey")
+COLUMNS = (
+    "a", "b", "diff", "statistic", "p", "p_adj", "reject",
+    "ci_lower", "ci_upper", "effect_sd", "effect_mse", "n",
+)
+
+# Bound on the number of float64 values of one block of resampled statistics (~64 MB).
+_BLOCK = 8_000_000
+
+
+def _choice(value: object, allowed: Sequence[object], what: str) -> None:
+    if value not in allowed:
+        raise DataFormatError(
+            f"unknown {what} {value!r}; choose one of {', '.join(map(repr, allowed))}."
+        )
+
+
+def score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
+    """The topic x system score matrix of a long frame with one score per (topic, system).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A long frame (:func:`irmodels.frame`) with columns ``topic``, ``system``, ``score``.
+        Columns ``shard``, ``sample``, ``measure`` or ``collection`` are allowed only with a
+        single level.
+
+    Returns
+    -------
+    X : ndarray of shape (T, R)
+        Scores, rows in topic order, columns in system order (category order for
+        categoricals, order of first appearance otherwise).
+    topics, systems : list of str
+        The row and column labels.
+
+    Raises
+    ------
+    DesignError
+        Several scores per (topic, system) (shards, samples, several measures) or missing cells.
+
+    Examples
+    --------
+    >>> import pandas as pd, irmodels as irm
+    >>> f = irm.frame(pd.DataFrame({"topic": [1, 1, 2, 2], "system": ["a", "b", "a", "b"],
+    ...                             "score": [0.1, 0.2, 0.3, 0.4]}))
+    >>> X, topics, systems = score_matrix(f)
+    >>> X.tolist(), topics, systems
+    ([[0.1, 0.2], [0.3, 0.4]], ['1', '2'], ['a', 'b'])
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise DataFormatError(
+            f"expected a long frame (pandas DataFrame), got {type(frame).__name__}; "
+            "build one with irm.frame(df) or irm.from_wide(matrix)."
+        )
+    missing = [c for c in ("topic", "system", "score") if c not in frame.columns]
+    if missing:
+        raise DataFormatError(
+            f"the frame has no column {', '.join(map(repr, missing))}; columns present: "
+            f"{', '.join(map(repr, frame.columns))}. Build a long frame with irm.frame(df, "
+            "topic=..., system=..., score=...) or irm.from_wide(matrix)."
+        )
+    multi = [
+        c for c in ("collection", "measure", "shard", "sample")
+        if c in frame.columns and frame[c].nunique(dropna=False) > 1
+    ]
+    if multi:
+        levels = ", ".join(f"{frame[c].nunique()} {c}s" for c in multi)
+        raise DesignError(
+            f"pairwise tests need one score per (topic, system); the frame has {levels}. "
+            f"Average them first (frame.groupby(['topic', 'system'], observed=True)['score']"
+            f".mean().reset_index()) or select one {multi[0]} (frame[frame['{multi[0]}'] == ...])."
+        )
+    topic = frame["topic"]
+    system = frame["system"]
+    t_cat = topic if isinstance(topic.dtype, pd.CategoricalDtype) else topic.astype("category")
+    s_cat = system if isinstance(system.dtype, pd.CategoricalDtype) else pd.Categorical(
+        system.astype(str), categories=list(dict.fromkeys(system.astype(str)))
+    )
+    t_cat = pd.Series(t_cat).cat.remove_unused_categories()
+    s_cat = pd.Series(s_cat).cat.remove_unused_categories()
+    ti = t_cat.cat.codes.to_numpy().astype(np.int64)
+    si = s_cat.cat.codes.to_numpy().astype(np.int64)
+    topics = [str(c) for c in t_cat.cat.categories]
+    systems = [str(c) for c in s_cat.cat.categories]
+    n_t, n_s = len(topics), len(systems)
+    flat = ti * n_s + si
+    counts = np.bincount(flat, minlength=n_t * n_s)
+    if counts.max() > 1:
+        cell = int(np.argmax(counts > 1))
+        raise DesignError(
+            f"pairwise tests need one score per (topic, system); topic {topics[cell // n_s]}, "
+            f"system {systems[cell % n_s]} has {int(counts[cell])}. Average the replicates "
+            "(groupby(['topic', 'system']).mean()) or select one of them."
+        )
+    if (counts == 0).any():
+        n_missing = int((counts == 0).sum())
+        cell = int(np.argmax(counts == 0))
+        raise DesignError(
+            f"pairwise tests need every system scored on every topic; {n_missing} of "
+            f"{n_t * n_s} (topic, system) cells are missing, e.g. topic {topics[cell // n_s]}, "
+            f"system {systems[cell % n_s]}. Drop those systems or topics (irm.balance(frame)"
+            ".missing lists the cells) or fill them (e.g. with 0 for no relevant document)."
+        )
+    X = np.empty(n_t * n_s, dtype=np.float64)
+    X[flat] = frame["score"].to_numpy(dtype=np.float64)
+    return X.reshape(n_t, n_s), topics, systems
+
+
+def _resolve_pairs(
+    systems: list[str], pairs: Sequence[tuple[str, str]] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    n = len(systems)
+    if pairs is None:
+        ia, ib = np.triu_indices(n, k=1)
+        return ia.astype(np.int64), ib.astype(np.int64)
+    index = {s: i for i, s in enumerate(systems)}
+    ia_l, ib_l = [], []
+    for pair in pairs:
+        if isinstance(pair, str) or len(pair) != 2:
+            raise DataFormatError(
+                f"each pair must be a tuple (a, b) of two system names; got {pair!r}."
+            )
+        a, b = str(pair[0]), str(pair[1])
+        unknown = [s for s in (a, b) if s not in index]
+        if unknown:
+            shown = ", ".join(systems[:8]) + (", ..." if n > 8 else "")
+            raise DataFormatError(
+                f"unknown system(s) {unknown} in pairs; the frame has {n} systems ({shown}). "
+                "Check the names (they are compared as strings)."
+            )
+        if a == b:
+            raise DataFormatError(f"pair ({a!r}, {b!r}) compares a system with itself.")
+        ia_l.append(index[a])
+        ib_l.append(index[b])
+    if not ia_l:
+        raise DataFormatError("pairs is empty; pass None for all pairs or a list of (a, b).")
+    return np.asarray(ia_l, dtype=np.int64), np.asarray(ib_l, dtype=np.int64)
+
+
+def p_adjust(p: Sequence[float] | np.ndarray, method: Literal["bonferroni", "holm", "bh"]) -> np.ndarray:
+    """Adjust p-values for multiplicity, exactly as R's ``p.adjust``.
+
+    Parameters
+    ----------
+    p : array_like
+        Unadjusted p-values (the family is the whole vector).
+    method : {"bonferroni", "holm", "bh"}
+        Bonferroni: ``min(1, m p)``. Holm (step-down): the sorted ``p_(i)`` become
+        ``max_{j <= i} min(1, (m - j + 1) p_(j))``. Benjamini-Hochberg (false discovery rate,
+        step-up): ``min_{j >= i} min(1, m p_(j) / j)``.
+
+    Returns
+    -------
+    ndarray
+        Adjusted p-values in the input order.
+
+    Examples
+    --------
+    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "holm").round(4).tolist()
+    [0.04, 0.09, 0.09, 0.2]
+    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "bh").round(4).tolist()
+    [0.04, 0.0533, 0.0533, 0.2]
+    """
+    _choice(method, ("bonferroni", "holm", "bh"), "adjustment")
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, m * p)
+    out = np.empty(m)
+    if method == "holm":
+        order = np.argsort(p, kind="stable")
+        adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    else:  # bh
+        order = np.argsort(-p, kind="stable")
+        adj = np.minimum.accumulate(m / np.arange(m, 0, -1) * p[order])
+    out[order] = np.minimum(1.0, adj)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# closed-form tests (all pairs at once)
+
+
+def _p_from_t(t: np.ndarray, df: np.ndarray | float, alternative: str) -> np.ndarray:
+    if alternative == "two-sided":
+        return 2.0 * stats.t.sf(np.abs(t), df)
+    if alternative == "greater":
+        return stats.t.sf(t, df)
+    return stats.t.cdf(t, df)
+
+
+def _t_interval(est, se, df, alternative, alpha):  # noqa: ANN001, ANN202
+    if alternative == "two-sided":
+        q = stats.t.ppf(1 - alpha / 2, df)
+        return est - q * se, est + q * se
+    q = stats.t.ppf(1 - alpha, df)
+    if alternative == "greater":
+        return est - q * se, np.full_like(est, np.inf)
+    return np.full_like(est, -np.inf), est + q * se
+
+
+def _paired_t(D: np.ndarray, alternative: str, alpha: float) -> dict[str, np.ndarray]:
+    n = D.shape[0]
+    dbar = D.mean(axis=0)
+    se = D.std(axis=0, ddof=1) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = dbar / se
+    t = np.where((se == 0) & (dbar == 0), 0.0, t)
+    p = _p_from_t(t, n - 1, alternative)
+    lo, hi = _t_interval(dbar, se, n - 1, alternative, alpha)
+    return {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(D.shape[1], n)}
+
+
+def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, alpha: float):  # noqa: ANN202
+    n = X.shape[0]
+    mean = X.mean(axis=0)
+    var = X.var(axis=0, ddof=1)
+    va, vb = var[ia], var[ib]
+    est = mean[ia] - mean[ib]
+    se = np.sqrt((va + vb) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (n - 1) * (va + vb) ** 2 / (va**2 + vb**2)
+        t = est / se
+    df = np.where(np.isfinite(df), df, 2 * n - 2)
+    t = np.where((se == 0) & (est == 0), 0.0, t)
+    p = _p_from_t(t, df, alternative)
+    lo, hi = _t_interval(est, se, df, alternative, alpha)
+    return {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(len(ia), n)}
+
+
+_SIGNRANK_SF: dict[int, np.ndarray] = {}
+
+
+def _signrank_sf(n: int) -> np.ndarray:
+    """``sf[v] = P(V >= v)`` for the signed-rank statistic of ``n`` untied non-zero values."""
+    if n not in _SIGNRANK_SF:
+        top = n * (n + 1) // 2
+        counts = np.zeros(top + 1)
+        counts[0] = 1.0
+        for k in range(1, n + 1):
+            counts[k:] = counts[k:] + counts[:-k].copy()
+        pmf = counts / 2.0**n
+        _SIGNRANK_SF[n] = np.append(np.cumsum(pmf[::-1])[::-1], 0.0)
+    return _SIGNRANK_SF[n]
+
+
+def _wilcoxon(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
+    T, P = D.shape
+    absd = np.abs(D)
+    nz = D != 0
+    zeros = T - nz.sum(axis=0)
+    n = T - zeros
+    # average ranks of |d| with zeros included: the zeros take ranks 1..z, so the ranks of
+    # the non-zero values among themselves are rank - z (R drops zeros before ranking)
+    ranks = stats.rankdata(absd, axis=0) - zeros
+    V = np.where(D > 0, ranks, 0.0).sum(axis=0)
+    # tie groups among non-zero |d|
+    s = np.sort(absd, axis=0)
+    new = np.ones_like(s, dtype=bool)
+    new[1:] = s[1:] != s[:-1]
+    gid = np.cumsum(new, axis=0) - 1 + np.arange(P) * T
+    sizes = np.bincount(gid.ravel(), weights=(s != 0).ravel(), minlength=P * T).reshape(P, T)
+    tie_sum = (sizes**3 - sizes).sum(axis=1)
+    ties = tie_sum > 0
+    exact = (n < 50) & ~ties & (zeros == 0) & (n > 0)
+
+    p = np.ones(P)
+    mean = n * (n + 1) / 4.0
+    sigma = np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0 - tie_sum / 48.0)
+    z = V - mean
+    if alternative == "two-sided":
+        corr = np.sign(z) * 0.5
+    elif alternative == "greater":
+        corr = np.full(P, 0.5)
+    else:
+        corr = np.full(P, -0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zz = (z - corr) / sigma
+    if alternative == "two-sided":
+        pn = 2.0 * np.minimum(special.ndtr(zz), special.ndtr(-zz))
+    elif alternative == "greater":
+        pn = special.ndtr(-zz)
+    else:
+        pn = special.ndtr(zz)
+    approx = (n > 0) & ~exact
+    p[approx] = np.minimum(1.0, pn[approx])
+    if exact.any():
+        sf = _signrank_sf(T)  # exact implies no zeros, so n == T
+        v = np.rint(V[exact]).astype(np.int64)
+        upper = sf[v]  # P(V >= v)
+        lower = 1.0 - sf[v + 1]  # P(V <= v)
+        if alternative == "two-sided":
+            pe = np.minimum(1.0, 2.0 * np.where(v > T * (T + 1) / 4.0, upper, lower))
+        elif alternative == "greater":
+            pe = upper
+        else:
+            pe = lower
+        p[exact] = np.minimum(1.0, pe)
+    return {"statistic": V, "p": p, "n": n, "exact": exact}
+
+
+def _sign(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
+    k = (D > 0).sum(axis=0)
+    n = (D != 0).sum(axis=0)
+    upper = stats.binom.sf(k - 1, n, 0.5)  # P(K >= k)
+    lower = stats.binom.cdf(k, n, 0.5)  # P(K <= k)
+    if alternative == "two-sided":
+        p = np.minimum(1.0, 2.0 * np.minimum(upper, lower))
+    elif alternative == "greater":
+        p = upper
+    else:
+        p = lower
+    p = np.where(n == 0, 1.0, p)
+    return {"statistic": k.astype(np.float64), "p": p, "n": n}
+
+
+# ---------------------------------------------------------------------------------------------
+# resampling tests: one B x T matrix shared by all pairs, chunks of pairs
+
+
+def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
+    """Resampling statistics for one chunk of pairs (module level so processes can run it)."""
+    kind, W, D, alternative, alpha, exact = args
+    T = D.shape[0]
+    dbar = D.mean(axis=0)
+    M = (W @ D) / T  # B x p resampled means
+    tol = 1e-12 + 1e-9 * np.abs(dbar)
+    B = W.shape[0]
+    if kind == "bootstrap":
+        shifted = M - dbar
+        if alternative == "two-sided":
+            count = (np.abs(shifted) >= np.abs(dbar) - tol).sum(axis=0)
+        elif alternative == "greater":
+            count = (shifted >= dbar - tol).sum(axis=0)
+        else:
+            count = (shifted <= dbar + tol).sum(axis=0)
+        p = count / B
+        if alternative == "two-sided":
+            q_lo, q_hi = np.quantile(M, [alpha / 2, 1 - alpha / 2], axis=0)
+            lo, hi = 2 * dbar - q_hi, 2 * dbar - q_lo
+        elif alternative == "greater":
+            lo, hi = 2 * dbar - np.quantile(M, 1 - alpha, axis=0), np.full_like(dbar, np.inf)
+        else:
+            lo, hi = np.full_like(dbar, -np.inf), 2 * dbar - np.quantile(M, alpha, axis=0)
+        return {"p": p, "ci_lower": lo, "ci_upper": hi}
+    if alternative == "two-sided":
+        count = (np.abs(M) >= np.abs(dbar) - tol).sum(axis=0)
+    elif alternative == "greater":
+        count = (M >= dbar - tol).sum(axis=0)
+    else:
+        count = (M <= dbar + tol).sum(axis=0)
+    p = count / B if exact else (count + 1.0) / (B + 1.0)
+    return {"p": p}
+
+
+def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+def _resampling(
+    kind: str,
+    D: np.ndarray,
+    alternative: str,
+    alpha: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    backend: object,
+) -> tuple[dict[str, np.ndarray], bool]:
+    T, P = D.shape
+    exact = False
+    if kind == "bootstrap":
+        idx = rng.integers(0, T, size=(n_resamples, T))
+        rows = np.repeat(np.arange(n_resamples), T)
+        W = np.bincount(rows * T + idx.ravel(), minlength=n_resamples * T)
+        W = W.reshape(n_resamples, T).astype(np.float64)
+    elif T < 63 and 2**T <= n_resamples:
+        exact = True
+        codes = np.arange(2**T, dtype=np.int64)[:, None]
+        W = 1.0 - 2.0 * ((codes >> np.arange(T)) & 1).astype(np.float64)
+    else:
+        W = 1.0 - 2.0 * rng.integers(0, 2, size=(n_resamples, T)).astype(np.float64)
+    width = max(1, _BLOCK // W.shape[0])
+    chunks = [(kind, W, D[:, i : i + width], alternative, alpha, exact) for i in range(0, P, width)]
+    if backend is None or backend == "serial":
+        parts = [_resample_chunk(c) for c in chunks]
+    else:
+        parallel = importlib.import_module("irmodels.parallel")
+        parts = parallel.map(_resample_chunk, chunks, backend=backend)
+    out = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+    return out, exact
+
+
+def _tukey_randomised(
+    X: np.ndarray, absdiff: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Randomised Tukey HSD p-values: share of permutations whose range of means is as large."""
+    T, R = X.shape
+    width = max(1, _BLOCK // (T * R))
+    ranges = np.empty(n_resamples)
+    done = 0
+    while done < n_resamples:
+        c = min(width, n_resamples - done)
+        perm = rng.permuted(np.broadcast_to(X, (c, T, R)), axis=2)
+        means = perm.mean(axis=1)
+        ranges[done : done + c] = means.max(axis=1) - means.min(axis=1)
+        done += c
+    ranges.sort()
+    tol = 1e-12 + 1e-9 * absdiff
+    count = n_resamples - np.searchsorted(ranges, absdiff - tol, side="left")
+    return (count + 1.0) / (n_resamples + 1.0)
+
+
+def _ms_error(X: np.ndarray) -> float:
+    """Residual mean square of the two-way model score ~ topic + system (no replication)."""
+    T, R = X.shape
+    resid = X - X.mean(axis=1, keepdims=True) - X.mean(axis=0, keepdims=True) + X.mean()
+    return float((resid**2).sum() / ((T - 1) * (R - 1)))
+
+
+def pairwise(
+    frame: pd.DataFrame,
+    test: Test = "t",
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    alternative: Alternative = "two-sided",
+    adjust: Adjust | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int | np.random.Generator | None = None,
+    backend: object = None,
+) -> pd.DataFrame:
+    r"""Significance tests for pairs of systems evaluated on the same topics.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame (:func:`irmodels.frame`) with exactly one score per (topic, system): average
+        or select shards, samples and measures first.
+    test : {"t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"}
+        ``"t"`` paired t test; ``"t2"`` two-sample Welch t test (unequal variances, R's
+        ``t.test`` default; it ignores the pairing by topic); ``"wilcoxon"`` signed-rank test;
+        ``"sign"`` sign test; ``"bootstrap"`` shifted bootstrap of the mean difference;
+        ``"randomization"`` paired permutation (sign-flipping) test. See Notes.
+    pairs : list of (a, b), optional
+        The pairs to test, by system name. Default: all ``R (R - 1) / 2`` pairs, ``a`` before
+        ``b`` in the frame's system order.
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: the alternative is that ``a`` scores higher than ``b``.
+    adjust : {None, "bonferroni", "holm", "bh", "tukey"}
+        Multiplicity adjustment of ``p`` over the tested pairs (the family): Bonferroni, Holm,
+        Benjamini-Hochberg (as R's ``p.adjust``), or ``"tukey"``: the randomised Tukey HSD
+        (always two-sided, see Notes). ``None``: ``p_adj`` equals ``p``.
+    alpha : float
+        Significance level for ``reject`` and ``1 - alpha`` confidence intervals.
+    n_resamples : int
+        Resamples B of the bootstrap, the randomization test and the randomised Tukey HSD.
+    seed : int or Generator, optional
+        Seed of the resampling. The same seed gives the same results.
+    backend : optional
+        Where resampling chunks run: ``None`` (here, numpy's threads), or any backend of
+        :func:`irmodels.parallel.map` (``"processes"``, a Dask client).
+
+    Returns
+    -------
+    DataFrame
+        One row per pair, columns in this order:
+
+        - ``a``, ``b``: system names (str).
+        - ``diff``: mean over topics of ``score(a) - score(b)``.
+        - ``statistic``: t (``"t"``, ``"t2"``), V = sum of the ranks of the positive differences
+          (``"wilcoxon"``, as R), number of positive differences (``"sign"``), the observed
+          mean difference (``"bootstrap"``, ``"randomization"``).
+        - ``p``: p-value of the test, unadjusted.
+        - ``p_adj``: p-value after ``adjust`` (equal to ``p`` when ``adjust=None``).
+        - ``reject``: ``p_adj < alpha``.
+        - ``ci_lower``, ``ci_upper``: ``1 - alpha`` confidence interval of the mean difference
+          (t interval for ``"t"``/``"t2"``, basic bootstrap interval for ``"bootstrap"``; one-sided
+          alternatives give a one-sided interval with an infinite end; NaN for ``"wilcoxon"``,
+          ``"sign"`` and ``"randomization"``).
+        - ``effect_sd``: ``diff`` / SD of the per-topic differences (sample SD, n - 1), the
+          paired standardized effect (Cohen's d_z).
+        - ``effect_mse``: ``diff`` / sqrt(MS_error) of the two-way model
+          ``score ~ topic + system`` fitted on all systems of the frame (Sakai 2014).
+        - ``n``: topics entering the test (non-zero differences for ``"wilcoxon"`` and
+          ``"sign"``, all topics otherwise).
+
+    Raises
+    ------
+    DesignError
+        Several scores per (topic, system), or missing cells.
+    DataFormatError
+        Unknown test, alternative, adjustment, system names in ``pairs``; bad ``alpha``.
+
+    Notes
+    -----
+    With d_i the difference on topic i (i = 1..T), dbar its mean and s its SD:
+
+    - paired t: ``t = dbar / (s / sqrt(T))``, T - 1 df.
+    - Welch: ``t = (mean_a - mean_b) / sqrt((s_a^2 + s_b^2) / T)``, Welch-Satterthwaite df.
+    - Wilcoxon signed-rank exactly as R's ``wilcox.test(a, b, paired=TRUE)``: zero differences
+      are dropped, |d| ranked with average ranks; exact null distribution when fewer than 50
+      differences remain and there are neither ties nor zeros, otherwise the normal
+      approximation with tie correction ``sum(t^3 - t) / 48`` and continuity correction 1/2.
+      A pair with only zero differences gets ``p = 1``.
+    - sign test as R's ``binom.test(#{d > 0}, #{d != 0})``; zero differences are dropped;
+      two-sided ``p = min(1, 2 min(P(K <= k), P(K >= k)))``.
+    - shifted bootstrap: B resamples of the T topics with replacement (one index matrix for
+      all pairs); with m* the resampled mean, two-sided ``p = #{|m* - dbar| >= |dbar|} / B``
+      (``greater``: ``#{m* - dbar >= dbar} / B``); basic interval
+      ``(2 dbar - q_{1-alpha/2}(m*), 2 dbar - q_{alpha/2}(m*))``.
+    - randomization: the signs of the d_i are flipped at random (the paired permutation
+      test); the statistic is the mean difference. All ``2^T`` sign vectors are enumerated when
+      ``2^T <= n_resamples`` (exact ``p = count / 2^T``, the identity included); otherwise B
+      random sign vectors shared by all pairs, ``p = (count + 1) / (B + 1)``, with count the
+      resamples whose |mean| reaches |dbar|.
+    - randomised Tukey HSD (Carterette 2012): in each of B permutations the system labels are
+      permuted within every topic (all systems of the frame), and the statistic is the range
+      of the system means ``max_j mean_j - min_j mean_j``; ``p_adj = (#{range >= |diff|} + 1) /
+      (B + 1)``. It controls the family-wise error over all pairs of the frame.
+
+    Comparisons of resampled and observed statistics allow a relative tolerance of 1e-9 so
+    that rounding in the matrix products does not drop ties. References: Smucker, Allan &
+    Carterette (CIKM 2007); Carterette (TOIS 2012); Webber (thesis, 2010, ch. 3); Sakai (2014).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(1)
+    >>> wide = pd.DataFrame(rng.beta(2, 5, size=(20, 3)), columns=["x", "y", "z"])
+    >>> wide["x"] += 0.15
+    >>> res = irm.pairwise(irm.from_wide(wide), "t", adjust="holm")
+    >>> res[["a", "b", "diff", "statistic", "p_adj", "reject"]].round(4)
+       a  b    diff  statistic   p_adj  reject
+    0  x  y  0.1165     3.0869  0.0182    True
+    1  x  z  0.0783     2.0610  0.1065   False
+    2  y  z -0.0382    -1.0549  0.3047   False
+    >>> r = irm.pairwise(irm.from_wide(wide), "randomization", n_resamples=2000, seed=7)
+    >>> r["p"].round(3).tolist()
+    [0.011, 0.064, 0.293]
+    """
+    _choice(test, TESTS, "test")
+    _choice(alternative, ALTERNATIVES, "alternative")
+    if adjust is not None:
+        _choice(adjust, ADJUSTMENTS, "adjustment")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
+        raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    X, topics, systems = score_matrix(frame)
+    T, R = X.shape
+    if R < 2:
+        raise DesignError(
+            f"pairwise tests need at least two systems; the frame has {R} ({systems}). "
+            "Add systems or check the system column."
+        )
+    if T < 2:
+        raise DesignError(
+            f"pairwise tests need at least two topics; the frame has {T}. Add topics."
+        )
+    ia, ib = _resolve_pairs(systems, pairs)
+    P = len(ia)
+    D = X[:, ia] - X[:, ib]
+    diff = D.mean(axis=0)
+    nan = np.full(P, np.nan)
+    rng = _rng(seed)
+
+    if test == "t":
+        res = _paired_t(D, alternative, alpha)
+    elif test == "t2":
+        res = _welch_t(X, ia, ib, alternative, alpha)
+    elif test == "wilcoxon":
+        res = _wilcoxon(D, alternative)
+        res.pop("exact")
+        res.update(ci_lower=nan, ci_upper=nan)
+    elif test == "sign":
+        res = _sign(D, alternative)
+        res.update(ci_lower=nan, ci_upper=nan)
+    else:
+        res, _exact = _resampling(test, D, alternative, alpha, n_resamples, rng, backend)
+        res.update(statistic=diff.copy(), n=np.full(P, T))
+        res.setdefault("ci_lower", nan)
+        res.setdefault("ci_upper", nan)
+
+    p = np.asarray(res["p"], dtype=np.float64)
+    if adjust is None:
+        p_adj = p.copy()
+    elif adjust == "tukey":
+        p_adj = _tukey_randomised(X, np.abs(diff), n_resamples, rng)
+    else:
+        p_adj = p_adjust(p, adjust)
+
+    sd = D.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect_sd = np.where(sd > 0, diff / sd, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+        mse = _ms_error(X) if R > 1 else np.nan
+        effect_mse = diff / np.sqrt(mse) if mse > 0 else np.full(P, np.nan)
+
+    out = pd.DataFrame(
+        {
+            "a": pd.array([systems[i] for i in ia], dtype="str"),
+            "b": pd.array([systems[i] for i in ib], dtype="str"),
+            "diff": diff,
+            "statistic": np.asarray(res["statistic"], dtype=np.float64),
+            "p": p,
+            "p_adj": p_adj,
+            "reject": p_adj < alpha,
+            "ci_lower": np.asarray(res["ci_lower"], dtype=np.float64),
+            "ci_upper": np.asarray(res["ci_upper"], dtype=np.float64),
+            "effect_sd": effect_sd,
+            "effect_mse": effect_mse,
+            "n": np.asarray(res["n"], dtype=np.int64),
+        }
+    )
+    out.attrs.update(
+        test=test, alternative=alternative, adjust=adjust, alpha=alpha, topics=T,
+        n_resamples=n_resamples if test in ("bootstrap", "randomization") or adjust == "tukey" else None,
+    )
+    return out
