@@ -1,0 +1,619 @@
+"""Document-sample simulation (Robertson & Kanoulas, SIGIR 2012; METHODS.md section 6).
+
+The test collection is one sample from a large population of documents. For each (topic, run)
+we simulate other samples: the number of relevant documents the run retrieves in a new sample,
+their scores and the scores of the non-relevant documents, and score the resulting ranking.
+
+The generative model for one (topic, run) with ``n`` documents retrieved (at most ``depth``),
+``r`` of them relevant, and ``R`` relevant documents known for the topic:
+
+1. ``r_s ~ Poisson(r)``: relevant documents retrieved in the sample. A zero draw is handled by
+   ``zeros=``: ``"redraw"`` (zero-truncated Poisson, the default), ``"keep"`` (the sample has
+   no relevant retrieved document; AP = 0) or ``"skip"`` (the sample is dropped). ``r_s`` is
+   capped at ``n`` (recorded).
+2. ``R_s = r_s + Poisson(R - r)``: relevant documents in the sample (the AP denominator): the
+   relevant documents the run did not retrieve are resampled the same way as the retrieved ones.
+3. ``r_s`` relevant scores and ``n - r_s`` non-relevant scores from the score model of each class,
+   fitted to the run's observed scores on that topic (unjudged documents count as non-relevant,
+   as in trec_eval):
+
+   - ``"bootstrap"``: resample the observed scores of the class with replacement; ties between
+     a relevant and a non-relevant score are broken uniformly at random;
+   - ``"kde"``: Gaussian kernel density of the observed scores of the class, bandwidth by
+     Silverman's rule ``0.9 min(sd, IQR/1.34) n^(-1/5)`` (falling back to ``sd``, then to
+     ``1e-3 * (1 + |mean|)`` when the scores have no spread);
+   - ``"gmg"``: relevant scores from a mixture of 1-3 Gaussians chosen by BIC (EM fit),
+     non-relevant scores from a Gamma distribution fitted by maximum likelihood to the scores
+     shifted to start just below their minimum (location ``min - 0.01 * range``).
+     With fewer than 3 relevant scores the relevant class falls back to ``kde``; with fewer than
+     3 distinct non-relevant scores the non-relevant class falls back to ``kde`` (recorded).
+
+4. Rank by score and compute the measure.
+
+**Scoring without sorting.** Every rank-based measure used here (AP, P@k, RR, R-precision,
+nDCG@k with binary gains, RBP) depends on the ranking only through the ranks of the relevant
+documents. Given the sorted relevant scores ``x_1 > x_2 > ... > x_rs``, the numbers of
+non-relevant documents scoring above each of them are the cumulative counts of a multinomial
+draw over the intervals between the ``x_j``, which we draw exactly as a chain of conditional
+binomials with the non-relevant class's survival function. That costs O(r_s) per ranking
+instead of an O(n log n) sort of ``n`` simulated scores, and it is exact in distribution
+(``exact_rankings=True`` draws and sorts every score instead; the tests check both agree).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from irmodels.data.frame import frame, require_columns
+from irmodels.errors import DataFormatError, DataQualityWarning
+
+__all__ = [
+    "document_samples",
+    "ScoreModel",
+    "fit_score_model",
+    "simulate_relevant_ranks",
+    "measure_from_ranks",
+    "SUPPORTED_MEASURES",
+]
+
+SUPPORTED_MEASURES = ("AP", "P@k", "RR", "Rprec", "nDCG@k", "RBP(p)")
+
+Model = Literal["bootstrap", "kde", "gmg"]
+
+
+# ---------------------------------------------------------------------------------------------
+# score models
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScoreModel:
+    """A fitted model of one class's scores: it samples scores and gives P(score > x).
+
+    ``kind`` is ``"bootstrap"`` (``values`` = observed scores), ``"kde"`` (``values`` = centres,
+    ``scale`` = bandwidth), ``"gmm"`` (``weights``, ``means``, ``sds``) or ``"gamma"``
+    (``shape``, ``scale``, ``loc``).
+    """
+
+    kind: str
+    values: np.ndarray | None = None
+    scale: float = 0.0
+    weights: np.ndarray | None = None
+    means: np.ndarray | None = None
+    sds: np.ndarray | None = None
+    shape: float = 0.0
+    loc: float = 0.0
+    spline: object = None  # kde: cubic Hermite interpolant of the survival function
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
+        """Draw scores."""
+        if self.kind == "bootstrap":
+            assert self.values is not None
+            return rng.choice(self.values, size=size, replace=True)
+        if self.kind == "kde":
+            assert self.values is not None
+            centres = rng.choice(self.values, size=size, replace=True)
+            return centres + self.scale * rng.standard_normal(size)
+        if self.kind == "gmm":
+            assert self.weights is not None and self.means is not None and self.sds is not None
+            comp = rng.choice(len(self.weights), size=size, p=self.weights)
+            return self.means[comp] + self.sds[comp] * rng.standard_normal(size)
+        if self.kind == "gamma":
+            return self.loc + rng.gamma(self.shape, self.scale, size=size)
+        raise ValueError(self.kind)  # pragma: no cover
+
+    def sf(self, x: np.ndarray) -> np.ndarray:
+        """P(score > x), elementwise."""
+        x = np.asarray(x, dtype=float)
+        if self.kind == "bootstrap":
+            assert self.values is not None
+            v = self.values  # sorted at construction by fit_score_model
+            return (len(v) - np.searchsorted(v, x, side="right")) / len(v)
+        if self.kind == "kde":
+            assert self.values is not None
+            if self.spline is not None:
+                lo, hi = self.spline.x[0], self.spline.x[-1]  # type: ignore[attr-defined]
+                inside = self.spline(np.clip(x, lo, hi))  # type: ignore[operator]
+                return np.clip(np.where(x < lo, 1.0, np.where(x > hi, 0.0, inside)), 0.0, 1.0)
+            return _kde_sf(x, self.values, self.scale)
+        if self.kind == "gmm":
+            assert self.weights is not None and self.means is not None and self.sds is not None
+            z = (x[..., None] - self.means) / self.sds
+            return (special.ndtr(-z) * self.weights).sum(axis=-1)
+        if self.kind == "gamma":
+            return stats.gamma.sf(x - self.loc, self.shape, scale=self.scale)
+        raise ValueError(self.kind)  # pragma: no cover
+
+    def pmf_at(self, x: np.ndarray) -> np.ndarray:
+        """P(score == x): nonzero only for the bootstrap (discrete) model."""
+        x = np.asarray(x, dtype=float)
+        if self.kind != "bootstrap":
+            return np.zeros(x.shape)
+        assert self.values is not None
+        v = self.values
+        return (np.searchsorted(v, x, side="right") - np.searchsorted(v, x, side="left")) / len(v)
+
+
+def _kde_sf(x: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
+    """Exact survival function of a Gaussian KDE: mean over centres of P(centre + hZ > x)."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty(x.shape)
+    flat, res = x.reshape(-1), out.reshape(-1)
+    step = max(1, 2_000_000 // max(1, len(centres)))
+    for i in range(0, len(flat), step):
+        z = (flat[i : i + step, None] - centres[None, :]) / h
+        res[i : i + step] = special.ndtr(-z).mean(axis=1)
+    return out
+
+
+def _kde_model(x: np.ndarray) -> ScoreModel:
+    """A KDE score model whose survival function is a cubic Hermite spline.
+
+    Nodes every 0.05 bandwidths over [min - 9h, max + 9h] (at most 8193), with exact values and
+    exact derivatives (minus the density) at the nodes: the interpolation error is below 1e-7,
+    far under the Monte Carlo error of any simulation, and outside the range the survival
+    function is 1 or 0 to double precision.
+    """
+    from scipy.interpolate import CubicHermiteSpline
+
+    h = _silverman(x)
+    lo, hi = float(x.min() - 9 * h), float(x.max() + 9 * h)
+    n_nodes = int(np.clip(np.ceil((hi - lo) / (0.05 * h)), 257, 8193))
+    nodes = np.linspace(lo, hi, n_nodes)
+    sf = _kde_sf(nodes, x, h)
+    z = (nodes[:, None] - x[None, :]) / h
+    dens = np.exp(-0.5 * z * z).mean(axis=1) / (h * np.sqrt(2 * np.pi))
+    return ScoreModel("kde", values=x, scale=h, spline=CubicHermiteSpline(nodes, sf, -dens))
+
+
+def _silverman(x: np.ndarray) -> float:
+    n = len(x)
+    sd = float(np.std(x, ddof=1)) if n > 1 else 0.0
+    iqr = float(np.subtract(*np.percentile(x, [75, 25]))) / 1.34 if n > 1 else 0.0
+    spread = min(sd, iqr) if iqr > 0 else sd
+    if spread <= 0:
+        return 1e-3 * (1.0 + abs(float(np.mean(x))))
+    return 0.9 * spread * n ** (-0.2)
+
+
+def _fit_gmm(x: np.ndarray, k: int, rng: np.random.Generator, n_iter: int = 200) -> tuple:
+    """EM for a 1-D Gaussian mixture with k components; returns (weights, means, sds, loglik)."""
+    n = len(x)
+    qs = np.quantile(x, (np.arange(k) + 0.5) / k)
+    means = qs.astype(float)
+    floor = max(1e-6, 1e-3 * float(np.std(x)) if np.std(x) > 0 else 1e-6)
+    sds = np.full(k, max(float(np.std(x)), floor))
+    weights = np.full(k, 1.0 / k)
+    prev = -np.inf
+    ll = -np.inf
+    for _ in range(n_iter):
+        logp = stats.norm.logpdf(x[:, None], means, sds) + np.log(weights)
+        norm = special.logsumexp(logp, axis=1)
+        ll = float(norm.sum())
+        resp = np.exp(logp - norm[:, None])
+        nk = resp.sum(axis=0) + 1e-12
+        weights = nk / n
+        means = (resp * x[:, None]).sum(axis=0) / nk
+        sds = np.sqrt((resp * (x[:, None] - means) ** 2).sum(axis=0) / nk)
+        sds = np.maximum(sds, floor)
+        if abs(ll - prev) < 1e-8 * (1 + abs(ll)):
+            break
+        prev = ll
+    return weights, means, sds, ll
+
+
+def fit_score_model(
+    scores: np.ndarray, model: Model, cls: Literal["relevant", "nonrelevant"],
+    rng: np.random.Generator | None = None,
+) -> tuple[ScoreModel, str | None]:
+    """Fit the score model of one class; returns the model and a fallback note (or None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m, note = fit_score_model(np.array([1.0, 2.0, 3.0, 4.0]), "kde", "relevant")
+    >>> m.kind, round(m.scale, 4), note
+    ('kde', 0.9164, None)
+    """
+    x = np.asarray(scores, dtype=float)
+    if len(x) == 0:
+        raise DataFormatError(f"cannot fit a {cls} score model to no scores")
+    if model == "bootstrap":
+        return ScoreModel("bootstrap", values=np.sort(x)), None
+    if model == "kde":
+        return _kde_model(x), None
+    if model != "gmg":
+        raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
+    rng = rng or np.random.default_rng(0)
+    if cls == "relevant":
+        if len(x) < 3 or np.ptp(x) == 0:
+            return _kde_model(x), "relevant: kde (fewer than 3 distinct scores)"
+        best = None
+        for k in (1, 2, 3):
+            if k > 1 and len(x) < 3 * k:
+                break
+            w, mu, sd, ll = _fit_gmm(x, k, rng)
+            bic = -2 * ll + (3 * k - 1) * np.log(len(x))
+            if best is None or bic < best[0]:
+                best = (bic, w, mu, sd)
+        assert best is not None
+        return ScoreModel("gmm", weights=best[1], means=best[2], sds=best[3]), None
+    if len(np.unique(x)) < 3:
+        return _kde_model(x), "nonrelevant: kde (fewer than 3 distinct scores)"
+    loc = float(x.min() - 0.01 * np.ptp(x))
+    shape, _, scale = stats.gamma.fit(x - loc, floc=0)
+    return ScoreModel("gamma", shape=float(shape), scale=float(scale), loc=loc), None
+
+
+# ---------------------------------------------------------------------------------------------
+# ranks of the relevant documents in simulated rankings
+# ---------------------------------------------------------------------------------------------
+def simulate_relevant_ranks(
+    rel_model: ScoreModel,
+    nonrel_model: ScoreModel,
+    r_s: np.ndarray,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    exact_rankings: bool = False,
+) -> np.ndarray:
+    """Ranks (1-based) of the relevant documents in ``len(r_s)`` simulated rankings.
+
+    Parameters
+    ----------
+    rel_model, nonrel_model : ScoreModel
+        Score models of the two classes.
+    r_s : array of int
+        Relevant documents retrieved in each sample (each at most ``n``).
+    n : int
+        Documents retrieved per ranking (relevant + non-relevant).
+    exact_rankings : bool
+        Draw every score and sort (slow, for validation) instead of the binomial chain.
+
+    Returns
+    -------
+    ndarray of float, shape (C, max(r_s))
+        Row c holds the ranks of sample c's relevant documents in increasing order, padded with
+        ``inf`` (so ``1/rank`` and ``p**rank`` vanish and ``rank <= k`` is false for padding).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rel = ScoreModel("kde", values=np.array([5.0]), scale=1e-9)
+    >>> non = ScoreModel("kde", values=np.array([0.0]), scale=1e-9)
+    >>> simulate_relevant_ranks(rel, non, np.array([2, 1]), 10, np.random.default_rng(0))
+    array([[ 1.,  2.],
+           [ 1., inf]])
+    """
+    r_s = np.asarray(r_s, dtype=np.int64)
+    C = len(r_s)
+    K = int(r_s.max()) if C else 0
+    ranks = np.full((C, K), np.inf)
+    if K == 0:
+        return ranks
+    valid = np.arange(K)[None, :] < r_s[:, None]
+    u = rng.random((C, K))  # tie-breaking keys (matter only for the discrete bootstrap)
+    if rel_model.kind == "bootstrap":
+        # draw indices into the relevant scores; P(non-relevant above) by table look-up
+        assert rel_model.values is not None
+        idx = rng.integers(0, len(rel_model.values), size=(C, K))
+        x = rel_model.values[idx]
+        sf_tab = nonrel_model.sf(rel_model.values)
+        pmf_tab = nonrel_model.pmf_at(rel_model.values)
+    else:
+        x = rel_model.sample(rng, (C, K))
+        idx = None
+    if exact_rankings:
+        for c in range(C):
+            k = int(r_s[c])
+            nr = nonrel_model.sample(rng, n - k)
+            ur = rng.random(n - k)
+            xs, us = x[c, :k], u[c, :k]
+            # a non-relevant doc ranks above a relevant one if its (score, key) is larger
+            above = (
+                (nr[None, :] > xs[:, None]) | ((nr[None, :] == xs[:, None]) & (ur[None, :] > us[:, None]))
+            ).sum(axis=1)
+            ranks[c, :k] = np.sort(above) + np.arange(1, k + 1)
+        return ranks
+    # p = P(a non-relevant doc ranks above this relevant doc) = P(s > x) + P(s = x) P(key > u);
+    # p is monotone in (score, key), so sorting p orders the relevant docs by rank.
+    if idx is not None:
+        p = sf_tab[idx] + pmf_tab[idx] * (1.0 - u)
+    else:
+        p = nonrel_model.sf(x)
+    p = np.where(valid, np.clip(p, 0.0, 1.0), 2.0)
+    p.sort(axis=1)
+    # numbers of non-relevant docs above each relevant doc: a multinomial over the intervals
+    # between consecutive p, drawn as a chain of conditional binomials (rows still active only)
+    n_nr = (n - r_s).astype(np.int64)
+    above = np.zeros(C, dtype=np.int64)
+    prev = np.zeros(C)
+    for j in range(K):
+        act = np.flatnonzero(r_s > j)
+        pj = p[act, j]
+        denom = 1.0 - prev[act]
+        q = np.divide(pj - prev[act], denom, out=np.zeros(len(act)), where=denom > 0)
+        above[act] += rng.binomial(n_nr[act] - above[act], np.clip(q, 0.0, 1.0))
+        prev[act] = pj
+        ranks[act, j] = above[act] + (j + 1)
+    return ranks
+
+
+def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str) -> np.ndarray:
+    """A measure from the ranks of the relevant documents (binary relevance).
+
+    Parameters
+    ----------
+    ranks : ndarray (C, K)
+        Increasing ranks of the relevant retrieved documents, padded with values beyond depth.
+    n_rel : array of int
+        Relevant documents in each sample (the recall base ``R_s``).
+    measure : str
+        ``AP``, ``P@k``, ``RR``, ``Rprec``, ``nDCG@k`` or ``RBP(p)`` / ``RBP(p=..)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ranks = np.array([[1, 3, np.inf]])        # 2 relevant retrieved, at ranks 1 and 3
+    >>> float(measure_from_ranks(ranks, np.array([4]), "AP"))  # (1/1 + 2/3) / 4
+    0.4166666666666667
+    >>> float(measure_from_ranks(ranks, np.array([4]), "P@5"))
+    0.4
+    """
+    ranks = np.asarray(ranks, dtype=float)
+    n_rel = np.asarray(n_rel, dtype=float)
+    C, K = ranks.shape
+    if K == 0:
+        return np.zeros(C)
+    pos = np.arange(1, K + 1)[None, :]
+    name = measure.strip()
+    upper = name.upper()
+    if upper == "AP":
+        contrib = pos / ranks
+        return np.divide(contrib.sum(axis=1), n_rel, out=np.zeros(C), where=n_rel > 0)
+    m = re.fullmatch(r"P@(\d+)", name, flags=re.IGNORECASE)
+    if m:
+        k = int(m.group(1))
+        return (ranks <= k).sum(axis=1) / k
+    if upper == "RR":
+        return 1.0 / ranks[:, 0]
+    if upper == "RPREC":
+        hits = (ranks <= n_rel[:, None]).sum(axis=1)
+        return np.divide(hits, n_rel, out=np.zeros(C), where=n_rel > 0)
+    m = re.fullmatch(r"nDCG@(\d+)", name, flags=re.IGNORECASE)
+    if m:
+        k = int(m.group(1))
+        dcg = np.where(ranks <= k, 1.0 / np.log2(ranks + 1.0), 0.0).sum(axis=1)
+        ideal_n = np.minimum(n_rel, k).astype(int)
+        disc = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2)))])
+        idcg = disc[ideal_n]
+        return np.divide(dcg, idcg, out=np.zeros(C), where=idcg > 0)
+    m = re.fullmatch(r"RBP\((?:p=)?([0-9.]+)\)", name, flags=re.IGNORECASE)
+    if m:
+        p = float(m.group(1))
+        if not 0 < p < 1:
+            raise DataFormatError(f"RBP persistence must be in (0, 1), got {p}")
+        return ((1 - p) * p ** (ranks - 1)).sum(axis=1)
+    raise DataFormatError(
+        f"measure {measure!r} is not supported by the simulator; use one of {', '.join(SUPPORTED_MEASURES)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the public driver
+# ---------------------------------------------------------------------------------------------
+def _observed(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, level: int) -> tuple:
+    require_columns(runs, ["system", "topic", "docid", "score"], "runs")
+    require_columns(qrels, ["topic", "docid", "rel"], "qrels")
+    r = runs[["system", "topic", "docid", "score"]].copy()
+    for c in ("system", "topic", "docid"):
+        r[c] = r[c].astype(str)
+    q = qrels[["topic", "docid", "rel"]].copy()
+    q["topic"] = q["topic"].astype(str)
+    q["docid"] = q["docid"].astype(str)
+    q = q.drop_duplicates(["topic", "docid"], keep="last")
+    n_rel = (q.loc[q["rel"] >= level].groupby("topic").size())
+    # trec_eval order, then the top `depth`
+    r = r.sort_values(["system", "topic", "score", "docid"], ascending=[True, True, False, False], kind="mergesort")
+    r = r.groupby(["system", "topic"], sort=False).head(depth)
+    r = r.merge(q, on=["topic", "docid"], how="left")
+    r["rel"] = (r["rel"].fillna(0) >= level)
+    return r, n_rel
+
+
+def document_samples(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    model: Model = "bootstrap",
+    n_samples: int = 10,
+    measure: str = "AP",
+    depth: int = 1000,
+    seed: int | None = None,
+    zeros: Literal["redraw", "keep", "skip"] = "redraw",
+    relevance_level: int = 1,
+    exact_rankings: bool = False,
+    systems: Sequence[str] | None = None,
+    topics: Sequence[str] | None = None,
+    backend: object = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Simulate other document samples per (topic, run) and score them.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Runs with columns ``system, topic, docid, score`` (irmodels' runs layout).
+    qrels : DataFrame
+        Qrels with ``topic, docid, rel``; documents with ``rel >= relevance_level`` are relevant.
+    model : {"bootstrap", "kde", "gmg"}
+        Score model of each class (see the module notes).
+    n_samples : int
+        Simulated samples ``C`` per (topic, run).
+    measure : str
+        ``AP``, ``P@k``, ``RR``, ``Rprec``, ``nDCG@k`` or ``RBP(p)``.
+    depth : int
+        Ranking depth (the run's top ``depth`` documents are modelled).
+    seed : int, optional
+        Seed; each (topic, run) gets its own stream (``SeedSequence.spawn``), so the result does
+        not depend on the backend or the chunking.
+    zeros : {"redraw", "keep", "skip"}
+        What to do when ``r_s ~ Poisson(r)`` draws 0 for a run that retrieved relevant documents.
+    exact_rankings : bool
+        Draw and sort every score (slow; for validation) instead of the exact binomial chain.
+    systems, topics : sequence of str, optional
+        Restrict the simulation.
+    backend, n_workers, progress
+        Passed to :func:`irmodels.parallel.map` (chunks of (topic, run) pairs).
+
+    Returns
+    -------
+    DataFrame
+        Long frame with columns ``measure, topic, system, sample, score`` (``sample`` = 1..C).
+        ``attrs["record"]`` is a DataFrame per (topic, system): ``n_ret, r, R, zero_draws,
+        capped, skipped, degenerate`` (all simulated values equal), ``rel_model``,
+        ``nonrel_model`` (the fitted model kinds, with fallbacks noted).
+
+    Notes
+    -----
+    A run that retrieved no relevant document for a topic (``r = 0``) always simulates
+    ``r_s = 0`` and a measure of 0: it is recorded as degenerate. Mixed models cannot use
+    degenerate (topic, system) strata; :func:`irmodels.studies.document_samples.compare_tests`
+    reports and excludes them.
+
+    References: Robertson & Kanoulas, "On Per-topic Variance in IR Evaluation", SIGIR 2012.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> coll = irm.collection.generate(preset="tiny", seed=1)
+    >>> sims = irm.replicates.document_samples(coll.runs, coll.qrels, n_samples=3, seed=7)
+    >>> list(sims.columns), int(sims["sample"].nunique())
+    (['measure', 'topic', 'system', 'sample', 'score'], 3)
+    """
+    if n_samples < 1:
+        raise DataFormatError(f"n_samples must be at least 1, got {n_samples}")
+    if zeros not in ("redraw", "keep", "skip"):
+        raise DataFormatError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}")
+    if model not in ("bootstrap", "kde", "gmg"):
+        raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
+    measure_from_ranks(np.full((1, 1), 2.0), np.array([1]), measure)  # validate the name early
+    obs, n_rel = _observed(runs, qrels, depth, relevance_level)
+    if systems is not None:
+        obs = obs.loc[obs["system"].isin([str(s) for s in systems])]
+    if topics is not None:
+        obs = obs.loc[obs["topic"].isin([str(t) for t in topics])]
+    if obs.empty:
+        raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
+    missing_topics = sorted(set(obs["topic"]) - set(n_rel.index))
+    if missing_topics:
+        warnings.warn(
+            f"{len(missing_topics)} topic(s) have no relevant document in the qrels and are "
+            f"skipped (e.g. {missing_topics[:3]})",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+        obs = obs.loc[~obs["topic"].isin(missing_topics)]
+    groups = []
+    for (system, topic), g in obs.groupby(["system", "topic"], sort=True):
+        rel = g["rel"].to_numpy()
+        s = g["score"].to_numpy(dtype=float)
+        groups.append((str(topic), str(system), s[rel], s[~rel], int(n_rel.loc[topic])))
+    seeds = np.random.SeedSequence(seed).spawn(len(groups))
+    units = [
+        (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
+    ]
+    if backend == "serial":
+        results = [_simulate_unit(u) for u in units]
+    else:
+        from irmodels import parallel
+
+        chunk = max(1, len(units) // (4 * (n_workers or 2)))
+        chunks = [units[i : i + chunk] for i in range(0, len(units), chunk)]
+        nested = parallel.map(_simulate_chunk, chunks, backend=backend, n_workers=n_workers,
+                              progress=progress)
+        results = [r for part in nested for r in part]
+    rows_topic, rows_system, rows_sample, rows_score, records = [], [], [], [], []
+    for (topic, system, *_), (values, samples, rec) in zip(groups, results):
+        rows_topic.append(np.full(len(values), topic, dtype=object))
+        rows_system.append(np.full(len(values), system, dtype=object))
+        rows_sample.append(samples)
+        rows_score.append(values)
+        records.append({"topic": topic, "system": system, **rec})
+    long = pd.DataFrame(
+        {
+            "measure": measure,
+            "topic": np.concatenate(rows_topic),
+            "system": np.concatenate(rows_system),
+            "sample": np.concatenate(rows_sample),
+            "score": np.concatenate(rows_score),
+        }
+    )
+    out = frame(long)
+    record = pd.DataFrame.from_records(records)
+    out.attrs["record"] = record
+    n_deg = int(record["degenerate"].sum())
+    if n_deg:
+        warnings.warn(
+            f"{n_deg} of {len(record)} (topic, system) pairs have simulated values that never vary "
+            "(e.g. no relevant document retrieved); mixed models must exclude them "
+            "(see attrs['record'])",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+def _simulate_chunk(units: list) -> list:
+    return [_simulate_unit(u) for u in units]
+
+
+def _simulate_unit(unit: tuple) -> tuple[np.ndarray, np.ndarray, dict]:
+    (topic, system, rel_scores, nonrel_scores, R), seed, model, C, measure, zeros, exact = unit
+    rng = np.random.default_rng(seed)
+    r = len(rel_scores)
+    n = r + len(nonrel_scores)
+    rec = {"n_ret": n, "r": r, "R": R, "zero_draws": 0, "capped": 0, "skipped": 0,
+           "rel_model": None, "nonrel_model": None, "degenerate": False}
+    if r == 0:
+        r_s = np.zeros(C, dtype=np.int64)
+        rel_model = None
+    else:
+        r_s = rng.poisson(r, size=C)
+        zero = r_s == 0
+        rec["zero_draws"] = int(zero.sum())
+        if zeros == "redraw":
+            while zero.any():
+                r_s[zero] = rng.poisson(r, size=int(zero.sum()))
+                zero = r_s == 0
+        capped = r_s > n
+        rec["capped"] = int(capped.sum())
+        r_s = np.minimum(r_s, n)
+        rel_model, note = fit_score_model(rel_scores, model, "relevant", rng)
+        rec["rel_model"] = rel_model.kind + (f" ({note})" if note else "")
+    R_s = r_s + rng.poisson(max(R - r, 0), size=C)
+    if len(nonrel_scores):
+        nonrel_model, note = fit_score_model(nonrel_scores, model, "nonrelevant", rng)
+        rec["nonrel_model"] = nonrel_model.kind + (f" ({note})" if note else "")
+    else:
+        nonrel_model = ScoreModel("bootstrap", values=np.array([-np.inf]))  # nothing ranks above
+        rec["nonrel_model"] = "none retrieved"
+    if rel_model is None or r_s.max() == 0:
+        ranks = np.full((C, 0), np.inf)
+    else:
+        ranks = simulate_relevant_ranks(rel_model, nonrel_model, r_s, n, rng, exact_rankings=exact)
+    values = measure_from_ranks(ranks, R_s, measure)
+    samples = np.arange(1, C + 1)
+    if zeros == "skip" and r > 0:
+        keep = r_s > 0
+        rec["skipped"] = int((~keep).sum())
+        values, samples = values[keep], samples[keep]
+    rec["degenerate"] = bool(len(values) < 2 or np.ptp(values) == 0)
+    return values, samples, rec
