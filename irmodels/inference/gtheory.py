@@ -1,0 +1,759 @@
+"""Generalizability theory: G-study variance components and D-study stability of a test collection.
+
+A G-study splits the variance of the scores into components (systems, topics, their
+interaction, and with shards or document samples the extra facets); a D-study predicts how
+stable the comparison of systems would be with ``n'`` topics (and shards). The object of
+measurement is the system; every other facet is random.
+
+References: METHODS.md section 7; Brennan, *Generalizability Theory* (2001), ch. 3-6;
+Webber, *Measurement in Information Retrieval Evaluation* (PhD thesis, 2010), ch. 4;
+Urbano, Marrero & Martin, "On the Measurement of Test Collection Reliability", SIGIR 2013.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay
+from irmodels.data.frame import require_columns
+from irmodels.errors import DataFormatError, DesignError, NegativeVarianceWarning
+
+__all__ = ["GStudy", "gstudy"]
+
+#: canonical order of the facets; interaction names join their factors in this order
+_FACET_ORDER = ("topic", "system", "shard", "sample")
+_DSTUDY_COLUMNS = ["topics", "Erho2", "Erho2_lower", "Erho2_upper", "Phi", "Phi_lower", "Phi_upper"]
+
+
+def _term_name(factors: Sequence[str]) -> str:
+    order = {f: i for i, f in enumerate(_FACET_ORDER)}
+    return ":".join(sorted(factors, key=lambda f: (order.get(f, len(order)), f)))
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, int]:
+    cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    cat = cat.cat.remove_unused_categories()
+    return cat.cat.codes.to_numpy().astype(np.int64), len(cat.cat.categories)
+
+
+def _dense(data: pd.DataFrame, factors: Sequence[str]) -> np.ndarray:
+    """Scores as a dense array with one axis per factor; raise unless exactly one per cell."""
+    codes, shape = [], []
+    for f in factors:
+        c, n = _codes(data[f])
+        codes.append(c)
+        shape.append(n)
+    flat = np.ravel_multi_index(codes, shape)
+    size = int(np.prod(shape))
+    counts = np.bincount(flat, minlength=size)
+    if counts.min() != 1 or counts.max() != 1:
+        missing = int((counts == 0).sum())
+        extra = int((counts > 1).sum())
+        raise DesignError(
+            f"a G-study from data needs exactly one score per ({', '.join(factors)}) cell; "
+            f"found {missing} empty and {extra} repeated cell(s) out of {size}. Balance the "
+            "data (irm.balance shows the gaps), average the replicates, or fit irm.mixed(...) "
+            "and pass its result."
+        )
+    out = np.empty(size)
+    out[flat] = data["score"].to_numpy(dtype=float)
+    return out.reshape(shape)
+
+
+def _truncate(var: dict[str, float], stacklevel: int) -> dict[str, float]:
+    negative = {k: v for k, v in var.items() if v < 0}
+    if negative:
+        shown = ", ".join(f"{k} = {v:.4g}" for k, v in negative.items())
+        warnings.warn(
+            f"negative variance estimate(s) set to 0: {shown}. Moment estimates can fall below "
+            "zero when a component is small; the D-study treats it as 0 (a REML fit with "
+            "irm.mixed keeps estimates on the boundary instead).",
+            NegativeVarianceWarning,
+            stacklevel=stacklevel,
+        )
+    return {k: max(0.0, float(v)) for k, v in var.items()}
+
+
+def _components_frame(var: dict[str, float]) -> pd.DataFrame:
+    values = np.array(list(var.values()), dtype=float)
+    total = values.sum()
+    share = values / total if total > 0 else np.full(len(values), np.nan)
+    out = pd.DataFrame(
+        {"variance": values, "sd": np.sqrt(values), "share": share},
+        index=pd.Index(list(var.keys()), name="component"),
+    )
+    return out
+
+
+def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
+    """Mean squares and EMS components of a system x topic array (axis 0 systems)."""
+    n_s, n_t = y.shape
+    grand = y.mean()
+    m_s = y.mean(axis=1)
+    m_t = y.mean(axis=0)
+    resid = y - m_s[:, None] - m_t[None, :] + grand
+    ms = {
+        "system": n_t * float(((m_s - grand) ** 2).sum()) / (n_s - 1),
+        "topic": n_s * float(((m_t - grand) ** 2).sum()) / (n_t - 1),
+        "Residual": float((resid**2).sum()) / ((n_s - 1) * (n_t - 1)),
+    }
+    var = {
+        "system": (ms["system"] - ms["Residual"]) / n_t,
+        "topic": (ms["topic"] - ms["Residual"]) / n_s,
+        "Residual": ms["Residual"],
+    }
+    return ms, var
+
+
+def _three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Mean squares and EMS components of a system x topic x facet array, all random."""
+    n_s, n_t, n_h = y.shape
+    g = y.mean()
+    m_s, m_t, m_h = y.mean(axis=(1, 2)), y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
+    m_st, m_sh, m_th = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)
+    e_st = m_st - m_s[:, None] - m_t[None, :] + g
+    e_sh = m_sh - m_s[:, None] - m_h[None, :] + g
+    e_th = m_th - m_t[:, None] - m_h[None, :] + g
+    e = (
+        y
+        - m_st[:, :, None] - m_sh[:, None, :] - m_th[None, :, :]
+        + m_s[:, None, None] + m_t[None, :, None] + m_h[None, None, :]
+        - g
+    )
+    st, sh, th = "topic:system", _term_name(["system", facet]), _term_name(["topic", facet])
+    ms = {
+        "system": n_t * n_h * float(((m_s - g) ** 2).sum()) / (n_s - 1),
+        "topic": n_s * n_h * float(((m_t - g) ** 2).sum()) / (n_t - 1),
+        facet: n_s * n_t * float(((m_h - g) ** 2).sum()) / (n_h - 1),
+        st: n_h * float((e_st**2).sum()) / ((n_s - 1) * (n_t - 1)),
+        sh: n_t * float((e_sh**2).sum()) / ((n_s - 1) * (n_h - 1)),
+        th: n_s * float((e_th**2).sum()) / ((n_t - 1) * (n_h - 1)),
+        "Residual": float((e**2).sum()) / ((n_s - 1) * (n_t - 1) * (n_h - 1)),
+    }
+    v_e = ms["Residual"]
+    var = {
+        "system": (ms["system"] - ms[st] - ms[sh] + v_e) / (n_t * n_h),
+        "topic": (ms["topic"] - ms[st] - ms[th] + v_e) / (n_s * n_h),
+        facet: (ms[facet] - ms[sh] - ms[th] + v_e) / (n_s * n_t),
+        st: (ms[st] - v_e) / n_h,
+        sh: (ms[sh] - v_e) / n_t,
+        th: (ms[th] - v_e) / n_s,
+        "Residual": v_e,
+    }
+    return ms, var
+
+
+@dataclass(frozen=True)
+class GStudy(ResultDisplay):
+    """Result of :func:`gstudy`: variance components and the D-study built on them.
+
+    Attributes
+    ----------
+    components : DataFrame
+        Indexed by component, columns ``variance`` (estimate, negatives set to 0), ``sd`` and
+        ``share`` (of the total). See :func:`gstudy` for the component names.
+    n_topics, n_systems : int
+        Topics and systems in the G-study.
+    n_facet : int or None
+        Levels of the third facet (shards or samples), None for a system x topic design.
+    facet : str or None
+        Name of the third facet (``"shard"`` or ``"sample"``), None without one.
+    mean_squares : Series or None
+        Mean squares by component (``Residual`` last) when the data were available; the
+        confidence intervals of the two-facet D-study need them.
+    source : str
+        ``"data"``, ``"anova"`` or ``"mixed"``.
+    """
+
+    components: pd.DataFrame
+    n_topics: int
+    n_systems: int
+    n_facet: int | None = None
+    facet: str | None = None
+    mean_squares: pd.Series | None = field(default=None, repr=False)
+    source: str = "data"
+
+    # ------------------------------------------------------------------ indices
+    def _var(self, name: str) -> float:
+        return float(self.components["variance"].get(name, 0.0))
+
+    def _error_terms(self) -> list[tuple[str, frozenset[str], bool]]:
+        """(component, facets other than system, enters relative error?) for every non-system term."""
+        facets = {"topic"} | ({self.facet} if self.facet else set())
+        out = []
+        for name in self.components.index:
+            if name == "system":
+                continue
+            parts = set(facets | {"system"}) if name == "Residual" else set(str(name).split(":"))
+            out.append((str(name), frozenset(parts - {"system"}), "system" in parts))
+        return out
+
+    def _errors(self, topics: float, shards: float | None) -> tuple[float, float]:
+        """Relative and absolute error variances for ``topics`` topics (and ``shards``)."""
+        n = {"topic": topics}
+        if self.facet:
+            n[self.facet] = self.n_facet if shards is None else shards
+        rel = absolute = 0.0
+        for name, others, with_system in self._error_terms():
+            div = math.prod(n[f] for f in others) if others else 1.0
+            v = self._var(name) / div
+            absolute += v
+            if with_system:
+                rel += v
+        return rel, absolute
+
+    @property
+    def phi(self) -> float:
+        """Dependability index for one topic (and one shard): ``var_s / (var_s + absolute error)``."""
+        v = self._var("system")
+        return v / (v + self._errors(1, 1)[1])
+
+    @property
+    def rho_I(self) -> float:  # noqa: N802 - the customary symbol
+        """Generalizability (intraclass) coefficient for one topic: ``var_s / (var_s + relative error)``."""
+        v = self._var("system")
+        return v / (v + self._errors(1, 1)[0])
+
+    # ------------------------------------------------------------------ D-study
+    def _single_topic_bounds(self, p: float) -> tuple[float, float]:
+        """(signal/noise ratio for E rho^2, Phi for one topic) at F quantile probability ``p``.
+
+        Feldt (1965): MS_s / MS_e ~ (1 + n_t var_s/var_e) F(df_s, df_e). Arteaga, Jeyaratnam &
+        Franklin (1982) in Brennan (2001, eq. 6.14-6.15) for Phi.
+        """
+        ms = self.mean_squares
+        assert ms is not None
+        n_s, n_t = self.n_systems, self.n_topics
+        df_s, df_t = n_s - 1, n_t - 1
+        df_e = df_s * df_t
+        m_s, m_t, m_e = float(ms["system"]), float(ms["topic"]), float(ms["Residual"])
+        f2 = stats.f.ppf(p, df_s, df_e)
+        ratio = (m_s / (m_e * f2) - 1.0) / n_t
+        f1 = stats.chi2.ppf(p, df_s) / df_s  # F(df_s, inf)
+        f3 = stats.f.ppf(p, df_s, df_t)
+        num = m_s**2 - f1 * m_s * m_e + (f1 - f2) * f2 * m_e**2
+        den = (n_s - 1) * f1 * m_s * m_e + f3 * m_s * m_t
+        lam = num / den if den > 0 else 0.0
+        # a non-positive ratio means the limit is at (or below) 0 for every number of topics
+        ratio = max(ratio, 0.0)
+        phi1 = n_s * lam / (n_s * lam + n_t) if lam > 0 else 0.0
+        return ratio, phi1
+
+    def _has_intervals(self) -> bool:
+        return self.facet is None and self.mean_squares is not None
+
+    def dstudy(
+        self,
+        topics: int | Sequence[int] | None = None,
+        shards: int | Sequence[int] | None = None,
+        *,
+        alpha: float = 0.05,
+        sided: Literal["two", "lower", "upper"] = "two",
+    ) -> pd.DataFrame:
+        """Stability of the system comparison with ``n'`` topics (and shards).
+
+        Parameters
+        ----------
+        topics : int or sequence of int, optional
+            Numbers of topics ``n'`` (default: the G-study's own number).
+        shards : int or sequence of int, optional
+            Numbers of levels of the third facet (shards or samples); only with one. Default:
+            the G-study's own number. Every combination of ``topics`` and ``shards`` is a row.
+        alpha : float
+            1 - confidence level of the intervals.
+        sided : {"two", "lower", "upper"}
+            Two-sided interval (``alpha/2`` in each tail), a lower bound only (the upper bound is
+            then 1) or an upper bound only (the lower bound is then 0).
+
+        Returns
+        -------
+        DataFrame
+            One row per design, columns:
+
+            - ``topics``: number of topics ``n'``;
+            - ``Erho2``: generalizability coefficient ``var_s / (var_s + relative error)``;
+            - ``Erho2_lower``, ``Erho2_upper``: Feldt (1965) confidence limits;
+            - ``Phi``: dependability index ``var_s / (var_s + absolute error)``;
+            - ``Phi_lower``, ``Phi_upper``: Arteaga, Jeyaratnam & Franklin (1982) limits;
+            - ``shards`` (only with a third facet): number of shards or samples.
+
+            Limits are truncated to [0, 1]. They need the mean squares of a system x topic
+            design; with a third facet, or components from a mixed model without data, they
+            are NaN.
+
+        Notes
+        -----
+        With ``n'`` topics the relative error variance is ``var_st,e / n'`` and the absolute one
+        ``(var_t + var_st,e) / n'``; with a third facet ``h`` and ``n'_h`` levels every
+        component is divided by the sample sizes of its non-system facets (Brennan 2001, ch. 4).
+        For the intervals, the single-topic signal-to-noise ratio at the F quantile
+        ``F(p; df_s, df_e)`` is ``r = (MS_s / (MS_e F) - 1) / n_t`` and
+        ``E rho^2_L = n' r / (1 + n' r)`` (Feldt 1965; Brennan 2001, eq. 6.11-6.12); for
+        Phi the one-topic limit of Arteaga et al. (1982) (Brennan 2001, eq. 6.14-6.15) is
+        stepped up to ``n'`` topics by Spearman-Brown. Brennan's Table 6.5 gives the values
+        for his Table 3.2 data. See Urbano, Marrero & Martin (SIGIR 2013) for the IR reading.
+
+        Examples
+        --------
+        >>> import pandas as pd, irmodels as irm
+        >>> w = pd.DataFrame({"a": [.2, .4, .5, .3, .6], "b": [.3, .5, .7, .3, .8],
+        ...                   "c": [.1, .2, .5, .1, .4], "d": [.4, .4, .8, .5, .7]})
+        >>> g = irm.gstudy(irm.from_wide(w))
+        >>> g.dstudy(topics=[5, 50]).round(3)
+           topics  Erho2  Erho2_lower  Erho2_upper    Phi  Phi_lower  Phi_upper
+        0       5  0.946        0.759        0.996  0.707      0.183      0.974
+        1      50  0.994        0.969        1.000  0.960      0.691      0.997
+        """
+        if sided not in ("two", "lower", "upper"):
+            raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
+        if not 0 < alpha < 1:
+            raise DesignError(f"alpha must be in (0, 1); got {alpha!r}")
+        t_list = _as_counts(self.n_topics if topics is None else topics, "topics")
+        if self.facet is None:
+            if shards is not None:
+                raise DesignError(
+                    "shards= needs a G-study with a shard (or sample) facet; this one is "
+                    "system x topic. Fit the G-study on data with a shard column."
+                )
+            h_list: list[int | None] = [None]
+        else:
+            h_list = list(_as_counts(self.n_facet if shards is None else shards, "shards"))
+        rows = []
+        var_s = self._var("system")
+        for h in h_list:
+            for t in t_list:
+                rel, absolute = self._errors(t, h)
+                rows.append({
+                    "topics": int(t),
+                    "Erho2": _ratio(var_s, rel),
+                    "Phi": _ratio(var_s, absolute),
+                    "shards": h,
+                })
+        out = pd.DataFrame(rows)
+        n = np.asarray(out["topics"], dtype=float)
+        nan = np.full(len(out), np.nan)
+        lo_e = up_e = lo_p = up_p = nan
+        if self._has_intervals():
+            tail = alpha / 2 if sided == "two" else alpha
+            if sided in ("two", "lower"):
+                r, p1 = self._single_topic_bounds(1 - tail)
+                lo_e, lo_p = _step_up(r, p1, n)
+            else:
+                lo_e = lo_p = np.zeros(len(out))
+            if sided in ("two", "upper"):
+                r, p1 = self._single_topic_bounds(tail)
+                up_e, up_p = _step_up(r, p1, n)
+            else:
+                up_e = up_p = np.ones(len(out))
+        out["Erho2_lower"], out["Erho2_upper"] = lo_e, up_e
+        out["Phi_lower"], out["Phi_upper"] = lo_p, up_p
+        cols = _DSTUDY_COLUMNS + (["shards"] if self.facet else [])
+        out = out[cols]
+        if self.facet:
+            out["shards"] = out["shards"].astype("int64")
+        return out
+
+    def topics_needed(
+        self,
+        target: float = 0.95,
+        *,
+        index: Literal["Erho2", "Phi"] = "Erho2",
+        alpha: float | None = None,
+        sided: Literal["two", "lower", "upper"] = "two",
+        shards: int | None = None,
+    ) -> Any:
+        """Smallest number of topics whose ``index`` reaches ``target``.
+
+        Parameters
+        ----------
+        target : float in (0, 1)
+            Required E rho^2 or Phi.
+        index : {"Erho2", "Phi"}
+            Which coefficient must reach the target.
+        alpha : float, optional
+            When given, also the topics needed according to each confidence limit (as in
+            :meth:`dstudy`, with ``sided``).
+        sided : {"two", "lower", "upper"}
+            How ``alpha`` is split (see :meth:`dstudy`).
+        shards : int, optional
+            Levels of the third facet in the D-study (default: the G-study's own number).
+
+        Returns
+        -------
+        int or Series
+            Without ``alpha``: the smallest integer ``n'``. With ``alpha``: a Series with
+            ``topics`` (the point estimate), ``topics_lower`` (topics needed for the *lower*
+            confidence limit to reach the target: the conservative answer) and
+            ``topics_upper`` (for the upper limit), dtype ``Int64``; ``<NA>`` where a limit
+            can never reach the target (a limit not in (0, 1), or a side not requested).
+
+        Raises
+        ------
+        DesignError
+            When no number of topics reaches the target (system variance 0, or errors that
+            do not shrink with topics already too large).
+
+        Notes
+        -----
+        Inverting ``E rho^2 = var_s / (var_s + A/n' + B)``, where ``A`` collects the error
+        components divided by the number of topics and ``B`` the others (0 without a third
+        facet): ``n' = ceil(A / (var_s (1 - target) / target - B))``. For two facets this is
+        ``ceil(target var_e / (var_s (1 - target)))`` (``var_t + var_e`` for Phi).
+
+        Examples
+        --------
+        >>> import pandas as pd, irmodels as irm
+        >>> w = pd.DataFrame({"a": [.2, .4, .5, .3, .6], "b": [.3, .5, .7, .3, .8],
+        ...                   "c": [.1, .2, .5, .1, .4], "d": [.4, .4, .8, .5, .7]})
+        >>> g = irm.gstudy(irm.from_wide(w))
+        >>> g.topics_needed(0.95), g.topics_needed(0.95, index="Phi")
+        (6, 40)
+        >>> g.topics_needed(0.95, alpha=0.05).tolist()
+        [6, 31, 1]
+        """
+        if not 0 < target < 1:
+            raise DesignError(f"target must be in (0, 1); got {target!r}")
+        if index not in ("Erho2", "Phi"):
+            raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
+        var_s = self._var("system")
+        n = {"topic": 1.0}
+        if self.facet:
+            n[self.facet] = float(self.n_facet if shards is None else shards)
+        a = b = 0.0
+        for name, others, with_system in self._error_terms():
+            if index == "Erho2" and not with_system:
+                continue
+            div = math.prod(n[f] for f in others if f != "topic")
+            if "topic" in others:
+                a += self._var(name) / div
+            else:
+                b += self._var(name) / div
+        room = var_s * (1 - target) / target - b
+        if var_s <= 0 or room <= 0:
+            raise DesignError(
+                f"no number of topics reaches {index} = {target}: the system variance is "
+                f"{var_s:.4g} and the error that more topics cannot remove is {b:.4g}. Lower the "
+                "target, or add shards/samples to the D-study (shards=...)."
+            )
+        point = _ceil(a / room)
+        if alpha is None:
+            return point
+        if not self._has_intervals():
+            raise DesignError(
+                "confidence limits of the topics needed require a system x topic G-study fitted "
+                "from data (mean squares); this one has "
+                + (f"a {self.facet} facet" if self.facet else "no mean squares")
+                + ". Call topics_needed without alpha."
+            )
+        tail = alpha / 2 if sided == "two" else alpha
+        res: dict[str, Any] = {"topics": point, "topics_lower": pd.NA, "topics_upper": pd.NA}
+        for key, p, on in (
+            ("topics_lower", 1 - tail, sided in ("two", "lower")),
+            ("topics_upper", tail, sided in ("two", "upper")),
+        ):
+            if not on:
+                continue
+            r, phi1 = self._single_topic_bounds(p)
+            if index == "Erho2":
+                if r > 0:
+                    res[key] = _ceil(target / ((1 - target) * r))
+            elif 0 < phi1 < 1:
+                res[key] = _ceil(target * (1 - phi1) / (phi1 * (1 - target)))
+        return pd.Series(res, dtype="Int64", name=index)
+
+    # ------------------------------------------------------------------ plot
+    def plot(
+        self,
+        topics: Sequence[int] | None = None,
+        *,
+        alpha: float | None = 0.05,
+        target: float | None = None,
+        ax: Any = None,
+    ) -> Any:
+        """D-study curves of E rho^2 and Phi against the number of topics.
+
+        Parameters
+        ----------
+        topics : sequence of int, optional
+            Numbers of topics on the x axis (default 1 to twice the G-study's number).
+        alpha : float or None
+            Shade the two-sided confidence bands (when available); None for none.
+        target : float, optional
+            Draw a horizontal line at this stability.
+        ax : matplotlib Axes, optional
+            Draw here instead of on a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        import matplotlib.pyplot as plt
+
+        if topics is None:
+            topics = range(1, 2 * self.n_topics + 1)
+        d = self.dstudy(list(topics), alpha=0.05 if alpha is None else alpha)
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6, 4))
+        else:
+            fig = ax.figure
+        for col, color in (("Erho2", "C0"), ("Phi", "C1")):
+            label = "E\u03c1\u00b2" if col == "Erho2" else "\u03a6"
+            ax.plot(d["topics"], d[col], color=color, label=label)
+            if alpha is not None and d[f"{col}_lower"].notna().all():
+                ax.fill_between(d["topics"], d[f"{col}_lower"], d[f"{col}_upper"],
+                                color=color, alpha=0.2, linewidth=0)
+        if target is not None:
+            ax.axhline(target, color="grey", linestyle="--", linewidth=1)
+        ax.axvline(self.n_topics, color="grey", linestyle=":", linewidth=1)
+        ax.set_xlabel("topics")
+        ax.set_ylabel("stability")
+        ax.set_ylim(0, 1)
+        ax.legend(loc="lower right")
+        return fig
+
+    # ------------------------------------------------------------------ display
+    def _display_title(self) -> str:
+        facet = f" x {self.n_facet} {self.facet}s" if self.facet else ""
+        return (
+            f"G-study: {self.n_systems} systems x {self.n_topics} topics{facet} "
+            f"(from {self.source}); per-topic phi = {self.phi:.4f}, rho_I = {self.rho_I:.4f}"
+        )
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = [("Variance components", self.components)]
+        if self._has_intervals() or self.facet is None:
+            tables.append(("D-study", self.dstudy(sorted({10, 25, 50, 100, self.n_topics}))))
+        return tables
+
+    def __repr__(self) -> str:
+        facet = f", {self.facet}s={self.n_facet}" if self.facet else ""
+        return (
+            f"<GStudy systems={self.n_systems}, topics={self.n_topics}{facet}, "
+            f"phi={self.phi:.4f}, rho_I={self.rho_I:.4f}>"
+        )
+
+
+def _ratio(var_s: float, err: float) -> float:
+    total = var_s + err
+    return var_s / total if total > 0 else float("nan")
+
+
+def _step_up(ratio: float, phi1: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    erho2 = n * ratio / (1 + n * ratio)
+    phi = n * phi1 / (1 + (n - 1) * phi1)
+    return np.clip(erho2, 0.0, 1.0), np.clip(phi, 0.0, 1.0)
+
+
+def _ceil(x: float) -> int:
+    # guard against 85.00000000001 from rounding when the exact answer is an integer
+    return max(1, int(math.ceil(x - 1e-9 * max(1.0, abs(x)))))
+
+
+def _as_counts(value: int | Sequence[int], what: str) -> list[int]:
+    values = [value] if np.isscalar(value) else list(value)  # type: ignore[arg-type]
+    out = []
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not float(v).is_integer() or v < 1:
+            raise DesignError(f"{what} must be positive whole numbers; got {v!r}")
+        out.append(int(v))
+    if not out:
+        raise DesignError(f"{what} is empty; give at least one number")
+    return out
+
+
+def _pick_facet(data: pd.DataFrame, facets: Sequence[str] | None) -> str | None:
+    if facets is not None:
+        facets = [facets] if isinstance(facets, str) else list(facets)
+        unknown = [f for f in facets if f not in ("shard", "sample")]
+        if unknown or len(facets) > 1:
+            raise DesignError(
+                f"facets must name at most one of 'shard' and 'sample'; got {list(facets)}. "
+                "A G-study here has systems, topics and optionally one more random facet."
+            )
+        if facets:
+            require_columns(data, facets)
+            return facets[0]
+        return None
+    present = [c for c in ("shard", "sample") if c in data.columns and data[c].nunique() > 1]
+    if len(present) > 1:
+        raise DesignError(
+            "the data have both shards and samples; pick the facet with facets=['shard'] or "
+            "facets=['sample'] after averaging the other one."
+        )
+    return present[0] if present else None
+
+
+def gstudy(
+    data_or_result: Any,
+    *,
+    facets: Sequence[str] | None = None,
+    data: pd.DataFrame | None = None,
+) -> GStudy:
+    """G-study: variance components of a system x topic (x shard) design.
+
+    Parameters
+    ----------
+    data_or_result : DataFrame, AnovaResult or MixedResult
+        A long frame (``irm.frame``) with one score per (system, topic), or per (system,
+        topic, shard) with a third facet; or a fitted ``irm.anova`` / ``irm.mixed`` result,
+        whose ``variance_components`` are used.
+    facets : sequence of str, optional
+        The third facet: ``["shard"]`` or ``["sample"]``; ``[]`` for none. By default a
+        ``shard`` or ``sample`` column with more than one level is the facet.
+    data : DataFrame, optional
+        The data a result was fitted on, when the result does not carry them (``.data``); they
+        give the numbers of topics and systems and the mean squares for the intervals.
+
+    Returns
+    -------
+    GStudy
+        ``components`` is indexed by component: ``system``, ``topic``, then with a third facet
+        ``shard`` (or ``sample``), ``topic:system``, ``system:shard``, ``topic:shard``, and
+        ``Residual`` last. With one score per (system, topic) the system x topic interaction is
+        confounded with the error; that component is named ``Residual`` (as in the ANOVA
+        table), i.e. it is ``var_st,e``. Columns ``variance, sd, share``.
+
+    Raises
+    ------
+    DesignError
+        Unbalanced data (fit ``irm.mixed`` and pass its result), several measures, fewer than
+        two systems or topics.
+
+    Warns
+    -----
+    NegativeVarianceWarning
+        When a moment estimate is negative; it is set to 0.
+
+    Notes
+    -----
+    Random-effects estimates from the expected mean squares (METHODS.md section 7;
+    Brennan 2001, ch. 3 and 4): ``var_s = (MS_s - MS_e)/n_t``, ``var_t = (MS_t - MS_e)/n_s``,
+    ``var_e = MS_e``. For system x topic x shard, fully crossed with one score per cell,
+    ``var_st = (MS_st - MS_e)/n_h``, ``var_s = (MS_s - MS_st - MS_sh + MS_e)/(n_t n_h)`` and so
+    on; negative estimates are set to 0 after solving (Brennan 2001, sec. 3.4). The per-topic
+    indices are ``phi = var_s / (var_s + var_t + var_e)`` and ``rho_I = var_s / (var_s + var_e)``.
+    A ``sample`` facet (document samples) is treated as crossed with topics, like shards.
+    For Brennan's Table 3.2 data the components are 0.6258 (persons/systems), 0.8840
+    (items/topics) and 2.7872 (residual), his Table 6.2.
+
+    Examples
+    --------
+    >>> import pandas as pd, irmodels as irm
+    >>> w = pd.DataFrame({"a": [.2, .4, .5, .3, .6], "b": [.3, .5, .7, .3, .8],
+    ...                   "c": [.1, .2, .5, .1, .4], "d": [.4, .4, .8, .5, .7]})
+    >>> g = irm.gstudy(irm.from_wide(w))
+    >>> g.components.round(4)
+              variance      sd   share
+    component
+    system      0.0172  0.1313  0.3255
+    topic       0.0308  0.1756  0.5818
+    Residual    0.0049  0.0701  0.0928
+    >>> round(g.phi, 4), round(g.rho_I, 4)
+    (0.3255, 0.7782)
+    """
+    if isinstance(data_or_result, pd.DataFrame):
+        return _from_data(data_or_result, facets)
+    if hasattr(data_or_result, "variance_components"):
+        return _from_result(data_or_result, facets, data)
+    raise DataFormatError(
+        f"gstudy expects a long frame or a fitted irm.anova / irm.mixed result; got "
+        f"{type(data_or_result).__name__}. Build a frame with irm.frame(...) or irm.from_wide(...)."
+    )
+
+
+def _check_frame(df: pd.DataFrame) -> None:
+    require_columns(df, ["topic", "system", "score"])
+    for col in ("measure", "collection"):
+        if col in df.columns and df[col].nunique() > 1:
+            raise DesignError(
+                f"the frame has {df[col].nunique()} levels of {col!r}; a G-study is for one "
+                f"{col} at a time. Select one first, e.g. data[data[{col!r}] == ...]."
+            )
+
+
+def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
+    _check_frame(df)
+    facet = _pick_facet(df, facets)
+    axes = ["system", "topic"] + ([facet] if facet else [])
+    y = _dense(df, axes)
+    if min(y.shape) < 2:
+        raise DesignError(
+            f"a G-study needs at least 2 levels of every facet; found {dict(zip(axes, y.shape))}."
+        )
+    ms, var = _three_way(y, facet) if facet else _two_way(y)
+    var = _truncate(var, stacklevel=4)
+    return GStudy(
+        components=_components_frame(var),
+        n_topics=y.shape[1],
+        n_systems=y.shape[0],
+        n_facet=y.shape[2] if facet else None,
+        facet=facet,
+        mean_squares=pd.Series(ms, name="MS"),
+        source="data",
+    )
+
+
+def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
+    vc = result.variance_components
+    vc = vc() if callable(vc) else vc
+    if not isinstance(vc, pd.DataFrame) or "variance" not in vc.columns:
+        raise DataFormatError(
+            "the result's variance_components is not a DataFrame with a 'variance' column; "
+            "pass the data instead: irm.gstudy(frame)."
+        )
+    if data is None:
+        data = getattr(result, "data", None)
+    if data is None:
+        raise DesignError(
+            "this result does not carry its data; pass them too: irm.gstudy(result, data=frame)."
+        )
+    _check_frame(data)
+    facet = _pick_facet(data, facets)
+    known = {"topic", "system"} | ({facet} if facet else set())
+    var: dict[str, float] = {}
+    for name, v in vc["variance"].items():
+        if name == "Residual":
+            continue
+        parts = str(name).split(":")
+        if not set(parts) <= known or "(Intercept)" in parts:
+            raise DesignError(
+                f"component {name!r} of the fitted model is not a facet of this G-study "
+                f"({', '.join(sorted(known))}). Fit a model whose random terms are the facets, "
+                "or pass facets=[...]."
+            )
+        var[_term_name(parts)] = var.get(_term_name(parts), 0.0) + float(v)
+    if "system" not in var:
+        raise DesignError(
+            "the fitted model has no 'system' component; the object of measurement must be a "
+            "(random) term, e.g. irm.anova('score ~ system + topic', data)."
+        )
+    ordered = ["system", "topic"] + ([facet] if facet else [])
+    ordered += sorted((k for k in var if ":" in k), key=lambda k: (k.count(":"), k))
+    var = {k: var[k] for k in ordered if k in var}
+    var["Residual"] = float(vc["variance"].get("Residual", 0.0))
+    var = _truncate(var, stacklevel=4)
+    codes = {f: _codes(data[f])[1] for f in ["system", "topic"] + ([facet] if facet else [])}
+    ms = None
+    if facet is None and "topic:system" not in var:
+        try:
+            ms, _ = _two_way(_dense(data, ["system", "topic"]))
+        except DesignError:
+            ms = None
+    source = "mixed" if "mixed" in type(result).__name__.lower() else "anova"
+    return GStudy(
+        components=_components_frame(var),
+        n_topics=codes["topic"],
+        n_systems=codes["system"],
+        n_facet=codes[facet] if facet else None,
+        facet=facet,
+        mean_squares=None if ms is None else pd.Series(ms, name="MS"),
+        source=source,
+    )
