@@ -69,6 +69,7 @@ _ODD_WS_BYTES = re.compile(
     rb"[\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
+_ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
@@ -125,6 +126,8 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
             f"the {what} has only blank lines ({n}); it holds no data",
             path=str(path),
         )
+    if data.isascii() and not any(b in data for b in _ODD_ASCII):
+        return data  # the common case, checked at memchr speed
     m = _ODD_WS_BYTES.search(data)
     if m is not None:
         line = data.count(b"\n", 0, m.start()) + 1
@@ -284,27 +287,74 @@ def _typed(df: pd.DataFrame, fmt: _Format) -> pd.DataFrame:
     return df
 
 
-def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
-    dtype = {
-        i: ("str" if k == "str" else "int64" if k == "int" else "float64")
-        for i, k in enumerate(fmt.kinds)
-    }
+def _simple_layout(data: bytes) -> bytes | None:
+    """The single delimiter of a file laid out with exactly one space (or one tab) between
+    fields and none around them, else None."""
+    if b"\r" in data or data[:1] in (b" ", b"\t"):
+        return None
+    for delim, other in ((b" ", b"\t"), (b"\t", b" ")):
+        if other in data:
+            continue
+        d = delim
+        if d + d in data or d + b"\n" in data or b"\n" + d in data:
+            return None
+        return delim
+    return None
+
+
+def _fast_arrow(data: bytes, fmt: _Format, delim: bytes) -> pd.DataFrame | None:
     try:
-        df = pd.read_csv(
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        return None
+    kinds = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
+    try:
+        table = pacsv.read_csv(
             io.BytesIO(data),
-            sep=r"\s+",
-            header=None,
-            engine="c",
-            na_filter=False,
-            dtype=dtype,
-            encoding="utf-8",
-            skip_blank_lines=True,
+            read_options=pacsv.ReadOptions(column_names=list(fmt.fields)),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delim.decode(), quote_char=False, double_quote=False,
+                escape_char=False, newlines_in_values=False, ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={f: kinds[k] for f, k in zip(fmt.fields, fmt.kinds)},
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
         )
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, ValueError):
         return None
-    if df.shape[1] != len(fmt.fields) or len(df) == 0:
+    return table.to_pandas()
+
+
+def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
+    delim = _simple_layout(data)
+    df = _fast_arrow(data, fmt, delim) if delim is not None else None
+    if df is None:
+        dtype = {
+            i: ("str" if k == "str" else "int64" if k == "int" else "float64")
+            for i, k in enumerate(fmt.kinds)
+        }
+        try:
+            df = pd.read_csv(
+                io.BytesIO(data),
+                sep=r"\s+",
+                header=None,
+                engine="c",
+                na_filter=False,
+                dtype=dtype,
+                encoding="utf-8",
+                skip_blank_lines=True,
+                quoting=csv.QUOTE_NONE,
+            )
+        except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+            return None
+        if df.shape[1] != len(fmt.fields):
+            return None
+        df.columns = list(fmt.fields)
+    if len(df) == 0:
         return None
-    df.columns = list(fmt.fields)
     for name, kind in zip(fmt.fields, fmt.kinds):
         if kind == "str" and (df[name] == "").any():
             return None  # a short line: pandas filled the last field with ""
