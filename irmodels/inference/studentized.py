@@ -84,7 +84,7 @@ def _wprob(w: np.ndarray, cc: float) -> np.ndarray:
     """P(range of ``cc`` standard normals < w) for a 1-D array ``w >= 0``.
 
     Few values: R's quadrature at each value. Many values: a piecewise Chebyshev interpolant
-    of that same quadrature (see :func:`_wprob_table`), which agrees with it to ~1e-13.
+    of that same quadrature (see :func:`_wprob_table`), which agrees with it to ~1e-12.
     """
     if len(w) > _DIRECT_MAX:
         return _wprob_interp(w, cc)
@@ -130,12 +130,14 @@ def _wprob_block(w: np.ndarray, cc: float) -> np.ndarray:
     return np.minimum(pr_w, 1.0)
 
 
-# Piecewise Chebyshev interpolation of wprob on [0, 16): pieces of width 0.25 (the switch of
-# R's inner rule from 3 to 2 sub-intervals at w = 3 falls on a piece boundary), 16 nodes each.
-_PIECE = 0.25
-_N_PIECES = 64
-_N_CHEB = 16
-_DIRECT_MAX = 4 * _N_PIECES * _N_CHEB  # below this many values, evaluate wprob directly
+# Piecewise Chebyshev interpolation of wprob on [0, 16): pieces of width 1/16 (the switch of
+# R's inner rule from 3 to 2 sub-intervals at w = 3 falls on a piece boundary), 8 nodes each.
+# Measured agreement with the direct quadrature: 1.2e-12 for k = 2..150 (the floor set by R's
+# own cut-offs, which make wprob jump by ~1e-12).
+_PIECE = 0.0625
+_N_PIECES = 256
+_N_CHEB = 8
+_DIRECT_MAX = 2 * _N_PIECES * _N_CHEB  # below this many values, evaluate wprob directly
 _CHEB_T = np.cos(np.pi * (np.arange(_N_CHEB) + 0.5) / _N_CHEB)  # first-kind nodes in (-1, 1)
 
 
