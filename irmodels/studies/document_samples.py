@@ -1,0 +1,432 @@
+"""Significance with per-topic noise: the document-sample study of Robertson & Kanoulas (SIGIR 2012).
+
+Two steps, METHODS.md section 6:
+
+- :func:`validate` simulates many samples (C = 1000) per (topic, run) and compares the observed
+  value with the simulated mean and SD, per topic: does the simulator reproduce the collection?
+- :func:`compare_tests` simulates a few samples (C = 10) per (topic, run) and, for every pair of
+  systems, compares four tests of "the two systems differ": (a) the paired t-test on the
+  observed values, (b) the paired t-test on the per-topic means of the samples, (c) the mixed
+  model ``y ~ system + (1|topic) + (1|topic:system)`` on the samples, (d) the same model with
+  one residual variance per (topic, system) stratum (nlme's ``varIdent``), plus the
+  likelihood-ratio test of (d) against (c). :func:`agreement` makes the 2 x 2 tables of each test
+  against (a), :func:`plot_pvalues` and :func:`plot_power_curve` the figures of the paper.
+
+All values are on the logit scale by default (``transform="logit"``, clipping to
+``[epsilon, 1 - epsilon]`` with ``epsilon = 1e-3``, see :mod:`irmodels.formula.spec`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
+
+__all__ = [
+    "validate",
+    "sd_correlation",
+    "plot_validation",
+    "compare_tests",
+    "agreement",
+    "plot_pvalues",
+    "plot_power_curve",
+    "TEST_COLUMNS",
+]
+
+#: p-value columns of :func:`compare_tests`, in the paper's order.
+TEST_COLUMNS = ("p_t_observed", "p_t_means", "p_mixed", "p_mixed_hetero")
+
+
+def _observed_scores(runs: pd.DataFrame, qrels: pd.DataFrame, measure: str, depth: int) -> pd.DataFrame:
+    from irmodels.data.measures import evaluate
+
+    top = runs.sort_values(["system", "topic", "score", "docid"], ascending=[True, True, False, False],
+                           kind="mergesort").groupby(["system", "topic"], sort=False).head(depth)
+    return evaluate(top, qrels, measures=[measure])
+
+
+def validate(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    model: Literal["bootstrap", "kde", "gmg"] = "bootstrap",
+    n_samples: int = 1000,
+    measure: str = "AP",
+    transform: Literal["logit"] | None = "logit",
+    epsilon: float = DEFAULT_EPSILON,
+    depth: int = 1000,
+    systems: Sequence[str] | None = None,
+    seed: int | None = 0,
+    backend: object = "serial",
+    n_workers: int | None = None,
+) -> pd.DataFrame:
+    """Observed value vs simulated mean and SD for every (topic, run).
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        As for :func:`irmodels.replicates.document_samples`.
+    model, n_samples, measure, depth, seed, backend, n_workers
+        Passed to the simulator (``n_samples = 1000`` is the paper's validation setting).
+    transform : {"logit", None}
+        Scale of the comparison (logit with ``epsilon`` clipping, or the raw measure).
+    systems : sequence of str, optional
+        Runs to validate (all by default).
+
+    Returns
+    -------
+    DataFrame
+        One row per (topic, system): ``topic, system, observed, sim_mean, sim_sd, z, within_1sd,
+        within_2sd, degenerate`` where ``z = (observed - sim_mean) / sim_sd`` (NaN when the
+        simulated values never vary).
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> from irmodels.studies import document_samples as ds
+    >>> coll = irm.collection.generate(preset="tiny", seed=1)
+    >>> v = ds.validate(coll.runs, coll.qrels, n_samples=50, seed=1)
+    >>> list(v.columns)
+    ['topic', 'system', 'observed', 'sim_mean', 'sim_sd', 'z', 'within_1sd', 'within_2sd', 'degenerate']
+    """
+    from irmodels.replicates.documents import document_samples
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        sims = document_samples(runs, qrels, model=model, n_samples=n_samples, measure=measure,
+                                depth=depth, seed=seed, systems=systems, backend=backend,
+                                n_workers=n_workers)
+    obs = _observed_scores(runs, qrels, measure, depth)
+    if systems is not None:
+        obs = obs.loc[obs["system"].isin([str(s) for s in systems])]
+    sims = sims.assign(y=apply_transform(sims["score"].to_numpy(), transform, epsilon))
+    agg = sims.groupby(["topic", "system"], observed=True)["y"].agg(sim_mean="mean", sim_sd="std")
+    agg = agg.reset_index()
+    agg["topic"] = agg["topic"].astype(str)
+    agg["system"] = agg["system"].astype(str)
+    o = pd.DataFrame({
+        "topic": obs["topic"].astype(str),
+        "system": obs["system"].astype(str),
+        "observed": apply_transform(obs["score"].to_numpy(), transform, epsilon),
+    })
+    out = o.merge(agg, on=["topic", "system"], how="inner")
+    sd = out["sim_sd"].to_numpy()
+    degenerate = ~(sd > 0)
+    z = np.divide(out["observed"] - out["sim_mean"], sd, out=np.full(len(out), np.nan), where=~degenerate)
+    out["z"] = z
+    out["within_1sd"] = np.abs(z) <= 1
+    out["within_2sd"] = np.abs(z) <= 2
+    out["degenerate"] = degenerate
+    return out.sort_values(["system", "topic"], key=_natural).reset_index(drop=True)
+
+
+def _natural(col: pd.Series) -> pd.Series:
+    from irmodels.data.frame import natural_key
+
+    return col.map(natural_key)
+
+
+def sd_correlation(validation: pd.DataFrame) -> pd.DataFrame:
+    """Pearson correlations between runs of the per-topic simulated SDs (topics as observations).
+
+    High correlations mean the per-topic noise is a property of the topic more than of the run,
+    the paper's argument for per-topic variance components.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = pd.DataFrame({"topic": ["1", "2", "3"] * 2, "system": ["a"] * 3 + ["b"] * 3,
+    ...                   "sim_sd": [0.1, 0.5, 0.3, 0.2, 0.9, 0.5]})
+    >>> sd_correlation(v).round(3)
+    system      a      b
+    system
+    a       1.000  0.993
+    b       0.993  1.000
+    """
+    wide = validation.pivot_table(index="topic", columns="system", values="sim_sd", aggfunc="first")
+    return wide.corr()
+
+
+def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel: str = "logit(AP)"):
+    """Observed value vs simulated mean +- 1 SD per topic, one panel per run (matplotlib Figure)."""
+    import matplotlib.pyplot as plt
+
+    systems = [str(s) for s in systems]
+    fig, axes = plt.subplots(len(systems), 1, figsize=(8, 2.6 * len(systems)), squeeze=False)
+    for ax, s in zip(axes[:, 0], systems):
+        d = validation.loc[validation["system"] == s]
+        if d.empty:
+            raise DataFormatError(f"system {s!r} is not in the validation table")
+        d = d.sort_values("sim_mean").reset_index(drop=True)
+        x = np.arange(len(d))
+        ax.errorbar(x, d["sim_mean"], yerr=d["sim_sd"], fmt="o", ms=3, color="tab:blue",
+                    label="simulated mean ± 1 SD")
+        ax.plot(x, d["observed"], "x", color="tab:red", label="observed")
+        ax.set_title(f"{s}: {int(d['within_1sd'].sum())}/{len(d)} topics within 1 SD")
+        ax.set_ylabel(ylabel)
+        ax.set_xticks([])
+    axes[0, 0].legend(loc="upper left", fontsize=8)
+    axes[-1, 0].set_xlabel("topics, sorted by simulated mean")
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# the comparison of tests
+# ---------------------------------------------------------------------------------------------
+def _pair_unit(args: tuple) -> dict:
+    """Fit the two mixed models for one pair (a module-level function: picklable for workers)."""
+    a, b, data, degenerate_topics = args
+    from irmodels.models.mixed import compare_models, mixed
+
+    d = data.loc[~data["topic"].isin(degenerate_topics)]
+    rec: dict = {"a": a, "b": b, "n_topics": int(d["topic"].nunique()),
+                 "excluded_topics": ",".join(sorted(degenerate_topics))}
+    d = d.assign(system=pd.Categorical(d["system"].astype(str), categories=[a, b]))
+    d["topic"] = d["topic"].astype(str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        homo = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML")
+        hetero = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML",
+                       residual="topic:system")
+        lrt = compare_models(homo, hetero)
+    rec["p_mixed"] = _system_p(homo)
+    rec["p_mixed_hetero"] = _system_p(hetero)
+    rec["lrt_statistic"] = float(lrt["statistic"].iloc[-1])
+    rec["lrt_df"] = float(lrt["df"].iloc[-1])
+    rec["lrt_p"] = float(lrt["p"].iloc[-1])
+    return rec
+
+
+def _system_p(result: object) -> float:
+    fixed = result.fixed  # type: ignore[attr-defined]
+    rows = [i for i in fixed.index if str(i).startswith("system")]
+    if len(rows) != 1:
+        raise DataFormatError(f"expected one system coefficient, found {rows}")
+    return float(fixed.loc[rows[0], "p"])
+
+
+def compare_tests(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    systems: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    model: Literal["bootstrap", "kde", "gmg"] = "bootstrap",
+    n_samples: int = 10,
+    measure: str = "AP",
+    transform: Literal["logit"] | None = "logit",
+    epsilon: float = DEFAULT_EPSILON,
+    depth: int = 1000,
+    seed: int | None = 0,
+    mixed_models: bool = True,
+    backend: object = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+    samples: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """p-values of four tests of a system difference for every pair of systems.
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        Runs (with scores) and qrels.
+    systems : sequence of str, optional
+        Systems to compare (all pairs among them); ``pairs`` names pairs directly instead.
+    model, n_samples, measure, depth, seed
+        Passed to :func:`irmodels.replicates.document_samples` (``n_samples = 10`` as in the
+        paper).
+    transform, epsilon
+        Scale of every test (logit of the measure by default).
+    mixed_models : bool
+        Fit the mixed models (c) and (d); without them only the t-tests are computed.
+    backend, n_workers, progress
+        Where the per-pair mixed fits run (:func:`irmodels.parallel.map`).
+    samples : DataFrame, optional
+        Simulated samples already drawn (the output of ``document_samples``) to reuse.
+
+    Returns
+    -------
+    DataFrame
+        One row per pair: ``a, b, diff`` (mean of a - b over topics, observed, transformed),
+        ``p_t_observed`` (a), ``p_t_means`` (b), ``p_mixed`` (c), ``p_mixed_hetero`` (d),
+        ``lrt_statistic, lrt_df, lrt_p`` (heteroscedastic vs homoscedastic, REML, as nlme's
+        ``anova``), ``n_topics`` (used by the mixed models) and ``excluded_topics`` (topics
+        where a system's simulated values never vary: a stratum with zero variance cannot enter
+        the mixed models). ``attrs["samples"]`` holds the simulated samples.
+
+    Notes
+    -----
+    The paired t-test on observed values equals the mixed model ``y ~ system + (1|topic)`` on
+    them (METHODS.md section 5). The mixed models use the Satterthwaite t-test of the system
+    coefficient (see :func:`irmodels.mixed`).
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> from irmodels.studies import document_samples as ds
+    >>> coll = irm.collection.generate(preset="tiny", seed=1)
+    >>> res = ds.compare_tests(coll.runs, coll.qrels, n_samples=4, mixed_models=False, seed=2)
+    >>> list(res.columns[:5])
+    ['a', 'b', 'diff', 'p_t_observed', 'p_t_means']
+    """
+    from irmodels.inference.pairwise import pairwise
+    from irmodels.replicates.documents import document_samples
+
+    if samples is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)
+            samples = document_samples(runs, qrels, model=model, n_samples=n_samples, measure=measure,
+                                       depth=depth, seed=seed, systems=systems)
+    sims = samples.assign(y=apply_transform(samples["score"].to_numpy(), transform, epsilon))
+    sims["topic"] = sims["topic"].astype(str)
+    sims["system"] = sims["system"].astype(str)
+    obs = _observed_scores(runs, qrels, measure, depth)
+    obs = obs.assign(score=apply_transform(obs["score"].to_numpy(), transform, epsilon))
+    all_systems = sorted(set(sims["system"]), key=_natural_key)
+    if systems is not None:
+        all_systems = [str(s) for s in systems]
+    if pairs is None:
+        pairs = list(itertools.combinations(all_systems, 2))
+    pairs = [(str(a), str(b)) for a, b in pairs]
+    if not pairs:
+        raise DataFormatError("no pair of systems to compare: give at least two systems")
+    topics = sorted(set(sims["topic"]), key=_natural_key)
+    obs = obs.loc[obs["topic"].astype(str).isin(topics)]
+
+    from irmodels.data.frame import frame as make_frame
+
+    obs_frame = make_frame(obs[["topic", "system", "score"]])
+    means = sims.groupby(["topic", "system"], as_index=False)["y"].mean().rename(columns={"y": "score"})
+    means_frame = make_frame(means)
+    pa = pairwise(obs_frame, test="t", pairs=pairs)
+    pb = pairwise(means_frame, test="t", pairs=pairs)
+    out = pd.DataFrame({
+        "a": [a for a, _ in pairs],
+        "b": [b for _, b in pairs],
+    })
+    key_a = pa.set_index(["a", "b"])
+    key_b = pb.set_index(["a", "b"])
+    idx = pd.MultiIndex.from_tuples(pairs)
+    out["diff"] = _aligned(key_a, idx, "diff")
+    out["p_t_observed"] = _aligned(key_a, idx, "p")
+    out["p_t_means"] = _aligned(key_b, idx, "p")
+    for col in ("p_mixed", "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p"):
+        out[col] = np.nan
+    sd = sims.groupby(["topic", "system"])["y"].std()
+    degenerate = sd[~(sd > 0)].reset_index()[["topic", "system"]]
+    deg_by_system = degenerate.groupby("system")["topic"].apply(set).to_dict()
+    out["excluded_topics"] = [
+        ",".join(sorted(deg_by_system.get(a, set()) | deg_by_system.get(b, set()), key=_natural_key))
+        for a, b in pairs
+    ]
+    out["n_topics"] = [
+        len(topics) - len(deg_by_system.get(a, set()) | deg_by_system.get(b, set())) for a, b in pairs
+    ]
+    if mixed_models:
+        from irmodels import parallel
+
+        units = []
+        for a, b in pairs:
+            d = sims.loc[sims["system"].isin([a, b]), ["topic", "system", "sample", "y"]]
+            excl = deg_by_system.get(a, set()) | deg_by_system.get(b, set())
+            units.append((a, b, d, excl))
+        recs = parallel.map(_pair_unit, units, backend=backend, n_workers=n_workers, progress=progress)
+        fitted = pd.DataFrame.from_records(recs).set_index(["a", "b"])
+        for col in ("p_mixed", "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p"):
+            out[col] = fitted.loc[idx, col].to_numpy()
+    out.attrs["samples"] = samples
+    cols = ["a", "b", "diff", *TEST_COLUMNS, "lrt_statistic", "lrt_df", "lrt_p", "n_topics",
+            "excluded_topics"]
+    return out[cols]
+
+
+def _natural_key(value: object) -> tuple:
+    from irmodels.data.frame import natural_key
+
+    return natural_key(value)
+
+
+def _aligned(table: pd.DataFrame, idx: pd.MultiIndex, col: str) -> np.ndarray:
+    missing = [p for p in idx if p not in table.index]
+    if missing:
+        raise DataFormatError(f"pair(s) {missing[:3]} could not be tested (system missing from the data)")
+    return table.loc[idx, col].to_numpy()
+
+
+def agreement(results: pd.DataFrame, *, alpha: float = 0.05, reference: str = "p_t_observed") -> dict[str, pd.DataFrame]:
+    """2 x 2 tables of significance at ``alpha``: each test (rows) against the reference (columns).
+
+    Returns
+    -------
+    dict
+        Test column -> DataFrame with index ``[f"{test} sig", f"{test} not sig"]`` and columns
+        ``["reference sig", "reference not sig"]`` holding pair counts. Pairs with a NaN p-value
+        in either test are left out; tests that were not run (all NaN) get no table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"p_t_observed": [0.01, 0.2, 0.03, 0.5], "p_t_means": [0.02, 0.01, 0.3, 0.6]})
+    >>> agreement(r)["p_t_means"]
+                       reference sig  reference not sig
+    p_t_means sig                  1                  1
+    p_t_means not sig              1                  1
+    """
+    if reference not in results.columns:
+        raise DataFormatError(f"no column {reference!r} in the results")
+    tables = {}
+    for col in [c for c in TEST_COLUMNS
+                if c in results.columns and c != reference and results[c].notna().any()]:
+        ok = results[col].notna() & results[reference].notna()
+        t = results.loc[ok, col] < alpha
+        r = results.loc[ok, reference] < alpha
+        tables[col] = pd.DataFrame(
+            [[int((t & r).sum()), int((t & ~r).sum())], [int((~t & r).sum()), int((~t & ~r).sum())]],
+            index=[f"{col} sig", f"{col} not sig"],
+            columns=["reference sig", "reference not sig"],
+        )
+    return tables
+
+
+def plot_pvalues(results: pd.DataFrame, *, reference: str = "p_t_observed", alpha: float = 0.05):
+    """Scatter plots (log-log) of each test's p-values against the reference test's."""
+    import matplotlib.pyplot as plt
+
+    cols = [c for c in TEST_COLUMNS if c in results.columns and c != reference and results[c].notna().any()]
+    fig, axes = plt.subplots(1, max(1, len(cols)), figsize=(4.2 * max(1, len(cols)), 4), squeeze=False)
+    floor = 1e-16
+    for ax, col in zip(axes[0], cols):
+        ax.loglog(np.maximum(results[reference], floor), np.maximum(results[col], floor), ".", ms=4)
+        ax.axhline(alpha, color="grey", lw=0.8, ls="--")
+        ax.axvline(alpha, color="grey", lw=0.8, ls="--")
+        lims = [floor, 1]
+        ax.plot(lims, lims, color="black", lw=0.6)
+        ax.set_xlabel(reference)
+        ax.set_ylabel(col)
+    fig.tight_layout()
+    return fig
+
+
+def plot_power_curve(results: pd.DataFrame):
+    """Sorted p-values of each test (the paper's power curve): lower curves reject more often."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for col in TEST_COLUMNS:
+        if col in results.columns and results[col].notna().any():
+            p = np.sort(results[col].dropna().to_numpy())
+            ax.semilogy(np.arange(1, len(p) + 1), np.maximum(p, 1e-16), label=col)
+    ax.axhline(0.05, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("pairs, sorted by p-value")
+    ax.set_ylabel("p-value")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
