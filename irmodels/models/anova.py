@@ -630,6 +630,13 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts):  # noqa: ANN001, ANN202
             fit = sequential_ss([ones, *[blocks[u.key] for u in others], blocks[t.key]], y)
             ss[i] = fit.ss[-1]
             df[i] = fit.df[-1]
+            if df[i] == 0:
+                raise DesignError(
+                    f"term {t.name} has no degree of freedom left under type "
+                    f"{'I' * ss_type} sums of squares: with the empty cells of these data it is "
+                    "aliased with the other terms. Use ss_type=1 or 2, drop the term, or add the "
+                    "missing combinations of levels."
+                )
     return ss, df, ss_resid, df_resid, fitted
 
 
