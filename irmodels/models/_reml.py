@@ -1,0 +1,282 @@
+"""Numerical core of :mod:`irmodels.models.mixed`: profiled (RE)ML deviance of a linear mixed
+model with random intercepts and optional per-stratum residual variances.
+
+Model (lme4's formulation; Bates, Maechler, Bolker & Walker, J. Stat. Softw. 67(1), 2015):
+
+    y = X beta + Z Lambda u + eps,   u ~ N(0, sigma^2 I),   eps ~ N(0, sigma^2 W^-1)
+
+``Lambda`` is diagonal with ``theta_k`` on the levels of random term ``k`` (``theta_k =
+sigma_k / sigma``); ``W`` is diagonal with ``w_i = 1 / delta_s(i)^2`` where ``delta_s`` is the
+residual SD of stratum ``s`` relative to the reference stratum (nlme's ``varIdent``; ``delta`` of
+the reference is 1). With ``T = [Z X]`` and ``D = diag(theta on Z columns, 1 on X columns)`` the
+penalised system matrix is
+
+    M = D T' W T D + diag(1 on Z columns, 0 on X columns)
+
+and the profiled deviances are (``r2`` the penalised weighted residual sum of squares)
+
+    REML: log|M| + (n - p) (1 + log(2 pi r2 / (n - p))) - sum(log w)
+    ML:   log|A| + n (1 + log(2 pi r2 / n)) - sum(log w),     A = the Z block of M.
+
+Structure: each random term is one grouping factor, so the block of ``M`` that belongs to one
+term is diagonal. The largest term is eliminated through that diagonal (a Schur complement),
+and only the remaining, small block (the other random terms and the fixed effects) is
+factorised densely. Nothing of size n x n is ever formed. Gradients are analytic: they need the
+entries of ``M^-1`` on the sparsity pattern of ``T' W T`` only, which the same block
+elimination gives.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+LOG2PI = math.log(2.0 * math.pi)
+
+
+@dataclass
+class Problem:
+    """The data of one fit in the form the deviance needs (built once, evaluated many times).
+
+    ``cols`` (n x m) holds, for every observation, the column index (into ``[Z X]``) of each of
+    its non-zero design entries and ``vals`` their values; random terms come first (term 0 is the
+    largest and is eliminated through its diagonal), fixed columns last.
+    """
+
+    y: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    term_sizes: list[int]
+    p: int
+    strata: np.ndarray | None = None
+    n_strata: int = 1
+    # derived
+    q: int = field(init=False)
+    Q: int = field(init=False)
+    n: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.n = int(self.y.shape[0])
+        self.q = int(sum(self.term_sizes))
+        self.Q = self.q + self.p
+        self.K = len(self.term_sizes)
+        self.term_of_col = np.concatenate(
+            [np.full(s, k) for k, s in enumerate(self.term_sizes)] + [np.full(self.p, -1)]
+        ).astype(np.int64)
+        m = self.cols.shape[1]
+        a = np.repeat(self.cols, m, axis=1)  # (n, m*m): a_jl
+        b = np.tile(self.cols, (1, m))
+        code = a.astype(np.int64) * self.Q + b
+        uniq, inv = np.unique(code.ravel(), return_inverse=True)
+        self.pair_a = (uniq // self.Q).astype(np.int64)
+        self.pair_b = (uniq % self.Q).astype(np.int64)
+        self.pair_of = inv.reshape(self.n, m * m)
+        self.pair_prod = (np.repeat(self.vals, m, axis=1) * np.tile(self.vals, (1, m)))
+        self.q1 = self.term_sizes[0] if self.K else 0
+        if self.strata is None:
+            self.strata = np.zeros(self.n, dtype=np.int64)
+            self.n_strata = 1
+        self.n_per_stratum = np.bincount(self.strata, minlength=self.n_strata).astype(float)
+        # pair classes for the block elimination
+        a_, b_ = self.pair_a, self.pair_b
+        q1 = self.q1
+        self.m11 = (a_ < q1) & (b_ < q1)
+        if np.any(a_[self.m11] != b_[self.m11]):  # pragma: no cover - guaranteed by design
+            raise RuntimeError("the first random term must give a diagonal block")
+        self.m1r = (a_ < q1) & (b_ >= q1)
+        self.mrr = (a_ >= q1) & (b_ >= q1)
+        self.r = self.Q - q1
+
+    # ----------------------------------------------------------------------------------------
+    def weights(self, eta: np.ndarray | None) -> np.ndarray:
+        if eta is None or self.n_strata == 1:
+            return np.ones(self.n)
+        full = np.concatenate([[0.0], np.asarray(eta, float)])
+        return np.exp(-2.0 * full)[self.strata]
+
+    def dvec(self, theta: np.ndarray) -> np.ndarray:
+        d = np.ones(self.Q)
+        for k in range(self.K):
+            d[self.term_of_col == k] = theta[k]
+        return d
+
+
+@dataclass
+class Fit:
+    """Everything one evaluation of the deviance computes."""
+
+    deviance: float
+    logdet_m: float
+    logdet_rx: float
+    r2: float
+    sigma2: float
+    u: np.ndarray  # spherical random effects (length q)
+    beta: np.ndarray
+    resid: np.ndarray  # unweighted residuals y - X beta - Z Lambda u
+    w: np.ndarray
+    d: np.ndarray
+    n_vals: np.ndarray  # T'WT on the pair pattern
+    d1: np.ndarray
+    Bs: sp.csr_matrix
+    cho: tuple | None
+    gradient: np.ndarray | None = None
+
+
+def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) -> Fit:
+    w = pb.weights(eta)
+    d = pb.dvec(theta)
+    n_vals = np.bincount(pb.pair_of.ravel(), weights=(pb.pair_prod * w[:, None]).ravel(),
+                         minlength=pb.pair_a.size)
+    m_vals = n_vals * d[pb.pair_a] * d[pb.pair_b]
+    q1, r, Q = pb.q1, pb.r, pb.Q
+    d1 = np.ones(q1)
+    np.add.at(d1, pb.pair_a[pb.m11], m_vals[pb.m11])
+    C = np.zeros(r * r)
+    idx = (pb.pair_a[pb.mrr] - q1) * r + (pb.pair_b[pb.mrr] - q1)
+    C += np.bincount(idx, weights=m_vals[pb.mrr], minlength=r * r)
+    C = C.reshape(r, r)
+    rand_rest = pb.q - q1
+    C[np.arange(rand_rest), np.arange(rand_rest)] += 1.0
+    Bs = sp.csr_matrix((m_vals[pb.m1r], (pb.pair_a[pb.m1r], pb.pair_b[pb.m1r] - q1)), shape=(q1, r))
+    if q1:
+        Fs = sp.diags(1.0 / d1) @ Bs
+        S = C - np.asarray((Bs.T @ Fs).todense())
+    else:
+        S = C
+    rhs = np.bincount(pb.cols.ravel(), weights=((w * pb.y)[:, None] * pb.vals).ravel(),
+                      minlength=Q) * d
+    c1, c2 = rhs[:q1], rhs[q1:]
+    if r:
+        cho = sla.cho_factor(S, lower=True, check_finite=False)
+        x2 = sla.cho_solve(cho, c2 - Bs.T @ (c1 / d1), check_finite=False)
+        diagL = np.diag(cho[0])
+        logdet_s = 2.0 * float(np.sum(np.log(diagL)))
+        logdet_rx = 2.0 * float(np.sum(np.log(diagL[r - pb.p:]))) if pb.p else 0.0
+    else:
+        cho = None
+        x2 = np.zeros(0)
+        logdet_s = 0.0
+        logdet_rx = 0.0
+    x1 = (c1 - Bs @ x2) / d1 if q1 else np.zeros(0)
+    x = np.concatenate([x1, x2])
+    u = x[: pb.q]
+    beta = x[pb.q:]
+    fitted = np.sum(pb.vals * (d * x)[pb.cols], axis=1)
+    resid = pb.y - fitted
+    r2 = float(np.sum(w * resid**2) + np.sum(u**2))
+    logdet_m = float(np.sum(np.log(d1))) + logdet_s
+    slw = float(np.sum(np.log(w)))
+    n, p = pb.n, pb.p
+    if reml:
+        dof = n - p
+        dev = logdet_m + dof * (1.0 + LOG2PI + math.log(r2 / dof)) - slw
+    else:
+        dof = n
+        dev = (logdet_m - logdet_rx) + n * (1.0 + LOG2PI + math.log(r2 / n)) - slw
+    return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs, cho)
+
+
+def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
+    """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
+    q1, r = pb.q1, pb.r
+    out = np.zeros(pb.pair_a.size)
+    if r:
+        Sinv = sla.cho_solve(f.cho, np.eye(r), check_finite=False)
+    else:
+        Sinv = np.zeros((0, 0))
+    if q1:
+        Fs = sp.diags(1.0 / f.d1) @ f.Bs
+        FS = np.asarray(Fs @ Sinv) if r else np.zeros((q1, 0))
+        diag11 = 1.0 / f.d1 + np.asarray(Fs.multiply(FS).sum(axis=1)).ravel()
+    else:
+        FS = np.zeros((0, r))
+        diag11 = np.zeros(0)
+    a, b = pb.pair_a, pb.pair_b
+
+    def entries(aa: np.ndarray, bb: np.ndarray) -> np.ndarray:
+        res = np.zeros(aa.size)
+        m11 = (aa < q1) & (bb < q1)
+        res[m11] = np.where(aa[m11] == bb[m11], diag11[np.minimum(aa[m11], q1 - 1)], 0.0)
+        m1r = (aa < q1) & (bb >= q1)
+        res[m1r] = -FS[aa[m1r], bb[m1r] - q1]
+        mr1 = (aa >= q1) & (bb < q1)
+        res[mr1] = -FS[bb[mr1], aa[mr1] - q1]
+        mrr = (aa >= q1) & (bb >= q1)
+        res[mrr] = Sinv[aa[mrr] - q1, bb[mrr] - q1]
+        return res
+
+    out = entries(a, b)
+    if ml and pb.p:
+        # A^-1 = M^-1_ZZ - M^-1_ZX (M^-1_XX)^-1 M^-1_XZ
+        xcols = np.arange(pb.q, pb.Q)
+        gz = np.empty((pb.Q, pb.p))
+        gz[:q1] = -FS[:, xcols - q1]
+        gz[q1:] = Sinv[:, xcols - q1]
+        vb = Sinv[np.ix_(xcols - q1, xcols - q1)]
+        gzv = np.linalg.solve(vb, gz.T).T
+        zz = (a < pb.q) & (b < pb.q)
+        out = np.where(zz, out - np.einsum("ij,ij->i", gzv[a], gz[b]), 0.0)
+    return out
+
+
+def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
+             gradient: bool = False) -> Fit:
+    """Profiled deviance at (theta, eta), with its gradient in (theta, eta) when asked."""
+    theta = np.asarray(theta, float)
+    f = _factor(pb, theta, eta, reml)
+    if not gradient:
+        return f
+    minv = _minv_pattern(pb, f, ml=not reml)
+    dof = (pb.n - pb.p) if reml else pb.n
+    g = np.zeros(pb.K + pb.n_strata - 1)
+    a, b = pb.pair_a, pb.pair_b
+    # d logdet / d theta_k = 2 sum_{pairs (a,b), a in k} N_ab d_b Minv_ab
+    contrib = f.n_vals * f.d[b] * minv
+    ta = pb.term_of_col[a]
+    sel = ta >= 0
+    gl = 2.0 * np.bincount(ta[sel], weights=contrib[sel], minlength=pb.K)
+    # d r2 / d theta_k = -2 sum_i w_i e_i (Z_k u_k)_i
+    u_full = np.concatenate([f.u, np.zeros(pb.p)])
+    tcol = pb.term_of_col[pb.cols]
+    zu = pb.vals * u_full[pb.cols]
+    we = f.w * f.resid
+    gr = np.zeros(pb.K)
+    for k in range(pb.K):
+        gr[k] = -2.0 * float(np.sum(we * np.sum(np.where(tcol == k, zu, 0.0), axis=1)))
+    g[: pb.K] = gl + dof / f.r2 * gr
+    if pb.n_strata > 1:
+        # d/d eta_s (eta = log delta): N -> -2 N_s
+        hpair = f.d[a] * f.d[b] * minv
+        h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
+        hs = np.bincount(pb.strata, weights=f.w * h, minlength=pb.n_strata)
+        es = np.bincount(pb.strata, weights=f.w * f.resid**2, minlength=pb.n_strata)
+        gs = -2.0 * hs + dof / f.r2 * (-2.0 * es) + 2.0 * pb.n_per_stratum
+        g[pb.K:] = gs[1:]
+    f.gradient = g
+    return f
+
+
+def unprofiled(pb: Problem, theta: np.ndarray, sigma: float, eta: np.ndarray | None,
+               reml: bool) -> float:
+    """-2 log-likelihood at (theta, sigma, eta) without profiling sigma (lmerTest's devfun_vp)."""
+    f = _factor(pb, np.asarray(theta, float), eta, reml)
+    slw = float(np.sum(np.log(f.w)))
+    if reml:
+        return (f.logdet_m + (pb.n - pb.p) * (LOG2PI + 2 * math.log(abs(sigma)))
+                + f.r2 / sigma**2 - slw)
+    return (f.logdet_m - f.logdet_rx + pb.n * (LOG2PI + 2 * math.log(abs(sigma)))
+            + f.r2 / sigma**2 - slw)
+
+
+def fixed_cov_unscaled(pb: Problem, f: Fit) -> np.ndarray:
+    """(X' V_theta^-1 X)^-1 with V_theta = Z Lambda Lambda' Z' + W^-1 (multiply by sigma^2)."""
+    if not pb.p:
+        return np.zeros((0, 0))
+    r = pb.r
+    e = np.zeros((r, pb.p))
+    e[r - pb.p:, :] = np.eye(pb.p)
+    return sla.cho_solve(f.cho, e, check_finite=False)[r - pb.p:, :]

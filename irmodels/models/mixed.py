@@ -1,0 +1,971 @@
+"""Linear mixed-effects models: ``irm.mixed(model, data)`` -> :class:`MixedResult`.
+
+Crossed or nested random intercepts (``(1|topic)``, ``(1|topic:system)``, ``(1|topic/system)``,
+``(1|topic:shard)``, ...), a fixed part with treatment contrasts (as R's default), and optionally
+one residual variance per stratum (nlme's ``varIdent``). Fitted by REML or ML; likelihood-ratio
+comparisons with :func:`compare_models`. References: METHODS.md sections 5 and 7; Robertson &
+Kanoulas, "On Per-topic Variance in IR Evaluation", SIGIR 2012; Bates et al., "Fitting Linear
+Mixed-Effects Models Using lme4", J. Stat. Softw. 67(1), 2015; Pinheiro & Bates, "Mixed-Effects
+Models in S and S-PLUS", 2000 (varIdent, section 5.2); Kuznetsova, Brockhoff & Christensen,
+"lmerTest Package", J. Stat. Softw. 82(13), 2017 (Satterthwaite df).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from irmodels._display import ResultDisplay
+from irmodels.data.frame import natural_key
+from irmodels.errors import (
+    BoundaryFitWarning,
+    ConvergenceError,
+    ConvergenceWarning,
+    DataFormatError,
+    DataQualityWarning,
+    DesignError,
+    FormulaError,
+    ModelError,
+)
+from irmodels.formula.spec import ModelSpec, RandomTerm, Term
+from irmodels.models import _reml
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.inference.tukey import TukeyResult
+
+__all__ = ["mixed", "compare_models", "MixedResult", "FIXED_COLUMNS", "COMPARE_COLUMNS"]
+
+#: Columns of :attr:`MixedResult.fixed`, in this order.
+FIXED_COLUMNS = ("estimate", "se", "df", "t", "p")
+#: Columns of :func:`compare_models`, in this order.
+COMPARE_COLUMNS = ("npar", "loglik", "aic", "bic", "statistic", "df", "p")
+
+#: Relative variance below which a component counts as estimated at the boundary (zero).
+BOUNDARY_TOL = 1e-8
+
+
+# --------------------------------------------------------------------------------------------
+# design
+
+
+def _resolve(model: str | ModelSpec, columns: list[str]) -> ModelSpec:
+    if isinstance(model, ModelSpec):
+        return model
+    if not isinstance(model, str):
+        raise FormulaError(
+            f"model must be a formula string or a ModelSpec; got {type(model).__name__}"
+        )
+    from irmodels.formula.parser import resolve
+
+    return resolve(model, columns)
+
+
+def _encode(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of the observed levels (categorical order, else natural order)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        cats = [str(c) for c in col.cat.categories]
+        used = np.bincount(codes, minlength=len(cats)) > 0
+        if used.all():
+            return codes, cats
+        remap = np.cumsum(used) - 1
+        return remap[codes], [c for c, u in zip(cats, used) if u]
+    values = col.astype(str).to_numpy()
+    uniq, inv = np.unique(values, return_inverse=True)
+    order = sorted(range(len(uniq)), key=lambda i: natural_key(uniq[i]))
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return rank[inv.reshape(-1)], [str(uniq[i]) for i in order]
+
+
+def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
+           factors: tuple[str, ...], order: Literal["sorted", "data"] = "sorted"
+           ) -> tuple[np.ndarray, list[str]]:
+    """Codes and labels of the observed combinations of ``factors`` (labels joined by ':')."""
+    key = np.zeros(len(next(iter(codes.values()))), dtype=np.int64)
+    for f in factors:
+        key = key * len(levels[f]) + codes[f]
+    if order == "data":
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        gcodes = rank[inv.reshape(-1)]
+        reps = np.sort(first)
+    else:
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        gcodes = inv.reshape(-1)
+        reps = first
+    labels = [":".join(levels[f][codes[f][i]] for f in factors) for i in reps]
+    return gcodes, labels
+
+
+@dataclass
+class _Design:
+    spec: ModelSpec
+    y: np.ndarray
+    codes: dict[str, np.ndarray]
+    levels: dict[str, list[str]]
+    fixed_names: list[str]
+    fixed_cols: list[tuple[int, np.ndarray]]  # per fixed column: (kind, indicator values)
+    X_idx: np.ndarray  # (n, mx) column indices into fixed columns
+    X_val: np.ndarray
+    random_codes: list[np.ndarray]
+    random_labels: list[list[str]]
+    strata: np.ndarray | None
+    strata_labels: list[str] | None
+    fixed_terms_of_col: list[str]
+
+
+def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[str, list[str]],
+                  n: int) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Treatment-contrast columns (R's default coding) as a row-sparse (n x mx) layout."""
+    names: list[str] = []
+    term_of: list[str] = []
+    idx_parts: list[np.ndarray] = []
+    val_parts: list[np.ndarray] = []
+    col = 0
+    if spec.intercept:
+        names.append("(Intercept)")
+        term_of.append("(Intercept)")
+        idx_parts.append(np.zeros(n, dtype=np.int64))
+        val_parts.append(np.ones(n))
+        col = 1
+    present = {t.key for t in spec.fixed}
+    for term in spec.fixed:
+        for sub in range(1, term.order):
+            for comb in combinations(term.factors, sub):
+                if frozenset(comb) not in present:
+                    raise FormulaError(
+                        f"the fixed term {term.name} needs its marginal term "
+                        f"{':'.join(comb)} in the model (irm.mixed codes interactions as products "
+                        f"of treatment contrasts); add {':'.join(comb)} to the formula",
+                        spec.formula, None,
+                    )
+        if not spec.intercept and term.order == 1 and col == 0:
+            # no intercept: the first factor gets all its levels (R's coding)
+            f = term.factors[0]
+            L = len(levels[f])
+            names += [f"{f}{lv}" for lv in levels[f]]
+            term_of += [term.name] * L
+            idx_parts.append(codes[f].copy())
+            val_parts.append(np.ones(n))
+            col += L
+            continue
+        sizes = [len(levels[f]) - 1 for f in term.factors]
+        ncol = int(np.prod(sizes))
+        if ncol == 0:
+            continue
+        ok = np.ones(n, dtype=bool)
+        offset = np.zeros(n, dtype=np.int64)
+        for f, s in zip(term.factors, sizes):
+            c = codes[f]
+            ok &= c > 0
+            offset = offset * s + np.maximum(c - 1, 0)
+        grids = np.array(np.meshgrid(*[np.arange(1, s + 1) for s in sizes], indexing="ij"))
+        grids = grids.reshape(len(sizes), -1).T
+        for combo in grids:
+            names.append(":".join(f"{f}{levels[f][lv]}" for f, lv in zip(term.factors, combo)))
+            term_of.append(term.name)
+        idx_parts.append(np.where(ok, col + offset, 0))
+        val_parts.append(np.where(ok, 1.0, 0.0))
+        col += ncol
+    if idx_parts:
+        X_idx = np.column_stack(idx_parts)
+        X_val = np.column_stack(val_parts)
+    else:
+        X_idx = np.zeros((n, 0), dtype=np.int64)
+        X_val = np.zeros((n, 0))
+    return names, term_of, X_idx, X_val
+
+
+def _parse_residual(residual: str | None, data: pd.DataFrame) -> tuple[str, ...] | None:
+    if residual is None:
+        return None
+    if not isinstance(residual, str):
+        raise FormulaError(f"residual must be None or a factor name like 'topic:system'; "
+                           f"got {type(residual).__name__}")
+    parts = tuple(p.strip() for p in residual.replace("*", ":").split(":"))
+    missing = [p for p in parts if p not in data.columns]
+    if not parts or missing or any(not p for p in parts):
+        raise FormulaError(
+            f"residual={residual!r} must name data columns joined by ':' "
+            f"(unknown: {', '.join(map(repr, missing)) or 'empty name'}); "
+            f"columns present: {', '.join(map(str, data.columns))}",
+            residual, (0, len(residual)),
+        )
+    return parts
+
+
+def _degenerate_strata(y: np.ndarray, strata: np.ndarray, labels: list[str]) -> list[str]:
+    n_s = np.bincount(strata, minlength=len(labels))
+    s1 = np.bincount(strata, weights=y, minlength=len(labels))
+    mean = s1 / np.maximum(n_s, 1)
+    ss = np.bincount(strata, weights=(y - mean[strata]) ** 2, minlength=len(labels))
+    scale = max(float(np.var(y)), 1e-300)
+    bad = (n_s < 2) | (ss <= 1e-14 * scale * np.maximum(n_s, 1))
+    return [labels[i] for i in np.flatnonzero(bad)]
+
+
+def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None,
+           drop_degenerate: bool) -> tuple[_Design, pd.DataFrame]:
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    if not spec.random:
+        raise FormulaError(
+            "irm.mixed needs at least one random term such as (1|topic); for a model with fixed "
+            "effects only use irm.anova", spec.formula, (0, len(spec.formula)),
+        )
+    factors = list(spec.factors) + [f for f in (residual or ()) if f not in spec.factors]
+    missing = [f for f in factors if f not in data.columns]
+    if missing:
+        raise DataFormatError(
+            f"the model names column(s) {', '.join(map(repr, missing))} that the data lack; "
+            f"columns present: {', '.join(map(str, data.columns))}"
+        )
+    y = spec.response_values(data)
+    if not np.all(np.isfinite(y)):
+        raise DataFormatError(
+            f"the response has {int((~np.isfinite(y)).sum())} missing or infinite value(s); "
+            "drop them first (irm.frame(..., nan='drop'))"
+        )
+    if residual is not None:
+        codes0 = {}
+        levels0 = {}
+        for f in residual:
+            codes0[f], levels0[f] = _encode(data[f])
+        strata, labels = _group(codes0, levels0, residual, order="data")
+        bad = _degenerate_strata(y, strata, labels)
+        if bad:
+            shown = ", ".join(bad[:10]) + (f", ... ({len(bad)} in all)" if len(bad) > 10 else "")
+            if not drop_degenerate:
+                raise DesignError(
+                    f"{len(bad)} residual strata of {':'.join(residual)} have a single observation "
+                    f"or no variance ({shown}); their residual variance cannot be estimated (the "
+                    "likelihood is unbounded). Pass drop_degenerate=True to drop them, or use a "
+                    "homoscedastic model (residual=None)."
+                )
+            keep = ~np.isin(strata, [labels.index(b) for b in bad])
+            warnings.warn(
+                f"dropped {int((~keep).sum())} observations of {len(bad)} degenerate residual "
+                f"strata of {':'.join(residual)} (single observation or no variance): {shown}",
+                DataQualityWarning, stacklevel=3,
+            )
+            data = data.loc[keep].reset_index(drop=True)
+            y = y[keep]
+    n = len(y)
+    codes: dict[str, np.ndarray] = {}
+    levels: dict[str, list[str]] = {}
+    for f in factors:
+        codes[f], levels[f] = _encode(data[f])
+    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n)
+    random_codes, random_labels = [], []
+    fixed_keys = [t.key for t in spec.fixed]
+    for rt in spec.random:
+        gc, gl = _group(codes, levels, rt.factors)
+        if len(gl) < 2:
+            raise DesignError(
+                f"the random term {rt} has {len(gl)} level in the data ({', '.join(gl)}); a "
+                "variance needs at least 2 levels (5 or more to be useful). Drop the term or make "
+                f"{rt.name} a fixed effect."
+            )
+        if len(gl) >= n:
+            raise DesignError(
+                f"the random term {rt} has {len(gl)} levels for {n} observations: one "
+                "observation per level, so its variance is confounded with the residual. "
+                "Drop the term, or add replicates (shards or samples)."
+            )
+        for fk, ft in zip(fixed_keys, spec.fixed):
+            if rt.key <= fk:
+                raise DesignError(
+                    f"the random term {rt} is confounded with the fixed term {ft.name}: the fixed "
+                    f"effects already absorb every level of {rt.name}, so its variance cannot be "
+                    f"estimated. Remove {ft.name} from the fixed part or drop {rt}."
+                )
+        random_codes.append(gc)
+        random_labels.append(gl)
+    strata = labels_s = None
+    if residual is not None:
+        codes0 = {f: codes[f] for f in residual}
+        strata, labels_s = _group(codes0, {f: levels[f] for f in residual}, residual, order="data")
+    design = _Design(spec, y, codes, levels, fixed_names, [], X_idx, X_val, random_codes,
+                     random_labels, strata, labels_s, term_of)
+    return design, data
+
+
+def _problem(d: _Design) -> tuple[_reml.Problem, list[int]]:
+    """Columns [Z (largest term first) | X]; returns the problem and the term order used."""
+    sizes = [len(l) for l in d.random_labels]
+    order = sorted(range(len(sizes)), key=lambda k: -sizes[k])
+    offs = np.cumsum([0] + [sizes[k] for k in order])
+    q = int(offs[-1])
+    zcols = [d.random_codes[k] + offs[i] for i, k in enumerate(order)]
+    cols = np.column_stack(zcols + ([d.X_idx + q] if d.X_idx.shape[1] else []))
+    vals = np.column_stack([np.ones(len(d.y))] * len(zcols) + ([d.X_val] if d.X_val.shape[1] else []))
+    pb = _reml.Problem(
+        y=d.y, cols=cols.astype(np.int64), vals=vals.astype(float),
+        term_sizes=[sizes[k] for k in order], p=len(d.fixed_names),
+        strata=d.strata, n_strata=len(d.strata_labels) if d.strata_labels else 1,
+    )
+    return pb, order
+
+
+def _check_rank(pb: _reml.Problem, names: list[str]) -> None:
+    if not pb.p:
+        return
+    xtx = np.zeros((pb.p, pb.p))
+    xi = pb.cols[:, pb.K:] - pb.q
+    xv = pb.vals[:, pb.K:]
+    for a in range(xi.shape[1]):
+        for b in range(xi.shape[1]):
+            np.add.at(xtx, (xi[:, a], xi[:, b]), xv[:, a] * xv[:, b])
+    ev = np.linalg.eigvalsh(xtx)
+    if ev[0] <= 1e-10 * max(ev[-1], 1.0):
+        raise DesignError(
+            f"the fixed-effect design ({pb.p} columns: {', '.join(names[:6])}"
+            f"{', ...' if pb.p > 6 else ''}) is rank deficient: some combination of levels is "
+            "never observed. Remove the interaction term or the empty level."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# closed form for balanced crossed designs
+
+
+def _closed_form(d: _Design, pb: _reml.Problem, order: list[int], reml: bool
+                 ) -> tuple[np.ndarray | None, np.ndarray]:
+    """ANOVA (expected-mean-squares) estimates of theta on a balanced crossed design.
+
+    Returns (theta or None, starting theta). theta is the exact REML/ML optimum when every
+    component is positive (the likelihood then depends on the data only through the stratum
+    sums of squares and is maximised by equating them to their expectations).
+    """
+    spec = d.spec
+    K = pb.K
+    start = np.full(K, 0.5)
+    if d.strata is not None:
+        return None, start
+    factors = list(dict.fromkeys(f for t in (*spec.fixed, *spec.random) for f in t.factors))
+    L = [len(d.levels[f]) for f in factors]
+    ncell = int(np.prod(L))
+    if ncell > 5_000_000 or len(factors) > 6:
+        return None, start
+    cell = np.zeros(pb.n, dtype=np.int64)
+    for f, lf in zip(factors, L):
+        cell = cell * lf + d.codes[f]
+    counts = np.bincount(cell, minlength=ncell)
+    m = counts[0]
+    if m == 0 or np.any(counts != m):
+        return None, start
+    n = pb.n
+    y = d.y
+    sums = np.bincount(cell, weights=y, minlength=ncell)
+    means = (sums / m).reshape(L)
+    ss_within = float(np.sum((y - means.ravel()[cell]) ** 2))
+    df_within = n - ncell
+    ax = tuple(range(len(factors)))
+    fixed_sets = [frozenset(t.factors) for t in spec.fixed]
+    rand_sets = [frozenset(spec.random[k].factors) for k in order]
+    strata: dict[tuple, list[float]] = {}
+    has_mean_fixed = spec.intercept or bool(spec.fixed)
+    for size in range(len(factors) + 1):
+        for S in combinations(range(len(factors)), size):
+            Sset = frozenset(factors[i] for i in S)
+            comp = tuple(a for a in ax if a not in S)
+            eff = means.mean(axis=comp, keepdims=True) if comp else means
+            for a in S:
+                eff = eff - eff.mean(axis=a, keepdims=True)
+            nlev = int(np.prod([L[i] for i in S])) if S else 1
+            ss = float(np.sum(eff**2)) * n / nlev
+            df = int(np.prod([L[i] - 1 for i in S])) if S else 1
+            fixed = (not S and has_mean_fixed) or any(Sset <= fs for fs in fixed_sets)
+            coef = tuple([1.0] + [n / int(np.prod([len(d.levels[f]) for f in rs]))
+                                  if Sset <= rs else 0.0 for rs in rand_sets])
+            if fixed:
+                if reml:
+                    continue
+                ss = 0.0
+            g = strata.setdefault(coef, [0.0, 0.0])
+            g[0] += ss
+            g[1] += df
+    if df_within > 0:
+        g = strata.setdefault(tuple([1.0] + [0.0] * K), [0.0, 0.0])
+        g[0] += ss_within
+        g[1] += df_within
+    keys = list(strata)
+    A = np.array(keys)
+    lam = np.array([strata[k][0] / strata[k][1] for k in keys])
+    if A.shape[0] != K + 1 or np.linalg.matrix_rank(A) < K + 1:
+        return None, start
+    comps = np.linalg.solve(A, lam)
+    s2 = comps[0]
+    if s2 <= 0:
+        return None, start
+    start = np.sqrt(np.clip(comps[1:], 1e-4 * s2, None) / s2)
+    if np.any(lam <= 0) or np.any(comps[1:] <= 1e-10 * s2):
+        return None, start
+    return np.sqrt(comps[1:] / s2), start
+
+
+# --------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class MixedResult(ResultDisplay):
+    """A fitted linear mixed model (see :func:`mixed`).
+
+    Attributes
+    ----------
+    spec : ModelSpec
+        The model that was fitted.
+    method : {"REML", "ML"}
+        Estimation criterion.
+    residual : str or None
+        The residual strata (``"topic:system"``) of a heteroscedastic fit, else None.
+    n_obs : int
+        Observations used.
+    variance_components : DataFrame
+        Index: random terms in formula order then ``Residual``; columns ``variance`` (the
+        estimate), ``sd`` (its square root), ``share`` (variance / sum of variances). In a
+        heteroscedastic fit the ``Residual`` row holds the observation-weighted mean of the
+        stratum variances.
+    residual_variance : float or Series
+        Residual variance; per stratum (indexed by stratum label) when heteroscedastic.
+    variance_ratios : Series or None
+        Heteroscedastic fits: residual variance of each stratum divided by that of the reference
+        (first stratum in data order), i.e. ``sd_ratios ** 2``.
+    sd_ratios : Series or None
+        The same as ratios of standard deviations: nlme's ``varIdent`` coefficients.
+    loglik, aic, bic, deviance : float
+        Log-likelihood (restricted under REML), information criteria, and ``-2 * loglik``.
+    converged : bool
+        Whether the optimiser met its criterion (a closed-form fit is always converged).
+    n_iter : int
+        Optimiser iterations (0 for a closed-form fit).
+    closed_form : bool
+        True when the balanced-design ANOVA estimates were the answer.
+    boundary : bool
+        Whether some variance component is estimated at zero; ``boundary_components`` names them.
+    random_effects : dict of str -> Series
+        BLUPs (conditional modes) of each random term, indexed by level.
+    """
+
+    spec: ModelSpec
+    method: str
+    residual: str | None
+    n_obs: int
+    variance_components: pd.DataFrame
+    residual_variance: Any
+    variance_ratios: pd.Series | None
+    sd_ratios: pd.Series | None
+    loglik: float
+    aic: float
+    bic: float
+    deviance: float
+    converged: bool
+    n_iter: int
+    closed_form: bool
+    boundary: bool
+    boundary_components: tuple[str, ...]
+    random_effects: dict[str, pd.Series]
+    n_params: int
+    fixed_estimates: pd.Series
+    _state: dict = field(default_factory=dict)
+
+    # -- fixed effects -----------------------------------------------------------------------
+    @cached_property
+    def _satterthwaite(self) -> tuple[np.ndarray, np.ndarray]:
+        """(Jacobian of Var(beta) in the variance parameters, their asymptotic covariance)."""
+        st = self._state
+        return _satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
+                                    self.method == "REML")
+
+    def _df_for(self, L: np.ndarray) -> np.ndarray:
+        """Satterthwaite df of the contrasts in the rows of ``L``."""
+        jac, acov = self._satterthwaite
+        vb = self._state["vcov"]
+        var = np.einsum("ij,jk,ik->i", L, vb, L)
+        g = np.einsum("ij,pjk,ik->ip", L, jac, L)
+        den = np.einsum("ip,pq,iq->i", g, acov, g)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            df = 2.0 * var**2 / den
+        return np.where(np.isfinite(df) & (df > 0), df, np.nan)
+
+    @cached_property
+    def fixed(self) -> pd.DataFrame:
+        """Fixed effects: index coefficient names as R prints them (``(Intercept)``,
+        ``systems02``); columns ``estimate``, ``se`` (from the REML/ML covariance of the
+        estimates), ``df`` (Satterthwaite, as lmerTest computes it: the Jacobian of the
+        covariance of the estimates and the Hessian of the deviance in the variance parameters
+        ``(theta, sigma[, log delta])``, both numerical), ``t`` and ``p`` (two-sided, t on df).
+        """
+        vb = self._state["vcov"]
+        est = self.fixed_estimates.to_numpy()
+        se = np.sqrt(np.diag(vb))
+        df = self._df_for(np.eye(len(est)))
+        t = est / se
+        p = 2 * stats.t.sf(np.abs(t), df)
+        return pd.DataFrame({"estimate": est, "se": se, "df": df, "t": t, "p": p},
+                            index=self.fixed_estimates.index)
+
+    @property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance matrix of the fixed-effect estimates."""
+        idx = self.fixed_estimates.index
+        return pd.DataFrame(self._state["vcov"], index=idx, columns=idx)
+
+    def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
+        st = self._state
+        names: list[str] = list(self.fixed_estimates.index)
+        fixed_factors = [f for t in self.spec.fixed for f in t.factors]
+        if factor not in fixed_factors:
+            raise DesignError(
+                f"{factor!r} is not a fixed factor of {self.spec}; marginal means exist for the "
+                f"fixed factors ({', '.join(dict.fromkeys(fixed_factors)) or 'none'}). Make "
+                f"{factor} a fixed term of the formula."
+            )
+        levels = st["levels"]
+        others = [f for f in dict.fromkeys(fixed_factors) if f != factor]
+        grids = [range(len(levels[f])) for f in others]
+        rows = []
+        for lv in range(len(levels[factor])):
+            acc = np.zeros(len(names))
+            count = 0
+            for combo in np.ndindex(*[len(g) for g in grids]) if others else [()]:
+                assign = {factor: lv, **dict(zip(others, combo))}
+                acc += _coding_row(self.spec, levels, assign, names)
+                count += 1
+            rows.append(acc / count)
+        return np.array(rows), levels[factor]
+
+    def marginal_means(self, factor: str = "system") -> pd.Series:
+        """Estimated marginal means of a fixed factor (averaged with equal weights over the
+        levels of the other fixed factors, as emmeans does), indexed by level.
+
+        Examples
+        --------
+        >>> import irmodels as irm, pandas as pd
+        >>> data = irm.from_wide(irm.datasets.load("adhoc3", "AP").pipe(irm.to_wide).iloc[:, :4])
+        >>> fit = irm.mixed("score ~ system + (1|topic)", data)
+        >>> fit.marginal_means("system").round(4).tolist()
+        [0.2256, 0.2895, 0.2924, 0.2937]
+        """
+        L, labels = self._mm_matrix(factor)
+        return pd.Series(L @ self.fixed_estimates.to_numpy(), index=pd.Index(labels, name=factor),
+                         name="mean")
+
+    def marginal_means_cov(self, factor: str = "system") -> pd.DataFrame:
+        """Covariance matrix of :meth:`marginal_means` (from the fixed-effect covariance)."""
+        L, labels = self._mm_matrix(factor)
+        return pd.DataFrame(L @ self._state["vcov"] @ L.T, index=labels, columns=labels)
+
+    def tukey(self, factor: str = "system", alpha: float = 0.05) -> TukeyResult:
+        """Tukey HSD over the marginal means of a fixed factor.
+
+        The standard error of each difference comes from the model's covariance of the
+        marginal means (one value when all are equal, as in balanced designs, else the matrix);
+        the error df is the smallest Satterthwaite df over all pairwise differences
+        (conservative; every pair has the same df in a balanced design). When no finite
+        Satterthwaite df exists (a boundary fit), ``n_obs`` minus the number of fixed effects
+        is used.
+        """
+        from irmodels.inference.tukey import tukey_hsd
+
+        L, labels = self._mm_matrix(factor)
+        means = pd.Series(L @ self.fixed_estimates.to_numpy(), index=labels)
+        cov = L @ self._state["vcov"] @ L.T
+        k = len(labels)
+        ia, ib = np.triu_indices(k, 1)
+        D = L[ia] - L[ib]
+        var = np.diag(cov)[ia] + np.diag(cov)[ib] - 2 * cov[ia, ib]
+        df = self._df_for(D)
+        df_err = float(np.nanmin(df)) if np.isfinite(df).any() else float(
+            self.n_obs - len(self.fixed_estimates))
+        se = np.sqrt(np.maximum(var, 0))
+        if np.allclose(se, se[0], rtol=1e-9, atol=0):
+            se_diff: Any = float(se[0])
+        else:
+            mat = np.zeros((k, k))
+            mat[ia, ib] = se
+            mat[ib, ia] = se
+            se_diff = mat
+        return tukey_hsd(means, df_error=df_err, se_diff=se_diff, alpha=alpha, factor=factor)
+
+    # -- display -----------------------------------------------------------------------------
+    def _display_title(self) -> str:
+        kind = "closed form" if self.closed_form else (
+            f"{self.n_iter} iterations" + ("" if self.converged else ", NOT converged"))
+        het = f", residual by {self.residual}" if self.residual else ""
+        b = f", boundary: {', '.join(self.boundary_components)}" if self.boundary else ""
+        return (f"Linear mixed model fit by {self.method} ({kind}{het}{b}): {self.spec}\n"
+                f"n = {self.n_obs}, logLik = {self.loglik:.4f}, AIC = {self.aic:.4f}, "
+                f"BIC = {self.bic:.4f}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = [("Variance components", self.variance_components),
+                  ("Fixed effects", self.fixed)]
+        if self.sd_ratios is not None:
+            r = pd.DataFrame({"sd_ratio": self.sd_ratios, "variance": self.residual_variance})
+            tables.append(("Residual variance by stratum", r))
+        return tables
+
+    def __repr__(self) -> str:
+        return (f"<MixedResult {self.method} {self.spec} n={self.n_obs} "
+                f"logLik={self.loglik:.4f}{' heteroscedastic' if self.residual else ''}>")
+
+
+def _coding_row(spec: ModelSpec, levels: dict[str, list[str]], assign: dict[str, int],
+                names: list[str]) -> np.ndarray:
+    """Row of the fixed design for one combination of fixed-factor levels."""
+    row = np.zeros(len(names))
+    pos = {n: i for i, n in enumerate(names)}
+    if spec.intercept:
+        row[pos["(Intercept)"]] = 1.0
+    for term in spec.fixed:
+        lv = [assign[f] for f in term.factors]
+        label = ":".join(f"{f}{levels[f][c]}" for f, c in zip(term.factors, lv))
+        if label in pos:
+            row[pos[label]] = 1.0
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# Satterthwaite
+
+
+def _vb(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.ndarray | None,
+        reml: bool) -> np.ndarray:
+    f = _reml.evaluate(pb, theta, eta, reml)
+    return sigma**2 * _reml.fixed_cov_unscaled(pb, f)
+
+
+def _unprof_grad(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.ndarray | None,
+                 reml: bool) -> np.ndarray:
+    """Analytic gradient of -2 log L in (theta, sigma, eta), sigma not profiled."""
+    f = _reml.evaluate(pb, theta, eta, reml)
+    dof = (pb.n - pb.p) if reml else pb.n
+    # unprofiled gradient = d logdet + d r2 / sigma^2 (+ the weights' Jacobian for eta)
+    g_logdet, g_r2 = _split_gradient(pb, f, reml)
+    g_theta = g_logdet[: pb.K] + g_r2[: pb.K] / sigma**2
+    g_sigma = 2.0 * dof / sigma - 2.0 * f.r2 / sigma**3
+    out = [g_theta, [g_sigma]]
+    if pb.n_strata > 1:
+        out.append(g_logdet[pb.K:] + g_r2[pb.K:] / sigma**2 + 2.0 * pb.n_per_stratum[1:])
+    return np.concatenate(out)
+
+
+def _split_gradient(pb: _reml.Problem, f: _reml.Fit, reml: bool) -> tuple[np.ndarray, np.ndarray]:
+    minv = _reml._minv_pattern(pb, f, ml=not reml)
+    a, b = pb.pair_a, pb.pair_b
+    contrib = f.n_vals * f.d[b] * minv
+    ta = pb.term_of_col[a]
+    sel = ta >= 0
+    gl = 2.0 * np.bincount(ta[sel], weights=contrib[sel], minlength=pb.K)
+    u_full = np.concatenate([f.u, np.zeros(pb.p)])
+    tcol = pb.term_of_col[pb.cols]
+    zu = pb.vals * u_full[pb.cols]
+    we = f.w * f.resid
+    gr = np.array([-2.0 * float(np.sum(we * np.sum(np.where(tcol == k, zu, 0.0), axis=1)))
+                   for k in range(pb.K)])
+    if pb.n_strata > 1:
+        hpair = f.d[a] * f.d[b] * minv
+        h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
+        hs = np.bincount(pb.strata, weights=f.w * h, minlength=pb.n_strata)
+        es = np.bincount(pb.strata, weights=f.w * f.resid**2, minlength=pb.n_strata)
+        gl = np.concatenate([gl, -2.0 * hs[1:]])
+        gr = np.concatenate([gr, -2.0 * es[1:]])
+    return gl, gr
+
+
+def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None,
+                         sigma: float, reml: bool) -> tuple[np.ndarray, np.ndarray]:
+    K = pb.K
+    x0 = np.concatenate([theta, [sigma], eta if eta is not None else []])
+    npar = x0.size
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, float, np.ndarray | None]:
+        return x[:K], float(x[K]), (x[K + 1:] if eta is not None else None)
+
+    steps = 1e-4 * np.maximum(np.abs(x0), 1e-2)
+    H = np.zeros((npar, npar))
+    jac = np.zeros((npar, pb.p, pb.p))
+    for j in range(npar):
+        e = np.zeros(npar)
+        e[j] = steps[j]
+        gp = _unprof_grad(pb, *unpack(x0 + e), reml)
+        gm = _unprof_grad(pb, *unpack(x0 - e), reml)
+        H[:, j] = (gp - gm) / (2 * steps[j])
+        if j == K:
+            th, sg, et = unpack(x0)
+            jac[j] = 2.0 / sg * _vb(pb, th, sg, et, reml)
+        else:
+            jac[j] = (_vb(pb, *unpack(x0 + e), reml) - _vb(pb, *unpack(x0 - e), reml)) / (
+                2 * steps[j])
+    H = (H + H.T) / 2
+    try:
+        acov = 2.0 * np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        acov = np.full((npar, npar), np.nan)
+    return jac, acov
+
+
+# --------------------------------------------------------------------------------------------
+# fitting
+
+
+def mixed(
+    model: str | ModelSpec,
+    data: pd.DataFrame,
+    *,
+    method: Literal["REML", "ML"] = "REML",
+    residual: str | None = None,
+    start: dict[str, float] | None = None,
+    maxiter: int = 2000,
+    tol: float = 1e-9,
+    drop_degenerate: bool = False,
+) -> MixedResult:
+    """Fit a linear mixed model with random intercepts by REML or ML.
+
+    Parameters
+    ----------
+    model : str or ModelSpec
+        An lme4-style formula: fixed terms (treatment contrasts, R's default, so coefficients
+        equal lme4's and nlme's) plus random intercepts ``(1|g)``, ``(1|a:b)``, ``(1|a/b)``;
+        any number, crossed or nested.
+    data : DataFrame
+        A long frame (:func:`irmodels.frame`) or any frame with the named columns. The first
+        category (natural order for strings) is the reference level of a fixed factor.
+    method : {"REML", "ML"}
+        Restricted (default) or full maximum likelihood.
+    residual : str, optional
+        ``None`` for one residual variance; a factor or interaction (``"topic:system"``,
+        ``"system"``) for one residual variance per stratum, nlme's
+        ``varIdent(form = ~1 | topic*system)``. Ratios are relative to the first stratum in
+        data order (as nlme does).
+    start : dict, optional
+        Starting standard deviations relative to the residual SD, by random-term name
+        (``{"topic": 2.0}``); missing terms start from the moment estimates.
+    maxiter : int
+        Iteration limit of the optimiser (L-BFGS-B).
+    tol : float
+        Convergence tolerance on the projected gradient of the deviance.
+    drop_degenerate : bool
+        Heteroscedastic fits: drop strata with a single observation or no variance (with a
+        :class:`~irmodels.DataQualityWarning` naming them) instead of raising.
+
+    Returns
+    -------
+    MixedResult
+        ``variance_components`` (index component, columns ``variance, sd, share``),
+        ``fixed`` (``estimate, se, df, t, p``), ``loglik``, ``aic``, ``bic``, ``deviance``,
+        ``random_effects``, ``residual_variance``, ``variance_ratios``, ``converged``,
+        ``n_iter``, ``boundary``; methods ``marginal_means``, ``tukey``, ``summary``,
+        ``to_latex``.
+
+    Raises
+    ------
+    DesignError
+        A random term with one level, one observation per level, or confounded with a fixed
+        term; degenerate residual strata; a rank-deficient fixed design.
+    ConvergenceError
+        The optimiser produced no finite likelihood.
+
+    Warns
+    -----
+    BoundaryFitWarning
+        A variance component is estimated at zero (a legitimate optimum on the boundary).
+    ConvergenceWarning
+        The iteration limit was reached before the gradient criterion was met.
+
+    Notes
+    -----
+    *Estimation.* The profiled deviance of lme4 (Bates et al. 2015, eqs. 34 and 41) in the
+    relative covariance parameters ``theta_k = sigma_k / sigma`` (and ``log delta_s`` for the
+    stratum SD ratios), minimised by L-BFGS-B with analytic gradients and bounds
+    ``theta >= 0``. Each random term's block of ``Z'Z`` is diagonal, so the largest term is
+    eliminated through its diagonal and only the small remainder is factorised densely; no
+    n x n matrix is formed. On a balanced crossed design with one residual variance the
+    stratum sums of squares are sufficient and the REML (or ML) optimum equals the ANOVA
+    (expected-mean-squares) estimates when they are all positive: those are returned
+    (``closed_form=True``) and otherwise used as starting values.
+
+    *Conventions.* ``loglik`` is the restricted log-likelihood under REML as lme4 and nlme
+    report it (no ``log|X'X|`` constant). The number of parameters is the fixed effects plus
+    the variance parameters (random terms, the residual, and the stratum ratios). ``aic =
+    -2 loglik + 2 npar``. ``bic = -2 loglik + npar log(N)`` with ``N = n_obs`` for
+    homoscedastic fits (lme4's convention, also under REML), and with ``N = n_obs - p`` under
+    REML for heteroscedastic fits (nlme's convention; ``n_obs`` under ML), so that the numbers
+    equal those of the R function that fits each model.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> data = irm.datasets.load("adhoc3", "AP")
+    >>> fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
+    >>> fit.closed_form
+    True
+    >>> fit.variance_components.round(5)
+              variance       sd    share
+    system     0.00717  0.08466  0.17659
+    topic      0.02264  0.15047  0.55790
+    Residual   0.01092  0.10450  0.26906
+    >>> round(fit.loglik, 3)
+    1497.476
+    """
+    if method not in ("REML", "ML"):
+        raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
+    columns = list(map(str, data.columns)) if isinstance(data, pd.DataFrame) else None
+    spec = _resolve(model, columns or [])
+    res_factors = _parse_residual(residual, data) if isinstance(data, pd.DataFrame) else None
+    design, data = _build(spec, data, res_factors, drop_degenerate)
+    pb, order = _problem(design)
+    _check_rank(pb, design.fixed_names)
+    reml = method == "REML"
+    K = pb.K
+    closed, theta0 = _closed_form(design, pb, order, reml)
+    if start:
+        for i, k in enumerate(order):
+            name = spec.random[k].name
+            if name in start:
+                theta0[i] = float(start[name])
+    n_iter = 0
+    converged = True
+    eta = None
+    if closed is not None:
+        theta = closed
+    else:
+        eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
+        x0 = np.concatenate([theta0, eta0])
+        bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            et = x[K:] if pb.n_strata > 1 else None
+            f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
+            return f.deviance, f.gradient
+
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options={"maxiter": maxiter, "maxfun": 5 * maxiter,
+                                             "ftol": 1e-15, "gtol": tol})
+        x = res.x
+        n_iter = int(res.nit)
+        if not np.isfinite(res.fun):
+            raise ConvergenceError(
+                f"the {method} fit of {spec} produced no finite likelihood after {n_iter} "
+                "iterations. Check the data for constant or near-constant strata, rescale the "
+                "response, or give starting values (start={...})."
+            )
+        # polish: a few Newton-free restarts catch L-BFGS-B's early stops on flat ridges
+        for _ in range(3):
+            if res.success and _pg_norm(res.jac, x, K) <= max(tol, 1e-6):
+                break
+            res = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options={"maxiter": maxiter, "maxfun": 5 * maxiter,
+                                             "ftol": 1e-15, "gtol": tol})
+            x = res.x
+            n_iter += int(res.nit)
+        converged = bool(res.success) or _pg_norm(res.jac, x, K) <= 1e-4
+        if not converged:
+            warnings.warn(
+                f"the {method} fit of {spec} did not converge in {n_iter} iterations "
+                f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
+                "starting values (start={...}), rescale the response, or simplify the random "
+                "part.", ConvergenceWarning, stacklevel=2,
+            )
+        theta = np.maximum(x[:K], 0.0)
+        eta = x[K:] if pb.n_strata > 1 else None
+    res_name = ":".join(res_factors) if res_factors else None
+    return _result(spec, design, pb, order, theta, eta, method, res_name, converged, n_iter,
+                   closed is not None)
+
+
+def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
+    g = np.asarray(g, float).copy()
+    at0 = np.zeros_like(g, dtype=bool)
+    at0[:K] = (x[:K] <= 0) & (g[:K] > 0)
+    g[at0] = 0.0
+    return float(np.max(np.abs(g))) if g.size else 0.0
+
+
+def _eta_start(pb: _reml.Problem) -> np.ndarray:
+    """log SD ratios from within-stratum spread of the response (around cell means)."""
+    s = pb.strata
+    n_s = pb.n_per_stratum
+    mean = np.bincount(s, weights=pb.y, minlength=pb.n_strata) / n_s
+    ss = np.bincount(s, weights=(pb.y - mean[s]) ** 2, minlength=pb.n_strata)
+    sd = np.sqrt(ss / np.maximum(n_s - 1, 1))
+    sd = np.maximum(sd, 1e-8 * max(sd.max(), 1e-300))
+    return np.log(sd[1:] / sd[0])
+
+
+def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
+            theta: np.ndarray, eta: np.ndarray | None, method: str, residual: str | None,
+            converged: bool, n_iter: int, closed: bool) -> MixedResult:
+    reml = method == "REML"
+    f = _reml.evaluate(pb, theta, eta, reml)
+    sigma2 = f.sigma2
+    sigma = math.sqrt(sigma2)
+    K = pb.K
+    var_by_term = {}
+    blups = {}
+    off = 0
+    for i, k in enumerate(order):
+        size = pb.term_sizes[i]
+        rt = spec.random[k]
+        var_by_term[rt.name] = sigma2 * theta[i] ** 2
+        blups[rt.name] = pd.Series(theta[i] * f.u[off:off + size],
+                                   index=pd.Index(design.random_labels[k], name=rt.name),
+                                   name="blup")
+        off += size
+    if pb.n_strata > 1:
+        labels = design.strata_labels
+        full = np.concatenate([[0.0], eta])
+        sd_r = pd.Series(np.exp(full), index=pd.Index(labels, name=residual), name="sd_ratio")
+        var_r = sd_r**2
+        var_r.name = "variance_ratio"
+        res_var: Any = pd.Series(sigma2 * var_r.to_numpy(), index=var_r.index, name="variance")
+        resid_summary = float(np.sum(pb.n_per_stratum * res_var.to_numpy()) / pb.n)
+    else:
+        sd_r = var_r = None
+        res_var = float(sigma2)
+        resid_summary = float(sigma2)
+    names = [rt.name for rt in spec.random] + ["Residual"]
+    variances = np.array([var_by_term[rt.name] for rt in spec.random] + [resid_summary])
+    total = variances.sum()
+    vc = pd.DataFrame({"variance": variances, "sd": np.sqrt(variances),
+                       "share": variances / total if total > 0 else np.nan},
+                      index=pd.Index(names, name="component"))
+    bnd = tuple(rt.name for rt in spec.random if var_by_term[rt.name] <= BOUNDARY_TOL * sigma2)
+    if bnd:
+        warnings.warn(
+            f"the {method} estimate of the variance of {', '.join(bnd)} is zero (a boundary "
+            "fit; the optimum lies on the edge of the parameter space, not a failed "
+            f"convergence). The model is singular: consider dropping {', '.join(bnd)}.",
+            BoundaryFitWarning, stacklevel=3,
+        )
+    n_params = pb.p + K + 1 + (pb.n_strata - 1)
+    loglik = -0.5 * f.deviance
+    aic = -2 * loglik + 2 * n_params
+    n_bic = (pb.n - pb.p) if (reml and pb.n_strata > 1) else pb.n
+    bic = -2 * loglik + n_params * math.log(n_bic)
+    vcov = sigma2 * _reml.fixed_cov_unscaled(pb, f)
+    state = {"problem": pb, "theta": theta, "eta": eta, "sigma": sigma, "vcov": vcov,
+             "levels": design.levels, "order": order, "design": design}
+    return MixedResult(
+        spec=spec, method=method, residual=residual,
+        n_obs=pb.n, variance_components=vc, residual_variance=res_var,
+        variance_ratios=var_r, sd_ratios=sd_r, loglik=loglik, aic=aic, bic=bic,
+        deviance=-2 * loglik, converged=converged, n_iter=n_iter, closed_form=closed,
+        boundary=bool(bnd), boundary_components=bnd, random_effects=blups, n_params=n_params,
+        fixed_estimates=pd.Series(f.beta, index=pd.Index(design.fixed_names, name="coefficient"),
+                                  name="estimate"),
+        _state=state,
+    )
