@@ -391,11 +391,17 @@ def build_report(
     >>> import numpy as np, pandas as pd, irmodels as irm
     >>> from irmodels.reporting.report import build_report
     >>> rng = np.random.default_rng(0)
-    >>> wide = pd.DataFrame(rng.beta(2, 5, (20, 6)) + np.linspace(0, .2, 6),
-    ...                     columns=[f"run{i}" for i in range(1, 7)])
+    >>> wide = pd.DataFrame(rng.beta(2, 5, (20, 6)) + rng.uniform(0, .3, (20, 1))
+    ...                     + np.linspace(0, .2, 6), columns=[f"run{i}" for i in range(1, 7)])
     >>> rep = build_report(irm.from_wide(wide, measure="AP"))
-    >>> rep.tukey.top_group
-    ['run6', 'run5', 'run4']
+    >>> rep.tukey.top_group, rep.tukey.n_significant
+    (['run6', 'run5', 'run3', 'run4'], 3)
+    >>> rep.components.round(4)
+               variance      sd   share
+    component
+    topic        0.0050  0.0704  0.1622
+    system       0.0045  0.0674  0.1486
+    Residual     0.0211  0.1452  0.6892
     >>> "data:image/png;base64" in rep.to_html()
     True
     """

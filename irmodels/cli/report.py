@@ -1,0 +1,141 @@
+"""``irmodels report``: the variance-component report of a score collection.
+
+Examples::
+
+    irmodels report --demo --out irmodels-report
+    irmodels report adhoc8_ap.csv --measure AP --model MD1 --latex
+    irmodels report runs-eval/ --measure map --formula "score ~ topic + system"
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from irmodels.errors import DataFormatError
+
+PRESETS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
+_LONG_COLUMNS = {"topic", "system", "score"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="write the variance-component report (HTML, Markdown, LaTeX) of a collection",
+        description=(
+            "Fit a crossed ANOVA model to per-topic scores and write a self-contained report: "
+            "data and balance, ANOVA table with effect sizes, variance components, Tukey HSD on "
+            "systems with the model's error term, and a plot of system means."
+        ),
+        epilog=(
+            "DATA is a long-frame CSV/TSV/parquet (columns topic, system, score[, shard, "
+            "measure]), a wide matrix CSV (rows = topics, columns = systems), or a trec_eval -q "
+            "output file or directory. Example: irmodels report --demo --out irmodels-report"
+        ),
+    )
+    p.add_argument("data", nargs="?", help="scores to analyse (see below); omit with --demo")
+    p.add_argument(
+        "--demo", action="store_true",
+        help="use the built-in synthetic TREC-8-like collection (AP, model MD1)",
+    )
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--model", choices=PRESETS, help="preset model of Ferro & Sanderson (default MD1)")
+    model.add_argument("--formula", help='model formula, e.g. "score ~ topic + system"')
+    p.add_argument("--measure", help="measure to analyse when the data hold several (e.g. AP)")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise level of Tukey HSD (default 0.05)")
+    p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
+    p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
+    p.add_argument("--title", help="title of the report")
+    p.set_defaults(func=run)
+
+
+def load_scores(path: str | Path, *, measure: str | None = None) -> pd.DataFrame:
+    """Read DATA as a long frame: a directory or extension-less file is trec_eval -q output,
+    parquet a long frame, and CSV/TSV a long frame when its header has topic, system and score,
+    else a wide matrix."""
+    import irmodels as irm
+
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(2, "No such file or directory", str(p))
+    if p.is_dir():
+        return irm.read_trec_eval(p)
+    suffix = p.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return irm.read_frame(p)
+    if suffix in (".csv", ".tsv", ".tab", ".txt"):
+        with p.open(encoding="utf-8-sig", errors="replace") as fh:
+            header = fh.readline()
+        sep = "\t" if ("\t" in header and "," not in header) else ","
+        names = {h.strip().strip('"').strip("'") for h in header.split(sep)}
+        if _LONG_COLUMNS <= names and suffix != ".txt":
+            return irm.read_frame(p)
+        return irm.read_matrix(p, measure=measure)
+    return irm.read_trec_eval(p)
+
+
+def demo_scores(measure: str | None = None) -> pd.DataFrame:
+    """Scores of the built-in demo collection (seed 0), evaluated with ``measure`` (AP)."""
+    import irmodels as irm
+    from irmodels.errors import DatasetError
+
+    try:
+        generate = irm.collection.generate
+    except ModuleNotFoundError as exc:  # pragma: no cover - only in a partial installation
+        raise DatasetError(
+            f"the demo collection is not available in this installation ({exc}). "
+            "Report on a score file instead: irmodels report DATA."
+        ) from None
+    coll = generate(seed=0)
+    return irm.evaluate(coll.runs, coll.qrels, measures=[measure or "AP"])
+
+
+def run(args: argparse.Namespace) -> int:
+    from irmodels.reporting.report import build_report
+
+    start = time.perf_counter()
+    if args.demo and args.data:
+        raise DataFormatError(
+            f"give either DATA ({args.data!r}) or --demo, not both. "
+            "Run 'irmodels report --help' for the forms DATA can take."
+        )
+    if not args.demo and not args.data:
+        raise DataFormatError(
+            "no data to report on: pass DATA (a score file or trec_eval directory) or --demo."
+        )
+    if not 0 < args.alpha < 1:
+        raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
+    model = args.formula or args.model or "MD1"
+    if args.demo:
+        data = demo_scores(args.measure)
+        measure = args.measure or "AP"
+        title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
+    else:
+        data = load_scores(args.data, measure=args.measure)
+        measure = args.measure
+        title = args.title
+    report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title)
+    paths = report.save(args.out, formats=("html", "md"), latex=args.latex)
+    tk = report.tukey
+    print(f"irmodels report: {report.anova.spec}  (N = {report.anova.n_obs})")
+    if report.components is not None:
+        shares = ", ".join(
+            f"{name} {100 * share:.1f}%" for name, share in report.components["share"].items()
+        )
+        print(f"  variance components: {shares}")
+    if tk is not None:
+        print(
+            f"  Tukey HSD (alpha = {args.alpha:g}): {tk.n_significant} of {tk.n_pairs} pairs "
+            f"significant; top group of {len(tk.top_group)}: {', '.join(tk.top_group[:8])}"
+            + (" ..." if len(tk.top_group) > 8 else "")
+        )
+    for note in report.notes:
+        print(f"  note: {note}")
+    for path in paths:
+        if path.suffix in (".html", ".md", ".tex"):
+            print(f"  wrote {path}")
+    print(f"  done in {time.perf_counter() - start:.1f} s")
+    return 0

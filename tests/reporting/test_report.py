@@ -1,0 +1,188 @@
+"""The variance-component report and ``irmodels report`` (CLI)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import irmodels as irm
+from irmodels._display import format_number
+from irmodels.cli import main
+from irmodels.errors import DataFormatError, DesignError
+from irmodels.reporting import Report, Section, build_report
+from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
+
+
+def _adhoc8(shared_data) -> pd.DataFrame:
+    if importlib.util.find_spec("irmodels.data.datasets") is not None:
+        try:
+            return irm.datasets.load("adhoc8", "AP")
+        except Exception:  # registry mid-change: fall back to the mirror's CSV
+            pass
+    wide = pd.read_csv(shared_data / "ir-scores" / "adhoc8_ap.csv")
+    return irm.from_wide(wide, measure="AP", collection="adhoc8")
+
+
+@pytest.fixture(scope="module")
+def adhoc8(shared_data) -> pd.DataFrame:
+    return _adhoc8(shared_data)
+
+
+@pytest.fixture(scope="module")
+def report(adhoc8) -> Report:
+    return build_report(adhoc8, model="MD1", measure="AP")
+
+
+def test_report_holds_the_model_results(report):
+    assert report.anova.df_resid == 6272
+    assert report.tukey is not None and report.components is not None
+    # R (tests/reference/tukey.json): 3,423 significant pairs, top group of 7
+    assert report.tukey.n_significant == 3423
+    assert report.tukey.top_group[:3] == ["run95", "run83", "run51"]
+    assert list(report.components.index) == ["topic", "system", "Residual"]
+    assert set(report.figures) == {"variance_components", "tukey_means"}
+    assert all(png.startswith(b"\x89PNG") for png in report.figures.values())
+
+
+def test_html_is_self_contained_and_shows_the_numbers(report):
+    page = report.to_html()
+    table = report.anova.table
+    for term in ("topic", "system", "Residual"):
+        assert f"<td>{format_number(table.loc[term, 'SS'])}</td>" in page
+        assert f"<td>{format_number(table.loc[term, 'MS'])}</td>" in page
+    assert f"<td>{format_number(table.loc['system', 'F'])}</td>" in page
+    assert f"<td>{format_number(table.loc['system', 'omega2_partial'])}</td>" in page
+    for name, share in report.components["share"].items():
+        assert f"<td>{format_number(share)}</td>" in page
+    assert ", ".join(report.tukey.top_group) in page
+    assert "<strong>3423</strong> significant" in page
+    assert format_number(report.tukey.critical_value) in page
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 2
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from outside
+    assert "<style>" in page and "score ~ topic + system" in page
+    for lib in ("numpy", "scipy", "pandas", "irmodels"):
+        assert f"<th>{lib}</th>" in page
+
+
+def test_markdown_latex_and_save(report, tmp_path):
+    md = report.to_markdown()
+    assert "| system | " in md and "![Variance components](figures/variance_components.png)" in md
+    tables = report.latex_tables()
+    assert set(tables) == {"anova", "variance_components", "tukey", "means"}
+    assert r"\toprule" in tables["anova"] and r"Pr(>F)" in tables["anova"]
+    written = report.save(tmp_path / "out", latex=True)
+    names = sorted(p.relative_to(tmp_path / "out").as_posix() for p in written)
+    assert names == ["figures/tukey_means.png", "figures/variance_components.png",
+                     "report.html", "report.md", "tables.tex"]
+    with pytest.raises(DataFormatError, match="unknown report format"):
+        report.save(tmp_path / "x", formats=("pdf",))  # type: ignore[arg-type]
+
+
+def test_extra_sections_are_rendered_and_escaped(adhoc8):
+    small = irm.filter_systems(adhoc8, top_k=6)
+    custom = Section(
+        title="Shards <study>",
+        html="<p>tau = 0.93</p>",
+        markdown="tau = **0.93**",
+        latex=r"\begin{tabular}{l}tau\end{tabular}",
+    )
+    table_section = Section.from_table("G-study", pd.DataFrame({"phi": [0.5]}, index=["sys"]))
+    rep = build_report(small, sections=[custom, table_section], title="A & B")
+    page = rep.to_html()
+    assert "<h2>Shards &lt;study&gt;</h2>" in page and "<p>tau = 0.93</p>" in page
+    assert "<title>A &amp; B</title>" in page and "<td>0.5000</td>" in page
+    assert "## Shards <study>" in rep.to_markdown() and "tau = **0.93**" in rep.to_markdown()
+    assert rep.latex_tables()["section_1"].startswith(r"\begin{tabular}")
+    with pytest.raises(DataFormatError, match="Section"):
+        build_report(small, sections=["not a section"])  # type: ignore[list-item]
+
+
+def test_measure_selection_errors(adhoc8):
+    two = pd.concat([adhoc8, adhoc8.assign(measure="P@10")], ignore_index=True)
+    two = irm.frame(two)
+    with pytest.raises(DesignError, match="measure="):
+        build_report(two)
+    with pytest.raises(DataFormatError, match="not in the data"):
+        build_report(two, measure="nDCG")
+    rep = build_report(irm.filter_systems(two, top_k=5), measure="P@10")
+    assert "P@10" in rep.title
+
+
+def test_model_without_system_factor_and_unbalanced_data(adhoc8):
+    small = irm.filter_systems(adhoc8, top_k=4)
+    unbalanced = small.iloc[1:].reset_index(drop=True)
+    rep = build_report(unbalanced)
+    assert rep.components is None and any("balanced" in n for n in rep.notes)
+    assert "not available" in rep.to_html()
+
+
+def test_plots_return_figures(report):
+    fig = variance_components_plot(report.components, title="vc")
+    assert fig.axes[0].get_title() == "vc"
+    fig2 = tukey_means_plot(report.tukey, kind="anova")
+    assert fig2.axes[0].get_ylabel() == "mean (anova interval)"
+
+
+# -- CLI ----------------------------------------------------------------------------------------
+def test_cli_report_on_a_wide_matrix(shared_data, tmp_path, capsys):
+    out = tmp_path / "rep"
+    rc = main(["report", str(shared_data / "ir-scores" / "adhoc3_ap.csv"), "--measure", "AP",
+               "--out", str(out), "--latex", "--title", "TREC-3"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "pairs significant" in text and "wrote" in text
+    assert (out / "report.html").read_text().count("data:image/png;base64,") == 2
+    assert (out / "tables.tex").exists() and (out / "figures" / "tukey_means.png").exists()
+
+
+def test_cli_long_frame_and_trec_eval_directory(tmp_path, capsys, rng):
+    wide = pd.DataFrame(rng.random((6, 4)), columns=["a", "b", "c", "d"])
+    long = irm.from_wide(wide, measure="AP")
+    irm.write_frame(long, tmp_path / "scores.csv")
+    assert main(["report", str(tmp_path / "scores.csv"), "--out", str(tmp_path / "r1")]) == 0
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for s in "abc":
+        lines = [f"map\t{t}\t{v:.4f}" for t, v in zip(range(1, 6), rng.random(5))]
+        lines += [f"runid\tall\t{s}", "map\tall\t0.5"]
+        (runs / f"{s}.txt").write_text("\n".join(lines) + "\n")
+    assert main(["report", str(runs), "--out", str(tmp_path / "r2"), "--alpha", "0.1"]) == 0
+    assert "map" in (tmp_path / "r2" / "report.md").read_text()
+
+
+def test_cli_error_exits_2_without_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "irmodels", "report", "no-such-file.csv"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert "irmodels: error: no such file: no-such-file.csv" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report"], "no data to report on"),
+        (["report", "x.csv", "--demo"], "not both"),
+        (["report", "--demo", "--alpha", "2"], "--alpha"),
+    ],
+)
+def test_cli_usage_errors(args, message, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_demo(tmp_path, capsys):
+    if importlib.util.find_spec("irmodels.data.collection") is None:
+        pytest.skip("the demo collection (irmodels.data.collection) is not available yet")
+    assert main(["report", "--demo", "--out", str(tmp_path / "demo")]) == 0
+    assert (tmp_path / "demo" / "report.html").exists()
+    assert np.isfinite(float(capsys.readouterr().out.count("pairs significant")))
