@@ -75,9 +75,10 @@ dataset_values <- function(wide) {
 }
 
 # Kendall's tau: system means of TREC-5 AP against RR (no ties) and P@10 (ties)
-ap <- colMeans(read.csv(file.path(shared, "adhoc5_ap.csv")))
-rr <- colMeans(read.csv(file.path(shared, "adhoc5_rr.csv")))
-p10 <- colMeans(read.csv(file.path(shared, "adhoc5_p10.csv")))
+# (means rounded to 12 decimals, so that float noise cannot make or break ties)
+ap <- round(colMeans(read.csv(file.path(shared, "adhoc5_ap.csv"))), 12)
+rr <- round(colMeans(read.csv(file.path(shared, "adhoc5_rr.csv"))), 12)
+p10 <- round(colMeans(read.csv(file.path(shared, "adhoc5_p10.csv"))), 12)
 x_small <- c(1, 2, 2, 3, 4, 4, 4, 5)
 y_small <- c(2, 1, 3, 3, 5, 4, 6, 6)
 
