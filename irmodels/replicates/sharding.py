@@ -24,7 +24,7 @@ from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import spawn_seeds
 
-__all__ = ["shards", "shard_splits", "docids_from", "read_docids", "shard_sizes"]
+__all__ = ["shards", "shard_splits", "shard_labels", "docids_from", "read_docids", "shard_sizes"]
 
 
 def _as_docids(docids: Iterable[object]) -> pd.Index:
@@ -121,11 +121,23 @@ def shards(
     True
     """
     ids = _as_docids(docids)
-    s = _check_n_shards(n_shards, len(ids))
+    return pd.Series(shard_labels(len(ids), n_shards, seed), index=ids, name="shard")
+
+
+def shard_labels(n_docs: int, n_shards: int, seed: int | np.random.SeedSequence) -> np.ndarray:
+    """The shard numbers (1..S) that :func:`shards` gives to ``n_docs`` listed documents.
+
+    ``shards(docids, S, seed).to_numpy()`` equals ``shard_labels(len(docids), S, seed)``; this
+    form skips the document ids (cheap to compute inside a worker).
+
+    >>> shard_labels(6, 3, seed=0).tolist()
+    [1, 3, 3, 2, 1, 2]
+    """
+    s = _check_n_shards(n_shards, int(n_docs))
     rng = np.random.default_rng(_seed_sequence(seed))
-    labels = np.arange(len(ids), dtype=np.int64) % s + 1
+    labels = np.arange(int(n_docs), dtype=np.int64) % s + 1
     rng.shuffle(labels)
-    return pd.Series(labels, index=ids, name="shard")
+    return labels
 
 
 def shard_splits(

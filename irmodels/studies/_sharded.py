@@ -1,0 +1,215 @@
+"""Fast repeated sharded evaluation for the shard study (private).
+
+A shard study scores the same runs and qrels under many shard assignments. Everything that does
+not depend on the assignment (parsing the ids, trec_eval's ranking order, which retrieved
+document is relevant) is done once by :func:`prepare`; each assignment then costs one stable
+integer sort of the retrieved rows by (system, topic, shard) and a few ``bincount`` calls
+(:func:`evaluate_assignment`). The values are those of
+``irm.evaluate(runs, qrels, [measure], shards=assignment, undefined=...)`` (the study's tests
+compare the two cell by cell); measures other than ``AP``, ``P@k`` and ``RR`` go through
+``irm.evaluate`` itself.
+
+Conventions are those of :func:`irmodels.data.measures.evaluate`: a (topic, system) pair is
+scored when the topic is in the qrels and the system retrieved something for it; within a
+ranking documents are ordered by score descending and ties by document id descending (byte
+order); relevant means grade >= 1; with shards every (topic, system) pair gets every shard, a
+shard where the system retrieved nothing being an empty ranking; a (topic, shard) with no
+relevant document is undefined for every system and handled by the ``undefined`` policy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from irmodels.data.frame import natural_key
+from irmodels.errors import DataFormatError
+
+__all__ = ["FAST_MEASURES", "PreparedCollection", "prepare", "evaluate_assignment", "fast_measure"]
+
+FAST_MEASURES = ("AP", "P@k", "RR")
+_P_AT = re.compile(r"^P@(\d+)$")
+
+
+def fast_measure(name: str) -> tuple[str, int | None] | None:
+    """``(kind, k)`` when ``name`` (canonical) has a fast path, else None."""
+    if name in ("AP", "RR"):
+        return name, None
+    m = _P_AT.match(name)
+    if m and int(m.group(1)) >= 1:
+        return "P", int(m.group(1))
+    return None
+
+
+@dataclass(frozen=True)
+class PreparedCollection:
+    """Runs and qrels reduced to integer arrays (picklable; about 13 bytes per retrieved row)."""
+
+    measure: str
+    kind: str
+    k: int | None
+    topics: tuple[str, ...]          # qrels topics, natural order
+    systems: tuple[str, ...]         # natural order
+    n_docs: int                      # documents of the collection list
+    group_topic: np.ndarray          # (G,) topic code of each scored (system, topic) pair
+    group_system: np.ndarray         # (G,) system code
+    row_group: np.ndarray            # (N,) group of each retrieved row, rows in ranking order
+    row_doc: np.ndarray              # (N,) index of the document in the collection list
+    row_rel: np.ndarray              # (N,) bool: relevant
+    rel_topic: np.ndarray            # (M,) topic code of each relevant qrels row
+    rel_doc: np.ndarray              # (M,) its document index
+
+
+def _str_array(col: pd.Series) -> np.ndarray:
+    return col.astype("str").to_numpy(dtype=object)
+
+
+def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: str,
+            kind: str, k: int | None) -> PreparedCollection:
+    """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once."""
+    doc_index = pd.Index(docids)
+    q_topic = _str_array(qrels["topic"])
+    q_doc = _str_array(qrels["docid"])
+    q_rel = pd.to_numeric(qrels["rel"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    topics = sorted(pd.unique(q_topic), key=natural_key)
+    t_index = pd.Index(topics)
+    q_t = t_index.get_indexer(q_topic)
+    q_d = doc_index.get_indexer(q_doc)
+    if (q_d < 0).any():
+        bad = pd.unique(q_doc[q_d < 0])[:3].tolist()
+        raise DataFormatError(
+            f"{int((q_d < 0).sum())} qrels row(s) name documents that are not in the document "
+            f"list, e.g. {bad}. Every document of the runs and qrels needs a shard: pass the "
+            "collection's full list of doc ids."
+        )
+    relevant = q_rel >= 1
+    rel_topic = q_t[relevant].astype(np.int32)
+    rel_doc = q_d[relevant].astype(np.int32)
+
+    r_topic = _str_array(runs["topic"])
+    r_t = t_index.get_indexer(r_topic)
+    keep = r_t >= 0
+    r_sys = _str_array(runs["system"])
+    systems_all = sorted(pd.unique(r_sys), key=natural_key)
+    r_s = pd.Index(systems_all).get_indexer(r_sys)
+    r_d = doc_index.get_indexer(_str_array(runs["docid"]))
+    score = pd.to_numeric(runs["score"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if keep.all():
+        r_t_k, r_s_k, r_d_k, score_k = r_t, r_s, r_d, score
+    else:
+        r_t_k, r_s_k, r_d_k, score_k = r_t[keep], r_s[keep], r_d[keep], score[keep]
+    if (r_d_k < 0).any():
+        docs = _str_array(runs["docid"])[keep][r_d_k < 0]
+        raise DataFormatError(
+            f"{int((r_d_k < 0).sum())} retrieved document(s) are not in the document list, "
+            f"e.g. {pd.unique(docs)[:3].tolist()}. Every document of the runs and qrels needs a "
+            "shard: pass the collection's full list of doc ids."
+        )
+    # trec_eval order: score descending, ties by docid descending (byte order)
+    doc_rank = np.empty(len(doc_index), dtype=np.int64)
+    doc_rank[np.argsort(doc_index.to_numpy(dtype=object).astype(str))] = np.arange(len(doc_index))
+    n_topics = len(topics)
+    group_key = r_s_k.astype(np.int64) * n_topics + r_t_k
+    order = np.lexsort((-doc_rank[r_d_k], -score_k, group_key))
+    group_key = group_key[order]
+    uniq, row_group = np.unique(group_key, return_inverse=True)
+    row_doc = r_d_k[order].astype(np.int32)
+    # relevance of each retrieved row
+    rel_keys = np.unique(rel_topic.astype(np.int64) * len(doc_index) + rel_doc)
+    row_topic = (uniq % n_topics)[row_group].astype(np.int64)
+    row_keys = row_topic * len(doc_index) + row_doc
+    row_rel = np.isin(row_keys, rel_keys)
+    used_systems = np.unique(uniq // n_topics)
+    sys_map = np.full(len(systems_all), -1, dtype=np.int64)
+    sys_map[used_systems] = np.arange(len(used_systems))
+    return PreparedCollection(
+        measure=measure, kind=kind, k=k,
+        topics=tuple(topics), systems=tuple(systems_all[i] for i in used_systems),
+        n_docs=len(doc_index),
+        group_topic=(uniq % n_topics).astype(np.int32),
+        group_system=sys_map[uniq // n_topics].astype(np.int32),
+        row_group=row_group.astype(np.int32), row_doc=row_doc, row_rel=row_rel,
+        rel_topic=rel_topic, rel_doc=rel_doc,
+    )
+
+
+def evaluate_assignment(prep: PreparedCollection, labels: np.ndarray, n_shards: int,
+                        undefined: float | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score every (topic, system, shard) for one assignment ``labels`` (1..S per document).
+
+    Returns the long frame (``measure, topic, system, shard, score``) and the undefined
+    (topic, shard) cells (columns ``measure, topic, shard``).
+    """
+    s = int(n_shards)
+    n_groups = len(prep.group_topic)
+    n_topics = len(prep.topics)
+    sh = labels[prep.row_doc] - 1
+    key = prep.row_group.astype(np.int64) * s + sh
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    rel_pos = np.flatnonzero(prep.row_rel[order])
+    kr = ks[rel_pos]
+    # rank of each relevant row in its (system, topic, shard) ranking
+    seg_start = np.searchsorted(ks, kr, side="left")
+    rank = (rel_pos - seg_start + 1).astype(np.float64)
+    # relevant documents up to and including it
+    first = np.searchsorted(kr, kr, side="left")
+    nrel = (np.arange(len(kr)) - first + 1).astype(np.float64)
+    size = n_groups * s
+    n_rel = np.bincount(prep.rel_topic.astype(np.int64) * s + labels[prep.rel_doc] - 1,
+                        minlength=n_topics * s).reshape(n_topics, s)
+    r_cell = n_rel[prep.group_topic]  # (G, S)
+    if prep.kind == "AP":
+        num = np.bincount(kr, weights=nrel / rank, minlength=size).reshape(n_groups, s)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = num / r_cell
+        undefined_cells = n_rel == 0
+    elif prep.kind == "RR":
+        firsts = nrel == 1
+        value = np.zeros(size)
+        value[kr[firsts]] = 1.0 / rank[firsts]
+        value = value.reshape(n_groups, s)
+        undefined_cells = n_rel == 0
+    else:  # P@k: defined (0) without relevant documents
+        hit = rank <= prep.k
+        value = np.bincount(kr[hit], minlength=size).reshape(n_groups, s) / float(prep.k)
+        undefined_cells = np.zeros_like(n_rel, dtype=bool)
+    undef_group = undefined_cells[prep.group_topic]  # (G, S)
+    topic_code = np.repeat(prep.group_topic, s)
+    system_code = np.repeat(prep.group_system, s)
+    shard_code = np.tile(np.arange(s, dtype=np.int32), n_groups)
+    value = value.reshape(-1).astype(np.float64)
+    undef_flat = undef_group.reshape(-1)
+    keep = np.ones(len(value), dtype=bool)
+    if isinstance(undefined, str):
+        if undefined == "drop":
+            bad_topics = undefined_cells.any(axis=1)
+            keep = ~bad_topics[topic_code]
+        else:  # "missing"
+            keep = ~undef_flat
+    else:
+        value[undef_flat] = float(undefined)
+    shard_levels = [str(i) for i in range(1, s + 1)]
+    out = pd.DataFrame({
+        "measure": pd.Categorical.from_codes(np.zeros(int(keep.sum()), dtype=np.int8),
+                                             categories=[prep.measure]),
+        "topic": pd.Categorical.from_codes(topic_code[keep], categories=list(prep.topics)),
+        "system": pd.Categorical.from_codes(system_code[keep], categories=list(prep.systems)),
+        "shard": pd.Categorical.from_codes(shard_code[keep], categories=shard_levels),
+        "score": value[keep],
+    })
+    out["topic"] = out["topic"].cat.remove_unused_categories()
+    ut, us = np.nonzero(undefined_cells)
+    scored = np.zeros(n_topics, dtype=bool)
+    scored[prep.group_topic] = True
+    sel = scored[ut]
+    undef = pd.DataFrame({
+        "measure": [prep.measure] * int(sel.sum()),
+        "topic": [prep.topics[i] for i in ut[sel]],
+        "shard": [shard_levels[i] for i in us[sel]],
+    })
+    out.attrs["undefined"] = undef
+    return out, undef

@@ -1,0 +1,747 @@
+"""The shard study of Ferro & Sanderson (SIGIR 2019): models MD1-MD6 on random collection shards.
+
+For every shard count S and every one of ``n_splits`` random splits of the collection into S
+shards, the runs and qrels are split by the same assignment, every (topic, system, shard) is
+scored, and models MD2-MD6 are fitted (MD1 is fitted once on the whole collection). Each fit
+gives the system effect size, Tukey's HSD with the model's own error term (significant pairs,
+top group, interval width) and the system ranking, compared with MD1's by Kendall's tau.
+
+Each (S, split) is one unit of work, mapped through :func:`irmodels.parallel.map`, so the study
+runs serially, on local processes or on a Dask cluster with the same results (every unit gets
+its own seed, spawned from ``seed``).
+
+References: N. Ferro and M. Sanderson, "Improving the Accuracy of System Performance Estimation
+by Using Shards", SIGIR 2019 (sections 3-5, Tables 2-4); METHODS.md sections 2-4.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels.errors import (
+    DataFormatError,
+    DesignError,
+    IRModelsWarning,
+    UndefinedValueWarning,
+)
+from irmodels.parallel import map as parallel_map
+from irmodels.parallel import spawn_seeds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from irmodels.reporting.report import Section
+
+__all__ = ["shards", "ShardStudy", "RUN_COLUMNS", "SUMMARY_COLUMNS", "BY_MODEL_COLUMNS",
+           "DEFAULT_N_SHARDS", "DEFAULT_MODELS"]
+
+DEFAULT_N_SHARDS = (2, 3, 4, 5, 10, 25, 50)
+DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
+
+#: Columns of :attr:`ShardStudy.runs`, in this order.
+RUN_COLUMNS = ("model", "n_shards", "split", "n_topics", "n_systems", "n_undefined",
+               "F_system", "p_system", "omega2_system", "ms_error", "df_error",
+               "n_significant", "n_not_significant", "top_group", "ci_width", "tau")
+#: Columns of :attr:`ShardStudy.summary`, in this order.
+SUMMARY_COLUMNS = ("n_splits", "tau", "tau_lower", "tau_upper", "ci_width", "n_significant",
+                   "n_not_significant", "top_group", "omega2_system", "sig_all_splits",
+                   "frac_sig_all_splits")
+_METRICS = ("omega2_system", "n_significant", "n_not_significant", "top_group", "ci_width", "tau")
+#: Columns of :meth:`ShardStudy.by_model`, in this order.
+BY_MODEL_COLUMNS = tuple(c for m in _METRICS for c in (m, f"{m}_change"))
+
+
+# --------------------------------------------------------------------------------------------
+# input
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    runs: pd.DataFrame
+    qrels: pd.DataFrame
+    docids: pd.Index
+
+
+def _inputs(collection: Any) -> _Inputs:
+    from irmodels.replicates.sharding import _as_docids, docids_from
+
+    if isinstance(collection, tuple):
+        if len(collection) not in (2, 3):
+            raise DataFormatError(
+                f"a tuple collection must be (runs, qrels) or (runs, qrels, docids); got "
+                f"{len(collection)} items."
+            )
+        runs, qrels = collection[0], collection[1]
+        docids = collection[2] if len(collection) == 3 else None
+    elif all(hasattr(collection, a) for a in ("runs", "qrels")):
+        runs, qrels = collection.runs, collection.qrels
+        docids = getattr(collection, "docids", None)
+    else:
+        raise DataFormatError(
+            f"the collection must have .runs, .qrels and .docids (e.g. "
+            f"irm.collection.generate(preset='small')) or be a tuple (runs, qrels, docids); got "
+            f"{type(collection).__name__}."
+        )
+    for name, df, cols in (("runs", runs, ("system", "topic", "docid", "score")),
+                           ("qrels", qrels, ("topic", "docid", "rel"))):
+        if not isinstance(df, pd.DataFrame):
+            raise DataFormatError(f"{name} must be a DataFrame; got {type(df).__name__}.")
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise DataFormatError(
+                f"{name} has no column {', '.join(map(repr, missing))}; columns present: "
+                f"{', '.join(map(repr, df.columns))}. Read them with irm.read_runs / "
+                "irm.read_qrels."
+            )
+    if docids is None:
+        docids = docids_from(runs, qrels)
+    return _Inputs(runs=runs, qrels=qrels, docids=_as_docids(docids))
+
+
+def _check_int_list(values: Any, name: str, low: int) -> tuple[int, ...]:
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    try:
+        out = tuple(values)
+    except TypeError:
+        raise DesignError(f"{name} must be a list of integers; got {values!r}.") from None
+    if not out or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low
+                      for v in out):
+        raise DesignError(
+            f"{name} must be a non-empty list of integers >= {low}; got {list(out)}. "
+            + ("Shard models need at least 2 shards (MD4-MD6 have a shard factor)."
+               if name == "n_shards" else "")
+        )
+    if len(set(out)) != len(out):
+        raise DesignError(f"{name} repeats values: {list(out)}; list each once.")
+    return tuple(int(v) for v in out)
+
+
+def _resolve_models(models: Sequence[str]) -> tuple[str, ...]:
+    from irmodels.formula import PRESETS
+
+    if isinstance(models, str):
+        models = (models,)
+    out = []
+    for m in models:
+        name = str(m).strip().upper()
+        if name not in PRESETS:
+            raise DesignError(
+                f"unknown model {m!r} in the shard study; use presets among "
+                f"{', '.join(DEFAULT_MODELS)}."
+            )
+        out.append(name)
+    if not out:
+        raise DesignError("models is empty; pass e.g. models=('MD1', 'MD6').")
+    if len(set(out)) != len(out):
+        raise DesignError(f"models repeats names: {out}.")
+    return tuple(sorted(out, key=lambda n: int(n[2:])))
+
+
+# --------------------------------------------------------------------------------------------
+# the unit of work
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every unit needs; pickled once per worker (not once per unit)."""
+
+    prepared: Any  # PreparedCollection or None (then the slow path below)
+    inputs: _Inputs | None
+    measure: str
+    undefined: float | str
+    models: tuple[str, ...]
+    alpha: float
+    reference: pd.Series  # MD1 system means on the whole collection
+
+
+@dataclass(frozen=True)
+class _Unit:
+    n_shards: int
+    split: int
+    seed: np.random.SeedSequence
+
+
+def _kendall_tau(a: pd.Series, b: pd.Series) -> float:
+    common = a.index.intersection(b.index)
+    x, y = a.reindex(common), b.reindex(common)
+    try:
+        from irmodels.inference.rank import kendall_tau
+    except ModuleNotFoundError:  # pragma: no cover - before the rank module lands
+        return float(stats.kendalltau(x.to_numpy(), y.to_numpy()).statistic)
+    value = kendall_tau(x, y)
+    return float(getattr(value, "tau", value))
+
+
+def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Series
+                ) -> tuple[dict[str, Any], frozenset[tuple[str, str]], np.ndarray, float]:
+    from irmodels.models.anova import anova
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IRModelsWarning)
+        fit = anova(model, data)
+        tk = fit.tukey("system", alpha=alpha)
+        iv = tk.intervals("tukey")
+    row = fit.table.loc["system"]
+    means = fit.marginal_means("system")
+    pairs = tk.pairs
+    sig = pairs.loc[pairs["reject"].to_numpy(dtype=bool), ["a", "b"]]
+    sig_set = frozenset((str(a), str(b)) if str(a) < str(b) else (str(b), str(a))
+                        for a, b in sig.itertuples(index=False))
+    half = float(iv["halfwidth"].mean())
+    rec = {
+        "model": model,
+        "n_topics": int(fit.levels.get("topic", 0)),
+        "n_systems": int(len(means)),
+        "F_system": float(row["F"]),
+        "p_system": float(row["p"]),
+        "omega2_system": float(row["omega2_partial"]),
+        "ms_error": float(fit.ms_error),
+        "df_error": int(fit.df_resid),
+        "n_significant": int(tk.n_significant),
+        "n_not_significant": int(tk.n_not_significant),
+        "top_group": int(len(tk.top_group)),
+        "ci_width": 2.0 * half,
+        "tau": _kendall_tau(means, reference),
+    }
+    return rec, sig_set, means.reindex(reference.index).to_numpy(dtype=float), half
+
+
+def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd.DataFrame, int]:
+    if ctx.prepared is not None:
+        from irmodels.studies._sharded import evaluate_assignment
+
+        data, undef = evaluate_assignment(ctx.prepared, labels, n_shards, ctx.undefined)
+        return data, len(undef)
+    from irmodels.data.measures import evaluate
+
+    assignment = pd.Series(labels, index=ctx.inputs.docids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedValueWarning)
+        data = evaluate(ctx.inputs.runs, ctx.inputs.qrels, [ctx.measure], shards=assignment,
+                        undefined=ctx.undefined)
+    undef = data.attrs.get("undefined")
+    return data, 0 if undef is None else len(undef)
+
+
+def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
+    """Shard the collection, score it and fit every shard model: one (S, split)."""
+    from irmodels.replicates.sharding import shard_labels
+
+    n_docs = ctx.prepared.n_docs if ctx.prepared is not None else len(ctx.inputs.docids)
+    labels = shard_labels(n_docs, unit.n_shards, unit.seed)
+    data, n_undef = _evaluate_unit(ctx, labels, unit.n_shards)
+    records, sig, means, half = [], {}, {}, {}
+    for model in ctx.models:
+        if model == "MD1":
+            continue
+        rec, s, m, h = _fit_record(model, data, ctx.alpha, ctx.reference)
+        rec.update(n_shards=unit.n_shards, split=unit.split, n_undefined=n_undef)
+        records.append(rec)
+        sig[model], means[model], half[model] = s, m, h
+    return {"records": records, "sig": sig, "means": means, "half": half,
+            "n_cells": int(data["topic"].nunique()) * unit.n_shards}
+
+
+# --------------------------------------------------------------------------------------------
+# the result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class ShardStudy(ResultDisplay):
+    """Result of :func:`shards`: models MD1-MD6 on random shards of a collection.
+
+    Attributes
+    ----------
+    runs : DataFrame
+        One row per model x S x split (MD1 once, with ``n_shards = 1`` and ``split = 0``: the
+        whole collection). Columns, in order:
+
+        - ``model``: ``MD1`` ... ``MD6``;
+        - ``n_shards``: S; ``split``: 0-based index of the random split;
+        - ``n_topics``, ``n_systems``: levels in the fit;
+        - ``n_undefined``: undefined (topic, shard) cells of that split (before the policy);
+        - ``F_system``, ``p_system``, ``omega2_system``: F, p and partial omega squared of the
+          system factor;
+        - ``ms_error``, ``df_error``: the model's error term;
+        - ``n_significant``, ``n_not_significant``: system pairs (Tukey HSD at ``alpha``);
+        - ``top_group``: systems not significantly different from the best one (itself
+          included);
+        - ``ci_width``: width of the Tukey interval of a system mean,
+          ``Q(alpha; R, df_error) * sqrt(MS_error / (T*S))``;
+        - ``tau``: Kendall's tau of the system ranking (marginal means) against MD1 on the
+          whole collection.
+    n_shards : tuple of int
+        The shard counts S.
+    n_splits : int
+        Random splits per S.
+    models : tuple of str
+        Models fitted.
+    measure : str
+        Measure scored.
+    undefined : float or str
+        Undefined-value policy.
+    alpha : float
+        Level of the Tukey HSD.
+    seed : int
+        Seed of the study.
+    reference : Series
+        System means of MD1 on the whole collection (the reference ranking), indexed by
+        system.
+    """
+
+    runs: pd.DataFrame
+    n_shards: tuple[int, ...]
+    n_splits: int
+    models: tuple[str, ...]
+    measure: str
+    undefined: float | str
+    alpha: float
+    seed: int | None
+    reference: pd.Series = field(repr=False)
+    _sig: dict[tuple[str, int, int], frozenset[tuple[str, str]]] = field(repr=False)
+    _means: dict[tuple[str, int, int], np.ndarray] = field(repr=False)
+    _half: dict[tuple[str, int, int], float] = field(repr=False)
+
+    # ---- tables
+    def _check_s(self, n_shards: int) -> int:
+        if n_shards not in self.n_shards:
+            raise DesignError(
+                f"the study has no S = {n_shards!r}; shard counts run: "
+                f"{', '.join(map(str, self.n_shards))}."
+            )
+        return int(n_shards)
+
+    def _check_model(self, model: str) -> str:
+        name = str(model).strip().upper()
+        if name not in self.models:
+            raise DesignError(
+                f"the study did not fit {model!r}; models fitted: {', '.join(self.models)}."
+            )
+        return name
+
+    def significant_pairs(self, model: str = "MD6", n_shards: int | None = None) -> pd.DataFrame:
+        """How often each system pair is significant over the splits of one S.
+
+        Returns
+        -------
+        DataFrame
+            One row per pair significant in at least one split: ``a``, ``b`` (``a < b``),
+            ``n_splits`` (splits where it is significant) and ``all_splits`` (in every one).
+            Sorted by ``n_splits`` descending, then ``a``, ``b``.
+        """
+        model = self._check_model(model)
+        if model == "MD1":
+            keys = [("MD1", 1, 0)]
+        else:
+            s = self._check_s(self.n_shards[0] if n_shards is None else n_shards)
+            keys = [(model, s, k) for k in range(self.n_splits)]
+        counts: dict[tuple[str, str], int] = {}
+        for key in keys:
+            for pair in self._sig[key]:
+                counts[pair] = counts.get(pair, 0) + 1
+        out = pd.DataFrame(
+            [(a, b, n) for (a, b), n in counts.items()], columns=["a", "b", "n_splits"]
+        )
+        out["n_splits"] = out["n_splits"].astype("int64")
+        out["all_splits"] = out["n_splits"] == len(keys)
+        return out.sort_values(["n_splits", "a", "b"], ascending=[False, True, True],
+                               kind="stable").reset_index(drop=True)
+
+    def summary_table(self, model: str = "MD6") -> pd.DataFrame:
+        """Per shard count S for one model (the paper's second table form).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by ``n_shards``; columns, in order:
+
+            - ``n_splits``: splits averaged;
+            - ``tau``, ``tau_lower``, ``tau_upper``: mean Kendall's tau against MD1 on the
+              whole collection and its 95% confidence interval
+              (``mean +- t(0.975; n-1) * sd / sqrt(n)`` over splits, clipped to [-1, 1];
+              NaN for one split);
+            - ``ci_width``, ``n_significant``, ``n_not_significant``, ``top_group``,
+              ``omega2_system``: means over splits;
+            - ``sig_all_splits``: pairs significant in every split;
+            - ``frac_sig_all_splits``: that count over all ``R(R-1)/2`` pairs.
+        """
+        model = self._check_model(model)
+        if model == "MD1":
+            raise DesignError("MD1 is fitted on the whole collection only; pick a shard model "
+                              "(MD2..MD6) for the per-S table, or see by_model().")
+        runs = self.runs[self.runs["model"] == model]
+        rows = []
+        for s in self.n_shards:
+            g = runs[runs["n_shards"] == s]
+            n = len(g)
+            tau = g["tau"].to_numpy(dtype=float)
+            mean = float(tau.mean())
+            if n > 1:
+                half = float(stats.t.ppf(0.975, n - 1) * tau.std(ddof=1) / math.sqrt(n))
+            else:
+                half = math.nan
+            r = int(g["n_systems"].iloc[0])
+            sig_all = self.significant_pairs(model, s)["all_splits"].sum()
+            rows.append({
+                "n_shards": s, "n_splits": n, "tau": mean, "tau_lower": max(mean - half, -1.0),
+                "tau_upper": min(mean + half, 1.0), "ci_width": float(g["ci_width"].mean()),
+                "n_significant": float(g["n_significant"].mean()),
+                "n_not_significant": float(g["n_not_significant"].mean()),
+                "top_group": float(g["top_group"].mean()),
+                "omega2_system": float(g["omega2_system"].mean()),
+                "sig_all_splits": int(sig_all),
+                "frac_sig_all_splits": float(sig_all) / (r * (r - 1) / 2),
+            })
+        out = pd.DataFrame(rows).set_index("n_shards")
+        return out[list(SUMMARY_COLUMNS)]
+
+    @property
+    def summary(self) -> pd.DataFrame:  # type: ignore[override]
+        """:meth:`summary_table` of MD6 (or of the highest shard model fitted)."""
+        shard_models = [m for m in self.models if m != "MD1"]
+        if not shard_models:
+            raise DesignError("the study fitted no shard model (only MD1).")
+        return self.summary_table("MD6" if "MD6" in shard_models else shard_models[-1])
+
+    def by_model(self, n_shards: int | None = None) -> pd.DataFrame:
+        """Per model for one S, with percentage changes between consecutive models.
+
+        The paper's first table form: MD1 on the whole collection, then MD2..MD6 averaged over
+        the splits of S.
+
+        Parameters
+        ----------
+        n_shards : int, optional
+            S (default: 5 when studied, else the first S).
+
+        Returns
+        -------
+        DataFrame
+            Indexed by ``model``; for each of ``omega2_system``, ``n_significant``,
+            ``n_not_significant``, ``top_group``, ``ci_width``, ``tau`` (means over splits)
+            a column with the value and one ``<name>_change`` with the change from the model in
+            the previous row, in percent (``100 * (this - previous) / previous``; NaN in the
+            first row or when the previous value is 0).
+        """
+        if n_shards is None:
+            n_shards = 5 if 5 in self.n_shards else self.n_shards[0]
+        s = self._check_s(n_shards)
+        runs = self.runs
+        sel = runs[(runs["model"] == "MD1") | (runs["n_shards"] == s)]
+        means = sel.groupby("model", sort=False)[list(_METRICS)].mean()
+        means = means.reindex([m for m in self.models if m in means.index])
+        out = pd.DataFrame(index=pd.Index(means.index, name="model"))
+        for m in _METRICS:
+            v = means[m].astype(float)
+            prev = v.shift(1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                change = 100.0 * (v - prev) / prev.where(prev != 0)
+            out[m] = v
+            out[f"{m}_change"] = change
+        return out
+
+    # ---- display
+    def _display_title(self) -> str:
+        return (f"Shard study: {self.measure}, S in {{{', '.join(map(str, self.n_shards))}}}, "
+                f"{self.n_splits} split(s) each, models {', '.join(self.models)}, "
+                f"undefined={self.undefined!r}, alpha={self.alpha}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = []
+        if any(m != "MD1" for m in self.models):
+            name = "MD6" if "MD6" in self.models else [m for m in self.models if m != "MD1"][-1]
+            tables.append((f"{name} per number of shards", self.summary))
+        s = 5 if 5 in self.n_shards else self.n_shards[0]
+        tables.append((f"Models on S = {s} shards (change from the previous model, %)",
+                       self.by_model(s)))
+        return tables
+
+    def text(self, digits: int = 4) -> str:
+        """Plain-text rendering of both tables for people (``str(study)``).
+
+        ``.summary`` is the per-S table here (a DataFrame), so the text summary that other
+        results give through ``summary()`` is this method.
+        """
+        return ResultDisplay.summary(self, digits)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return (f"ShardStudy(measure={self.measure!r}, n_shards={self.n_shards}, "
+                f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)})")
+
+    def to_latex(self, *, caption: str | None = None, label: str | None = None,
+                 digits: int = 4) -> str:
+        """Booktabs LaTeX of the per-S table and the per-model table (every cell escaped)."""
+        return super().to_latex(caption=caption, label=label, digits=digits)
+
+    # ---- plots
+    def plot_intervals(self, n_shards: int | None = None, split: int = 0) -> Figure:
+        """Tukey intervals of every system mean, one panel per model (one split of one S).
+
+        Systems are ordered by their MD1 mean on the whole collection (best first); each
+        panel shows ``m +- 0.5 Q sqrt(MS_e / (T S))``: two systems differ significantly
+        exactly when their intervals do not overlap. MD1 is the whole collection.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from matplotlib.figure import Figure
+
+        if n_shards is None:
+            n_shards = 5 if 5 in self.n_shards else self.n_shards[0]
+        s = self._check_s(n_shards)
+        if isinstance(split, bool) or not isinstance(split, (int, np.integer)) \
+                or not 0 <= split < self.n_splits:
+            raise DesignError(f"split must be in 0..{self.n_splits - 1}; got {split!r}.")
+        order = np.argsort(-self.reference.to_numpy(), kind="stable")
+        x = np.arange(len(order))
+        n = len(self.models)
+        fig = Figure(figsize=(7.5, 1.2 + 1.6 * n))
+        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        for ax, model in zip(axes, self.models):
+            key = ("MD1", 1, 0) if model == "MD1" else (model, s, int(split))
+            m = self._means[key][order]
+            h = self._half[key]
+            ax.errorbar(x, m, yerr=h, fmt="o", ms=2.5, lw=0.8, capsize=0)
+            label = "whole collection" if model == "MD1" else f"S = {s}, split {split}"
+            ax.set_ylabel(f"{model}\n{self.measure}")
+            ax.set_title(f"{model} ({label}): Tukey interval width {2 * h:.4f}", fontsize=9)
+        axes[-1].set_xlabel("systems, ordered by MD1 mean on the whole collection")
+        fig.tight_layout()
+        return fig
+
+    # ---- report
+    def to_report_section(self) -> Section:
+        """This study as a :class:`irmodels.reporting.report.Section` (HTML, Markdown, LaTeX).
+
+        Pass it to ``build_report(data, sections=[study.to_report_section()])``.
+        """
+        from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
+        from irmodels.reporting.report import Section, frame_to_markdown
+
+        intro = (
+            f"Models MD1-MD6 of Ferro & Sanderson (SIGIR 2019) on {self.measure}: MD1 on the "
+            f"whole collection, the shard models on {self.n_splits} random split(s) of the "
+            f"collection into S = {', '.join(map(str, self.n_shards))} shards. Undefined "
+            f"(topic, shard) cells: policy {self.undefined!r}. Tukey HSD at alpha = "
+            f"{self.alpha} with each model's error term; Kendall's tau against MD1."
+        )
+        tables = self._display_tables()
+        s = 5 if 5 in self.n_shards else self.n_shards[0]
+        png = figure_to_png(self.plot_intervals(s, 0))
+        parts = [f"<p>{html.escape(intro)}</p>"]
+        md = [intro, ""]
+        tex = []
+        for title, table in tables:
+            parts.append(frame_to_html(table, title=title))
+            md += [f"**{title}**", "", frame_to_markdown(table), ""]
+            tex.append(frame_to_latex(table, caption=title))
+        parts.append(
+            f'<figure><img alt="Tukey intervals per model" src="{figure_to_data_uri(png)}"/>'
+            f"<figcaption>Tukey intervals per model (S = {s}, split 0).</figcaption></figure>"
+        )
+        return Section(title="Shard study", html="".join(parts), markdown="\n".join(md),
+                       latex="\n\n".join(tex))
+
+
+# --------------------------------------------------------------------------------------------
+# the study
+
+
+def shards(
+    collection: Any,
+    *,
+    n_shards: Sequence[int] = DEFAULT_N_SHARDS,
+    n_splits: int = 10,
+    models: Sequence[str] = DEFAULT_MODELS,
+    measure: str = "AP",
+    undefined: float | Literal["drop", "missing"] = 0.0,
+    alpha: float = 0.05,
+    seed: int = 0,
+    backend: Any = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+) -> ShardStudy:
+    """Run the shard study of Ferro & Sanderson (SIGIR 2019) on a collection.
+
+    Parameters
+    ----------
+    collection : DemoCollection, object or tuple
+        Anything with ``.runs`` (``system, topic, docid, score``), ``.qrels``
+        (``topic, docid, rel``) and ``.docids`` (every document of the collection), such as
+        ``irm.collection.generate(preset="small")``; or a tuple ``(runs, qrels, docids)``.
+        Without doc ids (``(runs, qrels)`` or ``docids=None``) the list is the union of the
+        runs and qrels, with a :class:`~irmodels.errors.DataQualityWarning`.
+    n_shards : sequence of int
+        Shard counts S (each >= 2), default ``(2, 3, 4, 5, 10, 25, 50)``.
+    n_splits : int
+        Random splits per S (default 10).
+    models : sequence of str
+        Presets among ``MD1`` ... ``MD6``. MD1 is fitted on the whole collection; the others
+        on every split. MD1's system ranking is always computed: it is the reference of tau.
+    measure : str
+        Measure to score (``irm.evaluate`` names). ``AP``, ``P@k`` and ``RR`` use a fast path
+        that gives the same values as ``irm.evaluate``; other measures call ``irm.evaluate``
+        for every split.
+    undefined : float, "drop" or "missing"
+        Policy for (topic, shard) cells without a relevant document (see ``irm.evaluate``):
+        substitute a constant (default 0), drop those topics, or leave the cells missing
+        (unbalanced: the least-squares path of ``irm.anova``, slow for large S).
+    alpha : float
+        Family-wise level of Tukey's HSD.
+    seed : int
+        Seed of the study; split ``k`` of S uses child ``k`` of child ``i`` (the position of S
+        in ``n_shards``) of ``SeedSequence(seed)``.
+    backend : {"serial", "processes"}, dask Client or str
+        Where the (S, split) units run (:func:`irmodels.parallel.map`).
+    n_workers : int, optional
+        Processes for ``backend="processes"``.
+    progress : bool, optional
+        Progress bar (default: when stderr is a terminal).
+
+    Returns
+    -------
+    ShardStudy
+        ``.runs`` (one row per model x S x split), ``.summary`` (per S for MD6),
+        ``.by_model(S)``, ``.significant_pairs(model, S)``, ``.plot_intervals(S)``,
+        ``to_latex()`` and ``to_report_section()``.
+
+    Raises
+    ------
+    DesignError
+        Bad shard counts (< 2, or more than the documents), split counts, models or alpha.
+    DataFormatError
+        Malformed runs or qrels, documents missing from the doc-id list.
+
+    Warns
+    -----
+    UndefinedValueWarning
+        Once, when some (topic, shard) cells were undefined: how many, and the policy.
+
+    Notes
+    -----
+    Models (METHODS.md section 2): MD1 ``topic + system`` on the whole collection; on shards
+    MD2 ``topic + system``, MD3 ``+ topic:system``, MD4 ``+ shard``, MD5 ``+ system:shard``,
+    MD6 ``+ topic:shard``. Tukey's HSD uses the model's ``MS_error`` and ``df_error`` with
+    ``n = T*S`` observations per system mean (METHODS.md section 3). With a constant
+    substituted for undefined cells, MD6's system effect, error term and Tukey intervals do
+    not depend on the constant (the topic:shard interaction absorbs the undefined cells;
+    Ferro & Sanderson, Propositions 7.2-7.4); under MD2-MD5 only the differences of system
+    means are free of it.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> col = irm.collection.generate(preset="tiny", seed=0)
+    >>> study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
+    >>> study.runs.shape[1], sorted(study.runs["model"].unique())
+    (16, ['MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'])
+    >>> list(study.summary.index)
+    [2, 3]
+    """
+    from irmodels.data.measures import evaluate, parse_measure
+
+    inputs = _inputs(collection)
+    s_list = _check_int_list(n_shards, "n_shards", 2)
+    if max(s_list) > len(inputs.docids):
+        raise DesignError(
+            f"cannot split {len(inputs.docids)} documents into {max(s_list)} shards; use at "
+            f"most {len(inputs.docids)}."
+        )
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
+        raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
+    model_names = _resolve_models(models)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    canonical = parse_measure(measure).name
+
+    # MD1 on the whole collection: the reference ranking (irm.evaluate also validates inputs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedValueWarning)
+        whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
+    from irmodels.models.anova import anova
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IRModelsWarning)
+        reference = anova("MD1", whole).marginal_means("system")
+    rec, sig, means_arr, half = _fit_record("MD1", whole, alpha, reference)
+    rec.update(n_shards=1, split=0, n_undefined=len(whole.attrs.get("undefined", ())))
+
+    from irmodels.studies._sharded import fast_measure, prepare
+
+    fast = fast_measure(canonical)
+    prepared = None
+    if fast is not None:
+        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, canonical, *fast)
+    ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
+                   measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
+                   reference=reference)
+    root = spawn_seeds(seed, len(s_list))
+    units = [
+        _Unit(n_shards=s, split=k, seed=child)
+        for s, per_s in zip(s_list, root)
+        for k, child in enumerate(spawn_seeds(per_s, int(n_splits)))
+    ]
+    results = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
+                           n_workers=n_workers, progress=progress, desc="shard study")
+
+    records = [rec] if "MD1" in model_names else []
+    sig_d: dict[tuple[str, int, int], frozenset] = {("MD1", 1, 0): sig}
+    means_d: dict[tuple[str, int, int], np.ndarray] = {("MD1", 1, 0): means_arr}
+    half_d: dict[tuple[str, int, int], float] = {("MD1", 1, 0): half}
+    n_undef_total = n_cells_total = 0
+    for unit, res in zip(units, results):
+        records.extend(res["records"])
+        for model in res["sig"]:
+            key = (model, unit.n_shards, unit.split)
+            sig_d[key] = res["sig"][model]
+            means_d[key] = res["means"][model]
+            half_d[key] = res["half"][model]
+        if res["records"]:
+            n_undef_total += res["records"][0]["n_undefined"]
+        n_cells_total += res["n_cells"]
+    runs = pd.DataFrame(records)
+    if len(runs) == 0:
+        runs = pd.DataFrame(columns=list(RUN_COLUMNS))
+    runs = runs[list(RUN_COLUMNS)].reset_index(drop=True)
+    runs["model"] = runs["model"].astype("str")
+    for c in ("n_shards", "split", "n_topics", "n_systems", "n_undefined", "df_error",
+              "n_significant", "n_not_significant", "top_group"):
+        runs[c] = runs[c].astype("int64")
+    order = {m: i for i, m in enumerate(DEFAULT_MODELS)}
+    runs = runs.sort_values(
+        ["n_shards", "split", "model"], key=lambda c: c.map(order) if c.name == "model" else c,
+        kind="stable",
+    ).reset_index(drop=True)
+    whole_undef = [w for w in caught if issubclass(w.category, UndefinedValueWarning)]
+    if n_undef_total or whole_undef:
+        policy = (f"replaced by {undefined}" if not isinstance(undefined, str)
+                  else {"drop": "their topics dropped", "missing": "left missing"}[undefined])
+        warnings.warn(
+            f"{n_undef_total} of {n_cells_total} (topic, shard) cells over all splits had no "
+            f"relevant document, so {canonical} is undefined there for every system; they were "
+            f"{policy}. Under MD6 the system effect and Tukey's HSD do not depend on a "
+            "substituted constant (METHODS.md section 4); see .runs['n_undefined'] per split.",
+            UndefinedValueWarning,
+            stacklevel=2,
+        )
+    return ShardStudy(
+        runs=runs, n_shards=s_list, n_splits=int(n_splits), models=model_names,
+        measure=canonical, undefined=undefined, alpha=float(alpha), seed=seed,
+        reference=reference.rename("mean"), _sig=sig_d, _means=means_d, _half=half_d,
+    )
