@@ -315,11 +315,11 @@ def from_wide(
         long["collection"] = collection
     out = frame(long, nan=nan)
     # keep the matrix's own topic and system order when it is not already natural
-    out["topic"] = out["topic"].cat.set_categories(
-        [t for t in topics if t in set(out["topic"].astype(str))]
-    )
+    present_topics = set(out["topic"].cat.categories)
+    present_systems = set(out["system"].cat.categories)
+    out["topic"] = out["topic"].cat.set_categories([t for t in topics if t in present_topics])
     out["system"] = out["system"].cat.set_categories(
-        [s for s in systems if s in set(out["system"].astype(str))]
+        [s for s in systems if s in present_systems]
     )
     return out
 
