@@ -1,0 +1,118 @@
+"""``irmodels standardize``: fit per-topic standardization factors and apply them.
+
+Examples::
+
+    irmodels standardize fit adhoc8_ap.csv --out factors.csv --top 30
+    irmodels standardize fit adhoc8_ap.csv --out zscores --zscores --measure map
+    irmodels standardize apply new_runs.csv --factors factors.csv --out standardized.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from irmodels.cli.gstudy import load_data
+from irmodels.errors import DataFormatError, DesignError
+
+METHODS = ("normal", "z", "t1", "uniform", "ecdf")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "standardize",
+        help="per-topic score standardization: fit factors on reference systems, apply them",
+        description=(
+            "'fit' computes per-topic mean and SD of reference systems and saves them (CSV or "
+            "JSON, or trec_eval's zscores format with --zscores); 'apply' standardizes any "
+            "scores with saved factors."
+        ),
+    )
+    sub = p.add_subparsers(title="actions", metavar="ACTION")
+    f = sub.add_parser("fit", help="fit factors on reference systems and save them")
+    f.add_argument("data", help="scores (long frame or wide matrix)")
+    f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with --zscores)")
+    ref = f.add_mutually_exclusive_group()
+    ref.add_argument("--reference", help="comma-separated reference systems (default: all)")
+    ref.add_argument("--top", type=int, help="use the TOP systems with the highest mean score")
+    f.add_argument("--method", choices=METHODS, default="normal", help="mapping of z (default normal)")
+    f.add_argument("--virtual", action="store_true", help="add virtual systems scoring 0 and 1")
+    f.add_argument("--measure", help="measure to use (data with several), or its name in --zscores")
+    f.add_argument("--zscores", action="store_true", help="write trec_eval's zscores format")
+    f.set_defaults(func=run_fit)
+    a = sub.add_parser("apply", help="standardize scores with saved factors")
+    a.add_argument("data", help="scores (long frame or wide matrix)")
+    a.add_argument("--factors", required=True, help="factors from 'fit' or a trec_eval zscores file")
+    a.add_argument("--out", required=True, help="output long frame (.csv or .parquet)")
+    a.add_argument("--method", choices=METHODS,
+                   help="mapping for a zscores file (default z); a saved fit keeps its own")
+    a.add_argument("--measure", help="measure of the data / of the zscores file to use")
+    a.add_argument("--unknown", choices=["raise", "drop"], default="raise",
+                   help="topics without factors: error (default) or drop their rows")
+    a.set_defaults(func=run_apply)
+    p.set_defaults(func=_no_action, _parser=p)
+
+
+def _no_action(args: argparse.Namespace) -> int:
+    args._parser.print_help()
+    return 2
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from irmodels.data.standardize import Standardizer, write_zscores
+
+    data = load_data(args.data, measure=args.measure)
+    reference = args.top if args.top is not None else (
+        [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
+    )
+    s = Standardizer(args.method, virtual=args.virtual).fit(data, reference)
+    if args.zscores:
+        table = s.factors.reset_index()
+        if "measure" not in table.columns:
+            table["measure"] = args.measure or "score"
+        path = write_zscores(table, args.out)
+    else:
+        path = s.save(args.out)
+    diag = s.diagnostics()
+    print(f"fitted {len(s.factors)} topic(s) on {len(s.reference)} reference system(s); "
+          f"wrote {path}")
+    if not diag.zero_sd.empty:
+        print(f"warning: {len(diag.zero_sd)} topic(s) have sigma = 0 (their z is 0); "
+              "--virtual avoids it")
+    return 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    import irmodels as irm
+    from irmodels.data.standardize import Standardizer, read_zscores
+
+    data = load_data(args.data, measure=args.measure)
+    path = Path(args.factors)
+    if not path.is_file():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    try:
+        s = Standardizer.load(path)
+    except DataFormatError:
+        z = read_zscores(path)  # raises DataFormatError when it is not that either
+        if "measure" in data.columns:
+            table = pd.concat(z, names=["measure"]).reset_index()
+        else:
+            name = args.measure or (next(iter(z)) if len(z) == 1 else None)
+            if name not in z:
+                raise DesignError(
+                    f"the zscores file has {len(z)} measures ({', '.join(list(z)[:8])}); "
+                    "choose one with --measure."
+                ) from None
+            table = z[name].reset_index()
+        s = Standardizer.from_factors(table, method=args.method or "z")
+    else:
+        if args.method and args.method != s.method:
+            raise DesignError(
+                f"the factors were fitted with method {s.method!r}; refit to use {args.method!r}"
+            )
+    out = s.transform(data, unknown=args.unknown)
+    target = irm.write_frame(out, args.out)
+    print(f"standardized {len(out)} score(s) ({s.method}); wrote {target}")
+    return 0
