@@ -180,12 +180,21 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
     return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs, cho)
 
 
+def _chol_inverse(L: np.ndarray) -> np.ndarray:
+    """Inverse of L L' from its lower Cholesky factor (LAPACK potri)."""
+    inv, info = sla.lapack.dpotri(L, lower=1)
+    if info != 0:  # pragma: no cover - S is positive definite by construction
+        return sla.cho_solve((L, True), np.eye(L.shape[0]), check_finite=False)
+    low = np.tril(inv)
+    return low + np.tril(inv, -1).T
+
+
 def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
     q1, r = pb.q1, pb.r
     out = np.zeros(pb.pair_a.size)
     if r:
-        Sinv = sla.cho_solve(f.cho, np.eye(r), check_finite=False)
+        Sinv = _chol_inverse(f.cho[0])
     else:
         Sinv = np.zeros((0, 0))
     if q1:

@@ -27,6 +27,7 @@ from irmodels._display import ResultDisplay
 from irmodels.data.frame import natural_key
 from irmodels.errors import (
     BoundaryFitWarning,
+    IRModelsWarning,
     ConvergenceError,
     ConvergenceWarning,
     DataFormatError,
@@ -46,7 +47,7 @@ __all__ = ["mixed", "compare_models", "MixedResult", "FIXED_COLUMNS", "COMPARE_C
 #: Columns of :attr:`MixedResult.fixed`, in this order.
 FIXED_COLUMNS = ("estimate", "se", "df", "t", "p")
 #: Columns of :func:`compare_models`, in this order.
-COMPARE_COLUMNS = ("npar", "loglik", "aic", "bic", "statistic", "df", "p")
+COMPARE_COLUMNS = ("loglik", "aic", "bic", "statistic", "df", "p", "npar")
 
 #: Relative variance below which a component counts as estimated at the boundary (zero).
 BOUNDARY_TOL = 1e-8
@@ -480,6 +481,17 @@ class MixedResult(ResultDisplay):
     fixed_estimates: pd.Series
     _state: dict = field(default_factory=dict)
 
+    def information_criterion(self, convention: Literal["lme4", "nlme"] = "lme4") -> float:
+        """BIC under a named convention: ``"lme4"`` uses ``log(n_obs)``; ``"nlme"`` uses
+        ``log(n_obs - p)`` under REML (``p`` fixed effects) and ``log(n_obs)`` under ML.
+        :attr:`bic` is the lme4 value for homoscedastic fits and the nlme value for
+        heteroscedastic ones (the R function that fits each model)."""
+        if convention not in ("lme4", "nlme"):
+            raise ModelError(f"convention must be 'lme4' or 'nlme'; got {convention!r}")
+        p = len(self.fixed_estimates)
+        n = self.n_obs - p if (convention == "nlme" and self.method == "REML") else self.n_obs
+        return self.deviance + self.n_params * math.log(n)
+
     # -- fixed effects -----------------------------------------------------------------------
     @cached_property
     def _satterthwaite(self) -> tuple[np.ndarray, np.ndarray]:
@@ -598,6 +610,12 @@ class MixedResult(ResultDisplay):
             mat[ib, ia] = se
             se_diff = mat
         return tukey_hsd(means, df_error=df_err, se_diff=se_diff, alpha=alpha, factor=factor)
+
+    def _refit_ml(self) -> MixedResult:
+        st = self._state
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BoundaryFitWarning)
+            return mixed(self.spec, st["data"], method="ML", residual=self.residual)
 
     # -- display -----------------------------------------------------------------------------
     def _display_title(self) -> str:
@@ -884,7 +902,7 @@ def mixed(
         eta = x[K:] if pb.n_strata > 1 else None
     res_name = ":".join(res_factors) if res_factors else None
     return _result(spec, design, pb, order, theta, eta, method, res_name, converged, n_iter,
-                   closed is not None)
+                   closed is not None, data)
 
 
 def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
@@ -908,7 +926,7 @@ def _eta_start(pb: _reml.Problem) -> np.ndarray:
 
 def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
             theta: np.ndarray, eta: np.ndarray | None, method: str, residual: str | None,
-            converged: bool, n_iter: int, closed: bool) -> MixedResult:
+            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame) -> MixedResult:
     reml = method == "REML"
     f = _reml.evaluate(pb, theta, eta, reml)
     sigma2 = f.sigma2
@@ -958,7 +976,7 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
     bic = -2 * loglik + n_params * math.log(n_bic)
     vcov = sigma2 * _reml.fixed_cov_unscaled(pb, f)
     state = {"problem": pb, "theta": theta, "eta": eta, "sigma": sigma, "vcov": vcov,
-             "levels": design.levels, "order": order, "design": design}
+             "levels": design.levels, "order": order, "data": data}
     return MixedResult(
         spec=spec, method=method, residual=residual,
         n_obs=pb.n, variance_components=vc, residual_variance=res_var,
@@ -968,4 +986,109 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
         fixed_estimates=pd.Series(f.beta, index=pd.Index(design.fixed_names, name="coefficient"),
                                   name="estimate"),
         _state=state,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# comparisons
+
+
+def _label(r: MixedResult) -> str:
+    return str(r.spec) + (f" | residual={r.residual}" if r.residual else "")
+
+
+def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
+    """Likelihood-ratio tests, AIC, BIC and log-likelihood of nested mixed models.
+
+    Parameters
+    ----------
+    *results : MixedResult
+        Two or more fits to the same observations.
+    refit : bool
+        When the fits are by REML but their fixed parts differ (or some are by ML), refit them
+        by ML before comparing (lme4's rule; a warning says so). ``False`` raises instead.
+
+    Returns
+    -------
+    DataFrame
+        One row per model, indexed by its formula (plus ``| residual=...`` when
+        heteroscedastic), ordered by number of parameters as R's ``anova`` does; columns
+        ``loglik``, ``aic``, ``bic``, ``statistic`` (``2 * (loglik - loglik of the previous
+        row)``, clipped at 0), ``df`` (difference in parameters), ``p`` (chi-squared upper
+        tail; NaN in the first row), ``npar``.
+
+    Notes
+    -----
+    REML likelihoods are comparable only between models with the same fixed effects; such
+    comparisons (e.g. a heteroscedastic against a homoscedastic residual, R's ``anova.lme``)
+    are made on the REML fits. BIC follows nlme's convention (``log(n - p)`` under REML)
+    when any model is heteroscedastic, lme4's (``log(n)``) otherwise. The chi-squared
+    reference is conservative for variance components tested on the boundary (Self & Liang
+    1987); it is what R reports.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> data = irm.datasets.load("adhoc3", "AP")
+    >>> m0 = irm.mixed("score ~ (1|topic)", data)
+    >>> m1 = irm.mixed("score ~ (1|system) + (1|topic)", data)
+    >>> irm.compare_models(m0, m1)[["loglik", "statistic", "df"]].round(3)
+                                      loglik  statistic   df
+    model
+    score ~ (1|topic)               1312.097        NaN  NaN
+    score ~ (1|system) + (1|topic)  1497.476    370.759  1.0
+    """
+    if len(results) < 2 or not all(isinstance(r, MixedResult) for r in results):
+        raise ModelError(
+            "compare_models needs two or more MixedResult objects (fits of irm.mixed); got "
+            + ", ".join(type(r).__name__ for r in results)
+        )
+    n = {r.n_obs for r in results}
+    resp = {r.spec.response_label for r in results}
+    if len(n) > 1 or len(resp) > 1:
+        raise DesignError(
+            f"the models were fitted to different data (observations: {sorted(n)}; responses: "
+            f"{sorted(resp)}); likelihoods are comparable only on the same observations. Fit "
+            "every model to the same frame."
+        )
+    fixed_parts = {(r.spec.intercept, frozenset(t.key for t in r.spec.fixed)) for r in results}
+    methods = {r.method for r in results}
+    if "REML" in methods and (len(fixed_parts) > 1 or len(methods) > 1):
+        why = ("their fixed effects differ" if len(fixed_parts) > 1
+               else "some are fitted by ML and some by REML")
+        if not refit:
+            raise ModelError(
+                f"REML fits cannot be compared here: {why}, and REML likelihoods are comparable "
+                "only between models with the same fixed effects. Fit them with method='ML' or "
+                "pass refit=True."
+            )
+        warnings.warn(
+            f"refitting the REML models by ML before the comparison ({why}; REML likelihoods "
+            "are comparable only between models with the same fixed effects).",
+            IRModelsWarning, stacklevel=2,
+        )
+        results = tuple(r if r.method == "ML" else r._refit_ml() for r in results)
+    order = sorted(range(len(results)), key=lambda i: results[i].n_params)
+    ordered = [results[i] for i in order]
+    convention = "nlme" if any(r.residual for r in ordered) else "lme4"
+    labels: list[str] = []
+    for r in ordered:
+        lab = _label(r)
+        while lab in labels:
+            lab += " (again)"
+        labels.append(lab)
+    ll = np.array([r.loglik for r in ordered])
+    npar = np.array([r.n_params for r in ordered], dtype=float)
+    stat = np.full(len(ordered), np.nan)
+    dfd = np.full(len(ordered), np.nan)
+    pv = np.full(len(ordered), np.nan)
+    for i in range(1, len(ordered)):
+        stat[i] = 2.0 * max(0.0, ll[i] - ll[i - 1])
+        dfd[i] = npar[i] - npar[i - 1]
+        pv[i] = stats.chi2.sf(stat[i], dfd[i]) if dfd[i] > 0 else np.nan
+    return pd.DataFrame(
+        {"loglik": ll, "aic": [r.aic for r in ordered],
+         "bic": [r.information_criterion(convention) for r in ordered],
+         "statistic": stat, "df": dfd, "p": pv, "npar": npar.astype(int)},
+        index=pd.Index(labels, name="model"),
     )
