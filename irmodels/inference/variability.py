@@ -1,0 +1,622 @@
+"""Variability of effectiveness across topics (Hosseini, Cox, Milic-Frayling & Vinay).
+
+Two systems with the same mean score can differ in how consistently they perform: a system
+that is mediocre on every topic and one that is excellent on some and fails on others. This
+module measures the variability (the SD of scores across topics), tests whether two systems
+differ in it, and reproduces the analyses of the paper: the share of mean-tied pairs that
+variability separates ("tie-breaking") and the error rate of variability comparisons against
+the topic-set size.
+
+Scores bounded in [0, 1] have ``(mean - 1/2)^2 + SD^2 <= 1/4`` (population SD): the SD is
+capped by the mean, so raw SDs of systems with different means are not comparable. Transform
+first: ``"logit"`` (``log((x + eps) / (1 - x + eps))``) or ``"z"`` (per-topic z-scores across
+systems, Webber, Moffat & Zobel 2008).
+
+References: METHODS.md section 9; M. Hosseini, I. J. Cox, N. Milic-Frayling and V. Vinay,
+"Measuring the variability in effectiveness of a retrieval system", IRFC 2010 (LNCS 6107);
+H. Levene, "Robust tests for equality of variances", 1960; M. B. Brown and A. B. Forsythe,
+"Robust tests for the equality of variances", JASA 69, 1974.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
+
+__all__ = [
+    "variability",
+    "transform_scores",
+    "compare",
+    "VariabilityTest",
+    "tie_breaking",
+    "TieBreaking",
+    "error_rate",
+    "plot_mean_sd",
+]
+
+Transform = Literal["logit", "z"]
+VarTest = Literal["f", "levene_mean", "levene_median"]
+_TESTS = ("f", "levene_mean", "levene_median")
+
+
+def _check(value: object, allowed: Sequence[object], what: str) -> None:
+    if value not in allowed:
+        raise DataFormatError(
+            f"unknown {what} {value!r}; choose one of {', '.join(map(repr, allowed))}."
+        )
+
+
+def transform_scores(
+    X: np.ndarray, transform: Transform | None = "logit", epsilon: float = 0.01
+) -> np.ndarray:
+    """Transform a topic x system score matrix.
+
+    Parameters
+    ----------
+    X : ndarray (T, R)
+        Scores, rows = topics.
+    transform : {"logit", "z", None}
+        ``"logit"``: ``log((x + epsilon) / (1 - x + epsilon))``, finite on [0, 1];
+        ``"z"``: per topic, ``(x - topic mean) / topic SD`` across systems (sample SD; a topic
+        where every system scores the same gets z = 0 and a warning); ``None``: unchanged.
+    epsilon : float
+        Offset of the logit (> 0).
+
+    Examples
+    --------
+    >>> transform_scores(np.array([[0.0, 0.5, 1.0]]), "logit", 0.01).round(4).tolist()
+    [[-4.6151, 0.0, 4.6151]]
+    """
+    _check(transform, ("logit", "z", None), "transform")
+    X = np.asarray(X, dtype=np.float64)
+    if transform is None:
+        return X.copy()
+    if transform == "logit":
+        if not epsilon > 0:
+            raise DataFormatError(f"epsilon must be positive; got {epsilon!r}.")
+        if X.min() < 0 or X.max() > 1:
+            raise DataFormatError(
+                f"the logit transform needs scores in [0, 1]; found values in "
+                f"[{X.min():.4g}, {X.max():.4g}]. Use transform='z' or None."
+            )
+        return np.log((X + epsilon) / (1.0 - X + epsilon))
+    mean = X.mean(axis=1, keepdims=True)
+    sd = X.std(axis=1, ddof=1, keepdims=True)
+    flat = np.ptp(X, axis=1) == 0
+    if flat.any():
+        warnings.warn(
+            f"{int(flat.sum())} topic(s) have the same score for every system; their z-scores "
+            "are set to 0",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = (X - mean) / sd
+    Z[flat, :] = 0.0
+    return Z
+
+
+def variability(
+    frame: pd.DataFrame, transform: Transform | None = "logit", *, epsilon: float = 0.01
+) -> pd.DataFrame:
+    """Mean and SD across topics of every system's (transformed) scores.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame with one score per (topic, system).
+    transform : {"logit", "z", None}
+        See :func:`transform_scores`. Default ``"logit"`` (Hosseini et al.).
+    epsilon : float
+        Offset of the logit.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``system``, columns:
+
+        - ``mean``: mean over topics of the transformed scores.
+        - ``sd``: sample SD (divisor T - 1) over topics, the variability compared by the tests.
+        - ``sd_pop``: population SD (divisor T), the one in the bound
+          ``(mean - 1/2)^2 + sd_pop^2 <= 1/4`` for raw scores in [0, 1].
+        - ``n``: number of topics.
+
+    Examples
+    --------
+    >>> import pandas as pd, irmodels as irm
+    >>> w = pd.DataFrame({"steady": [0.3, 0.35, 0.3, 0.35], "erratic": [0.0, 0.7, 0.0, 0.6]})
+    >>> irm.variability.variability(irm.from_wide(w), None).round(4)
+               mean      sd  sd_pop  n
+    system
+    steady   0.3250  0.0289  0.0250  4
+    erratic  0.3250  0.3775  0.3269  4
+    """
+    X, _, systems = score_matrix(frame)
+    Y = transform_scores(X, transform, epsilon)
+    T = Y.shape[0]
+    return pd.DataFrame(
+        {
+            "mean": Y.mean(axis=0),
+            "sd": Y.std(axis=0, ddof=1) if T > 1 else np.full(Y.shape[1], np.nan),
+            "sd_pop": Y.std(axis=0, ddof=0),
+            "n": np.full(Y.shape[1], T, dtype=np.int64),
+        },
+        index=pd.Index(systems, name="system", dtype="str"),
+    )
+
+
+# ------------------------------------------------------------------------ variance tests
+
+
+def _f_test(va, vb, n, alternative="two-sided", alpha=0.05):  # noqa: ANN001, ANN202
+    df = n - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        F = va / vb
+    if alternative == "two-sided":
+        p = np.minimum(1.0, 2.0 * np.minimum(stats.f.cdf(F, df, df), stats.f.sf(F, df, df)))
+        lo, hi = F / stats.f.ppf(1 - alpha / 2, df, df), F / stats.f.ppf(alpha / 2, df, df)
+    elif alternative == "greater":
+        p = stats.f.sf(F, df, df)
+        lo, hi = F / stats.f.ppf(1 - alpha, df, df), np.full_like(np.asarray(F, float), np.inf)
+    else:
+        p = stats.f.cdf(F, df, df)
+        lo, hi = np.zeros_like(np.asarray(F, float)), F / stats.f.ppf(alpha, df, df)
+    return F, p, lo, hi
+
+
+def _abs_dev_stats(Y: np.ndarray, center: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per column: mean and sample variance of |y - center| (Levene's transformed data)."""
+    c = Y.mean(axis=0) if center == "mean" else np.median(Y, axis=0)
+    Zd = np.abs(Y - c)
+    return Zd.mean(axis=0), Zd.var(axis=0, ddof=1)
+
+
+def _levene(ma, va, mb, vb, n):  # noqa: ANN001, ANN202
+    """Levene's W for two groups of n: one-way ANOVA F on the absolute deviations."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        W = n * (ma - mb) ** 2 / (va + vb)
+    W = np.where((va + vb) == 0, np.where(ma == mb, 0.0, np.inf), W)
+    return W, stats.f.sf(W, 1, 2 * n - 2)
+
+
+def _pair_tests(Y: np.ndarray, ia: np.ndarray, ib: np.ndarray, test: str) -> tuple[np.ndarray, np.ndarray]:
+    n = Y.shape[0]
+    if test == "f":
+        var = Y.var(axis=0, ddof=1)
+        F, p, _, _ = _f_test(var[ia], var[ib], n)
+        return F, p
+    m, v = _abs_dev_stats(Y, "mean" if test == "levene_mean" else "median")
+    return _levene(m[ia], v[ia], m[ib], v[ib], n)
+
+
+@dataclass(frozen=True)
+class VariabilityTest(ResultDisplay):
+    """Test of equal variability of two systems (see :func:`compare`).
+
+    Attributes
+    ----------
+    a, b : str
+        The systems.
+    test : str
+        ``"f"`` (variance ratio), ``"levene_mean"`` (W0) or ``"levene_median"`` (W50).
+    statistic : float
+        F = var_a / var_b, or Levene's W.
+    df1, df2 : float
+        Degrees of freedom of the F reference distribution.
+    p : float
+        p-value.
+    sd_a, sd_b : float
+        Sample SDs of the (transformed) scores.
+    ratio : float
+        var_a / var_b.
+    ci_lower, ci_upper : float
+        ``1 - alpha`` interval of the variance ratio (F test only; NaN for Levene).
+    transform : str or None
+        The transform applied before testing.
+    """
+
+    a: str
+    b: str
+    test: str
+    statistic: float
+    df1: float
+    df2: float
+    p: float
+    sd_a: float
+    sd_b: float
+    ratio: float
+    ci_lower: float
+    ci_upper: float
+    transform: str | None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``a, b, test, statistic, df1, df2, p, sd_a, sd_b, ratio, ci_lower, ci_upper``."""
+        cols = ["a", "b", "test", "statistic", "df1", "df2", "p", "sd_a", "sd_b", "ratio",
+                "ci_lower", "ci_upper"]
+        return pd.DataFrame([[getattr(self, c) for c in cols]], columns=cols)
+
+    def _display_title(self) -> str:
+        names = {"f": "F test of the variance ratio", "levene_mean": "Levene's test W0 (mean)",
+                 "levene_median": "Brown-Forsythe test W50 (median)"}
+        return f"{names[self.test]}: {self.a} vs {self.b} (transform: {self.transform})"
+
+    def _display_tables(self):  # noqa: ANN202
+        return [("Test", self.to_frame().drop(columns=["a", "b", "test"]))]
+
+    def __repr__(self) -> str:
+        return (f"VariabilityTest({self.test}: {self.a} vs {self.b}, statistic={self.statistic:.4g}, "
+                f"p={self.p:.4g})")
+
+
+def compare(
+    frame: pd.DataFrame,
+    a: str,
+    b: str,
+    test: VarTest = "f",
+    *,
+    transform: Transform | None = "logit",
+    epsilon: float = 0.01,
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    alpha: float = 0.05,
+) -> VariabilityTest:
+    """Test whether systems ``a`` and ``b`` differ in variability across topics.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame with one score per (topic, system).
+    a, b : str
+        System names.
+    test : {"f", "levene_mean", "levene_median"}
+        ``"f"``: F test of the ratio of variances, as R's ``var.test``;
+        ``"levene_mean"``: Levene's W0 (absolute deviations from the system mean);
+        ``"levene_median"``: W50, the Brown-Forsythe test (deviations from the median);
+        both as ``car::leveneTest(y ~ group, center = mean | median)``.
+    transform, epsilon
+        See :func:`transform_scores`.
+    alternative : {"two-sided", "greater", "less"}
+        For the F test (``"greater"``: a is more variable). Levene's tests are two-sided.
+    alpha : float
+        For the confidence interval of the variance ratio.
+
+    Returns
+    -------
+    VariabilityTest
+
+    Notes
+    -----
+    As in Hosseini et al., the two systems' scores are treated as two samples of T topics
+    (the pairing by topic is not used). F = s_a^2 / s_b^2 with (T - 1, T - 1) df; the F test
+    assumes normal scores, Levene's tests are robust to non-normality (W50 most of all).
+    Levene: W = (2T - 2) sum_g T (zbar_g - zbar)^2 / sum_g sum_i (z_gi - zbar_g)^2 with
+    z_gi = |y_gi - center_g|, compared with F(1, 2T - 2).
+
+    Examples
+    --------
+    >>> import pandas as pd, irmodels as irm
+    >>> w = pd.DataFrame({"steady": [0.3, 0.35, 0.3, 0.35, 0.32, 0.31],
+    ...                   "erratic": [0.0, 0.7, 0.0, 0.6, 0.9, 0.1]})
+    >>> r = irm.variability.compare(irm.from_wide(w), "erratic", "steady", "levene_median")
+    >>> round(r.statistic, 3), round(r.p, 4)
+    (23.49, 0.0007)
+    """
+    _check(test, _TESTS, "test")
+    _check(alternative, ("two-sided", "greater", "less"), "alternative")
+    if test != "f" and alternative != "two-sided":
+        raise DataFormatError(
+            f"Levene's tests are two-sided; got alternative={alternative!r}. Use test='f' for a "
+            "one-sided comparison."
+        )
+    X, _, systems = score_matrix(frame)
+    ia, ib = _resolve_pairs(systems, [(a, b)])
+    Y = transform_scores(X, transform, epsilon)
+    n = Y.shape[0]
+    if n < 3:
+        raise DesignError(f"comparing variability needs at least 3 topics; the frame has {n}.")
+    ya, yb = Y[:, ia[0]], Y[:, ib[0]]
+    va, vb = ya.var(ddof=1), yb.var(ddof=1)
+    if test == "f":
+        F, p, lo, hi = _f_test(va, vb, n, alternative, alpha)
+        stat, df1, df2 = float(F), n - 1.0, n - 1.0
+    else:
+        m, v = _abs_dev_stats(np.column_stack([ya, yb]), test.split("_")[1])
+        W, p = _levene(m[0], v[0], m[1], v[1], n)
+        stat, df1, df2, lo, hi = float(W), 1.0, 2.0 * n - 2, np.nan, np.nan
+    return VariabilityTest(
+        a=str(a), b=str(b), test=test, statistic=stat, df1=df1, df2=df2, p=float(p),
+        sd_a=float(np.sqrt(va)), sd_b=float(np.sqrt(vb)), ratio=float(va / vb) if vb > 0 else np.inf,
+        ci_lower=float(lo), ci_upper=float(hi), transform=transform,
+    )
+
+
+# --------------------------------------------------------------------------- tie-breaking
+
+
+@dataclass(frozen=True)
+class TieBreaking(ResultDisplay):
+    """Pairs tied in mean that variability separates (see :func:`tie_breaking`).
+
+    Attributes
+    ----------
+    pairs : DataFrame
+        One row per pair: ``a, b, diff, p_mean, sd_a, sd_b, p_var, tied, broken``
+        (``diff`` the mean difference of raw scores, ``p_mean`` its paired t p-value, ``sd_*``
+        the SDs of the transformed scores, ``p_var`` the variability test's p-value,
+        ``tied`` = ``p_mean >= alpha``, ``broken`` = tied and ``p_var < alpha``).
+    alpha : float
+    test : str
+    transform : str or None
+    """
+
+    pairs: pd.DataFrame = field(repr=False)
+    alpha: float
+    test: str
+    transform: str | None
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def n_tied(self) -> int:
+        """Pairs not significantly different in mean."""
+        return int(self.pairs["tied"].sum())
+
+    @property
+    def n_broken(self) -> int:
+        """Tied pairs with significantly different variability."""
+        return int(self.pairs["broken"].sum())
+
+    @property
+    def share(self) -> float:
+        """``n_broken / n_tied`` (NaN when no pair is tied)."""
+        return self.n_broken / self.n_tied if self.n_tied else float("nan")
+
+    def _display_title(self) -> str:
+        return (f"Tie-breaking by variability ({self.test}, transform {self.transform}, "
+                f"alpha {self.alpha:g})")
+
+    def _display_tables(self):  # noqa: ANN202
+        return [("Summary", pd.DataFrame(
+            {"pairs": [self.n_pairs], "tied": [self.n_tied], "broken": [self.n_broken],
+             "share": [self.share]}, index=pd.Index(["all"])))]
+
+    def __repr__(self) -> str:
+        return (f"TieBreaking({self.n_broken} of {self.n_tied} tied pairs broken, "
+                f"share={self.share:.3f})")
+
+
+def tie_breaking(
+    frame: pd.DataFrame,
+    alpha: float = 0.05,
+    *,
+    test: VarTest = "f",
+    transform: Transform | None = "logit",
+    epsilon: float = 0.01,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> TieBreaking:
+    """Among pairs not significantly different in mean, the share that differ in variability.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame with one score per (topic, system).
+    alpha : float
+        Level of both tests.
+    test : {"f", "levene_mean", "levene_median"}
+        Variability test, see :func:`compare`.
+    transform, epsilon
+        Transform for the variability test (:func:`transform_scores`). The means are compared
+        on the raw scores with the paired t test.
+    pairs : list of (a, b), optional
+        Default all pairs.
+
+    Returns
+    -------
+    TieBreaking
+        ``.pairs`` per pair, ``.n_tied``, ``.n_broken``, ``.share``.
+
+    Notes
+    -----
+    Hosseini et al. (2010), section on breaking ties: a pair is *tied* when the paired t test
+    on the raw scores gives ``p >= alpha``; it is *broken* when, in addition, the variability
+    test on the transformed scores gives ``p < alpha``. No multiplicity adjustment is applied.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(0)
+    >>> base = rng.uniform(0.3, 0.5, 30)
+    >>> w = pd.DataFrame({"a": base, "b": np.clip(base + rng.normal(0, 0.25, 30), 0, 1),
+    ...                   "c": base + rng.normal(0, 0.01, 30)})
+    >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median")
+    >>> tb.n_tied, tb.n_broken
+    (3, 2)
+    """
+    _check(test, _TESTS, "test")
+    mean_tests = pairwise(frame, "t", pairs=pairs)
+    X, _, systems = score_matrix(frame)
+    ia, ib = _resolve_pairs(systems, pairs)
+    Y = transform_scores(X, transform, epsilon)
+    _, p_var = _pair_tests(Y, ia, ib, test)
+    sd = Y.std(axis=0, ddof=1)
+    tied = mean_tests["p"].to_numpy() >= alpha
+    out = pd.DataFrame(
+        {
+            "a": mean_tests["a"], "b": mean_tests["b"], "diff": mean_tests["diff"],
+            "p_mean": mean_tests["p"], "sd_a": sd[ia], "sd_b": sd[ib], "p_var": p_var,
+            "tied": tied, "broken": tied & (p_var < alpha),
+        }
+    )
+    return TieBreaking(pairs=out, alpha=alpha, test=test, transform=transform)
+
+
+# ----------------------------------------------------------------------------- error rate
+
+
+def error_rate(
+    frame: pd.DataFrame,
+    sizes: Sequence[int] | None = None,
+    n_trials: int = 50,
+    seed: int | np.random.Generator | None = None,
+    *,
+    test: VarTest = "f",
+    alpha: float = 0.05,
+    transform: Transform | None = "logit",
+    epsilon: float = 0.01,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> pd.DataFrame:
+    """Swap rate of variability comparisons against the topic-set size (METHODS section 9).
+
+    For each size c and each of ``n_trials`` trials, the topics are shuffled and split into two
+    disjoint sets X and Y of c topics. For every pair of systems (A, B) whose variability
+    differs significantly on X (``test`` at ``alpha``), the trial counts as a *swap* when
+    ``sign(SD_A(X) - SD_B(X)) != sign(SD_A(Y) - SD_B(Y))``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame with one score per (topic, system).
+    sizes : sequence of int, optional
+        Topic-set sizes; each needs ``2 c <= T``. Default ``10, 20, ...`` up to ``T // 2``.
+    n_trials : int
+        Trials (random splits) per size.
+    seed : int or Generator, optional
+        Seed of the splits.
+    test, alpha, transform, epsilon, pairs
+        As in :func:`tie_breaking`. The transform is applied to the whole matrix first (the
+        per-topic z-scores do not depend on the split).
+
+    Returns
+    -------
+    DataFrame
+        One row per size: ``topics`` (c), ``trials``, ``pairs``, ``n_significant`` (pair-trials
+        significant on X), ``n_swapped`` (of those, with the sign reversed on Y), ``error_rate``
+        (``n_swapped / n_significant``, NaN when nothing is significant).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(0)
+    >>> w = pd.DataFrame({"steady": rng.beta(8, 12, 50), "erratic": rng.beta(0.8, 1.2, 50),
+    ...                   "other": rng.beta(4, 6, 50)})
+    >>> er = irm.variability.error_rate(irm.from_wide(w), sizes=[10, 20], n_trials=20, seed=1)
+    >>> er[["topics", "n_significant", "n_swapped"]]
+       topics  n_significant  n_swapped
+    0      10             28          1
+    1      20             50          0
+    """
+    _check(test, _TESTS, "test")
+    if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
+        raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
+    X, _, systems = score_matrix(frame)
+    ia, ib = _resolve_pairs(systems, pairs)
+    Y = transform_scores(X, transform, epsilon)
+    T = Y.shape[0]
+    if sizes is None:
+        sizes = list(range(10, T // 2 + 1, 10)) or [T // 2]
+    sizes = [int(c) for c in sizes]
+    bad = [c for c in sizes if c < 3 or 2 * c > T]
+    if bad:
+        raise DesignError(
+            f"topic-set sizes {bad} do not fit: each trial needs two disjoint sets of c >= 3 "
+            f"topics and the frame has {T}. Use sizes up to {T // 2}."
+        )
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rows = []
+    for c in sizes:
+        n_sig = n_swap = 0
+        for _ in range(n_trials):
+            perm = rng.permutation(T)
+            YX, YY = Y[perm[:c]], Y[perm[c : 2 * c]]
+            _, p = _pair_tests(YX, ia, ib, test)
+            sdx, sdy = YX.std(axis=0, ddof=1), YY.std(axis=0, ddof=1)
+            sig = p < alpha
+            swap = np.sign(sdx[ia] - sdx[ib]) != np.sign(sdy[ia] - sdy[ib])
+            n_sig += int(sig.sum())
+            n_swap += int((sig & swap).sum())
+        rows.append((c, n_trials, len(ia), n_sig, n_swap, n_swap / n_sig if n_sig else np.nan))
+    return pd.DataFrame(
+        rows, columns=["topics", "trials", "pairs", "n_significant", "n_swapped", "error_rate"]
+    )
+
+
+# ----------------------------------------------------------------------------------- plot
+
+
+def plot_mean_sd(
+    frame: pd.DataFrame,
+    *,
+    transform: Transform | None = None,
+    epsilon: float = 0.01,
+    label: bool = False,
+    ax: object = None,
+):  # noqa: ANN201 - returns a matplotlib Figure
+    """Scatter of each system's mean against its SD across topics, with the semicircle bound.
+
+    For raw scores in [0, 1] every system lies inside the semicircle
+    ``(mean - 1/2)^2 + SD^2 <= 1/4`` (population SD), drawn as a dashed line: systems with
+    means near 0 or 1 cannot have a large SD, which is why raw SDs are compared only after a
+    transform. With ``transform`` the transformed scores are plotted and the bound is omitted.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame with one score per (topic, system).
+    transform, epsilon
+        See :func:`transform_scores`; default ``None`` (raw scores, bound drawn).
+    label : bool
+        Write the system names next to the points.
+    ax : matplotlib Axes, optional
+        Draw into this Axes; by default a new Figure is made.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import pandas as pd, irmodels as irm
+    >>> w = pd.DataFrame({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.3, 0.2]})
+    >>> fig = irm.variability.plot_mean_sd(irm.from_wide(w))
+    >>> fig.axes[0].get_xlabel()
+    'mean score'
+    """
+    from matplotlib.figure import Figure
+
+    table = variability(frame, transform, epsilon=epsilon)
+    if ax is None:
+        fig = Figure(figsize=(5.5, 3.6))
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
+    if label:
+        for name, row in table.iterrows():
+            ax.annotate(str(name), (row["mean"], row["sd_pop"]), fontsize=7,
+                        xytext=(3, 2), textcoords="offset points")
+    if transform is None:
+        theta = np.linspace(0, np.pi, 200)
+        ax.plot(0.5 + 0.5 * np.cos(theta), 0.5 * np.sin(theta), ls="--", color="0.5",
+                label=r"bound $(\mu-\frac{1}{2})^2+\sigma^2=\frac{1}{4}$")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 0.55)
+        ax.set_aspect("equal")
+        ax.legend(loc="upper right", fontsize=8, frameon=False)
+        ax.set_xlabel("mean score")
+        ax.set_ylabel("SD across topics (population)")
+    else:
+        ax.set_xlabel(f"mean of {transform} scores")
+        ax.set_ylabel(f"SD of {transform} scores (population)")
+    ax.set_title("Mean and variability of systems")
+    return fig
