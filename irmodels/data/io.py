@@ -431,7 +431,9 @@ def read_trec_eval(
 
     Each line is ``measure<ws>topic<ws>value``. Lines whose topic is ``all`` are the
     run's summary (``runid all NAME``, ``num_q all 50``, ``map all 0.25``...); they are kept
-    apart from the per-topic rows and returned only with ``summary=True``.
+    apart from the per-topic rows and returned only with ``summary=True``, together with
+    per-topic values written in single quotes (text, like ``relstring 301 '0110'`` of
+    ``trec_eval -a``). Every other per-topic value must be a number.
 
     Parameters
     ----------
@@ -450,10 +452,11 @@ def read_trec_eval(
         The per-topic long frame, columns ``measure, topic, system, score`` (see
         :func:`irmodels.frame`; measures keep trec_eval's names such as ``map``, ``P_10``,
         ``ndcg_cut_10``). With ``summary=True`` a tuple ``(perquery, summary)`` where
-        ``summary`` has one row per ``all`` line:
+        ``summary`` has one row per ``all`` line or quoted per-topic value:
 
         - ``system`` : str, the run
         - ``measure`` : str, trec_eval's name
+        - ``topic`` : str, ``all`` (or the topic of a quoted text value)
         - ``value`` : str, the value as written (``runid`` holds a name)
         - ``score`` : float64, the value as a number, NaN when it is not one
 
@@ -479,9 +482,9 @@ def read_trec_eval(
     2     map   302   BM25  0.4024
     3    P_10   302   BM25  0.6000
     >>> totals
-      system measure   value   score
-    0   BM25   runid    BM25     NaN
-    1   BM25     map  0.2174  0.2174
+      system measure topic   value   score
+    0   BM25   runid   all    BM25     NaN
+    1   BM25     map   all  0.2174  0.2174
     """
     files = _files_in(path_or_dir, "trec_eval output file")
     if system is not None and len(files) > 1:
@@ -510,9 +513,9 @@ def read_trec_eval(
     long = frame(pd.concat(per_parts, ignore_index=True), measure="measure")
     if not summary:
         return long
-    summ_all = pd.concat(sum_parts, ignore_index=True)[["system", "measure", "value"]]
+    summ_all = pd.concat(sum_parts, ignore_index=True)[["system", "measure", "topic", "value"]]
     summ_all["score"] = pd.to_numeric(summ_all["value"], errors="coerce").astype("float64")
-    for col in ("system", "measure", "value"):
+    for col in ("system", "measure", "topic", "value"):
         summ_all[col] = summ_all[col].astype(str)
     return long, summ_all
 
@@ -524,6 +527,7 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
     scores: list[float] = []
     seen: dict[tuple[str, str], int] = {}
     s_measure: list[str] = []
+    s_topic: list[str] = []
     s_value: list[str] = []
     runid = None
     layout = "measure topic value, as printed by trec_eval -q"
@@ -549,8 +553,10 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
                 line=line,
             )
         seen[k] = line
-        if topic == "all":
+        text_value = len(value) >= 2 and value[0] == value[-1] == "'"
+        if topic == "all" or text_value:
             s_measure.append(measure)
+            s_topic.append(topic)
             s_value.append(value)
             if measure == "runid":
                 runid = value
@@ -558,7 +564,8 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
         if not _FLOAT.fullmatch(value):
             raise DataFormatError(
                 f"value {value!r} of measure {measure!r} for topic {topic!r} is not a number; "
-                "only the 'all' summary lines may hold text",
+                "only the 'all' summary lines and values in single quotes (like trec_eval's "
+                "relstring) may hold text",
                 path=str(path),
                 line=line,
             )
@@ -572,7 +579,7 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
             path=str(path),
         )
     per = pd.DataFrame({"measure": measures, "topic": topics, "score": scores})
-    summ = pd.DataFrame({"measure": s_measure, "value": s_value}, dtype=object)
+    summ = pd.DataFrame({"measure": s_measure, "topic": s_topic, "value": s_value}, dtype=object)
     return per, summ, runid
 
 
@@ -713,7 +720,12 @@ def read_runs(
 def _check_no_space(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     for col in columns:
         values = df[col].astype(str)
-        bad = values.str.contains(r"\s", regex=True) | (values == "")
+        bad = values == ""
+        for ch in (" ", "\t", "\n", "\r"):
+            bad |= values.str.contains(ch, regex=False)
+        odd = ~values.str.isascii()
+        if odd.any():
+            bad |= odd & values.str.contains(r"\s", regex=True)
         if bad.any():
             v = values[bad].iloc[0]
             raise DataFormatError(
