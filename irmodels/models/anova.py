@@ -210,16 +210,30 @@ class AnovaResult(ResultDisplay):
         """Tukey HSD between the levels of ``factor`` with this model's error term.
 
         ``q = |m_u - m_v| / sqrt(MS_error / n)`` with ``n`` = :meth:`n_per_level` and
-        ``df_resid`` degrees of freedom (Ferro & Sanderson 2019; METHODS.md section 3).
+        ``df_resid`` degrees of freedom (Ferro & Sanderson 2019; METHODS.md section 3). On an
+        unbalanced design each mean keeps its own number of rows (Tukey-Kramer) and the means
+        are the raw ones (see :meth:`marginal_means`). The per-level SD of the response is
+        passed on for the SEM intervals.
+
+        Returns
+        -------
+        TukeyResult
+            See :func:`irmodels.inference.tukey.tukey_hsd`.
         """
         from irmodels.inference.tukey import tukey_hsd
 
         means = self.marginal_means(factor)
+        if self.balanced:
+            n: float | np.ndarray = self.n_per_level(factor)
+        else:  # Tukey-Kramer: each mean with its own number of rows
+            flat, shape = self._group(self._factor_list(factor))
+            counts = np.bincount(flat, minlength=int(np.prod(shape)))
+            n = counts[counts > 0].astype(float)
         return tukey_hsd(
             means,
             df_error=self.df_resid,
             ms_error=self.ms_error,
-            n=self.n_per_level(factor),
+            n=n,
             alpha=alpha,
             sd=self.level_sd(factor),
             factor=factor,

@@ -87,7 +87,22 @@ for (dname in names(designs)) {
   }
 }
 
+# Tukey HSD on the TREC-8 MD1 fit (model error term): significant pairs and the top group
+a8 <- designs$adhoc8_ap$data
+hsd <- TukeyHSD(aov(score ~ topic + system, data = a8), "system")$system
+means <- tapply(a8$score, a8$system, mean)
+best <- names(means)[which.max(means)]
+pair_names <- strsplit(rownames(hsd), "-", fixed = TRUE)
+touches_best <- vapply(pair_names, function(p) best %in% p, logical(1))
+not_diff <- vapply(pair_names[touches_best & hsd[, "p adj"] >= 0.05],
+                   function(p) setdiff(p, best), character(1))
+tukey <- list(design = "adhoc8_ap", formula = "score ~ topic + system", factor = "system",
+              alpha = 0.05, n_pairs = nrow(hsd), n_significant = sum(hsd[, "p adj"] < 0.05),
+              best = best, top_group = sort(c(best, not_diff)),
+              critical_value = qtukey(0.95, nlevels(a8$system), df.residual(lm(score ~ topic + system, data = a8))))
+
 out <- list(
+  tukey = tukey,
   generated_by = "tests/reference/anova.R",
   r_version = R.version.string,
   packages = list(car = as.character(packageVersion("car")),
