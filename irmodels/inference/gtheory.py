@@ -712,11 +712,32 @@ def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame |
     if data is None:
         data = getattr(result, "data", None)
     if data is None:
-        raise DesignError(
-            "this result does not carry its data; pass them too: irm.gstudy(result, data=frame)."
-        )
+        # a mixed model keeps its predicted random effects: one per level of each factor
+        levels = {str(k): len(v) for k, v in (getattr(result, "random_effects", None) or {}).items()}
+        if not {"system", "topic"} <= set(levels):
+            raise DesignError(
+                "this result does not carry its data; pass them too: "
+                "irm.gstudy(result, data=frame)."
+            )
+        extra = [f for f in ("shard", "sample") if f in levels]
+        facet = extra[0] if (facets is None and extra) else (list(facets)[0] if facets else None)
+        skeleton = {f: pd.Series(pd.Categorical(range(levels[f])))
+                    for f in ["system", "topic"] + ([facet] if facet else [])}
+        return _assemble(vc, facet, skeleton, None, result)
     _check_frame(data)
     facet = _pick_facet(data, facets)
+    ms = None
+    if facet is None:
+        try:
+            ms, _ = _two_way(_dense(data, ["system", "topic"]))
+        except DesignError:
+            ms = None
+    cols = {f: data[f] for f in ["system", "topic"] + ([facet] if facet else [])}
+    return _assemble(vc, facet, cols, ms, result)
+
+
+def _assemble(vc: pd.DataFrame, facet: str | None, cols: dict[str, pd.Series],
+              ms: dict[str, float] | None, result: Any) -> GStudy:
     known = {"topic", "system"} | ({facet} if facet else set())
     var: dict[str, float] = {}
     for name, v in vc["variance"].items():
@@ -739,14 +760,10 @@ def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame |
     ordered += sorted((k for k in var if ":" in k), key=lambda k: (k.count(":"), k))
     var = {k: var[k] for k in ordered if k in var}
     var["Residual"] = float(vc["variance"].get("Residual", 0.0))
-    var = _truncate(var, stacklevel=4)
-    codes = {f: _codes(data[f])[1] for f in ["system", "topic"] + ([facet] if facet else [])}
-    ms = None
-    if facet is None and "topic:system" not in var:
-        try:
-            ms, _ = _two_way(_dense(data, ["system", "topic"]))
-        except DesignError:
-            ms = None
+    var = _truncate(var, stacklevel=5)
+    codes = {f: _codes(c)[1] for f, c in cols.items()}
+    if "topic:system" in var:
+        ms = None  # the interaction is separated: the two-way intervals do not apply
     source = "mixed" if "mixed" in type(result).__name__.lower() else "anova"
     return GStudy(
         components=_components_frame(var),

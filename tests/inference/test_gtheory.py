@@ -164,12 +164,19 @@ def test_components_equal_anova_route(adhoc3):
 def test_components_from_mixed(brennan):
     mixed_mod = pytest.importorskip("irmodels.models.mixed")
     fit = mixed_mod.mixed("score ~ 1 + (1|system) + (1|topic)", brennan)
-    g = irm.gstudy(fit)
-    assert g.source == "mixed"
-    ref = irm.gstudy(brennan).components["variance"]
+    ref = irm.gstudy(brennan)
+    g = irm.gstudy(fit)  # levels from the predicted random effects, no mean squares
+    assert g.source == "mixed" and (g.n_systems, g.n_topics) == (10, 12)
     # REML equals the ANOVA estimates in a balanced design when none is negative
     for c in ["system", "topic", "Residual"]:
-        assert g.components.loc[c, "variance"] == pytest.approx(ref[c], rel=1e-4)
+        assert g.components.loc[c, "variance"] == pytest.approx(
+            ref.components.loc[c, "variance"], rel=1e-4)
+    d = g.dstudy([12])
+    assert d["Erho2"].iloc[0] == pytest.approx(0.7293, abs=1e-4)
+    assert d["Erho2_lower"].isna().all()
+    # with the data, the intervals come back
+    g2 = irm.gstudy(fit, data=brennan)
+    assert g2.dstudy([12], alpha=0.2)["Phi_lower"].iloc[0] == pytest.approx(0.457, abs=5e-4)
 
 
 def test_negative_component_warns_and_truncates():
