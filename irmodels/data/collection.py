@@ -1,0 +1,387 @@
+"""A synthetic, seeded test collection: documents, graded qrels and scored TREC runs.
+
+``generate()`` builds a collection shaped like TREC-8 ad hoc (50 topics, 100 systems, depth
+1000) in a few seconds, so that every later stage (per-topic measures, shards, document-sample
+simulation, the models) can be shown and tested without downloading anything.
+
+The model (see ``docs/collection.md``):
+
+* a collection of ``n_docs`` document ids ``D0000001``...;
+* relevant documents per topic from a log-normal spread by stratified quantiles (median about
+  70 at depth 1000, a long tail to several hundred), with the smallest ~4% of topics set to 1-4
+  relevant documents, as in real ad hoc collections; grades 1 and 2 (about one in four
+  relevant documents is highly relevant); every relevant document has an "ease" shared by all
+  systems, so that easy documents are found by many runs;
+* a latent quality per (topic, system): ``q = system skill + topic easiness + interaction``
+  (normal, standard deviations 0.45, 0.8 and 0.35: the topic effect is larger than the system
+  effect, as in TREC);
+* a run retrieves ``r ~ Binomial(R, sigmoid(q))`` relevant documents (preferring easy
+  ones) and fills its ``depth`` with non-relevant documents drawn (weighted, without
+  replacement) from a topic-specific set of confusable documents shared by all systems;
+* scores: relevant documents ``Normal(2.6 + q, 1)``, non-relevant ``Gamma(shape 2, scale
+  0.6)``; rounded to 6 decimals; ranks follow trec_eval order (score descending, ties by
+  document id descending);
+* qrels: every relevant document (grade 1 or 2) plus, with grade 0, every document in the top
+  ``min(100, depth)`` of some run (the pool), as TREC judges a depth-100 pool.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from irmodels.errors import DataFormatError
+
+__all__ = ["DemoCollection", "generate", "PRESETS"]
+
+#: Preset sizes: topics, systems, depth, number of documents.
+PRESETS: dict[str, dict[str, int]] = {
+    "trec8": {"topics": 50, "systems": 100, "depth": 1000, "n_docs": 100_000},
+    "small": {"topics": 20, "systems": 12, "depth": 200, "n_docs": 20_000},
+    "tiny": {"topics": 5, "systems": 4, "depth": 50, "n_docs": 2_000},
+}
+
+_SD_SYSTEM, _SD_TOPIC, _SD_INTERACTION = 0.45, 0.8, 0.35
+_REL_MEAN, _REL_SLOPE, _RECALL_SHIFT = 2.6, 1.0, 0.0
+
+
+@dataclass(frozen=True, repr=False)
+class DemoCollection:
+    """A generated test collection (see :func:`generate`).
+
+    Attributes
+    ----------
+    docids : ndarray of str
+        Every document id of the collection (sorted).
+    qrels : DataFrame
+        ``topic, docid, rel`` (str, str, int64): grades 2 and 1 for relevant documents, 0 for
+        judged non-relevant ones (the depth-100 pool).
+    runs : DataFrame
+        ``system, topic, docid, score, rank`` (str, str, str, float64, int64), ``depth``
+        documents per (system, topic), in trec_eval order.
+    topics, systems : tuple of str
+        Topic ids (``"1"``...) and system names (``"sys001"``...).
+    depth : int
+        Documents retrieved per topic.
+    seed : int
+        The seed that reproduces the collection.
+    preset : str or None
+        The preset used for the defaults.
+    latent : DataFrame
+        The latent quality per (topic, system): columns ``topic, system, skill, easiness,
+        interaction, quality`` (what a model should recover; for teaching and tests).
+    """
+
+    docids: np.ndarray
+    qrels: pd.DataFrame
+    runs: pd.DataFrame
+    topics: tuple[str, ...]
+    systems: tuple[str, ...]
+    depth: int
+    seed: int
+    preset: str | None = None
+    latent: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __repr__(self) -> str:
+        return (
+            f"DemoCollection({len(self.topics)} topics x {len(self.systems)} systems, depth "
+            f"{self.depth}, {len(self.docids):,} documents, {len(self.qrels):,} judgements, "
+            f"seed {self.seed})"
+        )
+
+    def evaluate(
+        self,
+        measures: str | Sequence[str] = ("AP", "P@10", "nDCG@10", "RBP(0.8)"),
+        *,
+        shards: object = None,
+        undefined: float | Literal["drop", "missing"] = 0.0,
+        depth: int | None = None,
+        relevance_level: int = 1,
+        complete: bool = False,
+    ) -> pd.DataFrame:
+        """Per-topic scores of every run: :func:`irmodels.evaluate` on this collection.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> col = irm.collection.generate(preset="tiny", seed=1)
+        >>> f = col.evaluate(["AP", "P@10"])
+        >>> f.shape, list(f.columns)
+        ((40, 4), ['measure', 'topic', 'system', 'score'])
+        """
+        from irmodels.data.measures import evaluate
+
+        return evaluate(self.runs, self.qrels, measures, shards=shards, undefined=undefined,
+                        depth=depth, relevance_level=relevance_level, complete=complete)
+
+    def write(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the collection as plain TREC files under ``directory`` (created if needed).
+
+        Files: ``docids.txt`` (one id a line), ``qrels.txt`` (``topic 0 docid rel``) and
+        ``runs/<system>.txt`` (``topic Q0 docid rank score system``, scores with 6 decimals,
+        which is exactly how they are stored). Returns the directory.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, irmodels as irm
+        >>> col = irm.collection.generate(preset="tiny")
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     out = col.write(d)
+        ...     sorted(p.name for p in out.iterdir()), len(list((out / "runs").iterdir()))
+        (['docids.txt', 'qrels.txt', 'runs'], 4)
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "docids.txt").write_text("\n".join(self.docids.tolist()) + "\n", encoding="utf-8")
+        q = self.qrels
+        lines = (q["topic"].astype(str) + " 0 " + q["docid"].astype(str) + " "
+                 + q["rel"].astype(str))
+        (out / "qrels.txt").write_text("\n".join(lines.tolist()) + "\n", encoding="utf-8")
+        run_dir = out / "runs"
+        run_dir.mkdir(exist_ok=True)
+        r = self.runs
+        text = (r["topic"].astype(str) + " Q0 " + r["docid"].astype(str) + " "
+                + r["rank"].astype(str) + " " + r["score"].map("{:.6f}".format) + " "
+                + r["system"].astype(str))
+        sys_values = r["system"].to_numpy(dtype=object)
+        bounds = np.flatnonzero(np.r_[True, sys_values[1:] != sys_values[:-1], True])
+        lines_all = text.to_numpy(dtype=object)
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            name = str(sys_values[a])
+            (run_dir / f"{name}.txt").write_text("\n".join(lines_all[a:b].tolist()) + "\n",
+                                                 encoding="utf-8")
+        return out
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise DataFormatError(
+            f"{name} must be an integer >= {minimum}, got {value!r}; e.g. "
+            f"irm.collection.generate(topics=50, systems=100)"
+        )
+    return int(value)
+
+
+def _str_column(values: np.ndarray, codes: np.ndarray | None = None) -> pd.Series:
+    """A pandas ``str`` column from labels (optionally indexed by integer codes), built fast."""
+    try:
+        import pyarrow as pa
+
+        labels = pa.array(np.asarray(values, dtype=object), type=pa.string())
+        if codes is None:
+            arr = labels
+        else:
+            arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), labels)
+            arr = arr.cast(pa.string())
+        return pd.Series(pd.array(arr, dtype="str"))
+    except ImportError:  # pragma: no cover - pyarrow is a pandas 3 dependency in practice
+        vals = np.asarray(values, dtype=object)
+        return pd.Series(vals if codes is None else vals[codes], dtype="str")
+
+
+def generate(
+    topics: int | None = None,
+    systems: int | None = None,
+    *,
+    depth: int | None = None,
+    seed: int = 0,
+    preset: Literal["trec8", "small", "tiny"] | None = None,
+    n_docs: int | None = None,
+) -> DemoCollection:
+    """Generate a seeded synthetic test collection shaped like a TREC ad hoc track.
+
+    Parameters
+    ----------
+    topics, systems : int, optional
+        Number of topics and of systems (runs). Default: the preset's (50 and 100).
+    depth : int, optional
+        Documents retrieved per (system, topic). Default: the preset's (1000).
+    seed : int
+        Seed of ``np.random.default_rng``; the same arguments give the same collection.
+    preset : {"trec8", "small", "tiny"}, optional
+        Default sizes: ``trec8`` 50 topics x 100 systems, depth 1000, 100,000 documents (the
+        default); ``small`` 20 x 12, depth 200, 20,000 documents; ``tiny`` 5 x 4, depth 50,
+        2,000 documents. Explicit arguments override the preset.
+    n_docs : int, optional
+        Size of the document collection (at least ``4 * depth``). Default: the preset's.
+
+    Returns
+    -------
+    DemoCollection
+        ``.docids``, ``.qrels``, ``.runs``, ``.topics``, ``.systems``, ``.latent``;
+        ``.evaluate(measures)`` and ``.write(directory)``.
+
+    Raises
+    ------
+    DataFormatError
+        Unknown preset, non-positive sizes, or a collection too small for the depth.
+
+    Notes
+    -----
+    The generative model is in the module docstring and ``docs/collection.md``. The median
+    number of relevant documents per topic is ``70 * sqrt(min(1, depth / 1000))``. With the
+    default seed the AP matrix has a mean of about 0.25, system means spread from about 0.1
+    to 0.4, and a topic effect larger than the system effect, as in TREC-8 ad hoc.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> col = irm.collection.generate(preset="tiny", seed=3)
+    >>> col
+    DemoCollection(5 topics x 4 systems, depth 50, 2,000 documents, 486 judgements, seed 3)
+    >>> col.runs.head(3)
+      system topic     docid     score  rank
+    0  sys01     1  D0001642  5.907567     1
+    1  sys01     1  D0001018  5.750382     2
+    2  sys01     1  D0001830  5.645569     3
+    >>> col.qrels["rel"].value_counts().sort_index().to_dict()
+    {0: 344, 1: 112, 2: 30}
+    """
+    if preset is None:
+        preset = "trec8"
+    if preset not in PRESETS:
+        raise DataFormatError(
+            f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))}"
+        )
+    base = PRESETS[preset]
+    n_t = _check_int("topics", base["topics"] if topics is None else topics, 1)
+    n_s = _check_int("systems", base["systems"] if systems is None else systems, 1)
+    depth_ = _check_int("depth", base["depth"] if depth is None else depth, 1)
+    n_d = _check_int("n_docs", base["n_docs"] if n_docs is None else n_docs, 1)
+    if n_d < 4 * depth_:
+        raise DataFormatError(
+            f"n_docs={n_d} is too small for depth={depth_}: the collection needs at least "
+            f"4 * depth = {4 * depth_} documents. Raise n_docs or lower depth."
+        )
+    seed_ = _check_int("seed", seed, 0)
+    rng = np.random.default_rng(seed_)
+    from scipy.special import expit, ndtri
+
+    width = max(7, len(str(n_d)))
+    docids = np.array([f"D{i:0{width}d}" for i in range(1, n_d + 1)], dtype=object)
+    topic_ids = tuple(str(t) for t in range(1, n_t + 1))
+    sw = max(2, len(str(n_s)))
+    system_ids = tuple(f"sys{j:0{sw}d}" for j in range(1, n_s + 1))
+
+    # --- relevant documents per topic: stratified log-normal quantiles, a few tiny topics
+    median = 70.0 * np.sqrt(min(1.0, depth_ / 1000.0))
+    u = (rng.permutation(n_t) + rng.uniform(size=n_t)) / n_t
+    n_rel = np.rint(median * np.exp(1.0 * ndtri(u))).astype(np.int64)
+    n_rel = np.clip(n_rel, 1, min(800, n_d // (2 * n_t) if n_t > 1 else n_d // 2))
+    n_tiny = int(np.floor(0.04 * n_t))
+    if n_tiny:
+        smallest = np.argsort(n_rel, kind="stable")[:n_tiny]
+        n_rel[smallest] = rng.integers(1, 5, size=n_tiny)
+
+    # --- relevant docs: disjoint across topics is not required; sample per topic
+    rel_doc = []
+    rel_topic = []
+    for t in range(n_t):  # loops over topics only (50), never over rankings
+        rel_doc.append(rng.choice(n_d, size=n_rel[t], replace=False))
+        rel_topic.append(np.full(n_rel[t], t, dtype=np.int64))
+    rel_doc_a = np.concatenate(rel_doc)
+    rel_topic_a = np.concatenate(rel_topic)
+    rel_grade = np.where(rng.uniform(size=len(rel_doc_a)) < 0.25, 2, 1).astype(np.int64)
+    rel_ease = rng.normal(size=len(rel_doc_a)) + 0.5 * (rel_grade - 1)
+
+    # --- latent quality per (topic, system)
+    skill = rng.normal(0.0, _SD_SYSTEM, size=n_s)
+    easiness = rng.normal(0.0, _SD_TOPIC, size=n_t)
+    inter = rng.normal(0.0, _SD_INTERACTION, size=(n_t, n_s))
+    quality = easiness[:, None] + skill[None, :] + inter  # (T, S)
+
+    # --- relevant retrieved: r ~ Binomial(R, sigmoid(q)), easy documents first
+    frac = expit(quality + _RECALL_SHIFT)
+    r = rng.binomial(np.broadcast_to(n_rel[:, None], (n_t, n_s)), frac)
+    r = np.minimum(r, depth_)
+    rel_offsets = np.r_[0, np.cumsum(n_rel)]
+    cols = np.arange(depth_)
+    doc3 = np.empty((n_t, n_s, depth_), dtype=np.int64)
+    score3 = np.empty((n_t, n_s, depth_), dtype=np.float64)
+    for t in range(n_t):  # loops over topics only, every ranking of a topic at once
+        lo, hi = rel_offsets[t], rel_offsets[t + 1]
+        # relevant: each system's Gumbel-perturbed order of the topic's relevant documents
+        keys = rel_ease[lo:hi][None, :] + rng.gumbel(size=(n_s, hi - lo))
+        order = np.argsort(-keys, axis=1)[:, :depth_]
+        relmat = np.zeros((n_s, depth_), dtype=np.int64)
+        relmat[:, : order.shape[1]] = rel_doc_a[lo:hi][order]
+        # non-relevant: a confusable set per topic, weighted sampling without replacement
+        # (Efraimidis-Spirakis keys E / w, smallest first)
+        rel_set = np.zeros(n_d, dtype=bool)
+        rel_set[rel_doc_a[lo:hi]] = True
+        m = min(n_d - (hi - lo), 3 * depth_)
+        pool = rng.choice(np.flatnonzero(~rel_set), size=m, replace=False)
+        weight = (rng.gamma(0.7, 1.0, size=m) + 1e-3).astype(np.float32)
+        nkeys = rng.standard_exponential(size=(n_s, m), dtype=np.float32) / weight[None, :]
+        top = np.argpartition(nkeys, kth=depth_ - 1, axis=1)[:, :depth_]
+        nonrel = pool[top]
+        # a ranking: r relevant documents, then depth - r non-relevant ones
+        is_rel = cols[None, :] < r[t][:, None]
+        shift = np.clip(cols[None, :] - r[t][:, None], 0, depth_ - 1)
+        docs = np.where(is_rel, relmat, np.take_along_axis(nonrel, shift, axis=1))
+        # scores: relevant Normal(mean + slope * q, 1), non-relevant Gamma(2, 0.6)
+        sc = np.where(
+            is_rel,
+            rng.normal(_REL_MEAN + _REL_SLOPE * quality[t][:, None], 1.0, size=(n_s, depth_)),
+            rng.gamma(2.0, 0.6, size=(n_s, depth_)),
+        )
+        sc = np.round(sc, 6)
+        # trec_eval order: score descending, ties by docid descending (ids are zero-padded)
+        o = np.lexsort((-docs, -sc), axis=1)
+        doc3[t] = np.take_along_axis(docs, o, axis=1)
+        score3[t] = np.take_along_axis(sc, o, axis=1)
+    doc = doc3.transpose(1, 0, 2).reshape(-1)
+    score = score3.transpose(1, 0, 2).reshape(-1)
+    sys_ = np.repeat(np.arange(n_s, dtype=np.int64), n_t * depth_)
+    top_ = np.tile(np.repeat(np.arange(n_t, dtype=np.int64), depth_), n_s)
+    rank = np.tile(np.arange(1, depth_ + 1, dtype=np.int64), n_s * n_t)
+
+    runs = pd.DataFrame({
+        "system": _str_column(np.asarray(system_ids, dtype=object), sys_),
+        "topic": _str_column(np.asarray(topic_ids, dtype=object), top_),
+        "docid": _str_column(docids, doc),
+        "score": score.astype(np.float64),
+        "rank": rank.astype(np.int64),
+    })
+
+    # --- qrels: relevant documents + the judged pool (top min(100, depth) of every run)
+    pool_depth = min(100, depth_)
+    in_pool = rank <= pool_depth
+    pool_key = np.unique(top_[in_pool] * n_d + doc[in_pool])
+    rel_key = rel_topic_a * n_d + rel_doc_a
+    nonrel_key = np.setdiff1d(pool_key, rel_key)
+    q_key = np.concatenate([rel_key, nonrel_key])
+    q_rel = np.concatenate([rel_grade, np.zeros(len(nonrel_key), dtype=np.int64)])
+    qo = np.lexsort((q_key % n_d, q_key // n_d))
+    q_key, q_rel = q_key[qo], q_rel[qo]
+    qrels = pd.DataFrame({
+        "topic": _str_column(np.asarray(topic_ids, dtype=object), q_key // n_d),
+        "docid": _str_column(docids, q_key % n_d),
+        "rel": q_rel.astype(np.int64),
+    })
+
+    latent = pd.DataFrame({
+        "topic": np.repeat(np.asarray(topic_ids, dtype=object), n_s),
+        "system": np.tile(np.asarray(system_ids, dtype=object), n_t),
+        "skill": np.tile(skill, n_t),
+        "easiness": np.repeat(easiness, n_s),
+        "interaction": inter.reshape(-1),
+        "quality": quality.reshape(-1),
+    })
+    return DemoCollection(
+        docids=docids.astype(str),
+        qrels=qrels,
+        runs=runs,
+        topics=topic_ids,
+        systems=system_ids,
+        depth=depth_,
+        seed=seed_,
+        preset=preset,
+        latent=latent,
+    )
