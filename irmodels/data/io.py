@@ -1144,8 +1144,13 @@ def write_matrix(
     2,0.3,0.4
     True
     """
-    wide = to_wide(data)
     target = Path(path)
+    if target.suffix.lower() in (".parquet", ".pq"):
+        raise DataFormatError(
+            f"wide matrices are written as CSV or TSV, not {target.suffix!r}; use a .csv or "
+            ".tsv name, or write_frame() to store the long frame as parquet"
+        )
+    wide = to_wide(data)
     delim = sep if sep is not None else _sep_for(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     wide.to_csv(target, sep=delim, index=topic_column, index_label="topic",
