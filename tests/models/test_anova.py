@@ -227,3 +227,23 @@ def test_tukey_unbalanced_runs() -> None:
     res = quiet("score ~ topic + system", data)
     hsd = res.tukey("system")
     assert hsd.n_pairs == 6
+
+
+def test_four_factors_closed_form_equals_least_squares() -> None:
+    from itertools import combinations
+
+    rng = np.random.default_rng(11)
+    names = ["topic", "system", "shard", "sample"]
+    d = pd.MultiIndex.from_product([["t1", "t2"], ["a", "b", "c"], ["k1", "k2"], ["r1", "r2"]],
+                                   names=names).to_frame(index=False)
+    d["score"] = rng.normal(size=len(d)) + d["system"].map({"a": 0, "b": 0.5, "c": 1}).astype(float)
+    terms = tuple(Term(c) for r in (1, 2, 3) for c in combinations(names, r))
+    spec = ModelSpec(formula="all three-way", response="score", transform=None, intercept=True,
+                     fixed=terms)
+    fast = quiet(spec, d)
+    assert fast.method == "balanced" and fast.df_resid == 1 * 2 * 1 * 1
+    for typ in (1, 2, 3):
+        slow = quiet(spec, d, ss_type=typ, method="lstsq")
+        np.testing.assert_allclose(slow.table["SS"], fast.table["SS"], rtol=1e-9)
+        np.testing.assert_array_equal(slow.table["df"], fast.table["df"])
+    assert fast.table["df"].sum() == len(d) - 1
