@@ -146,8 +146,8 @@ class Standardizer:
         method: Method = "normal",
         *,
         virtual: bool = False,
-        A: float = 0.15,  # noqa: N803 - Sakai's symbols
-        B: float = 0.5,  # noqa: N803
+        A: float = 0.15,
+        B: float = 0.5,
     ) -> None:
         if method not in _METHODS:
             raise DesignError(
@@ -203,7 +203,7 @@ class Standardizer:
                 f"Wrap it in a list: reference=[{reference!r}]."
             )
         else:
-            ref = [str(s) for s in reference]
+            ref = [str(s) for s in reference]  # type: ignore[union-attr]
             unknown = [s for s in ref if s not in set(all_systems)]
             if unknown:
                 raise DataFormatError(
@@ -246,8 +246,8 @@ class Standardizer:
         factors: pd.DataFrame,
         method: Method = "z",
         *,
-        A: float = 0.15,  # noqa: N803
-        B: float = 0.5,  # noqa: N803
+        A: float = 0.15,
+        B: float = 0.5,
     ) -> Standardizer:
         """A standardizer from published factors (e.g. :func:`read_zscores`).
 

@@ -198,9 +198,9 @@ class GStudy(ResultDisplay):
 
     def _errors(self, topics: float, shards: float | None) -> tuple[float, float]:
         """Relative and absolute error variances for ``topics`` topics (and ``shards``)."""
-        n = {"topic": topics}
+        n: dict[str, float] = {"topic": float(topics)}
         if self.facet:
-            n[self.facet] = self.n_facet if shards is None else shards
+            n[self.facet] = float(self.n_facet or 1) if shards is None else float(shards)
         rel = absolute = 0.0
         for name, others, with_system in self._error_terms():
             div = math.prod(n[f] for f in others) if others else 1.0
@@ -217,7 +217,7 @@ class GStudy(ResultDisplay):
         return v / (v + self._errors(1, 1)[1])
 
     @property
-    def rho_I(self) -> float:  # noqa: N802 - the customary symbol
+    def rho_I(self) -> float:
         """Generalizability (intraclass) coefficient for one topic: ``var_s / (var_s + relative error)``."""
         v = self._var("system")
         return v / (v + self._errors(1, 1)[0])
@@ -316,7 +316,7 @@ class GStudy(ResultDisplay):
             raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
         if not 0 < alpha < 1:
             raise DesignError(f"alpha must be in (0, 1); got {alpha!r}")
-        t_list = _as_counts(self.n_topics if topics is None else topics, "topics")
+        t_list = _as_counts(self.n_topics if topics is None else topics, "topics")  # type: ignore[arg-type]
         if self.facet is None:
             if shards is not None:
                 raise DesignError(
@@ -325,7 +325,7 @@ class GStudy(ResultDisplay):
                 )
             h_list: list[int | None] = [None]
         else:
-            h_list = list(_as_counts(self.n_facet if shards is None else shards, "shards"))
+            h_list = list(_as_counts(int(self.n_facet or 1) if shards is None else shards, "shards"))
         rows = []
         var_s = self._var("system")
         for h in h_list:
@@ -424,9 +424,9 @@ class GStudy(ResultDisplay):
         if index not in ("Erho2", "Phi"):
             raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
         var_s = self._var("system")
-        n = {"topic": 1.0}
+        n: dict[str, float] = {"topic": 1.0}
         if self.facet:
-            n[self.facet] = float(self.n_facet if shards is None else shards)
+            n[self.facet] = float(self.n_facet or 1) if shards is None else float(shards)
         a = b = 0.0
         for name, others, with_system in self._error_terms():
             if index == "Erho2" and not with_system:
@@ -558,7 +558,7 @@ def _ceil(x: float) -> int:
 
 
 def _as_counts(value: int | Sequence[int], what: str) -> list[int]:
-    values = [value] if np.isscalar(value) else list(value)  # type: ignore[arg-type]
+    values: list[Any] = [value] if np.isscalar(value) else list(value)  # type: ignore[arg-type]
     out = []
     for v in values:
         if isinstance(v, (bool, np.bool_)) or not float(v).is_integer() or v < 1:

@@ -255,15 +255,15 @@ def paired_t(
     sign = -1.0 if alternative == "less" else 1.0
 
     if target == "power":
-        power = paired_t_power(n, delta, sigma, **kw)  # type: ignore[arg-type]
+        power = paired_t_power(n, delta, sigma, **kw)  # type: ignore[arg-type, assignment, operator]
     elif method == "normal":
         z = stats.norm.ppf(1 - one_tail) + stats.norm.ppf(power)
         if target == "n":
-            n = (z * sigma / abs(delta)) ** 2  # type: ignore[operator]
+            n = (z * sigma / abs(delta)) ** 2  # type: ignore[operator, arg-type, assignment]
         elif target == "delta":
-            delta = sign * z * sigma / math.sqrt(n)  # type: ignore[operator, arg-type]
+            delta = sign * z * sigma / math.sqrt(n)  # type: ignore[operator, arg-type, assignment]
         else:
-            sigma = math.sqrt(n) * abs(delta) / z  # type: ignore[arg-type]
+            sigma = math.sqrt(n) * abs(delta) / z  # type: ignore[arg-type, assignment, operator]
     else:
         def f(x: float) -> float:
             vals = dict(n=n, delta=delta, sigma=sigma)
@@ -274,9 +274,9 @@ def paired_t(
         if target == "n":
             lo, hi, step, limit = 2.0, 4.0, 2.0, 1e7
         elif target == "delta":
-            lo, hi, step, limit = sigma * 1e-7, sigma, 2.0, sigma * 1e7  # type: ignore[operator]
+            lo, hi, step, limit = sigma * 1e-7, sigma, 2.0, sigma * 1e7  # type: ignore[operator, arg-type, assignment]
         else:
-            lo, hi, step, limit = abs(delta) * 1e-7, abs(delta), 2.0, abs(delta) * 1e7  # type: ignore[arg-type]
+            lo, hi, step, limit = abs(delta) * 1e-7, abs(delta), 2.0, abs(delta) * 1e7  # type: ignore[arg-type, assignment, operator]
         if target == "sigma":
             while f(hi) > 0 and hi < limit:
                 lo, hi = hi, hi * step
@@ -303,7 +303,7 @@ def paired_t(
         else:
             sigma = root
     return PairedTPower(
-        n=float(n), delta=float(delta), sigma=float(sigma), power=float(power),  # type: ignore[arg-type]
+        n=float(n), delta=float(delta), sigma=float(sigma), power=float(power),  # type: ignore[arg-type, assignment, operator]
         alpha=alpha, alternative=alternative, method=method, solved_for=target,
     )
 
