@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from irmodels.data.frame import frame, natural_key, require_columns
+from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, UndefinedValueWarning
 
 __all__ = ["Measure", "parse_measure", "evaluate", "KNOWN_MEASURES", "DEFAULT_MEASURES"]
@@ -200,13 +200,6 @@ def _parse_all(measures: str | Measure | Iterable[str | Measure]) -> list[Measur
 # input normalisation
 
 
-def _as_str(col: pd.Series) -> np.ndarray:
-    """A column as a numpy object array of str (no copy of str data when already strings)."""
-    if pd.api.types.is_string_dtype(col.dtype) and not isinstance(col.dtype, pd.CategoricalDtype):
-        return col.to_numpy(dtype=object)
-    return col.astype(str).to_numpy(dtype=object)
-
-
 def _as_runs(runs: object) -> pd.DataFrame:
     if not isinstance(runs, (pd.DataFrame, Mapping)) and hasattr(runs, "runs"):
         runs = runs.runs  # a DemoCollection or any object holding runs
@@ -271,10 +264,45 @@ def _rels(col: pd.Series) -> np.ndarray:
     return values.astype(np.int64)
 
 
-def _natural_levels(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes in natural order of the levels, and the levels."""
-    codes, uniques = pd.factorize(values)
-    levels = [str(u) for u in uniques]
+def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and the unique labels (object array of str) of a label column, fast.
+
+    Categoricals give their codes; Arrow-backed strings are dictionary-encoded by Arrow;
+    anything else is converted to str and hashed by pandas.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        cats = np.asarray([str(c) for c in col.cat.categories], dtype=object)
+        if (codes < 0).any():
+            codes = np.where(codes < 0, len(cats), codes)
+            cats = np.append(cats, "nan")
+        return codes, cats
+    if pd.api.types.is_string_dtype(col.dtype) and "pyarrow" in str(getattr(col.dtype, "storage", "")):
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            arr = pa.array(col)
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            enc = pc.dictionary_encode(arr)
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            uniq = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+            if enc.indices.null_count:
+                codes = np.where(np.asarray(enc.indices.is_null()), len(uniq), codes)
+                uniq = np.append(uniq, "nan")
+            return codes, uniq
+        except ImportError:  # pragma: no cover
+            pass
+    values = col if pd.api.types.is_string_dtype(col.dtype) else col.astype(str)
+    codes, uniq = pd.factorize(values.to_numpy(dtype=object))
+    return codes.astype(np.int64), np.asarray([str(u) for u in uniq], dtype=object)
+
+
+def _natural_codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Codes in natural order of the levels of a label column, and the levels."""
+    codes, uniq = _factorize(col)
+    levels = [str(u) for u in uniq]
     order = sorted(range(len(levels)), key=lambda i: natural_key(levels[i]))
     remap = np.empty(len(levels), dtype=np.int64)
     remap[np.asarray(order, dtype=np.int64)] = np.arange(len(levels))
@@ -296,6 +324,19 @@ def _segment_positions(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     starts = np.flatnonzero(start)
     pos = np.arange(n, dtype=np.int64) - starts[seg]
     return start, seg, pos
+
+
+def _in_trec_order(key: np.ndarray, score: np.ndarray, docrank: np.ndarray, n_keys: int) -> bool:
+    """True when every ranking is contiguous and sorted by score desc, then docid desc."""
+    n = len(key)
+    if n < 2:
+        return True
+    same = key[1:] == key[:-1]
+    ok = (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (docrank[1:] < docrank[:-1]))
+    if not np.all(ok | ~same):
+        return False
+    starts = np.r_[key[:1], key[1:][~same]]
+    return bool(np.bincount(starts, minlength=n_keys).max() <= 1)
 
 
 def evaluate(
@@ -446,69 +487,64 @@ def evaluate(
     q_df = _as_qrels(qrels)
 
     # --- qrels: topics, docids, grades
-    q_topic = _as_str(q_df["topic"])
-    q_doc = _as_str(q_df["docid"])
+    qd_codes, qd_uniques = _factorize(q_df["docid"])
     q_rel = _rels(q_df["rel"])
-    q_tcode, topics = _natural_levels(q_topic)
+    q_tcode, topics = _natural_codes(q_df["topic"])
     n_topics = len(topics)
 
     # --- runs: keep topics present in the qrels (trec_eval skips the others)
-    r_topic_all = _as_str(run_df["topic"])
-    r_tcode_all = pd.Index(topics).get_indexer(r_topic_all)
-    keep = r_tcode_all >= 0
-    r_sys_all = _as_str(run_df["system"])
     if len(run_df) == 0:
         raise DataFormatError("the runs have no rows; nothing can be evaluated")
-    s_codes_all, systems = _natural_levels(r_sys_all)
+    rt_codes, rt_uniques = _factorize(run_df["topic"])
+    topic_map = pd.Index(topics).get_indexer(rt_uniques)
+    r_tcode_all = topic_map[rt_codes]
+    keep = r_tcode_all >= 0
+    s_codes_all, systems = _natural_codes(run_df["system"])
     n_sys = len(systems)
     if not keep.any():
         raise DataFormatError(
-            f"no topic of the runs is in the qrels (runs: {sorted(set(r_topic_all))[:5]}, "
+            f"no topic of the runs is in the qrels (runs: {sorted(rt_uniques)[:5]}, "
             f"qrels: {topics[:5]}); check that both files belong to the same collection"
         )
+    d_codes, d_uniques = _factorize(run_df["docid"])
+    r_score = _scores(run_df["score"])
     if keep.all():
         r_tcode, r_scode = r_tcode_all, s_codes_all
-        r_doc = _as_str(run_df["docid"])
-        r_score = _scores(run_df["score"])
     else:
         r_tcode, r_scode = r_tcode_all[keep], s_codes_all[keep]
-        r_doc = _as_str(run_df["docid"])[keep]
-        r_score = _scores(run_df["score"])[keep]
+        d_codes, r_score = d_codes[keep], r_score[keep]
 
-    # --- document ids: codes over run documents; tie-break rank in strcmp order
-    d_codes, d_uniques = pd.factorize(r_doc)
-    d_uniques = np.asarray(d_uniques, dtype=object)
+    # --- document ids: tie-break rank in strcmp order (code points = UTF-8 byte order)
     n_docs = len(d_uniques)
     by_name = np.argsort(d_uniques.astype(str), kind="stable")
     d_rank = np.empty(n_docs, dtype=np.int64)
     d_rank[by_name] = np.arange(n_docs)
 
-    # --- one sort: (system, topic), score descending, docid descending
+    # --- one sort: (system, topic), score descending, docid descending. Rankings that are
+    # already contiguous and in this order (run files usually are) skip the sort: the
+    # measures only need each ranking contiguous and ordered, not the rankings in any order.
     st_key = r_scode.astype(np.int64) * n_topics + r_tcode
-    order = np.lexsort((-d_rank[d_codes], -r_score, st_key))
-    st_key = st_key[order]
-    d_codes = d_codes[order]
-    r_score = r_score[order]
+    if not _in_trec_order(st_key, r_score, d_rank[d_codes], n_sys * n_topics):
+        order = np.lexsort((-d_rank[d_codes], -r_score, st_key))
+        st_key, d_codes, r_score = st_key[order], d_codes[order], r_score[order]
     _, _, pos = _segment_positions(st_key)
-    if len(st_key) > 1:
-        # duplicates are adjacent unless their scores differ: check on (key, doc) pairs
-        pair = st_key * n_docs + d_codes
-        srt = np.sort(pair)
-        dup_pairs = srt[1:][srt[1:] == srt[:-1]]
-        if len(dup_pairs):
-            k = int(dup_pairs[0])
-            st, dc = divmod(k, n_docs)
-            sy, tp = divmod(st, n_topics)
-            raise DataFormatError(
-                f"{len(dup_pairs)} document(s) appear twice in one ranking, e.g. {d_uniques[dc]!r} "
-                f"for system {systems[sy]!r}, topic {topics[tp]!r}; trec_eval refuses such runs. "
-                "Remove the duplicates (keep the best-scored copy)."
-            )
+    pair = st_key * n_docs + d_codes
+    if len(pd.unique(pair)) != len(pair):
+        dup_mask = pd.Series(pair).duplicated().to_numpy()
+        k = int(pair[np.flatnonzero(dup_mask)[0]])
+        st, dc = divmod(k, n_docs)
+        sy, tp = divmod(st, n_topics)
+        raise DataFormatError(
+            f"{int(dup_mask.sum())} document(s) appear twice in one ranking, e.g. "
+            f"{d_uniques[dc]!r} for system {systems[sy]!r}, topic {topics[tp]!r}; trec_eval "
+            "refuses such runs. Remove the duplicates (keep the best-scored copy)."
+        )
+    del pair
     if depth is not None:
         cut = pos < int(depth)
         st_key, d_codes, pos = st_key[cut], d_codes[cut], pos[cut]
     present = np.zeros(n_sys * n_topics, dtype=bool)
-    present[np.unique(st_key)] = True
+    present[st_key] = True
     if complete:
         present[:] = True
 
@@ -521,12 +557,12 @@ def evaluate(
         if shard_map.index.has_duplicates:
             d = shard_map.index[shard_map.index.duplicated()][0]
             raise DataFormatError(f"the shard assignment lists document {d!r} more than once")
-        sh_codes_map, shard_levels = _natural_levels(shard_map.astype(str).to_numpy(dtype=object))
+        sh_codes_map, shard_levels = _natural_codes(shard_map.astype(str))
         sh_index = pd.Index(shard_map.index)
         n_shards = len(shard_levels)
         pos_in_map = sh_index.get_indexer(d_uniques)
-        q_pos_in_map = sh_index.get_indexer(q_doc)
-        missing = np.concatenate([d_uniques[pos_in_map < 0], q_doc[q_pos_in_map < 0]])
+        q_pos_in_map = sh_index.get_indexer(qd_uniques)
+        missing = np.concatenate([d_uniques[pos_in_map < 0], qd_uniques[q_pos_in_map < 0]])
         if len(missing):
             miss = pd.unique(missing)
             raise DataFormatError(
@@ -535,7 +571,7 @@ def evaluate(
                 "from the collection's doc ids, or from the union of runs and qrels)."
             )
         doc_shard = sh_codes_map[pos_in_map]
-        q_shard = sh_codes_map[q_pos_in_map]
+        q_shard = sh_codes_map[q_pos_in_map][qd_codes]
         cell = st_key * n_shards + doc_shard[d_codes]
         o2 = np.argsort(cell, kind="stable")  # keeps each run's order inside a shard
         cell, d_codes, st_key = cell[o2], d_codes[o2], st_key[o2]
@@ -543,37 +579,43 @@ def evaluate(
     else:
         n_shards = 1
         shard_levels = None
-        q_shard = np.zeros(len(q_doc), dtype=np.int64)
+        q_shard = np.zeros(len(qd_codes), dtype=np.int64)
         cell = st_key
 
     # --- qrels per (topic, shard) and relevance of each retrieved document
     ts_q = q_tcode * n_shards + q_shard
-    q_docpos = pd.Index(d_uniques).get_indexer(q_doc)
+    q_docpos = pd.Index(d_uniques).get_indexer(qd_uniques)[qd_codes]
     qkey_all = q_tcode.astype(np.int64) * (n_docs + 1) + (q_docpos + 1)
-    # duplicate judgements (trec_eval refuses them)
-    qk_str = pd.Series(q_tcode.astype(str), dtype=object) + "\x00" + pd.Series(q_doc, dtype=object)
-    dupq = qk_str.duplicated()
-    if dupq.any():
-        i = int(np.flatnonzero(dupq.to_numpy())[0])
+    qpair = q_tcode.astype(np.int64) * len(qd_uniques) + qd_codes
+    if len(pd.unique(qpair)) != len(qpair):
+        dupq = pd.Series(qpair).duplicated().to_numpy()
+        i = int(np.flatnonzero(dupq)[0])
         raise DataFormatError(
-            f"the qrels judge document {q_doc[i]!r} twice for topic {topics[q_tcode[i]]!r} "
-            f"({int(dupq.sum())} duplicate row(s)); trec_eval refuses such qrels. Keep one "
-            "judgement per (topic, docid)."
+            f"the qrels judge document {qd_uniques[qd_codes[i]]!r} twice for topic "
+            f"{topics[q_tcode[i]]!r} ({int(dupq.sum())} duplicate row(s)); trec_eval refuses "
+            "such qrels. Keep one judgement per (topic, docid)."
         )
     n_ts = n_topics * n_shards
     is_rel_q = q_rel >= level
     num_rel_ts = np.bincount(ts_q, weights=is_rel_q, minlength=n_ts)
     judged = q_docpos >= 0
-    qkeys = qkey_all[judged]
-    qrel_j = q_rel[judged]
-    qsort = np.argsort(qkeys)
-    qkeys, qrel_j = qkeys[qsort], qrel_j[qsort]
-    t_of_cell_row = (st_key % n_topics).astype(np.int64)
-    rkeys = t_of_cell_row * (n_docs + 1) + (d_codes + 1)
-    loc = np.searchsorted(qkeys, rkeys)
-    loc_c = np.minimum(loc, max(len(qkeys) - 1, 0))
-    found = (loc < len(qkeys)) & (qkeys[loc_c] == rkeys) if len(qkeys) else np.zeros(len(rkeys), bool)
-    relv = np.where(found, qrel_j[loc_c] if len(qkeys) else -1, -1)  # -1: not in the pool
+    t_of_row = (st_key % n_topics).astype(np.int64)
+    if not judged.any():
+        relv = np.full(len(d_codes), -1, dtype=np.int64)
+    elif n_topics * (n_docs + 1) <= 20_000_000:  # dense (topic, doc) -> grade table
+        table = np.full(n_topics * (n_docs + 1), -1, dtype=np.int32)
+        table[qkey_all[judged]] = q_rel[judged]
+        relv = table[t_of_row * (n_docs + 1) + (d_codes + 1)].astype(np.int64)
+        del table
+    else:  # sorted keys and a binary search
+        qkeys = qkey_all[judged]
+        qrel_j = q_rel[judged]
+        qsort = np.argsort(qkeys)
+        qkeys, qrel_j = qkeys[qsort], qrel_j[qsort]
+        rkeys = t_of_row * (n_docs + 1) + (d_codes + 1)
+        loc = np.minimum(np.searchsorted(qkeys, rkeys), len(qkeys) - 1)
+        found = qkeys[loc] == rkeys
+        relv = np.where(found, qrel_j[loc], -1)  # -1: not in the pool
     isrel = relv >= level
 
     n_cells = n_sys * n_topics * n_shards
@@ -697,35 +739,37 @@ def _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shar
                 u["shard"] = np.asarray(shard_levels, dtype=object)[ts % n_shards]
             undef_parts.append(pd.DataFrame(u))
         sel = out_order[keep[out_order]]
-        part = {
-            "measure": np.full(len(sel), m.name, dtype=object),
-            "topic_code": topic_of_cell[sel],
-            "system_code": sys_of_cell[sel],
-            "shard_code": shard_of_cell[sel],
-            "score": val[sel],
-        }
-        parts.append(pd.DataFrame(part))
-    long = pd.concat(parts, ignore_index=True)
-    if len(long) == 0:
+        parts.append((np.full(len(sel), len(parts), dtype=np.int64), sel, val[sel]))
+    if sum(len(p[1]) for p in parts) == 0:
         raise DataFormatError(
             "every cell was dropped by the undefined-value policy; no topic has a relevant "
             "document in every shard. Use undefined=0.0 or undefined='missing'."
         )
+    m_code = np.concatenate([p[0] for p in parts])
+    sel = np.concatenate([p[1] for p in parts])
+    score = np.concatenate([p[2] for p in parts]).astype(np.float64)
     names = [m.name for m, _, _ in results]
-    data = pd.DataFrame({
-        "measure": pd.Categorical(long["measure"], categories=names),
-        "topic": pd.Categorical.from_codes(long["topic_code"].to_numpy(), categories=topics),
-        "system": pd.Categorical.from_codes(long["system_code"].to_numpy(), categories=systems),
+
+    def factor(codes: np.ndarray, levels: list[str]) -> pd.Categorical:
+        used = np.zeros(len(levels), dtype=bool)
+        used[codes] = True
+        if used.all():
+            return pd.Categorical.from_codes(codes, categories=levels)
+        remap = np.cumsum(used) - 1
+        return pd.Categorical.from_codes(remap[codes],
+                                         categories=[lv for lv, u in zip(levels, used) if u])
+
+    # the canonical long frame (irm.frame's contract: factor columns as categoricals in
+    # natural order, measures in the order asked for, float64 scores, a RangeIndex), built
+    # from codes directly
+    out = pd.DataFrame({
+        "measure": factor(m_code, names),
+        "topic": factor(topic_of_cell[sel], list(topics)),
+        "system": factor(sys_of_cell[sel], list(systems)),
     })
     if shard_levels is not None:
-        data["shard"] = pd.Categorical.from_codes(long["shard_code"].to_numpy(),
-                                                  categories=shard_levels)
-    data["score"] = long["score"].to_numpy(dtype=np.float64)
-    out = frame(data, duplicates="allow")
-    # keep the measures in the order asked for
-    out["measure"] = out["measure"].cat.set_categories(
-        [n for n in names if n in set(out["measure"].astype(str))]
-    )
+        out["shard"] = factor(shard_of_cell[sel], list(shard_levels))
+    out["score"] = score
     cols = ["measure", "topic"] + (["shard"] if shard_levels is not None else [])
     undef_df = (pd.concat(undef_parts, ignore_index=True) if undef_parts
                 else pd.DataFrame({c: pd.Series(dtype=object) for c in cols}))
