@@ -51,7 +51,9 @@ def natural_key(value: object) -> tuple:
     ['run1', 'run2', 'run10']
     """
     parts = _NUM_RE.split(str(value))
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
+    # the digits themselves break ties between equal numbers ("0" < "00"), so that the order
+    # never depends on the order in which values were seen
+    return tuple((0, int(p), p) if p.isdecimal() else (1, 0, p) for p in parts if p != "")
 
 
 def _natural_categorical(values: pd.Series) -> pd.Categorical:

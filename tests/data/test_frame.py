@@ -1,0 +1,317 @@
+"""The long-frame contract (irmodels/data/frame.py): construction, conversions, balance, filters."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irmodels as irm
+from irmodels.data.frame import (
+    CANONICAL_ORDER,
+    factor_columns,
+    natural_key,
+    require_columns,
+)
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+
+
+def _grid(topics=("1", "2", "10"), systems=("a", "b"), seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    idx = pd.MultiIndex.from_product([topics, systems], names=["topic", "system"])
+    df = idx.to_frame(index=False)
+    df["score"] = rng.uniform(size=len(df))
+    return df
+
+
+# --- natural order ---------------------------------------------------------------------------
+
+
+def test_natural_key_orders_numbers_numerically() -> None:
+    values = ["run10", "run2", "run1", "Run3", "10", "9", "a10b2", "a10b10", "a9", ""]
+    assert sorted(values, key=natural_key) == [
+        "", "9", "10", "Run3", "a9", "a10b2", "a10b10", "run1", "run2", "run10"]
+    assert natural_key(301) == natural_key("301")
+    # equal numbers written differently still have one order, whatever the input order
+    assert sorted(["00", "0", "x01", "x1"], key=natural_key) == ["0", "00", "x01", "x1"]
+    assert sorted(["x1", "x01", "0", "00"], key=natural_key) == ["0", "00", "x01", "x1"]
+    # non-decimal digit characters are text, not numbers
+    assert sorted(["\u00b2", "2"], key=natural_key) == ["2", "\u00b2"]
+
+
+# --- frame() ---------------------------------------------------------------------------------
+
+
+def test_frame_renames_orders_and_types() -> None:
+    raw = pd.DataFrame({
+        "value": [0.5, 0.25, 0.75, 1.0], "run": ["r10", "r2", "r10", "r2"],
+        "qid": [10, 10, 9, 9], "shard": [1, 1, 1, 1], "measure": "AP", "extra": 1,
+    })
+    f = irm.frame(raw, topic="qid", system="run", score="value")
+    assert list(f.columns) == ["measure", "topic", "system", "shard", "score"]
+    assert list(f["topic"].cat.categories) == ["9", "10"]
+    assert list(f["system"].cat.categories) == ["r2", "r10"]
+    assert list(f["shard"].cat.categories) == ["1"]
+    assert f["score"].dtype == np.float64
+    assert f["score"].tolist() == [0.5, 0.25, 0.75, 1.0]  # row order kept
+    assert isinstance(f.index, pd.RangeIndex)
+    assert factor_columns(f) == ["measure", "topic", "system", "shard"]
+    assert tuple(c for c in CANONICAL_ORDER if c in f.columns) == tuple(f.columns)
+
+
+def test_frame_named_optional_columns() -> None:
+    raw = pd.DataFrame({"t": ["1", "1"], "s": ["x", "x"], "y": [1, 2], "rep": [1, 2],
+                        "coll": ["c", "c"], "m": ["AP", "AP"], "part": ["p", "p"]})
+    f = irm.frame(raw, topic="t", system="s", score="y", sample="rep", collection="coll",
+                  measure="m", shard="part")
+    assert list(f.columns) == ["collection", "measure", "topic", "system", "shard", "sample",
+                               "score"]
+    assert f["score"].tolist() == [1.0, 2.0]
+
+
+def test_frame_keeps_categorical_order_and_drops_unused_levels() -> None:
+    raw = _grid()
+    raw["system"] = pd.Categorical(raw["system"], categories=["z", "b", "a"])
+    f = irm.frame(raw)
+    assert list(f["system"].cat.categories) == ["b", "a"]
+
+
+def test_frame_nan_policy() -> None:
+    raw = _grid()
+    raw.loc[[1, 4], "score"] = np.nan
+    with pytest.raises(DataFormatError, match=r"2 score\(s\) are missing \(NaN\), e\.g\. \(topic 1, system b\), \(topic 10, system a\).*nan='drop'"):
+        irm.frame(raw)
+    with pytest.warns(DataQualityWarning, match=r"dropped 2 row\(s\) with a missing score"):
+        f = irm.frame(raw, nan="drop")
+    assert len(f) == 4 and not f["score"].isna().any()
+
+
+def test_frame_duplicates() -> None:
+    raw = pd.concat([_grid(), _grid().iloc[[0]]], ignore_index=True)
+    with pytest.raises(DataFormatError, match=r"2 rows repeat the same \(topic, system\) key, e\.g\. topic=1, system=a.*shard=\.\.\. or sample=\.\.\."):
+        irm.frame(raw)
+    assert len(irm.frame(raw, duplicates="allow")) == 7
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs", "message"),
+    [
+        ([1, 2], {}, "expected a pandas DataFrame, got list"),
+        (pd.DataFrame({"topic": [1], "score": [1.0]}), {},
+         r"data has no column 'system'; columns present: 'topic', 'score'"),
+        (pd.DataFrame({"q": [1], "system": ["a"], "score": [1.0]}), {"topic": "qid"},
+         r"no column 'qid'.*irm\.frame\(df, topic='qid'"),
+        (pd.DataFrame([[1, "a", 1.0, 2.0]], columns=["topic", "system", "score", "score"]), {},
+         "column 'score' appears more than once"),
+        (pd.DataFrame({"topic": [1, None], "system": ["a", "a"], "score": [1.0, 2.0]}), {},
+         r"column 'topic' \(topic\) has 1 missing value"),
+        (pd.DataFrame({"topic": [1], "system": ["a"], "score": [True]}), {},
+         "score column 'score' is boolean"),
+        (pd.DataFrame({"topic": [1, 2], "system": ["a", "a"], "score": ["0.5", "high"]}), {},
+         r"score column 'score' has non-numeric value 'high' \(row 1\)"),
+        (pd.DataFrame({"topic": [1], "system": ["a"], "score": [np.inf]}), {},
+         "score column 'score' has infinite values"),
+        (pd.DataFrame({"topic": [], "system": [], "score": []}), {}, "the data have no rows"),
+    ],
+)
+def test_frame_errors(data, kwargs, message) -> None:
+    with pytest.raises(DataFormatError, match=message):
+        irm.frame(data, **kwargs)
+
+
+def test_frame_numeric_strings_are_scores() -> None:
+    f = irm.frame(pd.DataFrame({"topic": [1, 2], "system": "a", "score": ["0.5", "1e-3"]}))
+    assert f["score"].tolist() == [0.5, 0.001]
+
+
+def test_require_columns() -> None:
+    require_columns(pd.DataFrame({"a": [1]}), ["a"])
+    with pytest.raises(DataFormatError, match="runs has no column 'b', 'c'; columns present: 'a'"):
+        require_columns(pd.DataFrame({"a": [1]}), ["b", "c"], "runs")
+
+
+# --- wide <-> long ---------------------------------------------------------------------------
+
+
+def test_to_wide_and_from_wide_round_trip() -> None:
+    f = irm.frame(_grid())
+    w = irm.to_wide(f)
+    assert list(w.index) == ["1", "2", "10"] and list(w.columns) == ["a", "b"]
+    assert w.index.name == "topic" and w.columns.name == "system"
+    back = irm.from_wide(w)
+    pd.testing.assert_frame_equal(back, f)
+
+
+def test_from_wide_options() -> None:
+    w = pd.DataFrame({"qid": ["q2", "q1"], "zeta": [0.1, 0.2], "alpha": [0.3, 0.4]})
+    f = irm.from_wide(w, topic_column="qid", measure="P@10", collection="c")
+    assert list(f.columns) == ["collection", "measure", "topic", "system", "score"]
+    # the matrix's own order is kept, not the natural one
+    assert list(f["topic"].cat.categories) == ["q2", "q1"]
+    assert list(f["system"].cat.categories) == ["zeta", "alpha"]
+    assert f["score"].tolist() == [0.1, 0.3, 0.2, 0.4]
+    plain = irm.from_wide(pd.DataFrame({"a": [0.1, 0.2, 0.3]}))
+    assert list(plain["topic"].cat.categories) == ["1", "2", "3"]
+
+
+def test_from_wide_errors_and_nan() -> None:
+    with pytest.raises(DataFormatError, match=r"repeats topic id\(s\) \['t1'\]"):
+        irm.from_wide(pd.DataFrame({"a": [1.0, 2.0]}, index=["t1", "t1"]))
+    dup = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])
+    with pytest.raises(DataFormatError, match=r"repeats system name\(s\) \['a'\]"):
+        irm.from_wide(dup)
+    with pytest.raises(DataFormatError, match="wide matrix has no column 'qid'"):
+        irm.from_wide(pd.DataFrame({"a": [1.0]}), topic_column="qid")
+    w = pd.DataFrame({"a": [0.1, np.nan], "b": [np.nan, np.nan]})
+    with pytest.raises(DataFormatError, match="3 score"):
+        irm.from_wide(w)
+    with pytest.warns(DataQualityWarning):
+        f = irm.from_wide(w, nan="drop")
+    # a system with no score left disappears from the categories
+    assert list(f["system"].cat.categories) == ["a"] and len(f) == 1
+
+
+def test_to_wide_several_measures() -> None:
+    f = pd.concat([irm.frame(_grid()).assign(measure="AP"),
+                   irm.frame(_grid(seed=1)).assign(measure="P@10")], ignore_index=True)
+    f = irm.frame(f)
+    with pytest.raises(DesignError, match=r"several measure per \(topic, system\).*aggregate='mean'"):
+        irm.to_wide(f)
+    w = irm.to_wide(f, aggregate="mean")
+    expected = (irm.to_wide(irm.frame(_grid())) + irm.to_wide(irm.frame(_grid(seed=1)))) / 2
+    pd.testing.assert_frame_equal(w, expected)
+
+
+def test_to_wide_unbalanced_has_nan() -> None:
+    f = irm.frame(_grid().iloc[:-1])
+    w = irm.to_wide(f)
+    assert np.isnan(w.loc["10", "b"]) and w.notna().sum().sum() == 5
+
+
+# --- balance ---------------------------------------------------------------------------------
+
+
+def test_balance_balanced_with_replicates() -> None:
+    g = pd.concat([_grid().assign(shard="1"), _grid(seed=2).assign(shard="2")])
+    f = irm.frame(g)
+    r = irm.balance(f)
+    assert r.balanced and r.factors == ("topic", "system", "shard")
+    assert r.levels == {"topic": 3, "system": 2, "shard": 2}
+    assert r.replicates == 1 and r.n_cells == 12 and r.n_observed_cells == 12
+    assert r.missing.empty and r.counts.empty
+    assert str(r) == "balanced: 3 topics x 2 systems x 2 shards, 1 row(s) per cell"
+    # over (topic, system) only, each cell holds the two shards
+    r2 = irm.balance(f, ["topic", "system"])
+    assert r2.balanced and r2.replicates == 2
+
+
+def test_balance_reports_missing_and_uneven_cells() -> None:
+    g = _grid()
+    g = pd.concat([g.iloc[1:], g.iloc[[2]].assign(score=0.0)], ignore_index=True)
+    f = irm.frame(g, duplicates="allow")
+    r = irm.balance(f)
+    assert not r.balanced and r.replicates is None
+    assert r.n_cells == 6 and r.n_observed_cells == 5
+    assert r.missing.to_dict("records") == [{"topic": "1", "system": "a"}]
+    assert sorted(r.counts.tolist()) == [1, 1, 1, 1, 2]
+    assert str(r) == ("unbalanced: 3 topics x 2 systems; 5 of 6 cells observed, 1 missing; "
+                      "rows per observed cell range 1-2")
+
+
+def test_balance_ignores_constant_measure_and_samples() -> None:
+    f = irm.frame(pd.concat([_grid().assign(sample=s) for s in range(3)]).assign(measure="AP"))
+    r = irm.balance(f)
+    assert r.factors == ("topic", "system") and r.replicates == 3
+    with pytest.raises(DataFormatError, match="no column 'shard'"):
+        irm.balance(f, ["shard"])
+
+
+# --- filter_systems --------------------------------------------------------------------------
+
+
+def _five() -> pd.DataFrame:
+    # system means: s1 0.1, s2 0.5, s3 0.3, s4 0.9, s10 0.7
+    rows = [(t, s, m + d) for s, m in [("s1", 0.1), ("s2", 0.5), ("s3", 0.3), ("s4", 0.9),
+                                       ("s10", 0.7)] for t, d in [("1", -0.05), ("2", 0.05)]]
+    return irm.frame(pd.DataFrame(rows, columns=["topic", "system", "score"]))
+
+
+def test_filter_systems() -> None:
+    f = _five()
+    cats = lambda d: list(d["system"].cat.categories)  # noqa: E731
+    assert cats(irm.filter_systems(f, min_mean=0.5)) == ["s2", "s4", "s10"]
+    assert cats(irm.filter_systems(f, top_k=2)) == ["s4", "s10"]
+    assert cats(irm.filter_systems(f, top_fraction=0.5)) == ["s2", "s4", "s10"]  # ceil(2.5)
+    assert cats(irm.filter_systems(f, top_fraction=1.0)) == cats(f)
+    assert cats(irm.filter_systems(f, systems=["s3", "s1"])) == ["s1", "s3"]
+    assert cats(irm.filter_systems(f, systems=["s1", "s3", "s4"], top_k=1)) == ["s4"]
+    kept = irm.filter_systems(f, min_mean=0.6)
+    assert len(kept) == 4 and kept["score"].tolist() == pytest.approx([0.85, 0.95, 0.65, 0.75])
+    assert cats(f) == ["s1", "s2", "s3", "s4", "s10"]  # input untouched
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"systems": ["s1", "nope"]}, r"unknown system\(s\) \['nope'\]; the data have 5 systems"),
+        ({"top_fraction": 0}, r"top_fraction must be in \(0, 1\], got 0"),
+        ({"top_fraction": 1.5}, r"top_fraction must be in \(0, 1\]"),
+        ({"top_k": 0}, "top_k must be at least 1, got 0"),
+        ({"min_mean": 2.0}, "no system is left after filtering"),
+    ],
+)
+def test_filter_systems_errors(kwargs, message) -> None:
+    with pytest.raises(DataFormatError, match=message):
+        irm.filter_systems(_five(), **kwargs)
+
+
+# --- properties ------------------------------------------------------------------------------
+
+
+_labels = st.lists(st.from_regex(r"[a-z]{0,2}[0-9]{1,3}", fullmatch=True), min_size=1,
+                   max_size=6, unique=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(topics=_labels, systems=_labels, seed=st.integers(0, 2**32 - 1))
+def test_permuting_rows_gives_the_same_frame_after_sorting(topics, systems, seed) -> None:
+    df = _grid(tuple(topics), tuple(systems), seed=seed % 1000)
+    rng = np.random.default_rng(seed)
+    shuffled = df.iloc[rng.permutation(len(df))].reset_index(drop=True)
+    a, b = irm.frame(df), irm.frame(shuffled)
+    for col in ("topic", "system"):
+        assert list(a[col].cat.categories) == list(b[col].cat.categories)
+        assert list(a[col].cat.categories) == sorted(a[col].cat.categories, key=natural_key)
+    key = ["topic", "system"]
+    pd.testing.assert_frame_equal(a.sort_values(key).reset_index(drop=True),
+                                  b.sort_values(key).reset_index(drop=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 8), st.integers(1, 8)),
+    seed=st.integers(0, 2**32 - 1),
+    named_topics=st.booleans(),
+)
+def test_wide_long_wide_is_identity(shape, seed, named_topics) -> None:
+    rng = np.random.default_rng(seed)
+    t, s = shape
+    topics = [f"q{i}" for i in rng.permutation(t)] if named_topics else None
+    systems = [f"run{j}" for j in rng.permutation(s)]
+    wide = pd.DataFrame(rng.uniform(size=shape), columns=systems,
+                        index=pd.Index(topics, name="topic") if topics else None)
+    long = irm.from_wide(wide)
+    assert len(long) == t * s
+    back = irm.to_wide(long)
+    expected = wide.copy()
+    if topics is None:
+        expected.index = pd.Index([str(i) for i in range(1, t + 1)], name="topic")
+    expected.columns = pd.Index(systems, name="system")
+    pd.testing.assert_frame_equal(back, expected, check_exact=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert irm.balance(long).balanced
