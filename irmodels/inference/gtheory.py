@@ -756,8 +756,10 @@ def _assemble(vc: pd.DataFrame, facet: str | None, cols: dict[str, pd.Series],
             "the fitted model has no 'system' component; the object of measurement must be a "
             "(random) term, e.g. irm.anova('score ~ system + topic', data)."
         )
-    ordered = ["system", "topic"] + ([facet] if facet else [])
-    ordered += sorted((k for k in var if ":" in k), key=lambda k: (k.count(":"), k))
+    ordered = ["system", "topic"] + ([facet] if facet else []) + ["topic:system"]
+    if facet:
+        ordered += [_term_name(["system", facet]), _term_name(["topic", facet])]
+    ordered += sorted((k for k in var if k not in ordered), key=lambda k: (k.count(":"), k))
     var = {k: var[k] for k in ordered if k in var}
     var["Residual"] = float(vc["variance"].get("Residual", 0.0))
     var = _truncate(var, stacklevel=5)

@@ -161,6 +161,17 @@ def test_components_equal_anova_route(adhoc3):
     pd.testing.assert_frame_equal(g_fit.dstudy([10, 50]), g_data.dstudy([10, 50]))
 
 
+def test_three_facets_from_anova(shards):
+    anova = pytest.importorskip("irmodels.models.anova")
+    fit = anova.anova(
+        "score ~ system + topic + shard + system:topic + system:shard + topic:shard", shards
+    )
+    g_fit, g_data = irm.gstudy(fit), irm.gstudy(shards)
+    assert g_fit.facet == "shard" and g_fit.n_facet == 4
+    pd.testing.assert_frame_equal(g_fit.components, g_data.components, rtol=1e-10)
+    pd.testing.assert_frame_equal(g_fit.dstudy([10, 50], [2, 4]), g_data.dstudy([10, 50], [2, 4]))
+
+
 def test_components_from_mixed(brennan):
     mixed_mod = pytest.importorskip("irmodels.models.mixed")
     fit = mixed_mod.mixed("score ~ 1 + (1|system) + (1|topic)", brennan)
