@@ -17,23 +17,14 @@ cells = [
         "Pages: `docs/gtheory.md`, `docs/standardize.md`, `docs/power.md`."
     ),
     new_code_cell(
-        "import os\n"
-        "from pathlib import Path\n\n"
         "import matplotlib\n"
         "matplotlib.use('Agg')\n"
         "import numpy as np\n"
         "import pandas as pd\n\n"
         "import irmodels as irm\n\n"
-        "COLLECTIONS = ['adhoc5', 'adhoc6', 'adhoc7', 'adhoc8']\n\n\n"
-        "def load(collection, measure='AP'):\n"
-        "    \"\"\"From the dataset registry; without it, the CSV in the IRM_DATA_MIRROR folder.\"\"\"\n"
-        "    try:\n"
-        "        return irm.datasets.load(collection, measure)\n"
-        "    except (ImportError, AttributeError):\n"
-        "        mirror = Path(os.environ.get('IRM_DATA_MIRROR', '../../shared/data/ir-scores'))\n"
-        "        return irm.read_matrix(mirror / f'{collection}_{measure.lower()}.csv',\n"
-        "                               measure=measure, collection=collection)\n\n\n"
-        "data = {c: load(c) for c in COLLECTIONS}\n"
+        "COLLECTIONS = ['adhoc5', 'adhoc6', 'adhoc7', 'adhoc8']\n"
+        "# the public matrices from the dataset registry (IRM_DATA_MIRROR points it at a local copy)\n"
+        "data = {c: irm.datasets.load(c, 'AP') for c in COLLECTIONS}\n"
         "{c: (f['topic'].nunique(), f['system'].nunique()) for c, f in data.items()}"
     ),
     new_markdown_cell(
