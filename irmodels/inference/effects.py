@@ -21,12 +21,12 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 __all__ = [
+    "anova_power",
+    "cohen_f2",
     "eta_squared",
+    "omega2_magnitude",
     "partial_eta_squared",
     "partial_omega_squared",
-    "cohen_f2",
-    "anova_power",
-    "omega2_magnitude",
 ]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["LsqBlocks", "term_block", "sequential_ss", "RANK_TOL"]
+__all__ = ["RANK_TOL", "LsqBlocks", "sequential_ss", "term_block"]
 
 #: Relative tolerance for a column to count as linearly independent (R's ``lm.fit`` uses 1e-7).
 RANK_TOL = 1e-7

@@ -36,7 +36,7 @@ from irmodels.models._lsq import sequential_ss, term_block
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
 
-__all__ = ["anova", "AnovaResult", "TABLE_COLUMNS", "MAX_DENSE_CELLS"]
+__all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
 
 #: Columns of :attr:`AnovaResult.table`, in this order.
 TABLE_COLUMNS = ("SS", "df", "MS", "F", "p", "eta2", "eta2_partial", "omega2_partial",
@@ -140,7 +140,7 @@ class AnovaResult(ResultDisplay):
         if unknown or not names:
             raise DesignError(
                 f"no factor {':'.join(unknown) or factor!r} in the model "
-                f"({str(self.spec)}); use one of {', '.join(self._codes)} or an interaction "
+                f"({self.spec!s}); use one of {', '.join(self._codes)} or an interaction "
                 "of them like 'topic:system'."
             )
         return names
@@ -598,7 +598,7 @@ def anova(
     )
 
 
-def _fit_lsq(y, terms, codes, levels, ss_type, counts):  # noqa: ANN001, ANN202
+def _fit_lsq(y, terms, codes, levels, ss_type, counts):
     n_obs = y.shape[0]
     n_cols = 1 + sum(math.prod(len(levels[f]) - 1 for f in t.factors) for t in terms)
     if n_obs * n_cols > MAX_DENSE_CELLS:
@@ -654,7 +654,7 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts):  # noqa: ANN001, ANN202
     return ss, df, ss_resid, df_resid, fitted
 
 
-def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:  # noqa: ANN001
+def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:
     ms = ss / df
     ms_error = ss_resid / df_resid
     with np.errstate(divide="ignore", invalid="ignore"):
