@@ -1,0 +1,218 @@
+"""Benchmark: irm.mixed vs statsmodels MixedLM vs lme4/nlme (when Rscript is present).
+
+Run from the repository root: ``python benchmarks/mixed.py [--quick] [--sm-timeout 300]``.
+
+Cases (METHODS.md section 5; issue 4):
+
+1. ``hetero``: 2 systems x 50 topics x 10 samples, ``score ~ system + (1|topic/system)`` with one
+   residual variance per topic:system stratum (nlme's varIdent). statsmodels has no varIdent:
+   its homoscedastic fit is timed instead (said in the output); R side: ``nlme::lme`` with
+   ``varIdent`` (lme4 has no variance functions either).
+2. ``crossed``: TREC-8 ad hoc AP (129 systems x 50 topics, ``adhoc8_ap.csv``),
+   ``score ~ (1|system) + (1|topic)``; statsmodels through one group with ``vc_formula``.
+3. ``shards``: 40 systems x 50 topics x 10 shards (simulated, balanced),
+   ``score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)``.
+
+Times are wall-clock seconds of the fit alone (best of 3 for irmodels and lme4; one run for
+statsmodels, stopped after ``--sm-timeout`` seconds). R times are measured inside R with
+``system.time`` so R's start-up is excluded. BLAS is pinned to one thread (as R's reference
+BLAS): on a busy shared machine a multi-threaded OpenBLAS spends its time spinning.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import irmodels as irm  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data" / "ir-scores"
+
+
+def make_hetero(seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    t = rng.normal(0, 0.5, 50)
+    ts = rng.normal(0, 0.15, (50, 2))
+    sd = np.exp(rng.normal(np.log(0.2), 0.6, (50, 2)))
+    for i in range(50):
+        for j in range(2):
+            y = -1 + 0.08 * j + t[i] + ts[i, j] + rng.normal(0, sd[i, j], 10)
+            rows += [(f"t{i + 1:02d}", f"s{j + 1}", str(k + 1), v) for k, v in enumerate(y)]
+    return pd.DataFrame(rows, columns=["topic", "system", "sample", "score"])
+
+
+def make_crossed() -> pd.DataFrame:
+    wide = pd.read_csv(SHARED / "adhoc8_ap.csv")
+    n_t, n_s = wide.shape
+    return pd.DataFrame({"topic": np.tile([f"t{i + 1:02d}" for i in range(n_t)], n_s),
+                         "system": np.repeat(wide.columns.to_numpy(), n_t),
+                         "score": wide.to_numpy().T.ravel()})
+
+
+def make_shards(seed: int = 2) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    T, S, H = 50, 40, 10
+    a = rng.normal(0, 0.04, S)
+    t = rng.normal(0, 0.12, T)
+    ts = rng.normal(0, 0.05, (T, S))
+    th = rng.normal(0, 0.07, (T, H))
+    y = (0.25 + a[None, :, None] + t[:, None, None] + ts[:, :, None] + th[:, None, :]
+         + rng.normal(0, 0.05, (T, S, H)))
+    ti, si, hi = np.meshgrid(np.arange(T), np.arange(S), np.arange(H), indexing="ij")
+    return pd.DataFrame({"topic": [f"t{i + 1:02d}" for i in ti.ravel()],
+                         "system": [f"s{j + 1:02d}" for j in si.ravel()],
+                         "shard": [f"h{k + 1:02d}" for k in hi.ravel()],
+                         "score": y.ravel()})
+
+
+CASES = {
+    "hetero": dict(make=make_hetero, formula="score ~ system + (1|topic/system)",
+                   residual="topic:system", sm_fixed="C(system)",
+                   sm_vc={"topic": "0 + C(topic)", "ts": "0 + C(topic):C(system)"},
+                   r_fit=("lme(score ~ system, random = ~1|topic/system, data = d, "
+                          "weights = varIdent(form = ~1|topic*system))"),
+                   r_label="nlme::lme varIdent"),
+    "crossed": dict(make=make_crossed, formula="score ~ (1|system) + (1|topic)", residual=None,
+                    sm_fixed="1", sm_vc={"system": "0 + C(system)", "topic": "0 + C(topic)"},
+                    r_fit="lmer(score ~ (1|system) + (1|topic), data = d)",
+                    r_label="lme4::lmer"),
+    "shards": dict(make=make_shards,
+                   formula="score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)",
+                   residual=None, sm_fixed="C(system)",
+                   sm_vc={"topic": "0 + C(topic)", "ts": "0 + C(topic):C(system)",
+                          "th": "0 + C(topic):C(shard)"},
+                   r_fit=("lmer(score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard), "
+                          "data = d)"),
+                   r_label="lme4::lmer"),
+}
+
+
+def time_irmodels(data: pd.DataFrame, case: dict, repeats: int = 3) -> tuple[float, float, object]:
+    best = np.inf
+    fit = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fit = irm.mixed(case["formula"], data, residual=case["residual"])
+            best = min(best, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fit.fixed  # Satterthwaite df (lazy)
+        t_df = time.perf_counter() - t0
+    return best, t_df, fit
+
+
+def _sm_worker(data: pd.DataFrame, case: dict, out: mp.Queue) -> None:
+    import statsmodels.formula.api as smf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model = smf.mixedlm(f"score ~ {case['sm_fixed']}", data, groups=np.ones(len(data)),
+                            re_formula="0", vc_formula=case["sm_vc"])
+        res = model.fit(reml=True)
+        el = time.perf_counter() - t0
+    out.put((el, float(res.llf), [float(v) for v in res.vcomp], float(res.scale)))
+
+
+def time_statsmodels(data: pd.DataFrame, case: dict, timeout: float) -> tuple[float, dict | None]:
+    q: mp.Queue = mp.Queue()
+    p = mp.Process(target=_sm_worker, args=(data, case, q))
+    t0 = time.perf_counter()
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return time.perf_counter() - t0, None
+    if q.empty():
+        return float("nan"), None
+    el, llf, vc, scale = q.get()
+    return el, {"loglik": llf, "vcomp": vc, "scale": scale}
+
+
+def time_r(data: pd.DataFrame, case: dict, repeats: int = 3) -> tuple[float, float] | None:
+    if shutil.which("Rscript") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "d.csv"
+        data.to_csv(csv, index=False)
+        script = f"""
+suppressPackageStartupMessages({{library(lme4); library(nlme)}})
+d <- read.csv("{csv.as_posix()}", colClasses = "character"); d$score <- as.numeric(d$score)
+for (f in intersect(c("topic", "system", "shard"), names(d))) d[[f]] <- factor(d[[f]])
+best <- Inf
+for (i in seq_len({repeats})) {{
+  tm <- system.time(m <- {case['r_fit']})[["elapsed"]]
+  best <- min(best, tm)
+}}
+cat(sprintf("%.6f %.10f\\n", best, as.numeric(logLik(m))))
+"""
+        try:
+            out = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True,
+                                 timeout=1800, check=True).stdout.split()
+        except (subprocess.SubprocessError, OSError):
+            return None
+    return float(out[0]), float(out[1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sm-timeout", type=float, default=600.0,
+                    help="seconds before statsmodels is stopped (default 600)")
+    ap.add_argument("--no-r", action="store_true", help="skip lme4/nlme")
+    ap.add_argument("--json", help="write the figures to this JSON file")
+    args = ap.parse_args()
+    results = {}
+    for name, case in CASES.items():
+        data = case["make"]()
+        t_irm, t_df, fit = time_irmodels(data, case)
+        sm_data = data
+        t_sm, sm = time_statsmodels(sm_data, case, args.sm_timeout)
+        r = None if args.no_r else time_r(data, case)
+        row = {"n": len(data), "irmodels": t_irm, "irmodels_with_df": t_irm + t_df,
+               "closed_form": fit.closed_form, "loglik": fit.loglik,
+               "statsmodels": t_sm if sm is not None else None,
+               "statsmodels_timeout": sm is None, "statsmodels_loglik": sm and sm["loglik"],
+               "R": r and r[0], "R_loglik": r and r[1], "R_label": case["r_label"]}
+        results[name] = row
+        print(f"\n== {name}: {case['formula']}"
+              + (f", residual={case['residual']}" if case["residual"] else "")
+              + f"  (n = {len(data)})")
+        how = "closed form" if fit.closed_form else f"{fit.n_iter} iterations"
+        print(f"  irmodels      {t_irm:9.4f} s  ({how}; +{t_df:.3f} s for Satterthwaite df)"
+              f"  logLik {fit.loglik:.6f}")
+        note = " (homoscedastic: statsmodels has no varIdent)" if case["residual"] else ""
+        if sm is None:
+            print(f"  statsmodels   >{t_sm:8.1f} s  (stopped){note}  ratio > {t_sm / t_irm:.0f}x")
+        else:
+            print(f"  statsmodels   {t_sm:9.4f} s  ratio {t_sm / t_irm:8.1f}x{note}"
+                  f"  logLik {sm['loglik']:.6f}")
+        if r is not None:
+            print(f"  {case['r_label']:<13} {r[0]:9.4f} s  ratio {r[0] / t_irm:8.2f}x"
+                  f"  logLik {r[1]:.6f}")
+        elif not args.no_r:
+            print("  R             (Rscript not available)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
