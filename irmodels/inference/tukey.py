@@ -25,7 +25,7 @@ from irmodels._display import ResultDisplay, format_number
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.inference.studentized import ptukey, qtukey
 
-__all__ = ["tukey_hsd", "TukeyResult", "compact_letters"]
+__all__ = ["TukeyResult", "compact_letters", "tukey_hsd"]
 
 PAIR_COLUMNS = ("a", "b", "diff", "q", "p_adj", "lower", "upper", "reject")
 INTERVAL_COLUMNS = ("mean", "lower", "upper", "halfwidth")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["build_report", "Report", "Section", "plots"]
+__all__ = ["Report", "Section", "build_report", "plots"]
 
 _NAMES = {
     "build_report": "irmodels.reporting.report",

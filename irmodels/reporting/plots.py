@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from irmodels.inference.tukey import TukeyResult
 
-__all__ = ["variance_components_plot", "tukey_means_plot", "figure_to_png", "figure_to_data_uri"]
+__all__ = ["figure_to_data_uri", "figure_to_png", "tukey_means_plot", "variance_components_plot"]
 
 _BAR = "#4c72b0"
 _TOP = "#dd8452"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
     from irmodels.models.anova import AnovaResult
 
-__all__ = ["Section", "Report", "build_report", "frame_to_markdown"]
+__all__ = ["Report", "Section", "build_report", "frame_to_markdown"]
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 Format = Literal["html", "md"]
@@ -431,7 +431,6 @@ def build_report(
             )
 
     notes: list[str] = []
-    caught: list[warnings.WarningMessage] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = anova(model, data)
