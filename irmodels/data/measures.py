@@ -528,10 +528,10 @@ def evaluate(
         order = np.lexsort((-d_rank[d_codes], -r_score, st_key))
         st_key, d_codes, r_score = st_key[order], d_codes[order], r_score[order]
     _, _, pos = _segment_positions(st_key)
-    pair = st_key * n_docs + d_codes
-    if len(pd.unique(pair)) != len(pair):
-        dup_mask = pd.Series(pair).duplicated().to_numpy()
-        k = int(pair[np.flatnonzero(dup_mask)[0]])
+    pair = np.sort(st_key * n_docs + d_codes)
+    dup_mask = pair[1:] == pair[:-1]
+    if dup_mask.any():
+        k = int(pair[1:][np.flatnonzero(dup_mask)[0]])
         st, dc = divmod(k, n_docs)
         sy, tp = divmod(st, n_topics)
         raise DataFormatError(

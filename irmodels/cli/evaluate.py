@@ -1,0 +1,147 @@
+"""``irmodels evaluate``: per-topic scores of TREC runs against qrels, as a long frame.
+
+Examples::
+
+    irmodels evaluate runs/ --qrels qrels.txt --measure AP --measure P@10 --out scores.csv
+    irmodels evaluate bm25.run lm.run --qrels qrels.txt --measure nDCG@10 --out scores.parquet
+    irmodels evaluate runs/ --qrels qrels.txt --measure AP --shards shards.csv --out sharded.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from irmodels.errors import DataFormatError
+
+_DEFAULT = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "evaluate",
+        help="score TREC runs against qrels per topic (AP, P@k, nDCG@k, RBP, ...)",
+        description=(
+            "Score every run on every topic, the way trec_eval -q does (same tie-breaking, "
+            "same values), and write the long frame (measure, topic, system[, shard], score) "
+            "as CSV or parquet. RUNS are TREC run files (topic Q0 docid rank score tag) or "
+            "directories of them; each run is named after its tag."
+        ),
+        epilog=(
+            "Measures: AP, AP@k, P@k, R@k, Rprec, RR, nDCG, nDCG@k, RBP(p=0.8), "
+            "RBP_res(p=0.8), num_rel, num_ret, num_rel_ret (trec_eval names such as map, P_10, "
+            "ndcg_cut_10 work too). Example: irmodels evaluate runs/ --qrels qrels.txt "
+            "--measure AP --measure P@10 --out scores.csv"
+        ),
+    )
+    p.add_argument("runs", nargs="+", metavar="RUNS", help="run files or directories of runs")
+    p.add_argument("--qrels", required=True, help="qrels file (topic iter docid rel)")
+    p.add_argument("--measure", "-m", action="append", dest="measures", metavar="NAME",
+                   help=f"a measure; repeat for several, or separate by commas "
+                        f"(default: {', '.join(_DEFAULT)})")
+    p.add_argument("--out", "-o", help="output file, .csv/.tsv or .parquet "
+                                       "(default: CSV on standard output)")
+    p.add_argument("--shards", metavar="FILE",
+                   help="evaluate per shard: a CSV/whitespace file 'docid shard' (one document a "
+                        "line) assigning every document to a shard")
+    p.add_argument("--undefined", default="0",
+                   help="policy for topics without relevant documents (in a shard): a number "
+                        "to substitute (default 0, as trec_eval), 'drop' or 'missing'")
+    p.add_argument("--depth", type=int, help="evaluate the top DEPTH documents only (trec_eval -M)")
+    p.add_argument("--relevance-level", type=int, default=1,
+                   help="grade from which a document is relevant (trec_eval -l, default 1)")
+    p.add_argument("--complete", action="store_true",
+                   help="score topics a run missed as empty rankings (trec_eval -c)")
+    p.add_argument("--system-from", choices=["tag", "file"], default="tag",
+                   help="name runs after their tag (default) or their file name")
+    p.set_defaults(func=run)
+
+
+def _measures(values: list[str] | None) -> list[str]:
+    if not values:
+        return list(_DEFAULT)
+    out: list[str] = []
+    for v in values:
+        # split on commas that are not inside parentheses (RBP(p=0.8) has none, but be safe)
+        depth, cur = 0, ""
+        for ch in v:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            if ch == "," and depth == 0:
+                out.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip():
+            out.append(cur.strip())
+    return out
+
+
+def _undefined(text: str) -> float | str:
+    if text in ("drop", "missing"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise DataFormatError(
+            f"--undefined {text!r} is not a policy; give a number (e.g. 0), 'drop' or 'missing'"
+        ) from None
+
+
+def _read_shards(path: str):
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataFormatError(f"shard assignment file {path} does not exist")
+    df = pd.read_csv(p, sep=None, engine="python", header=None, dtype=str, comment="#")
+    if df.shape[1] != 2:
+        raise DataFormatError(
+            f"shard assignment {path} has {df.shape[1]} columns; expected two (docid shard)",
+            path=path,
+        )
+    if str(df.iloc[0, 0]).lower() in ("docid", "doc", "document"):
+        df = df.iloc[1:]
+    return pd.Series(df.iloc[:, 1].to_numpy(), index=df.iloc[:, 0].to_numpy())
+
+
+def run(args: argparse.Namespace) -> int:
+    import irmodels as irm
+
+    measures = _measures(args.measures)
+    from irmodels.data.measures import parse_measure
+
+    for m in measures:  # fail on a bad name before reading large files
+        parse_measure(m)
+    policy = _undefined(args.undefined)
+    for path in args.runs:
+        if not Path(path).exists():
+            raise DataFormatError(f"run file or directory {path} does not exist")
+    if not Path(args.qrels).is_file():
+        raise DataFormatError(f"qrels file {args.qrels} does not exist")
+    if len(args.runs) == 1 and Path(args.runs[0]).is_dir():
+        runs = irm.read_runs(args.runs[0], system_from=args.system_from)
+    else:
+        files = []
+        for path in args.runs:
+            pth = Path(path)
+            files += sorted(q for q in pth.iterdir() if q.is_file() and not q.name.startswith(".")) \
+                if pth.is_dir() else [pth]
+        runs = irm.read_runs(files, system_from=args.system_from)
+    qrels = irm.read_qrels(args.qrels)
+    shards = _read_shards(args.shards) if args.shards else None
+    data = irm.evaluate(runs, qrels, measures, shards=shards, undefined=policy,
+                        depth=args.depth, relevance_level=args.relevance_level,
+                        complete=args.complete)
+    if args.out:
+        irm.write_frame(data, args.out)
+        n_sys = data["system"].nunique()
+        n_top = data["topic"].nunique()
+        print(f"wrote {len(data):,} scores ({len(measures)} measure(s), {n_top} topics, "
+              f"{n_sys} systems) to {args.out}", file=sys.stderr)
+    else:
+        data.to_csv(sys.stdout, index=False)
+    return 0
