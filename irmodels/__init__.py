@@ -82,6 +82,7 @@ _LAZY: dict[str, str] = {
     "studies": "irmodels.studies",
     "parallel": "irmodels.parallel",
     "reporting": "irmodels.reporting",
+    "build_report": "irmodels.reporting.report:build_report",
 }
 
 __all__ = sorted(
