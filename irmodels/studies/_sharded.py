@@ -192,6 +192,11 @@ def evaluate_assignment(prep: PreparedCollection, labels: np.ndarray, n_shards: 
             keep = ~undef_flat
     else:
         value[undef_flat] = float(undefined)
+    if not keep.any():
+        raise DataFormatError(
+            "every cell was dropped by the undefined-value policy; no topic has a relevant "
+            "document in every shard. Use undefined=0.0 or undefined='missing', or fewer shards."
+        )
     shard_levels = [str(i) for i in range(1, s + 1)]
     out = pd.DataFrame({
         "measure": pd.Categorical.from_codes(np.zeros(int(keep.sum()), dtype=np.int8),

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from irmodels.reporting.report import Section
 
-__all__ = ["shards", "ShardStudy", "RUN_COLUMNS", "SUMMARY_COLUMNS", "BY_MODEL_COLUMNS",
+__all__ = ["shards", "ShardStudy", "split_seed", "RUN_COLUMNS", "SUMMARY_COLUMNS", "BY_MODEL_COLUMNS",
            "DEFAULT_N_SHARDS", "DEFAULT_MODELS"]
 
 DEFAULT_N_SHARDS = (2, 3, 4, 5, 10, 25, 50)
@@ -153,6 +153,21 @@ def _resolve_models(models: Sequence[str]) -> tuple[str, ...]:
 # the unit of work
 
 
+def split_seed(seed: int, n_shards: int) -> np.random.SeedSequence:
+    """The seed whose ``k``-th spawned child shards the collection for split ``k`` of S.
+
+    ``SeedSequence(seed, spawn_key=(S,))``: it depends only on the study's seed and S.
+
+    >>> import numpy as np
+    >>> child = spawn_seeds(split_seed(0, 5), 10)[3]
+    >>> child.spawn_key
+    (5, 3)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DesignError(f"seed must be a non-negative integer; got {seed!r}.")
+    return np.random.SeedSequence(int(seed), spawn_key=(int(n_shards),))
+
+
 @dataclass(frozen=True)
 class _Context:
     """What every unit needs; pickled once per worker (not once per unit)."""
@@ -174,14 +189,11 @@ class _Unit:
 
 
 def _kendall_tau(a: pd.Series, b: pd.Series) -> float:
-    common = a.index.intersection(b.index)
-    x, y = a.reindex(common), b.reindex(common)
-    try:
-        from irmodels.inference.rank import kendall_tau
-    except ModuleNotFoundError:  # pragma: no cover - before the rank module lands
-        return float(stats.kendalltau(x.to_numpy(), y.to_numpy()).statistic)
-    value = kendall_tau(x, y)
-    return float(getattr(value, "tau", value))
+    from irmodels.inference.rank import kendall_tau
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IRModelsWarning)  # constant ranking -> NaN
+        return float(kendall_tau(a, b))
 
 
 def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Series
@@ -605,8 +617,10 @@ def shards(
     alpha : float
         Family-wise level of Tukey's HSD.
     seed : int
-        Seed of the study; split ``k`` of S uses child ``k`` of child ``i`` (the position of S
-        in ``n_shards``) of ``SeedSequence(seed)``.
+        Seed of the study. Split ``k`` of S uses child ``k`` of
+        ``SeedSequence(seed, spawn_key=(S,))`` (see :func:`split_seed`), so a split does not
+        depend on the other shard counts or on ``n_splits``: a larger study extends a smaller
+        one.
     backend : {"serial", "processes"}, dask Client or str
         Where the (S, split) units run (:func:`irmodels.parallel.map`).
     n_workers : int, optional
@@ -646,13 +660,18 @@ def shards(
 
     Examples
     --------
-    >>> import irmodels as irm
+    >>> import warnings, irmodels as irm
     >>> col = irm.collection.generate(preset="tiny", seed=0)
-    >>> study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
-    >>> study.runs.shape[1], sorted(study.runs["model"].unique())
-    (16, ['MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'])
-    >>> list(study.summary.index)
-    [2, 3]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", irm.UndefinedValueWarning)
+    ...     study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
+    >>> study
+    ShardStudy(measure='AP', n_shards=(2, 3), n_splits=2, models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=21)
+    >>> study.summary[["tau", "ci_width", "n_significant"]].round(3)
+              tau  ci_width  n_significant
+    n_shards
+    2         1.0     0.166            0.0
+    3         1.0     0.085            1.0
     """
     from irmodels.data.measures import evaluate, parse_measure
 
@@ -691,11 +710,10 @@ def shards(
     ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
                    measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
                    reference=reference)
-    root = spawn_seeds(seed, len(s_list))
     units = [
         _Unit(n_shards=s, split=k, seed=child)
-        for s, per_s in zip(s_list, root)
-        for k, child in enumerate(spawn_seeds(per_s, int(n_splits)))
+        for s in s_list
+        for k, child in enumerate(spawn_seeds(split_seed(seed, s), int(n_splits)))
     ]
     results = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
                            n_workers=n_workers, progress=progress, desc="shard study")
