@@ -511,6 +511,14 @@ def anova(
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     spec = _resolve(model, [str(c) for c in data.columns])
     _check_spec(spec, data)
+    for col in ("measure", "collection"):
+        if col in data.columns and col not in spec.factors and data[col].nunique() > 1:
+            shown = ", ".join(map(str, pd.unique(data[col].astype(str))[:5]))
+            raise DesignError(
+                f"the data hold {data[col].nunique()} {col}s ({shown}) and the model does not "
+                f"separate them; scores of different {col}s would be pooled. Select one first, "
+                f"e.g. data[data['{col}'] == '...'], or add {col} to the model."
+            )
     y = spec.response_values(data)
     if np.isnan(y).any():
         bad = int(np.isnan(y).sum())

@@ -249,3 +249,13 @@ def test_four_factors_closed_form_equals_least_squares() -> None:
         np.testing.assert_allclose(slow.table["SS"], fast.table["SS"], rtol=1e-9)
         np.testing.assert_array_equal(slow.table["df"], fast.table["df"])
     assert fast.table["df"].sum() == len(d) - 1
+
+
+def test_several_measures_are_not_pooled() -> None:
+    a = grid().assign(measure="AP")
+    b = grid(seed=1).assign(measure="P@10")
+    data = irm.frame(pd.concat([a, b], ignore_index=True).astype({"topic": str, "system": str}))
+    with pytest.raises(DesignError, match="2 measures"):
+        irm.anova("MD1", data)
+    one = data[data["measure"] == "AP"].reset_index(drop=True)
+    assert irm.anova("MD1", one).n_obs == 12
