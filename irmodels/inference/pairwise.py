@@ -358,19 +358,18 @@ def _sign(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
 # resampling tests: one B x T matrix shared by all pairs, chunks of pairs
 
 
-def _column_quantiles(M: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
-    """Quantiles of every column (numpy's default "linear" method) by partial sorting."""
-    Mt = np.ascontiguousarray(M.T)
+def _row_quantiles(Mt: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
+    """Quantiles of every row (numpy's default "linear" method) by partial sorting in place."""
     n = Mt.shape[1]
     where = []
     for q in qs:
         h = (n - 1) * q
         lo = int(np.floor(h))
         where.append((lo, min(lo + 1, n - 1), h - lo))
-    part = np.partition(Mt, sorted({k for w in where for k in w[:2]}), axis=1)
+    Mt.partition(sorted({k for w in where for k in w[:2]}), axis=1)
     out = []
     for lo, hi, t in where:
-        a, b = part[:, lo], part[:, hi]
+        a, b = Mt[:, lo], Mt[:, hi]
         out.append(a + t * (b - a) if t < 0.5 else b - (1 - t) * (b - a))
     return out
 
@@ -379,33 +378,37 @@ def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
     """Resampling statistics for one chunk of pairs (module level so processes can run it)."""
     kind, W, D, alternative, alpha, exact = args
     T = D.shape[0]
-    dbar = D.mean(axis=0)
-    M = (W @ D) / T  # B x p resampled means
-    tol = 1e-12 + 1e-9 * np.abs(dbar)
     B = W.shape[0]
+    dbar = D.mean(axis=0)
+    Mt = D.T @ W.T  # p x B resampled sums, one contiguous row per pair
+    Mt /= T
+    obs = dbar[:, None]
+    tol = (1e-12 + 1e-9 * np.abs(dbar))[:, None]
     if kind == "bootstrap":
-        shifted = M - dbar
+        # shifted resampled means m* - dbar against the observed dbar
         if alternative == "two-sided":
-            count = (np.abs(shifted) >= np.abs(dbar) - tol).sum(axis=0)
+            a = np.abs(obs)
+            count = ((Mt >= obs + a - tol) | (Mt <= obs - a + tol)).sum(axis=1)
         elif alternative == "greater":
-            count = (shifted >= dbar - tol).sum(axis=0)
+            count = (Mt >= 2 * obs - tol).sum(axis=1)
         else:
-            count = (shifted <= dbar + tol).sum(axis=0)
+            count = (Mt <= 2 * obs + tol).sum(axis=1)
         p = count / B
         if alternative == "two-sided":
-            q_lo, q_hi = _column_quantiles(M, [alpha / 2, 1 - alpha / 2])
+            q_lo, q_hi = _row_quantiles(Mt, [alpha / 2, 1 - alpha / 2])
             lo, hi = 2 * dbar - q_hi, 2 * dbar - q_lo
         elif alternative == "greater":
-            lo, hi = 2 * dbar - _column_quantiles(M, [1 - alpha])[0], np.full_like(dbar, np.inf)
+            lo, hi = 2 * dbar - _row_quantiles(Mt, [1 - alpha])[0], np.full_like(dbar, np.inf)
         else:
-            lo, hi = np.full_like(dbar, -np.inf), 2 * dbar - _column_quantiles(M, [alpha])[0]
+            lo, hi = np.full_like(dbar, -np.inf), 2 * dbar - _row_quantiles(Mt, [alpha])[0]
         return {"p": p, "ci_lower": lo, "ci_upper": hi}
     if alternative == "two-sided":
-        count = (np.abs(M) >= np.abs(dbar) - tol).sum(axis=0)
+        a = np.abs(obs) - tol
+        count = ((Mt >= a) | (Mt <= -a)).sum(axis=1)
     elif alternative == "greater":
-        count = (M >= dbar - tol).sum(axis=0)
+        count = (Mt >= obs - tol).sum(axis=1)
     else:
-        count = (M <= dbar + tol).sum(axis=0)
+        count = (Mt <= obs + tol).sum(axis=1)
     p = count / B if exact else (count + 1.0) / (B + 1.0)
     return {"p": p}
 
