@@ -60,6 +60,8 @@ _LAZY: dict[str, str] = {
     "datasets": "irmodels.data.datasets",
     "collection": "irmodels.data.collection",
     "Standardizer": "irmodels.data.standardize:Standardizer",
+    "read_zscores": "irmodels.data.standardize:read_zscores",
+    "write_zscores": "irmodels.data.standardize:write_zscores",
     # formulas and models
     "parse_formula": "irmodels.formula:parse_formula",
     "models": "irmodels.models",
