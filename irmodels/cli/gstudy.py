@@ -18,17 +18,22 @@ from irmodels.errors import DataFormatError, DesignError
 _LONG_COLUMNS = {"topic", "system", "score"}
 
 
-def load_data(path: str | Path, *, measure: str | None = None) -> pd.DataFrame:
+def load_data(
+    path: str | Path, *, measure: str | None = None, single_measure: bool = True
+) -> pd.DataFrame:
     """DATA as a long frame: parquet or a CSV/TSV with topic, system, score columns is a long
-    frame, any other CSV/TSV a wide matrix (rows = topics, columns = systems). With several
-    measures, ``measure`` selects one."""
+    frame, any other CSV/TSV a wide matrix (rows = topics, columns = systems); a directory or a
+    file without a CSV/TSV/parquet extension is trec_eval -q output. ``measure`` selects one
+    measure; with ``single_measure`` several measures without ``measure`` are an error."""
     import irmodels as irm
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
     suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
+    if p.is_dir() or suffix not in (".parquet", ".pq", ".csv", ".tsv", ".tab", ".txt"):
+        data = irm.read_trec_eval(p)
+    elif suffix in (".parquet", ".pq"):
         data = irm.read_frame(p)
     else:
         with p.open(encoding="utf-8-sig", errors="replace") as fh:
@@ -45,7 +50,7 @@ def load_data(path: str | Path, *, measure: str | None = None) -> pd.DataFrame:
                 )
             data = data[data["measure"].astype(str) == measure].reset_index(drop=True)
             data["measure"] = data["measure"].astype(str).astype("category")
-        elif len(levels) > 1:
+        elif len(levels) > 1 and single_measure:
             raise DesignError(
                 f"{p.name} holds {len(levels)} measures ({', '.join(levels[:10])}); pick one "
                 "with --measure."

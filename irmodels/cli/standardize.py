@@ -63,7 +63,7 @@ def _no_action(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, write_zscores
 
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, single_measure=not args.zscores)
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
     )
@@ -88,7 +88,7 @@ def run_apply(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.data.standardize import Standardizer, read_zscores
 
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, single_measure=False)
     path = Path(args.factors)
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))

@@ -111,3 +111,28 @@ def test_standardize_errors(tmp_path, adhoc3_csv, capsys):
                  "--reference", "nosuch"]) == 2
     assert "unknown reference" in capsys.readouterr().err
     assert main(["standardize"]) == 2
+
+
+def test_standardize_trec_eval_output_with_zscores(tmp_path, shared_data):
+    """trec_eval -q output + its zscores file -> the Z values trec_eval prints with -Z."""
+    d = shared_data / "trec_eval"
+    out_file = tmp_path / "z.csv"
+    assert main(["standardize", "apply", str(d / "out.test.aq"), "--factors",
+                 str(d / "zscores_file"), "--out", str(out_file)]) == 0
+    got = irm.read_frame(out_file)
+    assert got["measure"].nunique() == 95 and len(got) == 95 * 3
+    printed = {}
+    for line in (d / "out.test.aqZ").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] in ("Zmap", "ZP_10", "Zndcg") and parts[1] != "all":
+            printed[(parts[0][1:], parts[1])] = float(parts[2])
+    z = read_zscores(d / "zscores_file")
+    for row in got.itertuples():
+        key = (str(row.measure), str(row.topic))
+        if key in printed:
+            sd = z[key[0]].loc[key[1], "sigma"]
+            assert abs(row.score - printed[key]) <= 0.5e-4 + 0.5e-4 / sd
+    # and back: fit factors on several measures, write them as a zscores file
+    zs = tmp_path / "zs"
+    assert main(["standardize", "fit", str(out_file), "--out", str(zs), "--zscores"]) == 0
+    assert len(read_zscores(zs)) == 95
