@@ -63,7 +63,7 @@ def _no_action(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, write_zscores
 
-    data = load_data(args.data, measure=args.measure, single_measure=not args.zscores)
+    data = load_data(args.data, measure=args.measure, single_measure=False)
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
     )
