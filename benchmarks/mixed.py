@@ -26,20 +26,20 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import multiprocessing as mp  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import multiprocessing as mp
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-import irmodels as irm  # noqa: E402
+import irmodels as irm
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "ir-scores"
@@ -114,7 +114,7 @@ def time_irmodels(data: pd.DataFrame, case: dict, repeats: int = 3) -> tuple[flo
             fit = irm.mixed(case["formula"], data, residual=case["residual"])
             best = min(best, time.perf_counter() - t0)
         t0 = time.perf_counter()
-        fit.fixed  # Satterthwaite df (lazy)
+        _ = fit.fixed  # Satterthwaite df (lazy)
         t_df = time.perf_counter() - t0
     return best, t_df, fit
 

@@ -27,22 +27,22 @@ from irmodels._display import ResultDisplay
 from irmodels.data.frame import natural_key
 from irmodels.errors import (
     BoundaryFitWarning,
-    IRModelsWarning,
     ConvergenceError,
     ConvergenceWarning,
     DataFormatError,
     DataQualityWarning,
     DesignError,
     FormulaError,
+    IRModelsWarning,
     ModelError,
 )
-from irmodels.formula.spec import ModelSpec, RandomTerm, Term
+from irmodels.formula.spec import ModelSpec
 from irmodels.models import _reml
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
 
-__all__ = ["mixed", "compare_models", "MixedResult", "FIXED_COLUMNS", "COMPARE_COLUMNS"]
+__all__ = ["COMPARE_COLUMNS", "FIXED_COLUMNS", "MixedResult", "compare_models", "mixed"]
 
 #: Columns of :attr:`MixedResult.fixed`, in this order.
 FIXED_COLUMNS = ("estimate", "se", "df", "t", "p")
@@ -101,7 +101,7 @@ def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
         gcodes = rank[inv.reshape(-1)]
         reps = np.sort(first)
     else:
-        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
         gcodes = inv.reshape(-1)
         reps = first
     labels = [":".join(levels[f][codes[f][i]] for f in factors) for i in reps]
@@ -667,18 +667,18 @@ def _vb(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.ndarray | No
 
 
 def _unprof_grad(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.ndarray | None,
-                 reml: bool) -> np.ndarray:
-    """Analytic gradient of -2 log L in (theta, sigma, eta), sigma not profiled."""
+                 reml: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Analytic gradient of -2 log L in (theta, sigma, eta), sigma not profiled, and the
+    covariance of the fixed effects at the same point (one factorisation for both)."""
     f = _reml.evaluate(pb, theta, eta, reml)
     dof = (pb.n - pb.p) if reml else pb.n
-    # unprofiled gradient = d logdet + d r2 / sigma^2 (+ the weights' Jacobian for eta)
     g_logdet, g_r2 = _split_gradient(pb, f, reml)
     g_theta = g_logdet[: pb.K] + g_r2[: pb.K] / sigma**2
     g_sigma = 2.0 * dof / sigma - 2.0 * f.r2 / sigma**3
     out = [g_theta, [g_sigma]]
     if pb.n_strata > 1:
         out.append(g_logdet[pb.K:] + g_r2[pb.K:] / sigma**2 + 2.0 * pb.n_per_stratum[1:])
-    return np.concatenate(out)
+    return np.concatenate(out), sigma**2 * _reml.fixed_cov_unscaled(pb, f)
 
 
 def _split_gradient(pb: _reml.Problem, f: _reml.Fit, reml: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -719,15 +719,14 @@ def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray |
     for j in range(npar):
         e = np.zeros(npar)
         e[j] = steps[j]
-        gp = _unprof_grad(pb, *unpack(x0 + e), reml)
-        gm = _unprof_grad(pb, *unpack(x0 - e), reml)
+        gp, vp = _unprof_grad(pb, *unpack(x0 + e), reml)
+        gm, vm = _unprof_grad(pb, *unpack(x0 - e), reml)
         H[:, j] = (gp - gm) / (2 * steps[j])
         if j == K:
             th, sg, et = unpack(x0)
             jac[j] = 2.0 / sg * _vb(pb, th, sg, et, reml)
         else:
-            jac[j] = (_vb(pb, *unpack(x0 + e), reml) - _vb(pb, *unpack(x0 - e), reml)) / (
-                2 * steps[j])
+            jac[j] = (vp - vm) / (2 * steps[j])
     H = (H + H.T) / 2
     try:
         acov = 2.0 * np.linalg.inv(H)

@@ -69,8 +69,10 @@ def test_result_api(rng: np.random.Generator) -> None:
     assert repr(fit).startswith("<MixedResult REML") and "\n" not in repr(fit)
     with pytest.raises(DesignError, match="not a fixed factor"):
         fit.marginal_means("topic")
-    with pytest.raises(Exception):
-        fit.method = "ML"  # frozen
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
+        fit.method = "ML"  # type: ignore[misc]
 
 
 def test_tukey_uses_model_covariance(rng: np.random.Generator) -> None:
@@ -202,10 +204,12 @@ def test_closed_form_is_a_stationary_point(rng: np.random.Generator, method: str
     # and iterating from elsewhere reaches it
     from scipy import optimize
 
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f = _reml.evaluate(pb, x, None, method == "REML", gradient=True)
+        return f.deviance, f.gradient
+
     res = optimize.minimize(
-        lambda x: (lambda f: (f.deviance, f.gradient))(
-            _reml.evaluate(pb, x, None, method == "REML", gradient=True)),
-        np.ones(2), jac=True, method="L-BFGS-B", bounds=[(0, None)] * 2,
+        fun, np.ones(2), jac=True, method="L-BFGS-B", bounds=[(0, None)] * 2,
         options={"ftol": 1e-15, "gtol": 1e-10})
     assert np.allclose(res.x, theta, rtol=1e-5)
 
