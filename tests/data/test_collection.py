@@ -17,8 +17,8 @@ from irmodels.errors import DataFormatError, UndefinedValueWarning
 def trec8_20():
     """The trec8 preset (50 topics, depth 1000, 100k documents) with 20 systems, for speed.
 
-    Relevant counts and topic easiness are drawn before anything that depends on the number of
-    systems, so they are those of the full preset.
+    Relevant counts are drawn before anything that depends on the number of systems, so they
+    are those of the full preset.
     """
     return irm.collection.generate(systems=20, seed=0)
 

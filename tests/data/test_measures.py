@@ -207,7 +207,7 @@ def test_graded_qrels_rel_level_against_pytrec_eval(trec):
             assert ours[key] == pytest.approx(value, abs=1e-12), (level, key)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_property_pytrec_eval_and_invariances(seed):
     rng = np.random.default_rng(seed)
