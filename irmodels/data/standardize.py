@@ -293,7 +293,14 @@ class Standardizer:
 
     def _lookup(self, frame: pd.DataFrame, unknown: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
         factors = self._require_fit()
-        require_columns(frame, self._keys + ["score"], "the data to standardize")
+        absent = [k for k in self._keys if k not in frame.columns]
+        if absent:
+            raise DataFormatError(
+                f"the factors are per ({', '.join(self._keys)}) but the data have no "
+                f"{', '.join(repr(a) for a in absent)} column; add it (e.g. "
+                f"frame.assign({absent[0]}=...)) or fit the factors on data without it."
+            )
+        require_columns(frame, ["score"], "the data to standardize")
         keys_here = _key_index(frame, self._keys)
         fidx = factors.index if isinstance(factors.index, pd.MultiIndex) else pd.MultiIndex.from_arrays(
             [factors.index], names=self._keys

@@ -257,3 +257,11 @@ def test_properties(values):
         for i in range(4):
             order = np.argsort(values[i], kind="stable")
             assert np.all(np.diff(out[i][order]) >= -1e-12)
+
+
+def test_missing_key_column(adhoc5):
+    s = Standardizer("z").fit(irm.frame(adhoc5.assign(measure="AP")))
+    with pytest.raises(DataFormatError, match="per \\(measure, topic\\).*'measure'"):
+        s.transform(adhoc5)
+    out = s.transform(adhoc5.assign(measure="AP"))
+    assert len(out) == len(adhoc5)
