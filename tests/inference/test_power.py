@@ -187,3 +187,25 @@ def test_simulation_agrees_with_exact_formula(adhoc8, rng):
 def test_simulation_errors(adhoc8):
     with pytest.raises(DataFormatError, match="unknown system"):
         P.simulate_paired_t(adhoc8, "nope", "x", 10)
+
+
+@pytest.mark.r
+@pytest.mark.skipif(__import__("shutil").which("Rscript") is None, reason="Rscript not installed")
+def test_live_against_r(rng):
+    """Random designs off the fixture grid, solved by R's power.t.test live."""
+    import subprocess
+
+    n = rng.integers(3, 300, 6)
+    delta = rng.uniform(0.005, 0.2, 6)
+    sd = rng.uniform(0.05, 0.3, 6)
+    expr = "; ".join(
+        f"cat(power.t.test(n={a}, delta={b!r}, sd={c!r}, type='paired', strict=TRUE)$power, "
+        f"power.t.test(n={a}, sd={c!r}, power=0.8, type='paired', strict=TRUE, tol=1e-12)$delta, "
+        "'\\n')"
+        for a, b, c in zip(n, delta, sd)
+    )
+    out = subprocess.run(["Rscript", "-e", expr], capture_output=True, text=True, check=True)
+    lines = [list(map(float, line.split())) for line in out.stdout.strip().splitlines()]
+    for (p_r, d_r), a, b, c in zip(lines, n, delta, sd):
+        assert P.paired_t(n=int(a), delta=b, sigma=c).power == pytest.approx(p_r, abs=1e-9)
+        assert P.paired_t(n=int(a), sigma=c, power=0.8).delta == pytest.approx(d_r, abs=1e-6)
