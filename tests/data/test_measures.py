@@ -443,3 +443,13 @@ def test_bad_inputs(trec):
         irm.evaluate(run.assign(topic="999"), qrels, "AP")
     with pytest.raises(DataFormatError, match="runs must be"):
         irm.evaluate([1, 2], qrels, "AP")
+
+
+def test_categorical_and_object_inputs_give_the_same_values(trec):
+    run, qrels = trec["run"], trec["qrels"]
+    ref = irm.evaluate(run, qrels, ["AP", "nDCG@10"])
+    as_cat = run.astype({"system": "category", "topic": "category", "docid": "category"})
+    as_obj = run.astype({"system": object, "topic": object, "docid": object})
+    for variant in (as_cat, as_obj):
+        got = irm.evaluate(variant, qrels.astype({"docid": "category"}), ["AP", "nDCG@10"])
+        pd.testing.assert_frame_equal(got, ref)
