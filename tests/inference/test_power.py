@@ -195,13 +195,13 @@ def test_live_against_r(rng):
     """Random designs off the fixture grid, solved by R's power.t.test live."""
     import subprocess
 
-    n = rng.integers(3, 300, 6)
-    delta = rng.uniform(0.005, 0.2, 6)
-    sd = rng.uniform(0.05, 0.3, 6)
+    n = [int(v) for v in rng.integers(3, 300, 6)]
+    delta = [float(v) for v in rng.uniform(0.005, 0.2, 6)]
+    sd = [float(v) for v in rng.uniform(0.05, 0.3, 6)]
     expr = "; ".join(
-        f"cat(power.t.test(n={a}, delta={b!r}, sd={c!r}, type='paired', strict=TRUE)$power, "
-        f"power.t.test(n={a}, sd={c!r}, power=0.8, type='paired', strict=TRUE, tol=1e-12)$delta, "
-        "'\\n')"
+        f"cat(sprintf('%.17g', c(power.t.test(n={a}, delta={b!r}, sd={c!r}, type='paired', "
+        f"strict=TRUE)$power, power.t.test(n={a}, sd={c!r}, power=0.8, type='paired', "
+        "strict=TRUE, tol=1e-12)$delta)), '\\n')"
         for a, b, c in zip(n, delta, sd)
     )
     out = subprocess.run(["Rscript", "-e", expr], capture_output=True, text=True, check=True)
