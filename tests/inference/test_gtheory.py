@@ -269,3 +269,16 @@ def test_properties(values):
         assert ((d["Erho2_lower"] <= d["Erho2"] + 1e-12) & (d["Erho2"] <= d["Erho2_upper"] + 1e-12)).all()
         assert d.iloc[0]["Erho2"] == pytest.approx(g.rho_I)
         assert d.iloc[0]["Phi"] == pytest.approx(g.phi)
+
+
+def test_sample_facet_named_like_shard(shards, ref):
+    samples = irm.frame(shards.rename(columns={"shard": "sample"}).astype({"sample": str}))
+    g = irm.gstudy(samples)
+    assert g.facet == "sample"
+    assert list(g.components.index) == [
+        "system", "topic", "sample", "topic:system", "system:sample", "topic:sample", "Residual"
+    ]
+    assert g.components.loc["topic:sample", "variance"] == pytest.approx(
+        ref["shards"]["var"]["topic:shard"], rel=1e-9)
+    both = irm.frame(shards.assign(sample="1"))
+    assert irm.gstudy(both).facet == "shard"  # a one-level sample column is no facet
