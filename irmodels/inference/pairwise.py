@@ -19,6 +19,7 @@ reform in information retrieval?", SIGIR Forum 48(1), 2014.
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["pairwise", "p_adjust", "score_matrix", "COLUMNS", "TESTS", "ADJUSTMENTS"]
 
@@ -625,6 +626,7 @@ def pairwise(
     diff = D.mean(axis=0)
     nan = np.full(P, np.nan)
     rng = _rng(seed)
+    _exact = False
 
     if test == "t":
         res = _paired_t(D, alternative, alpha)
@@ -644,6 +646,21 @@ def pairwise(
         res.setdefault("ci_upper", nan)
 
     p = np.asarray(res["p"], dtype=np.float64)
+    if (
+        test in ("bootstrap", "randomization")
+        and adjust in ("bonferroni", "holm")
+        and not _exact
+        and P / n_resamples > alpha
+    ):
+        warnings.warn(
+            f"{test} p-values from {n_resamples} resamples have a resolution of about "
+            f"1/{n_resamples}, but {adjust} over {P} pairs needs p below alpha/{P} = "
+            f"{alpha / P:.2g} to reject: the adjusted p-values are unreliable ("
+            + ("no pair can be rejected" if test == "randomization" else "p = 0 means < 1/B")
+            + f"). Use n_resamples >= {int(np.ceil(P / alpha))}, or adjust='tukey' or 'bh'.",
+            DataQualityWarning,
+            stacklevel=2,
+        )
     if adjust is None:
         p_adj = p.copy()
     elif adjust == "tukey":

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import COLUMNS, p_adjust, pairwise, score_matrix
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -283,3 +283,16 @@ def test_identical_systems_give_p_one() -> None:
     for test in ("t", "t2", "wilcoxon", "sign", "randomization", "bootstrap"):
         r = pairwise(irm.from_wide(w), test, n_resamples=200, seed=0)
         assert r.p[0] == pytest.approx(1.0) and r["diff"][0] == 0
+
+
+def test_resolution_warning_for_adjusted_resampling(frames) -> None:
+    f = frames["adhoc5"]  # 28 pairs: Holm needs p < 0.05 / 28, beyond 1 / 200
+    with pytest.warns(DataQualityWarning, match="n_resamples >= 560"):
+        r = pairwise(f, "randomization", adjust="holm", n_resamples=200, seed=1)
+    assert not r["reject"].any()  # (count + 1) / 201 * 28 >= 0.139 for every pair
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataQualityWarning)
+        pairwise(f, "randomization", adjust="holm", n_resamples=600, seed=1)
+        pairwise(f, "randomization", adjust="bh", n_resamples=200, seed=1)
