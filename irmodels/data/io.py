@@ -74,7 +74,7 @@ _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
 _SPLIT = re.compile(r"[ \t]+")
-_INT = re.compile(r"[+-]?\d+(?:\.0*)?")
+_INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
 _TOPIC_HEADERS = frozenset({"", "topic", "topics", "qid", "query", "query_id", "topic_id"})
@@ -196,13 +196,17 @@ def _count_error(fmt: _Format, toks: list[str], text: str, path: PathLike, line:
 
 def _convert(kind: str, tok: str, name: str, fmt: _Format, path: PathLike, line: int):
     if kind == "int":
-        if not _INT.fullmatch(tok):
+        # integers, also in float notation when integral ("3.0", "1e3"), as pandas reads them
+        if _INT.fullmatch(tok) and "." not in tok:
+            value = int(tok)
+        elif _FLOAT.fullmatch(tok) and float(tok).is_integer():
+            value = int(float(tok))
+        else:
             raise DataFormatError(
                 f"{name} {tok!r} is not an integer; the {fmt.what} layout is {fmt.layout}",
                 path=str(path),
                 line=line,
             )
-        value = int(float(tok)) if "." in tok else int(tok)
         if not -(2**63) <= value < 2**63:
             raise DataFormatError(f"{name} {tok!r} is too large", path=str(path), line=line)
         return value
@@ -308,7 +312,9 @@ def _fast_arrow(data: bytes, fmt: _Format, delim: bytes) -> pd.DataFrame | None:
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is optional
         return None
-    kinds = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
+    # integers are parsed as floats and checked below: arrow's integer parser accepts hex
+    # ("0x10"), which the line-by-line rules reject
+    kinds = {"str": pa.string(), "int": pa.float64(), "float": pa.float64()}
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
@@ -325,7 +331,15 @@ def _fast_arrow(data: bytes, fmt: _Format, delim: bytes) -> pd.DataFrame | None:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, ValueError):
         return None
-    return table.to_pandas()
+    df = table.to_pandas()
+    for name, kind in zip(fmt.fields, fmt.kinds):
+        if kind == "int":
+            values = df[name].to_numpy()
+            if not (np.isfinite(values).all() and (values == np.floor(values)).all()
+                    and (np.abs(values) < 2.0**53).all()):
+                return None
+            df[name] = values.astype("int64")
+    return df
 
 
 def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:

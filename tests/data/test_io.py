@@ -296,3 +296,78 @@ def test_run_round_trip_property(tmp_path_factory, scores: list[float], seed: in
     path = tmp_path_factory.mktemp("rt") / "run.txt"
     irm.write_run(runs, path)
     pd.testing.assert_frame_equal(irm.read_run(path), runs, check_exact=True)
+
+
+_token = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,8}", fullmatch=True)
+
+
+@st.composite
+def _run_rows(draw):
+    n = draw(st.integers(1, 12))
+    topics = draw(st.lists(st.sampled_from(["301", "302", "10", "2"]), min_size=n, max_size=n))
+    docids = draw(st.lists(_token, min_size=n, max_size=n, unique=True))
+    scores = draw(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=n, max_size=n))
+    ranks = draw(st.lists(st.integers(0, 10_000), min_size=n, max_size=n))
+    return list(zip(topics, docids, ranks, scores))
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=_run_rows(), data=st.data())
+def test_whitespace_layout_does_not_change_the_run(tmp_path_factory, rows, data) -> None:
+    """Any mix of tolerated separators, line endings, BOM and blank lines reads the same rows,
+    and the fast (C/arrow) and slow (line-by-line) parsers agree."""
+    from irmodels.data import io as rio
+
+    sep = st.sampled_from([" ", "\t", "  ", " \t ", "\t\t"])
+    lines = []
+    for topic, docid, rank, score in rows:
+        fields = [topic, "Q0", docid, str(rank), repr(score), "tag"]
+        lead = data.draw(st.sampled_from(["", " ", "\t"]))
+        trail = data.draw(st.sampled_from(["", " ", "\t "]))
+        text = lead + "".join(f + data.draw(sep) for f in fields[:-1]) + fields[-1] + trail
+        lines.append(text)
+        if data.draw(st.booleans()) and data.draw(st.booleans()):
+            lines.append(data.draw(st.sampled_from(["", "  ", "\t"])))
+    eol = data.draw(st.sampled_from(["\n", "\r\n"]))
+    body = eol.join(lines) + data.draw(st.sampled_from(["", eol, eol + eol]))
+    raw = (b"\xef\xbb\xbf" if data.draw(st.booleans()) else b"") + body.encode()
+    path = tmp_path_factory.mktemp("ws") / "run.txt"
+    path.write_bytes(raw)
+    got = irm.read_run(path)
+    assert got["docid"].tolist() == [r[1] for r in rows]
+    assert got["topic"].tolist() == [r[0] for r in rows]
+    assert got["rank"].tolist() == [r[2] for r in rows]
+    assert got["score"].tolist() == [r[3] for r in rows]
+    stripped = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    slow = rio._slow_table(stripped, path, rio._RUN, ("topic", "docid"), "tag")
+    fast = rio._fast_table(stripped, rio._RUN)
+    assert fast is not None
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=_run_rows(), data=st.data())
+def test_a_broken_line_is_reported_at_its_number(tmp_path_factory, rows, data) -> None:
+    """Damage one line of a valid run (drop a field, add one, spoil the score or the rank):
+    the error names exactly that line, with blank lines counted."""
+    lines = [f"{t} Q0 {d} {r} {s!r} tag" for t, d, r, s in rows]
+    k = data.draw(st.integers(0, len(lines) - 1))
+    fields = lines[k].split(" ")
+    kind = data.draw(st.sampled_from(["drop", "extra", "score", "rank"]))
+    if kind == "drop":
+        del fields[data.draw(st.integers(0, 5))]
+    elif kind == "extra":
+        fields.append("x")
+    elif kind == "score":
+        fields[4] = data.draw(st.sampled_from(["abc", "nan", "1,5", "inf", "-"]))
+    else:
+        fields[3] = data.draw(st.sampled_from(["1.5", "one", "1e-3", "#", "0x10"]))
+    lines[k] = " ".join(fields)
+    blanks = data.draw(st.integers(0, 2))
+    text = "\n" * blanks + "\n".join(lines) + "\n"
+    path = tmp_path_factory.mktemp("bad") / "run.txt"
+    path.write_text(text)
+    with pytest.raises(DataFormatError) as info:
+        irm.read_run(path)
+    assert info.value.line == k + 1 + blanks
+    assert f"run.txt, line {k + 1 + blanks}: " in str(info.value)
