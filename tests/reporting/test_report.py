@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -177,9 +176,21 @@ def test_cli_usage_errors(args, message, capsys):
     assert message in err and "Traceback" not in err
 
 
-def test_cli_demo(tmp_path, capsys):
+def test_cli_demo(tmp_path, capsys, monkeypatch):
     if importlib.util.find_spec("irmodels.data.collection") is None:
         pytest.skip("the demo collection (irmodels.data.collection) is not available yet")
+    from irmodels.data import collection
+
+    real = collection.generate
+    calls = []
+
+    def tiny(*args, **kwargs):  # the default TREC-8-like preset takes seconds; wiring is the same
+        calls.append(kwargs)
+        return real(preset="tiny", seed=kwargs.get("seed", 0))
+
+    monkeypatch.setattr(collection, "generate", tiny)
     assert main(["report", "--demo", "--out", str(tmp_path / "demo")]) == 0
-    assert (tmp_path / "demo" / "report.html").exists()
-    assert np.isfinite(float(capsys.readouterr().out.count("pairs significant")))
+    assert calls == [{"seed": 0}]
+    page = (tmp_path / "demo" / "report.html").read_text()
+    assert "Demo collection" in page and page.count("data:image/png;base64,") == 2
+    assert "pairs significant" in capsys.readouterr().out
