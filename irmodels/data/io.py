@@ -74,8 +74,8 @@ _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
 _SPLIT = re.compile(r"[ \t]+")
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
 _TOPIC_HEADERS = frozenset({"", "topic", "topics", "qid", "query", "query_id", "topic_id"})
 
@@ -351,17 +351,19 @@ def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
             for i, k in enumerate(fmt.kinds)
         }
         try:
-            df = pd.read_csv(
-                io.BytesIO(data),
-                sep=r"\s+",
-                header=None,
-                engine="c",
-                na_filter=False,
-                dtype=dtype,
-                encoding="utf-8",
-                skip_blank_lines=True,
-                quoting=csv.QUOTE_NONE,
-            )
+            with warnings.catch_warnings():  # overflowing numbers: handled by the slow path
+                warnings.simplefilter("ignore", RuntimeWarning)
+                df = pd.read_csv(
+                    io.BytesIO(data),
+                    sep=r"\s+",
+                    header=None,
+                    engine="c",
+                    na_filter=False,
+                    dtype=dtype,
+                    encoding="utf-8",
+                    skip_blank_lines=True,
+                    quoting=csv.QUOTE_NONE,
+                )
         except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
             return None
         if df.shape[1] != len(fmt.fields):
