@@ -219,7 +219,7 @@ def fit_score_model(
     >>> import numpy as np
     >>> m, note = fit_score_model(np.array([1.0, 2.0, 3.0, 4.0]), "kde", "relevant")
     >>> m.kind, round(m.scale, 4), note
-    ('kde', 0.9164, None)
+    ('kde', 0.7635, None)
     """
     x = np.asarray(scores, dtype=float)
     if len(x) == 0:
@@ -329,19 +329,16 @@ def simulate_relevant_ranks(
         p = nonrel_model.sf(x)
     p = np.where(valid, np.clip(p, 0.0, 1.0), 2.0)
     p.sort(axis=1)
-    # numbers of non-relevant docs above each relevant doc: a multinomial over the intervals
-    # between consecutive p, drawn as a chain of conditional binomials (rows still active only)
-    n_nr = (n - r_s).astype(np.int64)
-    above = np.zeros(C, dtype=np.int64)
-    prev = np.zeros(C)
-    for j in range(K):
-        act = np.flatnonzero(r_s > j)
-        pj = p[act, j]
-        denom = 1.0 - prev[act]
-        q = np.divide(pj - prev[act], denom, out=np.zeros(len(act)), where=denom > 0)
-        above[act] += rng.binomial(n_nr[act] - above[act], np.clip(q, 0.0, 1.0))
-        prev[act] = pj
-        ranks[act, j] = above[act] + (j + 1)
+    # numbers of non-relevant docs above each relevant doc: one multinomial draw per ranking
+    # over the intervals between consecutive p (padding repeats the last p: empty intervals)
+    last = np.take_along_axis(p, (np.maximum(r_s, 1) - 1)[:, None], axis=1)
+    p = np.where(valid, p, last)
+    cells = np.diff(np.concatenate([np.zeros((C, 1)), p, np.ones((C, 1))], axis=1), axis=1)
+    cells = np.clip(cells, 0.0, None)
+    cells /= cells.sum(axis=1, keepdims=True)
+    counts = rng.multinomial((n - r_s).astype(np.int64), cells)
+    above = np.cumsum(counts[:, :K], axis=1)
+    ranks = np.where(valid, above + np.arange(1, K + 1)[None, :], np.inf)
     return ranks
 
 
@@ -361,9 +358,9 @@ def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str) -> np
     --------
     >>> import numpy as np
     >>> ranks = np.array([[1, 3, np.inf]])        # 2 relevant retrieved, at ranks 1 and 3
-    >>> float(measure_from_ranks(ranks, np.array([4]), "AP"))  # (1/1 + 2/3) / 4
+    >>> float(measure_from_ranks(ranks, np.array([4]), "AP")[0])  # (1/1 + 2/3) / 4
     0.4166666666666667
-    >>> float(measure_from_ranks(ranks, np.array([4]), "P@5"))
+    >>> float(measure_from_ranks(ranks, np.array([4]), "P@5")[0])
     0.4
     """
     ranks = np.asarray(ranks, dtype=float)
@@ -408,23 +405,42 @@ def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str) -> np
 # ---------------------------------------------------------------------------------------------
 # the public driver
 # ---------------------------------------------------------------------------------------------
-def _observed(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, level: int) -> tuple:
+def _observed(
+    runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, level: int,
+    systems: Sequence[str] | None, topics: Sequence[str] | None,
+) -> tuple[pd.DataFrame, pd.Series]:
+    """The top ``depth`` documents of every selected (system, topic), in trec_eval order, with
+    their relevance; and the number of relevant documents per topic."""
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
-    r = runs[["system", "topic", "docid", "score"]].copy()
-    for c in ("system", "topic", "docid"):
-        r[c] = r[c].astype(str)
-    q = qrels[["topic", "docid", "rel"]].copy()
-    q["topic"] = q["topic"].astype(str)
-    q["docid"] = q["docid"].astype(str)
-    q = q.drop_duplicates(["topic", "docid"], keep="last")
-    n_rel = (q.loc[q["rel"] >= level].groupby("topic").size())
-    # trec_eval order, then the top `depth`
-    r = r.sort_values(["system", "topic", "score", "docid"], ascending=[True, True, False, False], kind="mergesort")
-    r = r.groupby(["system", "topic"], sort=False).head(depth)
-    r = r.merge(q, on=["topic", "docid"], how="left")
-    r["rel"] = (r["rel"].fillna(0) >= level)
-    return r, n_rel
+    keep = np.ones(len(runs), dtype=bool)
+    if systems is not None:
+        keep &= runs["system"].astype(str).isin([str(x) for x in systems]).to_numpy()
+    if topics is not None:
+        keep &= runs["topic"].astype(str).isin([str(x) for x in topics]).to_numpy()
+    r = runs.loc[keep, ["system", "topic", "docid", "score"]]
+    system = r["system"].astype(str).to_numpy()
+    topic = r["topic"].astype(str).to_numpy()
+    docid = r["docid"].astype(str).to_numpy()
+    score = r["score"].to_numpy(dtype=float)
+    # sort on integer codes: (system, topic) groups, score descending, docid descending
+    s_codes = pd.factorize(system, sort=True)[0]
+    t_codes = pd.factorize(topic, sort=True)[0]
+    d_codes = pd.factorize(docid, sort=True)[0]
+    order = np.lexsort((-d_codes, -score, t_codes, s_codes))
+    group = s_codes[order].astype(np.int64) * (t_codes.max() + 1) + t_codes[order]
+    start = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
+    pos = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
+    order = order[pos < depth]
+    q = qrels[["topic", "docid", "rel"]]
+    q = pd.DataFrame({"topic": q["topic"].astype(str), "docid": q["docid"].astype(str),
+                      "rel": q["rel"].to_numpy()}).drop_duplicates(["topic", "docid"], keep="last")
+    relevant = q.loc[q["rel"] >= level]
+    n_rel = relevant.groupby("topic").size()
+    rel_keys = set(zip(relevant["topic"], relevant["docid"]))
+    out = pd.DataFrame({"system": system[order], "topic": topic[order], "score": score[order]})
+    out["rel"] = [(t, d) in rel_keys for t, d in zip(out["topic"], docid[order])]
+    return out, n_rel
 
 
 def document_samples(
@@ -505,11 +521,7 @@ def document_samples(
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     measure_from_ranks(np.full((1, 1), 2.0), np.array([1]), measure)  # validate the name early
-    obs, n_rel = _observed(runs, qrels, depth, relevance_level)
-    if systems is not None:
-        obs = obs.loc[obs["system"].isin([str(s) for s in systems])]
-    if topics is not None:
-        obs = obs.loc[obs["topic"].isin([str(t) for t in topics])]
+    obs, n_rel = _observed(runs, qrels, depth, relevance_level, systems, topics)
     if obs.empty:
         raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
     missing_topics = sorted(set(obs["topic"]) - set(n_rel.index))
@@ -522,10 +534,12 @@ def document_samples(
         )
         obs = obs.loc[~obs["topic"].isin(missing_topics)]
     groups = []
-    for (system, topic), g in obs.groupby(["system", "topic"], sort=True):
-        rel = g["rel"].to_numpy()
-        s = g["score"].to_numpy(dtype=float)
-        groups.append((str(topic), str(system), s[rel], s[~rel], int(n_rel.loc[topic])))
+    sys_arr, top_arr = obs["system"].to_numpy(), obs["topic"].to_numpy()
+    rel_arr, score_arr = obs["rel"].to_numpy(dtype=bool), obs["score"].to_numpy(dtype=float)
+    bounds = np.r_[0, np.flatnonzero((sys_arr[1:] != sys_arr[:-1]) | (top_arr[1:] != top_arr[:-1])) + 1, len(obs)]
+    for i, j in zip(bounds[:-1], bounds[1:]):
+        rel, sc = rel_arr[i:j], score_arr[i:j]
+        groups.append((str(top_arr[i]), str(sys_arr[i]), sc[rel], sc[~rel], int(n_rel.loc[top_arr[i]])))
     seeds = np.random.SeedSequence(seed).spawn(len(groups))
     units = [
         (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
