@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
 
@@ -71,9 +72,10 @@ class Problem:
         a = np.repeat(self.cols, m, axis=1)  # (n, m*m): a_jl
         b = np.tile(self.cols, (1, m))
         code = a.astype(np.int64) * self.Q + b
-        uniq, inv = np.unique(code.ravel(), return_inverse=True)
-        self.pair_a = (uniq // self.Q).astype(np.int64)
-        self.pair_b = (uniq % self.Q).astype(np.int64)
+        inv, uniq = pd.factorize(code.ravel())  # hashing: O(n), unlike a sort
+        uniq = np.asarray(uniq, dtype=np.int64)
+        self.pair_a = uniq // self.Q
+        self.pair_b = uniq % self.Q
         self.pair_of = inv.reshape(self.n, m * m)
         self.pair_prod = (np.repeat(self.vals, m, axis=1) * np.tile(self.vals, (1, m)))
         self.q1 = self.term_sizes[0] if self.K else 0

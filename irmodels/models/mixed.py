@@ -79,12 +79,12 @@ def _encode(col: pd.Series) -> tuple[np.ndarray, list[str]]:
             return codes, cats
         remap = np.cumsum(used) - 1
         return remap[codes], [c for c, u in zip(cats, used) if u]
-    values = col.astype(str).to_numpy()
-    uniq, inv = np.unique(values, return_inverse=True)
+    inv, uniq = pd.factorize(col.astype(str))
+    uniq = [str(u) for u in uniq]
     order = sorted(range(len(uniq)), key=lambda i: natural_key(uniq[i]))
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[order] = np.arange(len(uniq))
-    return rank[inv.reshape(-1)], [str(uniq[i]) for i in order]
+    return rank[np.asarray(inv, dtype=np.int64)], [uniq[i] for i in order]
 
 
 def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
@@ -94,16 +94,19 @@ def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
     key = np.zeros(len(next(iter(codes.values()))), dtype=np.int64)
     for f in factors:
         key = key * len(levels[f]) + codes[f]
+    inv, uniq = pd.factorize(key)  # codes in order of first appearance
+    inv = np.asarray(inv, dtype=np.int64)
+    first = np.full(len(uniq), len(key), dtype=np.int64)
+    np.minimum.at(first, inv, np.arange(len(key)))
     if order == "data":
-        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        rank = np.empty(first.size, dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-        gcodes = rank[inv.reshape(-1)]
-        reps = np.sort(first)
-    else:
-        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        gcodes = inv.reshape(-1)
+        gcodes = inv
         reps = first
+    else:
+        rank = np.empty(len(uniq), dtype=np.int64)
+        srt = np.argsort(np.asarray(uniq, dtype=np.int64), kind="stable")
+        rank[srt] = np.arange(len(uniq))
+        gcodes = rank[inv]
+        reps = first[srt]
     labels = [":".join(levels[f][codes[f][i]] for f in factors) for i in reps]
     return gcodes, labels
 
@@ -841,9 +844,10 @@ def mixed(
     """
     if method not in ("REML", "ML"):
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
-    columns = list(map(str, data.columns)) if isinstance(data, pd.DataFrame) else None
-    spec = _resolve(model, columns or [])
-    res_factors = _parse_residual(residual, data) if isinstance(data, pd.DataFrame) else None
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    spec = _resolve(model, list(map(str, data.columns)))
+    res_factors = _parse_residual(residual, data)
     design, data = _build(spec, data, res_factors, drop_degenerate)
     pb, order = _problem(design)
     _check_rank(pb, design.fixed_names)
