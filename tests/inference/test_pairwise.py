@@ -296,3 +296,10 @@ def test_resolution_warning_for_adjusted_resampling(frames) -> None:
         warnings.simplefilter("error", DataQualityWarning)
         pairwise(f, "randomization", adjust="holm", n_resamples=600, seed=1)
         pairwise(f, "randomization", adjust="bh", n_resamples=200, seed=1)
+
+
+def test_process_backend_gives_the_same_result(frames) -> None:
+    f = frames["small"]
+    serial = pairwise(f, "bootstrap", n_resamples=500, seed=4)
+    spread = pairwise(f, "bootstrap", n_resamples=500, seed=4, backend="processes")
+    pd.testing.assert_frame_equal(serial, spread)
