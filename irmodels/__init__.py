@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "kendall_tau": "irmodels.inference.rank:kendall_tau",
     "tau_ap": "irmodels.inference.rank:tau_ap",
     "rbo": "irmodels.inference.rank:rbo",
+    "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
     # replicates, studies, parallel, reporting
     "replicates": "irmodels.replicates",
     "studies": "irmodels.studies",
