@@ -259,3 +259,14 @@ def test_rbo_p_for_depth_and_weight() -> None:
     w += sum((1 - p) / p * p**i * d / i for i in range(d + 1, 5000))
     assert rbo_top_weight(p, d) == pytest.approx(w, abs=1e-12)
     assert rbo_top_weight(0.9, 10) == pytest.approx(0.8556, abs=1e-4)  # "86%" in the paper
+
+
+def test_kendall_and_rbo_take_fitted_results(shared_data) -> None:
+    ap = irm.from_wide(pd.read_csv(shared_data / "ir-scores" / "adhoc5_ap.csv"))
+    rr = irm.from_wide(pd.read_csv(shared_data / "ir-scores" / "adhoc5_rr.csv"))
+    fit_ap, fit_rr = irm.anova("score ~ topic + system", ap), irm.anova("score ~ topic + system", rr)
+    by_means = kendall_tau(_means(shared_data, "adhoc5_ap.csv"), _means(shared_data, "adhoc5_rr.csv"))
+    assert kendall_tau(fit_ap, fit_rr) == pytest.approx(by_means, abs=1e-12)
+    assert kendall_tau(ap, rr) == pytest.approx(by_means, abs=1e-12)  # long frames
+    r1, r2 = rbo(fit_ap, fit_rr, p=0.9), rbo(ap, rr, p=0.9)
+    assert (r1.min, r1.ext) == pytest.approx((r2.min, r2.ext))
