@@ -67,6 +67,19 @@ def _str_array(col: pd.Series) -> np.ndarray:
     return col.astype("str").to_numpy(dtype=object)
 
 
+def _in_ranking_order(group_key: np.ndarray, score: np.ndarray, doc_rank: np.ndarray) -> bool:
+    """True when groups are contiguous and ascending and each is in trec_eval order already."""
+    if len(group_key) < 2:
+        return True
+    dg = np.diff(group_key)
+    if (dg < 0).any():
+        return False
+    same = dg == 0
+    ds = score[1:] - score[:-1]
+    ok = (ds < 0) | ((ds == 0) & (doc_rank[1:] < doc_rank[:-1]))
+    return bool(ok[same].all())
+
+
 def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: str,
             kind: str, k: int | None) -> PreparedCollection:
     """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once."""
@@ -85,27 +98,52 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
             f"list, e.g. {bad}. Every document of the runs and qrels needs a shard: pass the "
             "collection's full list of doc ids."
         )
+    if not np.isfinite(q_rel).all():
+        raise DataFormatError("qrels column 'rel' has missing or non-numeric grades; every "
+                              "judgment needs an integer grade.")
+    q_keys = np.sort(q_t.astype(np.int64) * len(doc_index) + q_d)
+    if (q_keys[1:] == q_keys[:-1]).any():
+        raise DataFormatError(
+            f"{int((q_keys[1:] == q_keys[:-1]).sum())} document(s) are judged twice for the same "
+            "topic in the qrels; trec_eval refuses such qrels. Keep one judgment per document."
+        )
     relevant = q_rel >= 1
     rel_topic = q_t[relevant].astype(np.int32)
     rel_doc = q_d[relevant].astype(np.int32)
 
-    r_topic = _str_array(runs["topic"])
-    r_t = t_index.get_indexer(r_topic)
+    if len(runs) == 0:
+        raise DataFormatError("the runs have no rows; nothing can be evaluated")
+    # factorize the long string columns once (C speed), then map their few unique values
+    t_codes, t_uniq = pd.factorize(runs["topic"])
+    r_t = t_index.get_indexer(np.asarray(t_uniq, dtype=object).astype(str))[t_codes]
     keep = r_t >= 0
-    r_sys = _str_array(runs["system"])
-    systems_all = sorted(pd.unique(r_sys), key=natural_key)
-    r_s = pd.Index(systems_all).get_indexer(r_sys)
-    r_d = doc_index.get_indexer(_str_array(runs["docid"]))
+    s_codes, s_uniq = pd.factorize(runs["system"])
+    s_names = [str(v) for v in s_uniq]
+    systems_all = sorted(s_names, key=natural_key)
+    r_s = pd.Index(systems_all).get_indexer(s_names)[s_codes]
+    d_codes, d_uniq = pd.factorize(runs["docid"])
+    d_names = np.asarray(d_uniq, dtype=object).astype(str)
+    r_d = doc_index.get_indexer(d_names)[d_codes]
     score = pd.to_numeric(runs["score"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if (t_codes < 0).any() or (s_codes < 0).any() or (d_codes < 0).any():
+        raise DataFormatError("the runs have missing topic, system or docid values; every "
+                              "retrieved document needs all three.")
+    if not np.isfinite(score).all():
+        bad = int((~np.isfinite(score)).sum())
+        raise DataFormatError(
+            f"run column 'score' has {bad} missing, non-numeric or infinite value(s); every "
+            "retrieved document needs a finite score."
+        )
     if keep.all():
         r_t_k, r_s_k, r_d_k, score_k = r_t, r_s, r_d, score
     else:
         r_t_k, r_s_k, r_d_k, score_k = r_t[keep], r_s[keep], r_d[keep], score[keep]
+        d_codes = d_codes[keep]
     if (r_d_k < 0).any():
-        docs = _str_array(runs["docid"])[keep][r_d_k < 0]
+        docs = d_names[np.unique(d_codes[r_d_k < 0])]
         raise DataFormatError(
             f"{int((r_d_k < 0).sum())} retrieved document(s) are not in the document list, "
-            f"e.g. {pd.unique(docs)[:3].tolist()}. Every document of the runs and qrels needs a "
+            f"e.g. {docs[:3].tolist()}. Every document of the runs and qrels needs a "
             "shard: pass the collection's full list of doc ids."
         )
     # trec_eval order: score descending, ties by docid descending (byte order)
@@ -113,15 +151,39 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
     doc_rank[np.argsort(doc_index.to_numpy(dtype=object).astype(str))] = np.arange(len(doc_index))
     n_topics = len(topics)
     group_key = r_s_k.astype(np.int64) * n_topics + r_t_k
-    order = np.lexsort((-doc_rank[r_d_k], -score_k, group_key))
-    group_key = group_key[order]
-    uniq, row_group = np.unique(group_key, return_inverse=True)
-    row_doc = r_d_k[order].astype(np.int32)
+    rank_k = doc_rank[r_d_k]
+    if _in_ranking_order(group_key, score_k, rank_k):
+        row_doc = r_d_k.astype(np.int32)  # runs as written by trec tools: no sort needed
+    else:
+        order = np.lexsort((-rank_k, -score_k, group_key))
+        group_key = group_key[order]
+        row_doc = r_d_k[order].astype(np.int32)
+    # groups are contiguous and ascending now
+    start = np.empty(len(group_key), dtype=bool)
+    start[0] = True
+    np.not_equal(group_key[1:], group_key[:-1], out=start[1:])
+    row_group = np.cumsum(start) - 1
+    uniq = group_key[start]
     # relevance of each retrieved row
-    rel_keys = np.unique(rel_topic.astype(np.int64) * len(doc_index) + rel_doc)
+    n_docs = len(doc_index)
+    dup_keys = np.sort(row_group.astype(np.int64) * n_docs + row_doc)
+    dup = dup_keys[1:] == dup_keys[:-1]
+    if dup.any():
+        g = int(dup_keys[1:][dup][0] // n_docs)
+        raise DataFormatError(
+            f"{int(dup.sum())} document(s) are retrieved twice in the same ranking, e.g. "
+            f"{doc_index[int(dup_keys[1:][dup][0] % n_docs)]!r} by system "
+            f"{systems_all[int(uniq[g] // n_topics)]!r} for topic {topics[int(uniq[g] % n_topics)]!r}"
+            "; trec_eval refuses such runs. Remove the duplicates."
+        )
+    rel_keys = np.unique(rel_topic.astype(np.int64) * n_docs + rel_doc)
     row_topic = (uniq % n_topics)[row_group].astype(np.int64)
-    row_keys = row_topic * len(doc_index) + row_doc
-    row_rel = np.isin(row_keys, rel_keys)
+    row_keys = row_topic * n_docs + row_doc
+    if len(rel_keys):
+        pos = np.minimum(np.searchsorted(rel_keys, row_keys), len(rel_keys) - 1)
+        row_rel = rel_keys[pos] == row_keys
+    else:
+        row_rel = np.zeros(len(row_keys), dtype=bool)
     used_systems = np.unique(uniq // n_topics)
     sys_map = np.full(len(systems_all), -1, dtype=np.int64)
     sys_map[used_systems] = np.arange(len(used_systems))

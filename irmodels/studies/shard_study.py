@@ -689,24 +689,33 @@ def shards(
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     canonical = parse_measure(measure).name
 
-    # MD1 on the whole collection: the reference ranking (irm.evaluate also validates inputs)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UndefinedValueWarning)
-        whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
+    from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
+
+    fast = fast_measure(canonical)
+    prepared = None
+    caught: list[warnings.WarningMessage] = []
+    if fast is not None:
+        # integer encoding once (validates the inputs as irm.evaluate does)
+        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, canonical, *fast)
+        whole, whole_undef = evaluate_assignment(
+            prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)
+        whole = whole.drop(columns="shard")
+        n_whole_undef = len(whole_undef)
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UndefinedValueWarning)
+            whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
+        n_whole_undef = len(whole.attrs.get("undefined", ()))
+
+    # MD1 on the whole collection: the reference ranking
     from irmodels.models.anova import anova
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         reference = anova("MD1", whole).marginal_means("system")
     rec, sig, means_arr, half = _fit_record("MD1", whole, alpha, reference)
-    rec.update(n_shards=1, split=0, n_undefined=len(whole.attrs.get("undefined", ())))
+    rec.update(n_shards=1, split=0, n_undefined=n_whole_undef)
 
-    from irmodels.studies._sharded import fast_measure, prepare
-
-    fast = fast_measure(canonical)
-    prepared = None
-    if fast is not None:
-        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, canonical, *fast)
     ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
                    measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
                    reference=reference)
@@ -746,14 +755,13 @@ def shards(
         ["n_shards", "split", "model"], key=lambda c: c.map(order) if c.name == "model" else c,
         kind="stable",
     ).reset_index(drop=True)
-    whole_undef = [w for w in caught if issubclass(w.category, UndefinedValueWarning)]
-    if n_undef_total or whole_undef:
+    if n_undef_total or n_whole_undef:
         policy = (f"replaced by {undefined}" if not isinstance(undefined, str)
                   else {"drop": "their topics dropped", "missing": "left missing"}[undefined])
         warnings.warn(
-            f"{n_undef_total} of {n_cells_total} (topic, shard) cells over all splits had no "
-            f"relevant document, so {canonical} is undefined there for every system; they were "
-            f"{policy}. Under MD6 the system effect and Tukey's HSD do not depend on a "
+            f"{n_undef_total} of {n_cells_total} (topic, shard) cells over all splits (and "
+            f"{n_whole_undef} topic(s) of the whole collection) had no relevant document, so "
+            f"{canonical} is undefined there for every system; they were {policy}. Under MD6 the system effect and Tukey's HSD do not depend on a "
             "substituted constant (METHODS.md section 4); see .runs['n_undefined'] per split.",
             UndefinedValueWarning,
             stacklevel=2,
