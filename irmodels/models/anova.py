@@ -92,6 +92,43 @@ class AnovaResult(ResultDisplay):
         Level used for ``power``.
     omega2_clipped : tuple of str
         Terms whose partial omega squared was negative and is shown as 0.
+
+    Examples
+    --------
+    Five topics, four systems, three shards, model MD3 (the shards are replicates):
+
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(7)
+    >>> d = pd.MultiIndex.from_product(
+    ...     [["t1", "t2", "t3", "t4", "t5"], ["s1", "s2", "s3", "s4"], ["k1", "k2", "k3"]],
+    ...     names=["topic", "system", "shard"]).to_frame(index=False)
+    >>> t = d["topic"].str[1:].astype(int).to_numpy() - 1
+    >>> s = d["system"].str[1:].astype(int).to_numpy() - 1
+    >>> d["score"] = (0.3 + rng.normal(0, 0.15, 5)[t] + np.array([0, 0.05, 0.1, 0.2])[s]
+    ...               + rng.normal(0, 0.05, (5, 4))[t, s] + rng.normal(0, 0.03, len(d))).round(3)
+    >>> fit = irm.anova("MD3", irm.frame(d))
+    >>> fit
+    AnovaResult(score ~ topic + system + topic:system, n_obs=60, method='balanced', df_resid=40, ms_error=0.00078415)
+    >>> fit.table[["SS", "df", "F"]].round(4)
+                      SS    df         F
+    topic         0.4440   4.0  141.5624
+    system        0.3659   3.0  155.5580
+    topic:system  0.0496  12.0    5.2668
+    Residual      0.0314  40.0       NaN
+    >>> fit.marginal_means("system").round(4).tolist()
+    [0.2256, 0.2783, 0.3716, 0.4258]
+    >>> fit.n_per_level("system"), fit.n_per_level("topic:system")
+    (15.0, 3.0)
+    >>> fit.variance_components().round(5)
+                  variance       sd    share
+    component
+    topic          0.00891  0.09437  0.47723
+    system         0.00786  0.08864  0.42099
+    topic:system   0.00112  0.03340  0.05976
+    Residual       0.00078  0.02800  0.04202
+    >>> hsd = fit.tukey("system")
+    >>> hsd.n_significant, list(hsd.top_group)
+    (6, ['s4'])
     """
 
     spec: ModelSpec
