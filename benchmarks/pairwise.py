@@ -25,7 +25,7 @@ MIRROR = Path(os.environ.get("IRM_DATA_MIRROR", ROOT.parent / "shared" / "data" 
 B = 10_000
 
 
-def timed(fn, repeat: int = 1):  # noqa: ANN001, ANN201
+def timed(fn, repeat: int = 1):
     best, out = np.inf, None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -68,7 +68,7 @@ def main() -> None:
     # resampling: scipy.stats.permutation_test per pair, timed on 40 pairs and extrapolated
     sample = np.random.default_rng(0).choice(P, 40, replace=False)
 
-    def scipy_perm(idx):  # noqa: ANN001, ANN202
+    def scipy_perm(idx):
         return np.array([stats.permutation_test(
             (X[:, ia[k]] - X[:, ib[k]],), np.mean, permutation_type="samples", n_resamples=B,
             vectorized=True, random_state=1).pvalue for k in idx])

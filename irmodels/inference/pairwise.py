@@ -29,7 +29,7 @@ from scipy import special, stats
 
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
-__all__ = ["pairwise", "p_adjust", "score_matrix", "COLUMNS", "TESTS", "ADJUSTMENTS"]
+__all__ = ["ADJUSTMENTS", "COLUMNS", "TESTS", "p_adjust", "pairwise", "score_matrix"]
 
 Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 Alternative = Literal["two-sided", "greater", "less"]
@@ -230,7 +230,7 @@ def _p_from_t(t: np.ndarray, df: np.ndarray | float, alternative: str) -> np.nda
     return stats.t.cdf(t, df)
 
 
-def _t_interval(est, se, df, alternative, alpha):  # noqa: ANN001, ANN202
+def _t_interval(est, se, df, alternative, alpha):
     if alternative == "two-sided":
         q = stats.t.ppf(1 - alpha / 2, df)
         return est - q * se, est + q * se
@@ -252,7 +252,7 @@ def _paired_t(D: np.ndarray, alternative: str, alpha: float) -> dict[str, np.nda
     return {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(D.shape[1], n)}
 
 
-def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, alpha: float):  # noqa: ANN202
+def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, alpha: float):
     n = X.shape[0]
     mean = X.mean(axis=0)
     var = X.var(axis=0, ddof=1)
@@ -434,8 +434,8 @@ def _resampling(
     if kind == "bootstrap":
         idx = rng.integers(0, T, size=(n_resamples, T))
         rows = np.repeat(np.arange(n_resamples), T)
-        W = np.bincount(rows * T + idx.ravel(), minlength=n_resamples * T)
-        W = W.reshape(n_resamples, T).astype(np.float64)
+        counts = np.bincount(rows * T + idx.ravel(), minlength=n_resamples * T)
+        W = counts.reshape(n_resamples, T).astype(np.float64)
     elif T < 63 and 2**T <= n_resamples:
         exact = True
         codes = np.arange(2**T, dtype=np.int64)[:, None]
@@ -609,7 +609,7 @@ def pairwise(
         raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    X, topics, systems = score_matrix(frame)
+    X, _topics, systems = score_matrix(frame)
     T, R = X.shape
     if R < 2:
         raise DesignError(

@@ -32,7 +32,7 @@ from scipy import stats
 from irmodels._display import ResultDisplay
 from irmodels.errors import DataFormatError, DataQualityWarning
 
-__all__ = ["kendall_tau", "tau_ap", "rbo", "RBOResult", "rbo_p_for_depth", "rbo_top_weight"]
+__all__ = ["RBOResult", "kendall_tau", "rbo", "rbo_p_for_depth", "rbo_top_weight", "tau_ap"]
 
 
 def _scores(x: object, what: str) -> pd.Series:
@@ -244,7 +244,7 @@ class RBOResult(ResultDisplay):
     def _display_title(self) -> str:
         return f"Rank-biased overlap (p = {self.p:g}, depths {self.short} and {self.depth})"
 
-    def _display_tables(self):  # noqa: ANN202
+    def _display_tables(self):
         return [("RBO", self.to_frame().set_index(pd.Index(["RBO"])))]
 
     def __repr__(self) -> str:

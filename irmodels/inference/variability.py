@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -34,14 +34,14 @@ from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
 __all__ = [
-    "variability",
-    "transform_scores",
-    "compare",
-    "VariabilityTest",
-    "tie_breaking",
     "TieBreaking",
+    "VariabilityTest",
+    "compare",
     "error_rate",
     "plot_mean_sd",
+    "tie_breaking",
+    "transform_scores",
+    "variability",
 ]
 
 Transform = Literal["logit", "z"]
@@ -158,7 +158,7 @@ def variability(
 # ------------------------------------------------------------------------ variance tests
 
 
-def _f_test(va, vb, n, alternative="two-sided", alpha=0.05):  # noqa: ANN001, ANN202
+def _f_test(va, vb, n, alternative="two-sided", alpha=0.05):
     df = n - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         F = va / vb
@@ -181,7 +181,7 @@ def _abs_dev_stats(Y: np.ndarray, center: str) -> tuple[np.ndarray, np.ndarray]:
     return Zd.mean(axis=0), Zd.var(axis=0, ddof=1)
 
 
-def _levene(ma, va, mb, vb, n):  # noqa: ANN001, ANN202
+def _levene(ma, va, mb, vb, n):
     """Levene's W for two groups of n: one-way ANOVA F on the absolute deviations."""
     with np.errstate(divide="ignore", invalid="ignore"):
         W = n * (ma - mb) ** 2 / (va + vb)
@@ -250,7 +250,7 @@ class VariabilityTest(ResultDisplay):
                  "levene_median": "Brown-Forsythe test W50 (median)"}
         return f"{names[self.test]}: {self.a} vs {self.b} (transform: {self.transform})"
 
-    def _display_tables(self):  # noqa: ANN202
+    def _display_tables(self):
         return [("Test", self.to_frame().drop(columns=["a", "b", "test"]))]
 
     def __repr__(self) -> str:
@@ -386,7 +386,7 @@ class TieBreaking(ResultDisplay):
         return (f"Tie-breaking by variability ({self.test}, transform {self.transform}, "
                 f"alpha {self.alpha:g})")
 
-    def _display_tables(self):  # noqa: ANN202
+    def _display_tables(self):
         return [("Summary", pd.DataFrame(
             {"pairs": [self.n_pairs], "tied": [self.n_tied], "broken": [self.n_broken],
              "share": [self.share]}, index=pd.Index(["all"])))]
@@ -560,8 +560,8 @@ def plot_mean_sd(
     transform: Transform | None = None,
     epsilon: float = 0.01,
     label: bool = False,
-    ax: object = None,
-):  # noqa: ANN201 - returns a matplotlib Figure
+    ax: Any = None,
+):
     """Scatter of each system's mean against its SD across topics, with the semicircle bound.
 
     For raw scores in [0, 1] every system lies inside the semicircle

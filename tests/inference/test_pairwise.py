@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -303,3 +305,14 @@ def test_process_backend_gives_the_same_result(frames) -> None:
     serial = pairwise(f, "bootstrap", n_resamples=500, seed=4)
     spread = pairwise(f, "bootstrap", n_resamples=500, seed=4, backend="processes")
     pd.testing.assert_frame_equal(serial, spread)
+
+
+@pytest.mark.r
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="Rscript not installed (fixture still tested)")
+def test_fixture_is_what_r_gives_now(tmp_path) -> None:
+    out = tmp_path / "pairwise.json"
+    subprocess.run(["Rscript", "pairwise.R", str(out)], cwd=REF, check=True, capture_output=True)
+    fresh, stored = json.loads(out.read_text()), json.loads((REF / "pairwise.json").read_text())
+    assert fresh["small"]["p_t"] == pytest.approx(stored["small"]["p_t"], rel=1e-12)
+    assert fresh["adhoc5"]["p_adjust"] == stored["adhoc5"]["p_adjust"]
+    assert fresh["kendall"] == stored["kendall"]

@@ -119,7 +119,7 @@ def test_error_rate_matches_loop_over_compare(frames) -> None:
     f = frames["adhoc5"]
     pairs = [("run1", "run2"), ("run3", "run7"), ("run4", "run8")]
     fast = V.error_rate(f, sizes=[10, 25], n_trials=8, seed=4, test="levene_mean", pairs=pairs)
-    X, topics, systems = score_matrix(f)
+    _, topics, _ = score_matrix(f)
     rng = np.random.default_rng(4)  # the same splits, in the same order
     for row, c in zip(fast.itertuples(), [10, 25]):
         n_sig = n_swap = 0

@@ -1,5 +1,6 @@
 # Reference values for irmodels.inference.pairwise, .variability and .rank.
-# Run from tests/reference/:  Rscript pairwise.R   (writes pairwise.json)
+# Run from tests/reference/:  Rscript pairwise.R   (writes pairwise.json, or the file named
+# by the first argument)
 # Data: data/pairwise_small.csv (made by make_pairwise_data.py) and the first 8 systems of
 # ../../../shared/data/ir-scores/adhoc5_ap.csv (TREC-5 ad hoc AP, 50 topics).
 suppressPackageStartupMessages({
@@ -102,4 +103,6 @@ result <- list(
     systems = names(ap)
   )
 )
-write_json(result, "pairwise.json", auto_unbox = TRUE, digits = NA, pretty = TRUE)
+out <- commandArgs(trailingOnly = TRUE)
+out <- if (length(out)) out[1] else "pairwise.json"
+write_json(result, out, auto_unbox = TRUE, digits = NA, pretty = TRUE)
