@@ -486,7 +486,7 @@ def anova(
         A factor with fewer than two levels, a non-hierarchical model, an aliased term, no
         residual degrees of freedom, ``method="balanced"`` on unbalanced data.
     DataFormatError
-        Missing (NaN) responses.
+        Missing (NaN) or infinite responses.
 
     Warns
     -----
@@ -557,11 +557,12 @@ def anova(
                 f"e.g. data[data['{col}'] == '...'], or add {col} to the model."
             )
     y = spec.response_values(data)
-    if np.isnan(y).any():
-        bad = int(np.isnan(y).sum())
+    if not np.isfinite(y).all():
+        n_nan = int(np.isnan(y).sum())
+        n_inf = int(np.isinf(y).sum())
         raise DataFormatError(
-            f"the response {spec.response_label} has {bad} missing (NaN) value(s) of {len(y)}. "
-            "Drop or impute them first (irm.frame(..., nan='drop'))."
+            f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
+            f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
         )
     factors = spec.factors
     codes: dict[str, np.ndarray] = {}

@@ -99,6 +99,9 @@ def test_nan_response() -> None:
     data.loc[3, "score"] = np.nan
     with pytest.raises(DataFormatError, match="1 missing"):
         irm.anova("MD1", data)
+    data.loc[3, "score"] = np.inf
+    with pytest.raises(DataFormatError, match="1 infinite"):
+        irm.anova("MD1", data)
 
 
 def test_zero_residual_df_message() -> None:
