@@ -554,6 +554,13 @@ def pairwise(
     DataFormatError
         Unknown test, alternative, adjustment, system names in ``pairs``; bad ``alpha``.
 
+    Warns
+    -----
+    DataQualityWarning
+        Monte Carlo p-values with ``adjust="bonferroni"`` or ``"holm"`` when
+        ``pairs / n_resamples > alpha``: the resampled p-values are too coarse for the
+        adjusted threshold ``alpha / pairs`` (raise ``n_resamples`` to ``pairs / alpha``).
+
     Notes
     -----
     With d_i the difference on topic i (i = 1..T), dbar its mean and s its SD:
