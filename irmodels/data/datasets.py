@@ -41,7 +41,7 @@ import pandas as pd
 
 from irmodels.errors import DatasetError, IRModelsWarning
 
-__all__ = ["list", "load", "path", "info", "cache_dir", "canonical_measure", "DatasetNotice"]
+__all__ = ["DatasetNotice", "cache_dir", "canonical_measure", "info", "list", "load", "path"]
 
 _REGISTRY = Path(__file__).with_name("registry.json")
 MIRROR_VARIABLE = "IRM_DATA_MIRROR"
@@ -200,7 +200,7 @@ def _download(entry: _Entry, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".part")
     try:
-        with urllib.request.urlopen(entry.url, timeout=60) as response:  # noqa: S310 - pinned https
+        with urllib.request.urlopen(entry.url, timeout=60) as response:
             data = response.read()
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -328,7 +328,7 @@ def info(collection: str, measure: str | None = None) -> dict:
     return dict(_find(collection, measure).__dict__)
 
 
-def list() -> pd.DataFrame:  # noqa: A001 - the registry's public verb
+def list() -> pd.DataFrame:
     """The datasets of the registry, one row per (collection, measure).
 
     Returns

@@ -47,17 +47,17 @@ from irmodels.data.frame import (
 from irmodels.errors import DataFormatError, DataQualityWarning, require
 
 __all__ = [
-    "read_trec_eval",
+    "check_topics",
+    "read_frame",
+    "read_matrix",
+    "read_qrels",
     "read_run",
     "read_runs",
-    "write_run",
-    "read_qrels",
-    "write_qrels",
-    "read_matrix",
-    "write_matrix",
-    "read_frame",
+    "read_trec_eval",
     "write_frame",
-    "check_topics",
+    "write_matrix",
+    "write_qrels",
+    "write_run",
 ]
 
 PathLike = str | os.PathLike
@@ -113,8 +113,7 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
             f"expected a {what}, found a directory; pass a file path", path=str(path)
         )
     data = p.read_bytes()
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+    data = data.removeprefix(_BOM)
     if not data:
         raise DataFormatError(
             f"the {what} is empty (0 bytes); check that it was written completely",
@@ -219,10 +218,10 @@ def _convert(kind: str, tok: str, name: str, fmt: _Format, path: PathLike, line:
                 path=str(path),
                 line=line,
             )
-        value = float(tok)
-        if not math.isfinite(value):
+        number = float(tok)
+        if not math.isfinite(number):
             raise DataFormatError(f"{name} {tok!r} overflows", path=str(path), line=line)
-        return value
+        return number
     return tok
 
 
@@ -656,6 +655,8 @@ def read_run(
     """
     if tags not in ("error", "split"):
         raise DataFormatError(f"tags must be 'error' or 'split', got {tags!r}")
+    key: tuple[str, ...]
+    single: str | None
     if system is not None:
         key, single = ("topic", "docid"), None
     elif tags == "split":
@@ -1024,7 +1025,8 @@ def read_matrix(
             header, header_line = cells, line
         else:
             rows.append((line, cells))
-    assert header is not None  # non-blank file
+    if header is None:  # pragma: no cover - blank files are refused by _read_bytes
+        raise DataFormatError("the matrix file has no header line", path=str(p))
     if not rows:
         raise DataFormatError(
             "the matrix has a header but no data rows", path=str(p), line=header_line

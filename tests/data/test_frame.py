@@ -242,7 +242,7 @@ def _five() -> pd.DataFrame:
 
 def test_filter_systems() -> None:
     f = _five()
-    cats = lambda d: list(d["system"].cat.categories)  # noqa: E731
+    cats = lambda d: list(d["system"].cat.categories)
     assert cats(irm.filter_systems(f, min_mean=0.5)) == ["s2", "s4", "s10"]
     assert cats(irm.filter_systems(f, top_k=2)) == ["s4", "s10"]
     assert cats(irm.filter_systems(f, top_fraction=0.5)) == ["s2", "s4", "s10"]  # ceil(2.5)

@@ -4,9 +4,9 @@ file name, line number, what was seen) or a documented tolerance (the exact fram
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
