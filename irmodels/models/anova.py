@@ -568,6 +568,11 @@ def anova(
     codes: dict[str, np.ndarray] = {}
     levels: dict[str, pd.Index] = {}
     for f in factors:
+        if data[f].isna().any():
+            raise DataFormatError(
+                f"factor column {f!r} has {int(data[f].isna().sum())} missing label(s); every "
+                "row needs a level. Drop those rows or label them."
+            )
         codes[f], levels[f] = _encode(data[f])
         if len(levels[f]) < 2:
             raise DesignError(

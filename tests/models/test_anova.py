@@ -102,6 +102,10 @@ def test_nan_response() -> None:
     data.loc[3, "score"] = np.inf
     with pytest.raises(DataFormatError, match="1 infinite"):
         irm.anova("MD1", data)
+    data.loc[3, "score"] = 0.5
+    data.loc[4, "system"] = None
+    with pytest.raises(DataFormatError, match="'system' has 1 missing label"):
+        irm.anova("MD1", data)
 
 
 def test_zero_residual_df_message() -> None:
