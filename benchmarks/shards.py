@@ -1,0 +1,83 @@
+"""Benchmark: the shard study serially, on 2 local processes and on a 2-worker Dask cluster.
+
+Run: ``python benchmarks/shards.py`` (add ``--full`` to also time the full study once).
+Prints, in one run:
+
+1. a reduced study on the TREC-8-sized demo collection (50 topics x 100 systems, depth 1000;
+   S in {2, 5, 10, 25}, 3 splits each, MD1-MD6 with Tukey HSD for every fit) with
+   ``backend="serial"``, ``backend="processes"`` (2 workers) and a Dask ``LocalCluster`` on
+   127.0.0.1 (2 worker processes, 1 thread each); asserts the three give identical tables and
+   prints the times and the speed-ups over serial (goal >= 1.7x on 2 cores);
+2. with ``--full``: the full study (S in {2, 3, 4, 5, 10, 25, 50}, 10 splits each: 350 shard
+   fits + MD1) on 2 processes (goal < 5 minutes on 2 cores).
+
+The baseline is the same study run serially: there is no other implementation of it to time
+against. The collection is generated once and not counted. Each study also encodes the runs
+once (the serial part every backend shares) before mapping its (S, split) units.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import pandas as pd
+
+import irmodels as irm
+
+REDUCED = {"n_shards": (2, 5, 10, 25), "n_splits": 3}
+
+
+def timed(collection, backend, **kwargs):  # noqa: ANN001, ANN201
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)
+        study = irm.studies.shards(collection, backend=backend, n_workers=2, progress=False,
+                                   **kwargs)
+    return study, time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="also time the full study")
+    parser.add_argument("--preset", default="trec8", choices=["trec8", "small", "tiny"])
+    args = parser.parse_args()
+
+    t0 = time.perf_counter()
+    col = irm.collection.generate(preset=args.preset, seed=0)
+    print(f"{col!r}: {len(col.runs):,} retrieved rows, {len(col.docids):,} documents "
+          f"(generated in {time.perf_counter() - t0:.1f} s)")
+    units = len(REDUCED["n_shards"]) * REDUCED["n_splits"]
+    print(f"reduced study: S in {REDUCED['n_shards']}, {REDUCED['n_splits']} splits "
+          f"({units} units, {units * 5 + 1} fits)")
+
+    serial, t_serial = timed(col, "serial", **REDUCED)
+    print(f"  serial            {t_serial:7.1f} s")
+    procs, t_procs = timed(col, "processes", **REDUCED)
+    print(f"  processes (2)     {t_procs:7.1f} s   {t_serial / t_procs:4.2f}x")
+    pd.testing.assert_frame_equal(serial.runs, procs.runs)
+
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover
+        print("  dask              (distributed not installed: pip install 'irmodels[dask]')")
+    else:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            client.run(lambda: __import__("irmodels.studies.shard_study"))  # warm imports
+            dask, t_dask = timed(col, client, **REDUCED)
+        print(f"  dask LocalCluster {t_dask:7.1f} s   {t_serial / t_dask:4.2f}x "
+              "(cluster start-up not counted)")
+        pd.testing.assert_frame_equal(serial.runs, dask.runs)
+    print("  the three backends gave identical tables")
+
+    if args.full:
+        full, t_full = timed(col, "processes")
+        print(f"full study (S in {full.n_shards}, {full.n_splits} splits, {len(full.runs)} fits)"
+              f" on 2 processes: {t_full:.1f} s")
+        print(full.summary.round(4).to_string())
+
+
+if __name__ == "__main__":
+    main()
