@@ -5,13 +5,14 @@ Examples::
     irmodels pairwise adhoc8_ap.csv --test t --adjust holm
     irmodels pairwise scores.parquet --test randomization --adjust tukey --seed 1 --out pairs.csv
     irmodels pairwise adhoc8_ap.csv --test wilcoxon --pairs run1:run2,run1:run3
+    irmodels pairwise sharded.csv --average          # mean over shards per (topic, system)
 """
 
 from __future__ import annotations
 
 import argparse
 
-from irmodels.errors import DataFormatError
+from irmodels.errors import DataFormatError, DesignError
 
 _SHOW = 20
 
@@ -55,6 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="resamples of bootstrap / randomization / tukey (default 10000)")
     p.add_argument("--seed", type=int, help="seed of the resampling")
     p.add_argument("--measure", help="measure to use when DATA holds several")
+    p.add_argument("--average", action="store_true",
+                   help="average shards / samples to one score per (topic, system) first")
     p.add_argument("--out", help="write every pair to this CSV file")
     p.set_defaults(func=run)
 
@@ -67,11 +70,19 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
     data = load_data(args.data, measure=args.measure)
-    res = irm.pairwise(
-        data, args.test, pairs=args.pairs, alternative=args.alternative,
-        adjust=None if args.adjust == "none" else args.adjust, alpha=args.alpha,
-        n_resamples=args.n_resamples, seed=args.seed,
-    )
+    if args.average:
+        mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
+        data = irm.frame(mean)
+    try:
+        res = irm.pairwise(
+            data, args.test, pairs=args.pairs, alternative=args.alternative,
+            adjust=None if args.adjust == "none" else args.adjust, alpha=args.alpha,
+            n_resamples=args.n_resamples, seed=args.seed,
+        )
+    except DesignError as exc:
+        if "one score per (topic, system)" in str(exc) and not args.average:
+            raise DesignError(f"{exc} On the command line: add --average.") from None
+        raise
     n_sig = int(res["reject"].sum())
     print(
         f"{args.test} test ({args.alternative}), adjustment {args.adjust}, alpha {args.alpha:g}: "

@@ -55,7 +55,9 @@ def test_pairwise_errors_exit_2_without_traceback(tmp_path: Path, capsys) -> Non
     assert main(["pairwise", str(path)]) == 2
     err = capsys.readouterr().err
     assert "irmodels: error:" in err and "Average them first" in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "add --average" in err
+    assert main(["pairwise", str(path), "--average", "--test", "sign"]) == 0
+    assert "of 10 pairs significant" in capsys.readouterr().out
     assert main(["pairwise", str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
