@@ -58,7 +58,8 @@ def natural_key(value: object) -> tuple:
 
 def _natural_categorical(values: pd.Series) -> pd.Categorical:
     if isinstance(values.dtype, pd.CategoricalDtype):
-        cats = [c for c in values.cat.categories if c in set(values.dropna().unique())]
+        present = set(values.dropna().unique())
+        cats = [c for c in values.cat.categories if c in present]
         return pd.Categorical(values.astype(object), categories=cats)
     as_str = values.astype(str)
     levels = sorted(pd.unique(as_str), key=natural_key)
