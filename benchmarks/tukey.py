@@ -23,13 +23,18 @@ import pandas as pd
 import irmodels as irm
 
 
-def best_of(fn, repeat: int = 5) -> float:
-    times = []
+def best_of(fn, repeat: int = 7) -> float:
+    """Best wall time of ``repeat`` runs (the CPU time of that run is kept in CPU_TIMES)."""
+    best = (float("inf"), float("inf"))
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        best = min(best, (time.perf_counter() - start, time.process_time() - cpu))
+    CPU_TIMES.append(best[1])
+    return best[0]
+
+
+CPU_TIMES: list[float] = []
 
 
 def main() -> None:
@@ -66,9 +71,10 @@ def main() -> None:
     p_ours = irm.ptukey(q[sub], k, df, lower_tail=False)
 
     print(f"Tukey HSD, {k} systems x {t} topics ({len(q)} pairs), error df = {df}")
-    print(f"  irmodels tukey_hsd (model error term):        {1e3 * t_hsd:8.1f} ms")
-    print(f"    of which ptukey for all {len(q)} pairs:       {1e3 * t_ptukey:8.1f} ms")
-    print(f"  irmodels tukey_hsd + compact letter display:  {1e3 * t_letters:8.1f} ms")
+    c_hsd, c_ptukey, c_letters = CPU_TIMES[:3]
+    print(f"  irmodels tukey_hsd (model error term):        {1e3 * t_hsd:8.1f} ms (CPU {1e3 * c_hsd:.1f} ms)")
+    print(f"    of which ptukey for all {len(q)} pairs:       {1e3 * t_ptukey:8.1f} ms (CPU {1e3 * c_ptukey:.1f} ms)")
+    print(f"  irmodels tukey_hsd + compact letter display:  {1e3 * t_letters:8.1f} ms (CPU {1e3 * c_letters:.1f} ms)")
     print(f"  statsmodels pairwise_tukeyhsd (one-way):      {1e3 * t_sm:8.1f} ms"
           f"   ratio {t_sm / t_hsd:7.1f}x")
     print(f"  scipy studentized_range.sf, per value:        {1e3 * t_scipy_each:8.1f} ms"
@@ -76,7 +82,9 @@ def main() -> None:
     print(f"  max |irmodels - scipy| on the subsample:      {np.abs(p_ours - p_scipy).max():.1e}")
     print(f"  significant pairs: irmodels (MD1) {hsd.n_significant}, "
           f"statsmodels (one-way) {int(sm.reject.sum())}")
-    print(f"  goal: 129 systems in < 0.1 s -> {'met' if t_hsd < 0.1 else 'NOT met'}")
+    print(f"  goal: 129 systems in < 0.1 s -> {'met' if t_hsd < 0.1 else 'NOT met'} (wall), "
+          f"{'met' if c_hsd < 0.1 else 'NOT met'} (CPU)")
+    print(f"  load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
