@@ -224,6 +224,22 @@ def _download(entry: _Entry, target: Path) -> None:
 def path(collection: str, measure: str | None = None) -> Path:
     """The local, sha256-verified file of a dataset (from the mirror, the cache or a download).
 
+    Parameters
+    ----------
+    collection, measure : str
+        As in :func:`load`.
+
+    Returns
+    -------
+    Path
+        The file in ``$IRM_DATA_MIRROR`` when set, else in :func:`cache_dir` (downloaded on
+        first use, with one :class:`DatasetNotice`).
+
+    Raises
+    ------
+    DatasetError
+        As :func:`load`.
+
     Examples
     --------
     >>> import irmodels as irm

@@ -868,6 +868,24 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
 def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
     """Write qrels as a TREC qrels file (``topic 0 docid rel``).
 
+    Parameters
+    ----------
+    qrels : DataFrame
+        Columns ``topic, docid, rel`` (``rel`` integer; other columns are ignored).
+    path : path
+        The file to write (parent folders are created).
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    DataFormatError
+        A missing column, a non-integer ``rel``, a topic or docid that is empty or contains
+        whitespace.
+
     Examples
     --------
     >>> import pandas as pd, tempfile, os, irmodels as irm
@@ -1199,6 +1217,22 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     factor levels come back in natural order (as :func:`irmodels.frame` gives them); use
     parquet for frames whose level order is not natural.
 
+    Parameters
+    ----------
+    path : path
+        ``.csv``, ``.tsv``/``.tab`` or ``.parquet``/``.pq`` (parquet needs pyarrow).
+
+    Returns
+    -------
+    DataFrame
+        The long frame (see :func:`irmodels.frame`).
+
+    Raises
+    ------
+    DataFormatError
+        An unknown extension, a file that does not parse, or content that breaks the
+        long-frame contract (missing or duplicate rows, non-numeric scores), with the path.
+
     Examples
     --------
     >>> import pandas as pd, tempfile, os, irmodels as irm
@@ -1237,6 +1271,18 @@ def write_frame(data: pd.DataFrame, path: PathLike) -> Path:
 
     Parquet (``.parquet``/``.pq``) needs pyarrow (``pip install 'irmodels[parquet]'``) and
     keeps categorical levels exactly. Scores are written with full precision.
+
+    Parameters
+    ----------
+    data : DataFrame
+        A long frame (validated with :func:`irmodels.frame` first).
+    path : path
+        ``.csv``, ``.tsv``/``.tab`` or ``.parquet``/``.pq``; parent folders are created.
+
+    Returns
+    -------
+    Path
+        The file written.
 
     Examples
     --------
