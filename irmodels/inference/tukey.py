@@ -159,6 +159,20 @@ class TukeyResult(ResultDisplay):
         ------
         DesignError
             ``kind="sem"`` without per-level standard deviations or ``n``.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> hsd = irm.tukey_hsd({"bm25": 0.30, "lm": 0.28, "tfidf": 0.21}, df_error=98,
+        ...                     ms_error=0.012, n=50, sd={"bm25": 0.2, "lm": 0.25, "tfidf": 0.2})
+        >>> hsd.intervals("tukey").round(4)
+                mean   lower   upper  halfwidth
+        system
+        bm25    0.30  0.2739  0.3261     0.0261
+        lm      0.28  0.2539  0.3061     0.0261
+        tfidf   0.21  0.1839  0.2361     0.0261
+        >>> hsd.intervals("sem")["halfwidth"].round(4).tolist()
+        [0.0568, 0.071, 0.0568]
         """
         m = self.means.to_numpy()
         se_mean = self._se_mean()
