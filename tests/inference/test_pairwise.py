@@ -316,3 +316,23 @@ def test_fixture_is_what_r_gives_now(tmp_path) -> None:
     assert fresh["small"]["p_t"] == pytest.approx(stored["small"]["p_t"], rel=1e-12)
     assert fresh["adhoc5"]["p_adjust"] == stored["adhoc5"]["p_adjust"]
     assert fresh["kendall"] == stored["kendall"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(6, 60), st.just(2)),
+                  elements=st.integers(0, 10).map(lambda v: v / 10)))
+def test_wilcoxon_matches_scipy_on_tied_data(X) -> None:
+    """Ties and zeros: the normal approximation with both corrections, as scipy's 'approx'."""
+    from scipy import stats
+
+    d = X[:, 0] - X[:, 1]
+    if not np.any(d != 0):
+        return
+    f = irm.from_wide(pd.DataFrame(X, columns=["a", "b"]))
+    got = pairwise(f, "wilcoxon")
+    n = int(np.sum(d != 0))
+    ties = len(np.unique(np.abs(d[d != 0]))) < n
+    method = "exact" if (n < 50 and not ties and n == len(d)) else "approx"
+    ref = stats.wilcoxon(X[:, 0], X[:, 1], zero_method="wilcox", correction=True, method=method)
+    assert got.p[0] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-12)
+    assert got.n[0] == n
