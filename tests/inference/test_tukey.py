@@ -189,3 +189,22 @@ def test_letters_share_a_letter_exactly_when_not_different(k, seed, p):
             assert (not (sets[i] & sets[j])) == diff[i, j]
     best = letters.iloc[int(np.argmax(means.to_numpy()))]
     assert best.startswith("a")
+
+
+def test_shard_design_md4_against_r(ref):
+    """MD4 (topic + system + shard + topic:system) on 6 x 5 x 3: n = T*S = 18 per system mean."""
+    case = ref["shards_md4"]
+    data = irm.frame(pd.DataFrame({k: case[k] for k in ("topic", "system", "shard", "score")}))
+    means = data.groupby("system", observed=True)["score"].mean()
+    hsd = tukey_hsd(means, df_error=case["df_error"], ms_error=case["ms_error"], n=18)
+    assert [f"{b}-{a}" for a, b in zip(hsd.pairs["a"], hsd.pairs["b"])] == case["pair"]
+    for col, key in (("diff", "diff"), ("lower", "lwr"), ("upper", "upr"), ("p_adj", "p_adj")):
+        np.testing.assert_allclose(hsd.pairs[col], case[key], rtol=0, atol=TOL)
+    assert hsd.n_significant == case["n_significant"]
+    if importlib.util.find_spec("irmodels.models.anova") is None:
+        return
+    fit = irm.anova("MD4", data)
+    assert fit.df_resid == case["df_error"]
+    via_model = fit.tukey("system")
+    np.testing.assert_allclose(via_model.pairs["p_adj"], case["p_adj"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(via_model.pairs["upper"], case["upr"], rtol=0, atol=TOL)

@@ -47,6 +47,26 @@ small[, 2] <- pmin(1, small[, 2] + 0.3)
 medium <- matrix(round(rbeta(20 * 12, 2, 5), 4), 20, 12, dimnames = list(NULL, paste0("run", 1:12)))
 medium <- sweep(medium, 2, seq(0, 0.22, length.out = 12), "+")
 
+# a shard design (MD4: topic + system + shard + topic:system), 6 topics x 5 systems x 3 shards
+shard_case <- function() {
+  d <- expand.grid(shard = factor(1:3), system = factor(paste0("s", 1:5)), topic = factor(1:6))
+  d <- d[, c("topic", "system", "shard")]
+  te <- rnorm(6, 0, 0.15); se <- seq(0, 0.2, length.out = 5); he <- rnorm(3, 0, 0.05)
+  ts <- matrix(rnorm(30, 0, 0.05), 6, 5)
+  d$score <- round(0.3 + te[d$topic] + se[d$system] + he[d$shard] +
+                   ts[cbind(as.integer(d$topic), as.integer(d$system))] + rnorm(nrow(d), 0, 0.05), 4)
+  fit <- aov(score ~ topic + system + shard + topic:system, data = d)
+  hsd <- TukeyHSD(fit, "system")$system
+  means <- tapply(d$score, d$system, mean)
+  list(topic = as.character(d$topic), system = as.character(d$system),
+       shard = as.character(d$shard), score = d$score,
+       pair = rownames(hsd), diff = unname(hsd[, "diff"]), lwr = unname(hsd[, "lwr"]),
+       upr = unname(hsd[, "upr"]), p_adj = unname(hsd[, "p adj"]),
+       ms_error = deviance(fit) / df.residual(fit), df_error = df.residual(fit),
+       n_significant = sum(hsd[, "p adj"] < 0.05))
+}
+shards <- shard_case()
+
 adhoc8 <- read.csv("../../../shared/data/ir-scores/adhoc8_ap.csv", check.names = FALSE)
 
 out <- list(
@@ -55,6 +75,7 @@ out <- list(
   small = c(tukey_case(small), list(data = as.vector(small))),
   medium = c(tukey_case(medium), list(data = as.vector(medium))),
   medium_99 = c(tukey_case(medium, 0.99), list(data = as.vector(medium))),
-  adhoc8 = tukey_case(adhoc8)
+  adhoc8 = tukey_case(adhoc8),
+  shards_md4 = shards
 )
 write_json(out, "tukey.json", digits = NA, auto_unbox = TRUE)
