@@ -92,6 +92,9 @@ class AnovaResult(ResultDisplay):
         Level used for ``power``.
     omega2_clipped : tuple of str
         Terms whose partial omega squared was negative and is shown as 0.
+    hierarchical : bool
+        Whether every interaction has all its marginal terms in the model (if not, the fit is
+        sequential least squares, type I, as R's ``anova(lm())``).
 
     Examples
     --------
@@ -143,6 +146,7 @@ class AnovaResult(ResultDisplay):
     grand_mean: float
     alpha: float
     omega2_clipped: tuple[str, ...]
+    hierarchical: bool
     _y: np.ndarray = field(repr=False)
     _fitted: np.ndarray = field(repr=False)
     _codes: dict[str, np.ndarray] = field(repr=False)
@@ -307,6 +311,12 @@ class AnovaResult(ResultDisplay):
                 f"this one is unbalanced (fitted by {self.method}). Use irm.mixed(...) with "
                 "random intercepts for REML estimates."
             )
+        if not self.hierarchical:
+            raise DesignError(
+                "variance components from expected mean squares need a hierarchical crossed "
+                f"model; {self.spec!s} leaves out margins of an interaction. Add them, or use "
+                "irm.mixed(...) for nested random effects."
+            )
         terms = list(self.table.index[:-1])
         keys = {t: frozenset(t.split(":")) for t in terms}
         n_rep = int(self._replicates or 1)
@@ -420,16 +430,18 @@ def _check_spec(spec: ModelSpec, data: pd.DataFrame) -> None:
             f"(columns: {', '.join(map(str, data.columns))}). Fix the formula or rename the columns.",
             spec.formula,
         )
+
+
+def _missing_margins(spec: ModelSpec) -> dict[str, list[str]]:
+    """Terms whose marginal terms are not all in the model (non-hierarchical), and those margins."""
     keys = {t.key for t in spec.fixed}
+    out: dict[str, list[str]] = {}
     for t in spec.fixed:
-        for r in range(1, t.order):
-            for sub in combinations(t.factors, r):
-                if frozenset(sub) not in keys:
-                    raise DesignError(
-                        f"the model is not hierarchical: term {t.name} needs its marginal term "
-                        f"{':'.join(sub)}, which is missing. irm.anova fits hierarchical models "
-                        f"only; add it (e.g. write {'*'.join(t.factors)})."
-                    )
+        miss = [":".join(sub) for r in range(1, t.order) for sub in combinations(t.factors, r)
+                if frozenset(sub) not in keys]
+        if miss:
+            out[t.name] = miss
+    return out
 
 
 def _zero_df_message(term: str, counts: np.ndarray) -> str:
@@ -455,8 +467,10 @@ def anova(
     model : str or ModelSpec
         A formula (``"score ~ topic + system"``; ``*``, ``:`` and ``-`` allowed, see
         :func:`irmodels.parse_formula`), a preset name ``"MD1"`` ... ``"MD6"``, or a parsed
-        :class:`~irmodels.formula.ModelSpec`. Fixed terms only; the model must be hierarchical
-        (every interaction with all its marginal terms) and have an intercept.
+        :class:`~irmodels.formula.ModelSpec`. Fixed terms only, with an intercept. A model
+        that leaves out margins of an interaction (``system + topic:system``) is fitted by
+        sequential least squares (type I; the term spans every cell of its factors, as in R)
+        and refuses ``ss_type=2`` or ``3``.
     data : DataFrame
         A long frame (:func:`irmodels.frame`): one row per measurement. Columns not in the
         model (e.g. ``shard`` under MD1) are ignored: their variation pools into the residual.
@@ -483,7 +497,8 @@ def anova(
     FormulaError
         Random terms in the model, or a factor that is not a column.
     DesignError
-        A factor with fewer than two levels, a non-hierarchical model, an aliased term, no
+        A factor with fewer than two levels, type II/III on a non-hierarchical model, an
+        aliased term, no
         residual degrees of freedom, ``method="balanced"`` on unbalanced data.
     DataFormatError
         Missing (NaN) or infinite responses.
@@ -586,13 +601,23 @@ def anova(
     terms = list(spec.fixed)
     names = [t.name for t in terms]
 
+    margins = _missing_margins(spec)
+    if margins:
+        first = next(iter(margins))
+        if ss_type in (2, 3) or method == "balanced":
+            raise DesignError(
+                f"the model is not hierarchical: term {first} lacks its marginal term(s) "
+                f"{', '.join(margins[first])}. Type II/III sums of squares and the closed form "
+                "need every margin of an interaction in the model; add them (e.g. "
+                f"{'*'.join(first.split(':'))}) or use ss_type=1 (sequential, as R's anova(lm()))."
+            )
     if method == "balanced" and not balanced:
         raise DesignError(
             f"method='balanced' needs every combination of {', '.join(factors)} observed equally "
             f"often; found {int((counts == 0).sum())} empty cell(s) and between {int(counts[counts > 0].min())} "
             f"and {int(counts.max())} rows per observed cell. Use method='auto'."
         )
-    if balanced and method != "lstsq":
+    if balanced and method != "lstsq" and not margins:
         n_rep = int(counts[0])
         bf = fit_balanced(y, factors, flat, shape, n_rep, [t.key for t in terms])
         if bf.df_resid == 0:
@@ -604,7 +629,7 @@ def anova(
         used_method = "balanced"
         used_type = 2 if ss_type is None else int(ss_type)
     else:
-        used_type = 2 if ss_type is None else int(ss_type)
+        used_type = 1 if margins else (2 if ss_type is None else int(ss_type))
         if not balanced:
             warnings.warn(
                 f"the design is unbalanced ({int((counts == 0).sum())} empty cell(s) of "
@@ -614,7 +639,9 @@ def anova(
                 UnbalancedDesignWarning,
                 stacklevel=2,
             )
-        ss, df, ss_resid, df_resid, fitted = _fit_lsq(y, terms, codes, levels, used_type, counts)
+        ss, df, ss_resid, df_resid, fitted = _fit_lsq(
+            y, terms, codes, levels, used_type, counts, full_cells={t for t in margins}
+        )
         used_method = f"lstsq-type{used_type}"
 
     ms_error = ss_resid / df_resid
@@ -641,6 +668,7 @@ def anova(
         grand_mean=float(y.mean()),
         alpha=float(alpha),
         omega2_clipped=clipped,
+        hierarchical=not margins,
         _y=y,
         _fitted=fitted,
         _codes=codes,
@@ -649,17 +677,31 @@ def anova(
     )
 
 
-def _fit_lsq(y, terms, codes, levels, ss_type, counts):
+def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset()):
     n_obs = y.shape[0]
-    n_cols = 1 + sum(math.prod(len(levels[f]) - 1 for f in t.factors) for t in terms)
+    n_cols = 1 + sum(
+        math.prod(len(levels[f]) - (t.name not in full_cells) for f in t.factors) for t in terms
+    )
     if n_obs * n_cols > MAX_DENSE_CELLS:
         raise DesignError(
             f"the least-squares path would build a dense {n_obs:,} x {n_cols:,} design, larger "
             f"than the limit of {MAX_DENSE_CELLS:,} cells. Balance the design (irm.balance shows "
             "the empty cells), drop high-order interactions, or fit irm.mixed(...)."
         )
-    blocks = {t.key: term_block([codes[f] for f in t.factors], [len(levels[f]) for f in t.factors])
-              for t in terms}
+    blocks = {}
+    for t in terms:
+        tc = [codes[f] for f in t.factors]
+        tl = [len(levels[f]) for f in t.factors]
+        if t.name in full_cells:
+            # a term without its margins spans every cell of its factors (R's model.matrix codes
+            # the factors whose margin is absent by indicators); the sequential fit keeps what
+            # the terms before it do not already explain
+            cell = np.ravel_multi_index(tc, tl) if len(tc) > 1 else tc[0]
+            block = np.zeros((n_obs, math.prod(tl)))
+            block[np.arange(n_obs), cell] = 1.0
+            blocks[t.key] = block[:, block.any(axis=0)]
+        else:
+            blocks[t.key] = term_block(tc, tl)
     ones = np.ones((n_obs, 1))
     yc = y
     full = sequential_ss([ones, *[blocks[t.key] for t in terms]], yc)

@@ -127,9 +127,22 @@ def test_bad_options() -> None:
         irm.anova("MD1", grid(), alpha=1.5)
 
 
-def test_non_hierarchical_model_is_refused() -> None:
-    with pytest.raises(DesignError, match="needs its marginal term topic"):
-        irm.anova("score ~ system + topic:system", grid(reps=2))
+def test_non_hierarchical_model_is_type1_only() -> None:
+    data = grid(reps=2)
+    res = irm.anova("score ~ system + topic:system", data)
+    assert res.method == "lstsq-type1" and res.ss_type == 1 and not res.hierarchical
+    # system + topic-within-system: the second term gets topic + topic:system together
+    full = irm.anova("score ~ system + topic + topic:system", data).table
+    nested = res.table.index[1]  # the parser spells it like R: system:topic
+    assert set(nested.split(":")) == {"topic", "system"}
+    assert res.table.loc[nested, "SS"] == pytest.approx(
+        full.loc["topic", "SS"] + full["SS"].iloc[2], rel=1e-10)
+    assert res.table.loc[nested, "df"] == 3 * 3
+    for bad in ({"ss_type": 2}, {"ss_type": 3}, {"method": "balanced"}):
+        with pytest.raises(DesignError, match="lacks its marginal term"):
+            irm.anova("score ~ system + topic:system", data, **bad)
+    with pytest.raises(DesignError, match="hierarchical"):
+        res.variance_components()
 
 
 def test_no_intercept_refused() -> None:

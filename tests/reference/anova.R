@@ -32,14 +32,19 @@ designs <- list(
                                       "score ~ topic + system + topic:system",
                                       "score ~ topic + system + shard + topic:system",
                                       "score ~ topic + system + shard + topic:system + system:shard",
-                                      "score ~ topic + system + shard + topic:system + topic:shard + system:shard")),
+                                      "score ~ topic + system + shard + topic:system + topic:shard + system:shard",
+                                      # not hierarchical (margins missing): type I only in irmodels
+                                      "score ~ shard + topic:system",
+                                      "score ~ system + topic:system")),
   anova_missing_cells = list(data = read_design("anova_missing_cells"),
                              formulas = c("score ~ topic + system", "score ~ topic * system")),
   anova_unequal_reps = list(data = read_design("anova_unequal_reps"),
                             formulas = c("score ~ topic + system + shard",
                                          "score ~ topic * system + shard",
                                          "score ~ topic + system + shard + topic:system + topic:shard + system:shard",
-                                         "score ~ topic * system * shard")),
+                                         "score ~ topic * system * shard",
+                                         "score ~ system + topic:system",
+                                         "score ~ topic + system + topic:system:shard")),
   adhoc8_ap = list(data = adhoc8(), formulas = c("score ~ topic + system"))
 )
 
