@@ -832,10 +832,11 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
     r"""Read a TREC qrels file (``topic iteration docid relevance`` per line).
 
     Relevance is an integer; graded values are kept as written. Negative values are allowed
-    and kept, as trec_eval accepts them: trec_eval counts a document as relevant when its
-    value is at least its relevance level (1 by default), so negative values count as
-    non-relevant, and ``infAP`` reads -1 as "pooled but not judged". The iteration field is
-    ignored.
+    and kept, as trec_eval accepts them: trec_eval (``form_res_rels.c``) reads a negative
+    value as "in the pool but not judged" (the sampled pools of infAP): such a document is
+    never relevant and is not counted among the judged documents (bpref and infAP treat it
+    as unjudged). A document is relevant when its value is at least the relevance level (1 by
+    default). The iteration field is ignored.
 
     Returns
     -------
