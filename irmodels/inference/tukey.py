@@ -211,7 +211,7 @@ class TukeyResult(ResultDisplay):
     def _display_title(self) -> str:
         return (
             f"Tukey HSD on {self.factor}: {self.k} levels, {self.n_pairs} pairs, "
-            f"{self.n_significant} significant at alpha = {format_number(self.alpha)} "
+            f"{self.n_significant} significant at alpha = {self.alpha:g} "
             f"(Q = {format_number(self.critical_value)}, df = {format_number(self.df_error)})"
         )
 

@@ -194,3 +194,21 @@ def test_cli_demo(tmp_path, capsys, monkeypatch):
     page = (tmp_path / "demo" / "report.html").read_text()
     assert "Demo collection" in page and page.count("data:image/png;base64,") == 2
     assert "pairs significant" in capsys.readouterr().out
+
+
+def test_report_on_a_shard_design_md6(reference_dir):
+    import json
+
+    case = json.loads((reference_dir / "tukey.json").read_text())["shards_md4"]
+    data = irm.frame(pd.DataFrame({k: case[k] for k in ("topic", "system", "shard", "score")}))
+    with pytest.warns(irm.NegativeVarianceWarning):
+        rep = build_report(data, model="MD6")
+    assert rep.data_info.loc["shard levels", "value"] == 3
+    assert list(rep.components.index) == [
+        "topic", "system", "shard", "topic:system", "topic:shard", "system:shard", "Residual"
+    ]
+    assert rep.tukey.df_error == rep.anova.df_resid == 40
+    assert any("negative variance" in n for n in rep.notes)
+    md = rep.to_markdown()
+    assert "negative variance estimate(s) for topic:shard, system:shard" in md
+    assert "- partial omega squared" in md
