@@ -178,15 +178,19 @@ def main() -> None:
     ap.add_argument("--sm-timeout", type=float, default=600.0,
                     help="seconds before statsmodels is stopped (default 600)")
     ap.add_argument("--no-r", action="store_true", help="skip lme4/nlme")
+    ap.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES),
+                    help="cases to run (default all)")
+    ap.add_argument("--r-repeats", type=int, default=3, help="R fits per case (best of)")
     ap.add_argument("--json", help="write the figures to this JSON file")
     args = ap.parse_args()
     results = {}
-    for name, case in CASES.items():
+    for name in args.cases:
+        case = CASES[name]
         data = case["make"]()
         t_irm, t_df, fit = time_irmodels(data, case)
         sm_data = data
         t_sm, sm = time_statsmodels(sm_data, case, args.sm_timeout)
-        r = None if args.no_r else time_r(data, case)
+        r = None if args.no_r else time_r(data, case, args.r_repeats)
         row = {"n": len(data), "irmodels": t_irm, "irmodels_with_df": t_irm + t_df,
                "closed_form": fit.closed_form, "loglik": fit.loglik,
                "statsmodels": t_sm if sm is not None else None,

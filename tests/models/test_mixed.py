@@ -235,3 +235,19 @@ def test_invariances(shift: float, scale: float, seed: int, drop: int) -> None:
         base.fixed_estimates.iloc[0] * scale + shift, abs=1e-5 * scale)
     perm = _quiet(f, data.sample(frac=1.0, random_state=seed))
     assert perm.loglik == pytest.approx(base.loglik, abs=1e-7)
+
+
+def test_tukey_unbalanced_uses_covariance_matrix(rng: np.random.Generator) -> None:
+    pytest.importorskip("irmodels.inference.tukey")
+    data = _design(rng, n_sys=4, n_top=8, reps=3).iloc[:-5]
+    fit = irm.mixed("score ~ system + (1|topic/system)", data)
+    cov = fit.marginal_means_cov("system").to_numpy()
+    hsd = fit.tukey("system")
+    mm = fit.marginal_means("system")
+    row = hsd.pairs.iloc[-1]
+    a, b = list(mm.index).index(row["a"]), list(mm.index).index(row["b"])
+    se = np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b])
+    assert abs(row["diff"]) == pytest.approx(abs(mm.iloc[a] - mm.iloc[b]))
+    assert row["q"] == pytest.approx(np.sqrt(2) * abs(row["diff"]) / se, rel=1e-9)
+    with pytest.raises(ModelError, match="convention"):
+        fit.information_criterion("SAS")  # type: ignore[arg-type]
