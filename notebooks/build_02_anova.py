@@ -28,7 +28,7 @@ cells = [
         "from irmodels.reporting import build_report\n\n"
         "try:\n"
         "    data = irm.datasets.load('adhoc8', 'AP')\n"
-        "except (ImportError, AttributeError):  # without the registry: the mirror's CSV\n"
+        "except (ImportError, AttributeError, irm.DatasetError):  # no registry or offline\n"
         "    mirror = Path(os.environ.get('IRM_DATA_MIRROR', '../../shared/data/ir-scores'))\n"
         "    data = irm.read_matrix(mirror / 'adhoc8_ap.csv', measure='AP', collection='adhoc8')\n"
         "print(irm.balance(data))\n"

@@ -165,8 +165,15 @@ class Report:
         )
         return out.sort_values("mean", ascending=False, kind="stable")
 
-    def _anova_shown(self) -> pd.DataFrame:
-        return self.anova.table.rename(columns={"p": "Pr(>F)"})
+    def _anova_shown(self, *, text_p: bool = True) -> pd.DataFrame:
+        shown = self.anova.table.rename(columns={"p": "Pr(>F)"})
+        if not text_p:  # LaTeX: keep numbers ("<" is not safe in LaTeX text mode)
+            return shown
+        # R's convention: p-values below machine epsilon are shown as "< 2.2e-16", not as 0
+        shown["Pr(>F)"] = [
+            "< 2.2e-16" if (v == v and v < 2.220446e-16) else v for v in shown["Pr(>F)"].tolist()
+        ]
+        return shown
 
     def _context(self, renderer: Any, figures: Mapping[str, str]) -> dict[str, Any]:
         tk = self.tukey
@@ -235,7 +242,8 @@ class Report:
         ``tukey``, ``means`` and one entry per extra section with LaTeX."""
         out = {
             "anova": frame_to_latex(
-                self._anova_shown(), caption=f"Analysis of variance: {self.anova.spec}",
+                self._anova_shown(text_p=False),
+                caption=f"Analysis of variance: {self.anova.spec}",
                 label="tab:anova",
             )
         }
