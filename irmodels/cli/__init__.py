@@ -76,6 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except FileNotFoundError as exc:
             print(f"irmodels: error: no such file: {exc.filename}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # output piped into `head` and closed early: not an error
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
         except KeyboardInterrupt:  # pragma: no cover
             print("irmodels: interrupted", file=sys.stderr)
             return 130
