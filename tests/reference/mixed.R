@@ -36,7 +36,8 @@ lmer_entry <- function(name, dataset, formula, d, method) {
        fixed = list(names = rownames(co), estimate = unname(co[, "Estimate"]),
                     se = unname(co[, "Std. Error"]), df = unname(co[, "df"]),
                     t = unname(co[, "t value"]), p = unname(co[, "Pr(>|t|)"])),
-       theta = unname(getME(m, "theta")), singular = isSingular(m))
+       theta = unname(getME(m, "theta")), singular = isSingular(m),
+       ranef = lapply(ranef(m), function(r) list(levels = rownames(r), blup = r[[1]])))
 }
 
 datasets <- list(
