@@ -394,7 +394,7 @@ def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
             count = (Mt >= 2 * obs - tol).sum(axis=1)
         else:
             count = (Mt <= 2 * obs + tol).sum(axis=1)
-        p = count / B
+        p = (count + 1.0) / (B + 1.0)  # never 0: the observed sample counts as one resample
         if alternative == "two-sided":
             q_lo, q_hi = _row_quantiles(Mt, [alpha / 2, 1 - alpha / 2])
             lo, hi = 2 * dbar - q_hi, 2 * dbar - q_lo
@@ -575,8 +575,9 @@ def pairwise(
     - sign test as R's ``binom.test(#{d > 0}, #{d != 0})``; zero differences are dropped;
       two-sided ``p = min(1, 2 min(P(K <= k), P(K >= k)))``.
     - shifted bootstrap: B resamples of the T topics with replacement (one index matrix for
-      all pairs); with m* the resampled mean, two-sided ``p = #{|m* - dbar| >= |dbar|} / B``
-      (``greater``: ``#{m* - dbar >= dbar} / B``); basic interval
+      all pairs); with m* the resampled mean, two-sided
+      ``p = (#{|m* - dbar| >= |dbar|} + 1) / (B + 1)`` (``greater``: ``#{m* - dbar >= dbar}``
+      in the count), as Davison & Hinkley (1997, eq. 4.11) so that p is never 0; basic interval
       ``(2 dbar - q_{1-alpha/2}(m*), 2 dbar - q_{alpha/2}(m*))``.
     - randomization: the signs of the d_i are flipped at random (the paired permutation
       test); the statistic is the mean difference. All ``2^T`` sign vectors are enumerated when
@@ -663,7 +664,7 @@ def pairwise(
             f"{test} p-values from {n_resamples} resamples have a resolution of about "
             f"1/{n_resamples}, but {adjust} over {P} pairs needs p below alpha/{P} = "
             f"{alpha / P:.2g} to reject: the adjusted p-values are unreliable ("
-            + ("no pair can be rejected" if test == "randomization" else "p = 0 means < 1/B")
+            + "no pair can be rejected"
             + f"). Use n_resamples >= {int(np.ceil(P / alpha))}, or adjust='tukey' or 'bh'.",
             DataQualityWarning,
             stacklevel=2,
