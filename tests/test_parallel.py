@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
@@ -182,7 +182,7 @@ def test_progress_bar_is_drawn_when_asked(monkeypatch: pytest.MonkeyPatch) -> No
     assert buf2.getvalue() == ""
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.integers(-1000, 1000), max_size=30), st.integers(0, 2**32 - 1))
 def test_serial_map_is_the_list_comprehension(xs: list[int], seed: int) -> None:
     assert irm.parallel.map(_square, xs) == [x * x for x in xs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
@@ -88,7 +88,7 @@ def test_splits_are_independent() -> None:
         assert (tab.to_numpy() > 0).all()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_docs=st.integers(1, 300), data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_property_even_partition(n_docs: int, data: st.DataObject, seed: int) -> None:
     n_shards = data.draw(st.integers(1, n_docs))

@@ -17,19 +17,21 @@ def test_demo_study_writes_tables(tmp_path, capsys) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         code = main(["shards", "--demo", "--preset", "tiny", "--n-shards", "2,3", "--n-splits",
-                     "2", "--seed", "1", "--out", str(out), "--no-progress"])
+                     "2", "--models", "MD1,MD3,MD6", "--seed", "1", "--out", str(out),
+                     "--no-progress"])
     assert code == 0
     captured = capsys.readouterr()
     assert "MD6 per number of shards" in captured.out
     assert "wrote runs.csv, summary.csv" in captured.err
     runs = pd.read_csv(out / "runs.csv")
     assert list(runs.columns) == list(irm.studies.shard_study.RUN_COLUMNS)
-    assert len(runs) == 1 + 2 * 2 * 5
+    assert len(runs) == 1 + 2 * 2 * 2
     # the same numbers as the Python API with the same arguments
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         col = irm.collection.generate(preset="tiny", seed=1)
-        study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
+        study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1,
+                                   models=["MD1", "MD3", "MD6"])
     pd.testing.assert_series_equal(runs["ci_width"], study.runs["ci_width"], rtol=1e-12)
     assert runs["n_significant"].tolist() == study.runs["n_significant"].tolist()
     summary = pd.read_csv(out / "summary.csv", index_col=0)
