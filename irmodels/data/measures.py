@@ -527,8 +527,12 @@ def evaluate(
     if not _in_trec_order(st_key, r_score, d_rank[d_codes], n_sys * n_topics):
         order = np.lexsort((-d_rank[d_codes], -r_score, st_key))
         st_key, d_codes, r_score = st_key[order], d_codes[order], r_score[order]
-    _, _, pos = _segment_positions(st_key)
-    pair = np.sort(st_key * n_docs + d_codes)
+    seg_info = _segment_positions(st_key)
+    pos = seg_info[2]
+    pair = st_key * n_docs + d_codes
+    if n_sys * n_topics * n_docs < 2**31:  # a narrower sort when the keys fit in 32 bits
+        pair = pair.astype(np.int32)
+    pair = np.sort(pair)
     dup_mask = pair[1:] == pair[:-1]
     if dup_mask.any():
         k = int(pair[1:][np.flatnonzero(dup_mask)[0]])
@@ -542,7 +546,10 @@ def evaluate(
     del pair
     if depth is not None:
         cut = pos < int(depth)
-        st_key, d_codes, pos = st_key[cut], d_codes[cut], pos[cut]
+        if not cut.all():
+            st_key, d_codes = st_key[cut], d_codes[cut]
+            seg_info = _segment_positions(st_key)
+            pos = seg_info[2]
     present = np.zeros(n_sys * n_topics, dtype=bool)
     present[st_key] = True
     if complete:
@@ -575,7 +582,8 @@ def evaluate(
         cell = st_key * n_shards + doc_shard[d_codes]
         o2 = np.argsort(cell, kind="stable")  # keeps each run's order inside a shard
         cell, d_codes, st_key = cell[o2], d_codes[o2], st_key[o2]
-        _, _, pos = _segment_positions(cell)
+        seg_info = _segment_positions(cell)
+        pos = seg_info[2]
     else:
         n_shards = 1
         shard_levels = None
@@ -628,7 +636,7 @@ def evaluate(
 
     rank1 = pos + 1.0
     c = np.cumsum(isrel, dtype=np.int64)
-    start, seg, _ = _segment_positions(cell)
+    start, seg, _ = seg_info
     starts = np.flatnonzero(start)
     base = (c[starts] - isrel[starts])[seg] if len(starts) else c
     cumrel = c - base
