@@ -19,6 +19,8 @@ once (the serial part every backend shares) before mapping its (S, split) units.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
 import warnings
 
@@ -29,13 +31,22 @@ import irmodels as irm
 REDUCED = {"n_shards": (2, 5, 10, 25), "n_splits": 3}
 
 
-def timed(collection, backend, **kwargs):  # noqa: ANN001, ANN201
-    t0 = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished child processes (the pool workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(collection, backend, **kwargs):
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), _cpu()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irm.IRModelsWarning)
         study = irm.studies.shards(collection, backend=backend, n_workers=2, progress=False,
                                    **kwargs)
-    return study, time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    return study, wall, cpu, max(load, os.getloadavg()[0])
 
 
 def main() -> None:
@@ -52,10 +63,12 @@ def main() -> None:
     print(f"reduced study: S in {REDUCED['n_shards']}, {REDUCED['n_splits']} splits "
           f"({units} units, {units * 5 + 1} fits)")
 
-    serial, t_serial = timed(col, "serial", **REDUCED)
-    print(f"  serial            {t_serial:7.1f} s")
-    procs, t_procs = timed(col, "processes", **REDUCED)
-    print(f"  processes (2)     {t_procs:7.1f} s   {t_serial / t_procs:4.2f}x")
+    print("  backend            wall (s)  speed-up  CPU (s, incl. workers)  load average")
+    serial, t_serial, cpu, load = timed(col, "serial", **REDUCED)
+    print(f"  serial            {t_serial:8.1f}     1.00x  {cpu:10.1f}              {load:5.1f}")
+    procs, t_procs, cpu, load = timed(col, "processes", **REDUCED)
+    print(f"  processes (2)     {t_procs:8.1f}  {t_serial / t_procs:7.2f}x  {cpu:10.1f}"
+          f"              {load:5.1f}")
     pd.testing.assert_frame_equal(serial.runs, procs.runs)
 
     try:
@@ -66,16 +79,18 @@ def main() -> None:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                           dashboard_address=None) as cluster, Client(cluster) as client:
             client.run(lambda: __import__("irmodels.studies.shard_study"))  # warm imports
-            dask, t_dask = timed(col, client, **REDUCED)
-        print(f"  dask LocalCluster {t_dask:7.1f} s   {t_serial / t_dask:4.2f}x "
-              "(cluster start-up not counted)")
+            dask, t_dask, _, load = timed(col, client, **REDUCED)
+        print(f"  dask LocalCluster {t_dask:8.1f}  {t_serial / t_dask:7.2f}x  "
+              f"{'(workers not children)':>22}  {load:5.1f}   (cluster start-up not counted)")
         pd.testing.assert_frame_equal(serial.runs, dask.runs)
     print("  the three backends gave identical tables")
+    print("  (a load average above 2 means other jobs shared the 2 cores: wall times and "
+          "speed-ups are then pessimistic)")
 
     if args.full:
-        full, t_full = timed(col, "processes")
+        full, t_full, _, load = timed(col, "processes")
         print(f"full study (S in {full.n_shards}, {full.n_splits} splits, {len(full.runs)} fits)"
-              f" on 2 processes: {t_full:.1f} s")
+              f" on 2 processes: {t_full:.1f} s (load average {load:.1f})")
         print(full.summary.round(4).to_string())
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from irmodels.errors import IRModelsError, require
 
-__all__ = ["map", "spawn_seeds", "ParallelError", "BACKENDS", "default_workers"]
+__all__ = ["BACKENDS", "ParallelError", "default_workers", "map", "spawn_seeds"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -117,7 +117,7 @@ def _show_progress(progress: bool | None) -> bool:
     return bool(progress)
 
 
-def _bar(total: int, progress: bool | None, desc: str | None):  # noqa: ANN202
+def _bar(total: int, progress: bool | None, desc: str | None):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, disable=not _show_progress(progress), desc=desc, file=sys.stderr,
@@ -127,7 +127,7 @@ def _bar(total: int, progress: bool | None, desc: str | None):  # noqa: ANN202
 def _check_picklable(obj: object, what: str) -> bytes:
     try:
         return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # noqa: BLE001 - pickle raises many types
+    except Exception as exc:
         name = getattr(obj, "__qualname__", type(obj).__name__)
         raise ParallelError(
             f"{what} {name!r} cannot be sent to worker processes: it is not picklable "
@@ -137,7 +137,7 @@ def _check_picklable(obj: object, what: str) -> bytes:
         ) from exc
 
 
-def map(  # noqa: A001 - the module's one verb; call it as irm.parallel.map
+def map(
     fn: Callable[[T], R],
     items: Iterable[T],
     *,

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _whole_collection_scores(collection, study):  # noqa: ANN001, ANN202
+def _whole_collection_scores(collection, study):
     import irmodels as irm
 
     if isinstance(collection, tuple):

@@ -24,7 +24,7 @@ from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import spawn_seeds
 
-__all__ = ["shards", "shard_splits", "shard_labels", "docids_from", "read_docids", "shard_sizes"]
+__all__ = ["docids_from", "read_docids", "shard_labels", "shard_sizes", "shard_splits", "shards"]
 
 
 def _as_docids(docids: Iterable[object]) -> pd.Index:

@@ -28,7 +28,7 @@ import pandas as pd
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
 
-__all__ = ["FAST_MEASURES", "PreparedCollection", "prepare", "evaluate_assignment", "fast_measure"]
+__all__ = ["FAST_MEASURES", "PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
 
 FAST_MEASURES = ("AP", "P@k", "RR")
 _P_AT = re.compile(r"^P@(\d+)$")

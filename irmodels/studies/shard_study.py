@@ -43,8 +43,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from irmodels.reporting.report import Section
 
-__all__ = ["shards", "ShardStudy", "split_seed", "RUN_COLUMNS", "SUMMARY_COLUMNS", "BY_MODEL_COLUMNS",
-           "DEFAULT_N_SHARDS", "DEFAULT_MODELS"]
+__all__ = [
+    "BY_MODEL_COLUMNS",
+    "DEFAULT_MODELS",
+    "DEFAULT_N_SHARDS",
+    "RUN_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "ShardStudy",
+    "shards",
+    "split_seed",
+]
 
 DEFAULT_N_SHARDS = (2, 3, 4, 5, 10, 25, 50)
 DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
@@ -215,7 +223,7 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
     rec = {
         "model": model,
         "n_topics": int(fit.levels.get("topic", 0)),
-        "n_systems": int(len(means)),
+        "n_systems": len(means),
         "F_system": float(row["F"]),
         "p_system": float(row["p"]),
         "omega2_system": float(row["omega2_partial"]),
@@ -223,7 +231,7 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
         "df_error": int(fit.df_resid),
         "n_significant": int(tk.n_significant),
         "n_not_significant": int(tk.n_not_significant),
-        "top_group": int(len(tk.top_group)),
+        "top_group": len(tk.top_group),
         "ci_width": 2.0 * half,
         "tau": _kendall_tau(means, reference),
     }
@@ -693,7 +701,6 @@ def shards(
 
     fast = fast_measure(canonical)
     prepared = None
-    caught: list[warnings.WarningMessage] = []
     if fast is not None:
         # integer encoding once (validates the inputs as irm.evaluate does)
         prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, canonical, *fast)
@@ -702,8 +709,8 @@ def shards(
         whole = whole.drop(columns="shard")
         n_whole_undef = len(whole_undef)
     else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedValueWarning)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedValueWarning)  # one summary warning below
             whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
         n_whole_undef = len(whole.attrs.get("undefined", ()))
 

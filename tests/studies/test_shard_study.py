@@ -29,7 +29,7 @@ from irmodels.studies.shard_study import (
 
 
 def toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: int = 5,
-                   depth: int = 40, ties: bool = False):  # noqa: ANN201
+                   depth: int = 40, ties: bool = False):
     """Runs and qrels with topics of few relevant documents (so shards can be undefined)."""
     rng = np.random.default_rng(seed)
     docs = np.array([f"d{i}" for i in range(n_docs)])
@@ -59,7 +59,7 @@ def toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: i
 
 
 @pytest.fixture(scope="module")
-def toy():  # noqa: ANN201
+def toy():
     return toy_collection()
 
 

@@ -25,7 +25,6 @@ SHARD_MODELS = ("MD2", "MD3", "MD4", "MD5", "MD6")
 
 def _frame(y: np.ndarray) -> pd.DataFrame:
     """Long frame of a T x R x S array (topic, system, shard)."""
-    t, r, s = y.shape
     idx = np.indices(y.shape).reshape(3, -1)
     return irm.frame(pd.DataFrame({
         "topic": [f"t{i + 1}" for i in idx[0]],
@@ -42,7 +41,7 @@ def _substitute(y: np.ndarray, undefined: np.ndarray, x: float) -> np.ndarray:
     return out
 
 
-def _fit(model: str, y: np.ndarray):  # noqa: ANN202
+def _fit(model: str, y: np.ndarray):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = irm.anova(model, _frame(y))
@@ -158,7 +157,7 @@ def test_md2_error_term_does_depend_on_x() -> None:
 
 
 def _toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: int = 5,
-                    depth: int = 40):  # noqa: ANN202
+                    depth: int = 40):
     """Runs and qrels where a few topics have few relevant documents (undefined shards)."""
     rng = np.random.default_rng(seed)
     docs = np.array([f"d{i}" for i in range(n_docs)])
@@ -180,7 +179,7 @@ def _toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: 
     return runs, qrels, docs
 
 
-def _sharded_fits(runs, qrels, docs, n_shards, x, seed):  # noqa: ANN001, ANN202
+def _sharded_fits(runs, qrels, docs, n_shards, x, seed):
     assignment = irm.replicates.shards(docs, n_shards, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
@@ -226,7 +225,7 @@ def test_invariance_on_demo_collection() -> None:
     runs, qrels, docs = col.runs, col.qrels, col.docids
     n_shards = 10
     d0, fits0 = _sharded_fits(runs, qrels, docs, n_shards, 0.0, 4)
-    d1, fits1 = _sharded_fits(runs, qrels, docs, n_shards, 1.0, 4)
+    _, fits1 = _sharded_fits(runs, qrels, docs, n_shards, 1.0, 4)
     if len(d0.attrs["undefined"]) == 0:  # pragma: no cover - depends on the preset
         pytest.skip("no undefined cells in this demo collection")
     f0, f1 = fits0["MD6"], fits1["MD6"]
