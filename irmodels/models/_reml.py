@@ -92,6 +92,12 @@ class Problem:
         self.m1r = (a_ < q1) & (b_ >= q1)
         self.mrr = (a_ >= q1) & (b_ >= q1)
         self.r = self.Q - q1
+        r = self.r
+        self.idx11 = a_[self.m11]
+        self.idx_rr = (a_[self.mrr] - q1) * r + (b_[self.mrr] - q1)
+        self.idx_1r = a_[self.m1r] * r + (b_[self.m1r] - q1)
+        # the coupling block B (q1 x r) is kept dense when small (no sparse-matrix overhead)
+        self.dense_b = q1 * r <= 1_000_000
 
     # ----------------------------------------------------------------------------------------
     def weights(self, eta: np.ndarray | None) -> np.ndarray:
@@ -123,7 +129,7 @@ class Fit:
     d: np.ndarray
     n_vals: np.ndarray  # T'WT on the pair pattern
     d1: np.ndarray
-    Bs: sp.csr_matrix
+    Bs: np.ndarray | sp.csr_matrix
     cho: tuple | None
     gradient: np.ndarray | None = None
 
@@ -135,20 +141,18 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
                          minlength=pb.pair_a.size)
     m_vals = n_vals * d[pb.pair_a] * d[pb.pair_b]
     q1, r, Q = pb.q1, pb.r, pb.Q
-    d1 = np.ones(q1)
-    np.add.at(d1, pb.pair_a[pb.m11], m_vals[pb.m11])
-    C = np.zeros(r * r)
-    idx = (pb.pair_a[pb.mrr] - q1) * r + (pb.pair_b[pb.mrr] - q1)
-    C += np.bincount(idx, weights=m_vals[pb.mrr], minlength=r * r)
-    C = C.reshape(r, r)
+    d1 = 1.0 + np.bincount(pb.idx11, weights=m_vals[pb.m11], minlength=q1)
+    C = np.bincount(pb.idx_rr, weights=m_vals[pb.mrr], minlength=r * r).reshape(r, r)
     rand_rest = pb.q - q1
     C[np.arange(rand_rest), np.arange(rand_rest)] += 1.0
-    Bs = sp.csr_matrix((m_vals[pb.m1r], (pb.pair_a[pb.m1r], pb.pair_b[pb.m1r] - q1)), shape=(q1, r))
-    if q1:
-        Fs = sp.diags(1.0 / d1) @ Bs
-        S = C - np.asarray((Bs.T @ Fs).todense())
+    Bs: np.ndarray | sp.csr_matrix
+    if pb.dense_b:
+        Bs = np.bincount(pb.idx_1r, weights=m_vals[pb.m1r], minlength=q1 * r).reshape(q1, r)
+        S = C - Bs.T @ (Bs / d1[:, None]) if q1 else C
     else:
-        S = C
+        Bs = sp.csr_matrix((m_vals[pb.m1r], (pb.pair_a[pb.m1r], pb.pair_b[pb.m1r] - q1)),
+                           shape=(q1, r))
+        S = C - np.asarray((Bs.T @ (sp.diags(1.0 / d1) @ Bs)).todense()) if q1 else C
     rhs = np.bincount(pb.cols.ravel(), weights=((w * pb.y)[:, None] * pb.vals).ravel(),
                       minlength=Q) * d
     c1, c2 = rhs[:q1], rhs[q1:]
@@ -199,7 +203,11 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         Sinv = _chol_inverse(f.cho[0])
     else:
         Sinv = np.zeros((0, 0))
-    if q1:
+    if q1 and isinstance(f.Bs, np.ndarray):
+        Fd = f.Bs / f.d1[:, None]
+        FS = Fd @ Sinv
+        diag11 = 1.0 / f.d1 + np.einsum("ij,ij->i", Fd, FS)
+    elif q1:
         Fs = sp.diags(1.0 / f.d1) @ f.Bs
         FS = np.asarray(Fs @ Sinv) if r else np.zeros((q1, 0))
         diag11 = 1.0 / f.d1 + np.asarray(Fs.multiply(FS).sum(axis=1)).ravel()
