@@ -183,11 +183,12 @@ def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel:
 # ---------------------------------------------------------------------------------------------
 def _pair_unit(args: tuple) -> dict:
     """Fit the two mixed models for one pair (a module-level function: picklable for workers)."""
-    a, b, data, degenerate_topics = args
+    a, b, data, degenerate_topics, df_method = args
     from irmodels.models.mixed import compare_models, mixed
 
     d = data.loc[~data["topic"].isin(degenerate_topics)]
-    rec: dict = {"a": a, "b": b, "n_topics": int(d["topic"].nunique()),
+    n_topics = int(d["topic"].nunique())
+    rec: dict = {"a": a, "b": b, "n_topics": n_topics,
                  "excluded_topics": ",".join(sorted(degenerate_topics))}
     d = d.assign(system=pd.Categorical(d["system"].astype(str), categories=[a, b]))
     d["topic"] = d["topic"].astype(str)
@@ -197,20 +198,34 @@ def _pair_unit(args: tuple) -> dict:
         hetero = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML",
                        residual="topic:system")
         lrt = compare_models(homo, hetero)
-    rec["p_mixed"] = _system_p(homo)
-    rec["p_mixed_hetero"] = _system_p(hetero)
+    rec["p_mixed"] = _system_p(homo, df_method, n_topics)
+    rec["p_mixed_hetero"] = _system_p(hetero, df_method, n_topics)
     rec["lrt_statistic"] = float(lrt["statistic"].iloc[-1])
     rec["lrt_df"] = float(lrt["df"].iloc[-1])
     rec["lrt_p"] = float(lrt["p"].iloc[-1])
     return rec
 
 
-def _system_p(result: object) -> float:
-    fixed = result.fixed  # type: ignore[attr-defined]
-    rows = [i for i in fixed.index if str(i).startswith("system")]
+def _system_p(result: object, df_method: str = "satterthwaite", n_topics: int = 0) -> float:
+    """Two-sided p of the system coefficient, t on the chosen df.
+
+    ``"containment"``: nlme's between/within df for ``y ~ system, random = ~1|topic/system``:
+    system varies between topic:system groups within topics, so its df is the number of
+    topic:system groups (``2 T``) minus the topics (``T``) minus the one coefficient: ``T - 1``.
+    ``"satterthwaite"``: the df of :attr:`irmodels.MixedResult.fixed`.
+    """
+    from scipy import stats
+
+    est = result.fixed_estimates  # type: ignore[attr-defined]
+    rows = [i for i, name in enumerate(est.index) if str(name).startswith("system")]
     if len(rows) != 1:
-        raise DataFormatError(f"expected one system coefficient, found {rows}")
-    return float(fixed.loc[rows[0], "p"])
+        raise DataFormatError(f"expected one system coefficient, found {list(est.index)}")
+    if df_method == "satterthwaite":
+        return float(result.fixed["p"].iloc[rows[0]])  # type: ignore[attr-defined]
+    # containment df needs no Satterthwaite derivatives: t from the estimate and its SE only
+    se = float(np.sqrt(result.vcov.to_numpy()[rows[0], rows[0]]))  # type: ignore[attr-defined]
+    t = float(est.iloc[rows[0]]) / se
+    return float(2 * stats.t.sf(abs(t), n_topics - 1))
 
 
 def compare_tests(
@@ -231,6 +246,7 @@ def compare_tests(
     n_workers: int | None = None,
     progress: bool | None = None,
     samples: pd.DataFrame | None = None,
+    df: Literal["containment", "satterthwaite"] = "containment",
 ) -> pd.DataFrame:
     """p-values of four tests of a system difference for every pair of systems.
 
@@ -250,7 +266,16 @@ def compare_tests(
     backend, n_workers, progress
         Where the per-pair mixed fits run (:func:`irmodels.parallel.map`).
     samples : DataFrame, optional
-        Simulated samples already drawn (the output of ``document_samples``) to reuse.
+        Simulated samples already drawn (the output of ``document_samples``, with a ``score``
+        column on the measure's scale; ``transform`` is applied here) to reuse.
+    df : {"containment", "satterthwaite"}
+        Degrees of freedom of the mixed models' t-tests of the system effect (c, d).
+        ``"containment"`` (default) is nlme's between/within rule, ``n_topics - 1`` for this
+        design, as ``summary(lme(...))`` reports and the paper used; ``"satterthwaite"`` takes
+        the df of :attr:`irmodels.MixedResult.fixed` (lmerTest's approximation; it costs a
+        numerical Hessian, ~2.5 times the heteroscedastic fit itself). The two agree for the
+        homoscedastic model on balanced data; for the heteroscedastic model they differ
+        (16.7 instead of 19 on the first pair of the nlme fixture).
 
     Returns
     -------
@@ -265,8 +290,12 @@ def compare_tests(
     Notes
     -----
     The paired t-test on observed values equals the mixed model ``y ~ system + (1|topic)`` on
-    them (METHODS.md section 5). The mixed models use the Satterthwaite t-test of the system
-    coefficient (see :func:`irmodels.mixed`).
+    them (METHODS.md section 5). The mixed models are fitted by REML with :func:`irmodels.mixed`
+    (``residual="topic:system"`` for (d)); their t statistic is the estimate of the system
+    coefficient over its model-based SE, referred to a t distribution on ``df`` (see above). The
+    results equal nlme's ``lme(y ~ system, random = ~1|topic/system)`` and the same with
+    ``weights = varIdent(form = ~1|topic*system)``, and ``anova`` of the two
+    (``tests/reference/document_samples.R``).
 
     Examples
     --------
@@ -280,6 +309,8 @@ def compare_tests(
     from irmodels.inference.pairwise import pairwise
     from irmodels.replicates.documents import document_samples
 
+    if df not in ("containment", "satterthwaite"):
+        raise DataFormatError(f"df must be 'containment' or 'satterthwaite', got {df!r}")
     if samples is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DataQualityWarning)
@@ -337,7 +368,7 @@ def compare_tests(
         for a, b in pairs:
             d = sims.loc[sims["system"].isin([a, b]), ["topic", "system", "sample", "y"]]
             excl = deg_by_system.get(a, set()) | deg_by_system.get(b, set())
-            units.append((a, b, d, excl))
+            units.append((a, b, d, excl, df))
         recs = parallel.map(_pair_unit, units, backend=backend, n_workers=n_workers, progress=progress)
         fitted = pd.DataFrame.from_records(recs).set_index(["a", "b"])
         for col in ("p_mixed", "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p"):
