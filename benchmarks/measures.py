@@ -23,8 +23,6 @@ import argparse
 import time
 import warnings
 
-import numpy as np
-
 import irmodels as irm
 from irmodels.errors import UndefinedValueWarning
 

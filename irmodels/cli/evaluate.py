@@ -128,8 +128,11 @@ def run(args: argparse.Namespace) -> int:
         files = []
         for path in args.runs:
             pth = Path(path)
-            files += sorted(q for q in pth.iterdir() if q.is_file() and not q.name.startswith(".")) \
-                if pth.is_dir() else [pth]
+            if pth.is_dir():
+                files += sorted(q for q in pth.iterdir()
+                                if q.is_file() and not q.name.startswith("."))
+            else:
+                files.append(pth)
         runs = irm.read_runs(files, system_from=args.system_from)
     qrels = irm.read_qrels(args.qrels)
     shards = _read_shards(args.shards) if args.shards else None

@@ -27,6 +27,7 @@ The model (see ``docs/collection.md``):
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ import pandas as pd
 
 from irmodels.errors import DataFormatError
 
-__all__ = ["DemoCollection", "generate", "PRESETS"]
+__all__ = ["PRESETS", "DemoCollection", "generate"]
 
 #: Preset sizes: topics, systems, depth, number of documents.
 PRESETS: dict[str, dict[str, int]] = {
@@ -152,7 +153,7 @@ class DemoCollection:
         sys_values = r["system"].to_numpy(dtype=object)
         bounds = np.flatnonzero(np.r_[True, sys_values[1:] != sys_values[:-1], True])
         lines_all = text.to_numpy(dtype=object)
-        for a, b in zip(bounds[:-1], bounds[1:]):
+        for a, b in itertools.pairwise(bounds):
             name = str(sys_values[a])
             (run_dir / f"{name}.txt").write_text("\n".join(lines_all[a:b].tolist()) + "\n",
                                                  encoding="utf-8")

@@ -29,7 +29,7 @@ import pandas as pd
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, UndefinedValueWarning
 
-__all__ = ["Measure", "parse_measure", "evaluate", "KNOWN_MEASURES", "DEFAULT_MEASURES"]
+__all__ = ["DEFAULT_MEASURES", "KNOWN_MEASURES", "Measure", "evaluate", "parse_measure"]
 
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RBP(0.8)")
 
@@ -277,7 +277,8 @@ def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             codes = np.where(codes < 0, len(cats), codes)
             cats = np.append(cats, "nan")
         return codes, cats
-    if pd.api.types.is_string_dtype(col.dtype) and "pyarrow" in str(getattr(col.dtype, "storage", "")):
+    storage = str(getattr(col.dtype, "storage", ""))
+    if pd.api.types.is_string_dtype(col.dtype) and "pyarrow" in storage:
         try:
             import pyarrow as pa
             import pyarrow.compute as pc
@@ -469,8 +470,9 @@ def evaluate(
                 f"undefined={undefined!r} is not a policy; use a number (substitute it), "
                 "'drop' or 'missing'"
             )
-    elif isinstance(undefined, (bool, np.bool_)) or not isinstance(undefined, (int, float, np.number)) \
-            or not math.isfinite(float(undefined)):
+    elif (isinstance(undefined, (bool, np.bool_))
+          or not isinstance(undefined, (int, float, np.number))
+          or not math.isfinite(float(undefined))):
         raise DataFormatError(
             f"undefined={undefined!r} is not a policy; use a finite number, 'drop' or 'missing'"
         )
@@ -783,14 +785,14 @@ def _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shar
                 else pd.DataFrame({c: pd.Series(dtype=object) for c in cols}))
     out.attrs["undefined"] = undef_df
     if n_undef_total:
-        where = "(topic, shard)" if shard_levels is not None else "topic"
+        key = "topic, system, shard" if shard_levels is not None else "topic, system"
+        cell = "(measure, topic, shard)" if shard_levels is not None else "(measure, topic)"
         policy = (f"substituted {float(undefined)!r}" if not isinstance(undefined, str)
                   else ("dropped those topics everywhere" if undefined == "drop"
                         else "left those rows out (unbalanced)"))
         warnings.warn(
-            f"{n_undef_total} (measure, topic, system{', shard' if shard_levels is not None else ''}) "
-            f"value(s) are undefined: {len(undef_df)} (measure, {where[1:-1] if shard_levels is not None else 'topic'}) "
-            f"cell(s) have no relevant document; {policy}. The cells are listed in "
+            f"{n_undef_total} ({key}) value(s) are undefined: {len(undef_df)} {cell} cell(s) "
+            f"have no relevant document; {policy}. The cells are listed in "
             "frame.attrs['undefined']; choose the policy with undefined=<number>|'drop'|'missing'.",
             UndefinedValueWarning,
             stacklevel=3,
