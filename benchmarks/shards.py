@@ -4,7 +4,7 @@ Run: ``python benchmarks/shards.py`` (add ``--full`` to also time the full study
 Prints, in one run:
 
 1. a reduced study on the TREC-8-sized demo collection (50 topics x 100 systems, depth 1000;
-   S in {2, 5, 10, 25}, 3 splits each, MD1-MD6 with Tukey HSD for every fit) with
+   S in {2, 5, 10, 25, 50}, 4 splits each, MD1-MD6 with Tukey HSD for every fit) with
    ``backend="serial"``, ``backend="processes"`` (2 workers) and a Dask ``LocalCluster`` on
    127.0.0.1 (2 worker processes, 1 thread each); asserts the three give identical tables and
    prints the times and the speed-ups over serial (goal >= 1.7x on 2 cores);
@@ -28,7 +28,7 @@ import pandas as pd
 
 import irmodels as irm
 
-REDUCED = {"n_shards": (2, 5, 10, 25), "n_splits": 3}
+REDUCED = {"n_shards": (2, 5, 10, 25, 50), "n_splits": 4}
 
 
 def _cpu() -> float:

@@ -118,7 +118,7 @@ def _show_progress(progress: bool | None) -> bool:
 
 
 def _bar(total: int, progress: bool | None, desc: str | None):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(total=total, disable=not _show_progress(progress), desc=desc, file=sys.stderr,
                 leave=False)

@@ -179,11 +179,14 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
     rel_keys = np.unique(rel_topic.astype(np.int64) * n_docs + rel_doc)
     row_topic = (uniq % n_topics)[row_group].astype(np.int64)
     row_keys = row_topic * n_docs + row_doc
+    row_rel = np.zeros(len(row_keys), dtype=bool)
     if len(rel_keys):
-        pos = np.minimum(np.searchsorted(rel_keys, row_keys), len(rel_keys) - 1)
-        row_rel = rel_keys[pos] == row_keys
-    else:
-        row_rel = np.zeros(len(row_keys), dtype=bool)
+        # only rows whose document is relevant to some topic need the (topic, doc) lookup
+        rel_anywhere = np.zeros(n_docs, dtype=bool)
+        rel_anywhere[rel_doc] = True
+        cand = np.flatnonzero(rel_anywhere[row_doc])
+        pos = np.minimum(np.searchsorted(rel_keys, row_keys[cand]), len(rel_keys) - 1)
+        row_rel[cand] = rel_keys[pos] == row_keys[cand]
     used_systems = np.unique(uniq // n_topics)
     sys_map = np.full(len(systems_all), -1, dtype=np.int64)
     sys_map[used_systems] = np.arange(len(used_systems))
