@@ -621,7 +621,8 @@ def shards(
     undefined : float, "drop" or "missing"
         Policy for (topic, shard) cells without a relevant document (see ``irm.evaluate``):
         substitute a constant (default 0), drop those topics, or leave the cells missing
-        (unbalanced: the least-squares path of ``irm.anova``, slow for large S).
+        (unbalanced: the least-squares path of ``irm.anova``, slow for large S and refused
+        with a ``DesignError`` when its dense design would exceed ``MAX_DENSE_CELLS``).
     alpha : float
         Family-wise level of Tukey's HSD.
     seed : int

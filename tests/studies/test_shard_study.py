@@ -394,3 +394,20 @@ def test_bad_queries(study: ShardStudy) -> None:
         study.summary_table("MD7")
     with pytest.raises(DesignError, match="whole collection only"):
         study.summary_table("MD1")
+
+
+def test_missing_policy_uses_least_squares(toy) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IRModelsWarning)
+        st = irm.studies.shards(toy, n_shards=[4], n_splits=1, models=["MD1", "MD2", "MD6"],
+                                undefined="missing", seed=3)
+        runs, qrels, docs = toy
+        child = np.random.SeedSequence(3, spawn_key=(4,)).spawn(1)[0]
+        data = irm.evaluate(runs, qrels, ["AP"], undefined="missing",
+                            shards=irm.replicates.shards(docs, 4, seed=child))
+        fit = irm.anova("MD6", data)
+    assert not fit.balanced
+    rec = st.runs[st.runs["model"] == "MD6"].iloc[0]
+    assert rec["n_undefined"] > 0
+    assert rec["F_system"] == pytest.approx(fit.table.loc["system", "F"], rel=1e-9)
+    assert rec["df_error"] == fit.df_resid
