@@ -672,16 +672,16 @@ def evaluate(
     results: list[tuple[Measure, np.ndarray, np.ndarray]] = []  # measure, values, undefined
     no_rel = num_rel_cell == 0
     for m in ms:
-        k = m.cutoff
-        within = pos < k if k is not None else None
+        cut_k = m.cutoff
+        within = pos < cut_k if cut_k is not None else np.ones(len(pos), dtype=bool)
         undef = np.zeros(n_cells, dtype=bool)
         if m.kind == "AP":
             w = np.where(isrel, cumrel / rank1, 0.0)
-            if within is not None:
+            if cut_k is not None:
                 w = np.where(within, w, 0.0)
             val, undef = divide(bc(w), num_rel_cell), no_rel
         elif m.kind == "P":
-            val = bc(isrel & within) / k
+            val = bc(isrel & within) / cut_k
         elif m.kind == "R":
             val, undef = divide(bc(isrel & within), num_rel_cell), no_rel
         elif m.kind == "Rprec":
@@ -691,15 +691,15 @@ def evaluate(
             val, undef = bc(np.where(isrel & (cumrel == 1), 1.0 / rank1, 0.0)), no_rel
         elif m.kind == "nDCG":
             w = gains * disc
-            if within is not None:
+            if cut_k is not None:
                 w = np.where(within, w, 0.0)
-            idcg = ideal(k)[ts_of_cell]
+            idcg = ideal(cut_k)[ts_of_cell]
             val, undef = divide(bc(w), idcg), idcg <= 0
         elif m.kind == "RBP":
-            p = float(m.p)
+            p = 0.8 if m.p is None else float(m.p)
             val = (1.0 - p) * bc(np.where(isrel, p**pos, 0.0))
         elif m.kind == "RBP_res":
-            p = float(m.p)
+            p = 0.8 if m.p is None else float(m.p)
             n_ret = np.bincount(cell, minlength=n_cells)
             val = (1.0 - p) * bc(np.where(relv < 0, p**pos, 0.0)) + p**n_ret
         elif m.kind == "num_rel":
@@ -727,8 +727,8 @@ def _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shar
     present_cell = present[st_of_cell]
     # output order: measure, topic, system, shard
     out_order = np.lexsort((shard_of_cell, sys_of_cell, topic_of_cell))
-    parts = []
-    undef_parts = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    undef_parts: list[pd.DataFrame] = []
     n_undef_total = 0
     for m, val, undef in results:
         undef_here = undef & present_cell
