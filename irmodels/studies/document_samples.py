@@ -144,11 +144,9 @@ def sd_correlation(validation: pd.DataFrame) -> pd.DataFrame:
     >>> import pandas as pd
     >>> v = pd.DataFrame({"topic": ["1", "2", "3"] * 2, "system": ["a"] * 3 + ["b"] * 3,
     ...                   "sim_sd": [0.1, 0.5, 0.3, 0.2, 0.9, 0.5]})
-    >>> sd_correlation(v).round(3)
-    system      a      b
-    system
-    a       1.000  0.993
-    b       0.993  1.000
+    >>> c = sd_correlation(v)
+    >>> list(c.columns), round(float(c.loc["a", "b"]), 3)
+    (['a', 'b'], 0.997)
     """
     wide = validation.pivot_table(index="topic", columns="system", values="sim_sd", aggfunc="first")
     return wide.corr()
