@@ -37,7 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--validate", action="store_true",
                    help="also write validation.csv (observed vs simulated mean and SD per topic)")
     d.add_argument("--compare", action="store_true",
-                   help="also write tests.csv and agreement.csv (four tests for every pair of systems)")
+                   help="also write tests.csv and agreement.csv (four tests for every pair of "
+                        "systems); with --validate also report.html")
+    d.add_argument("--df", default="containment", choices=["containment", "satterthwaite"],
+                   help="df of the mixed models' t-tests (default containment, as nlme)")
     d.add_argument("--backend", default="serial", help="serial, processes or a Dask scheduler address")
     d.add_argument("--out", default="irmodels-simulation", help="output directory")
     d.set_defaults(func=run)
@@ -74,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     samples.to_csv(out / "samples.csv", index=False)
     samples.attrs["record"].to_csv(out / "record.csv", index=False)
     print(f"wrote {len(samples)} simulated scores to {out / 'samples.csv'}")
+    v = res = None
     if args.validate:
         v = ds.validate(runs, qrels, model=args.model, n_samples=max(args.n_samples, 1000),
                         measure=args.measure, systems=systems, seed=args.seed, backend=args.backend)
@@ -84,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = ds.compare_tests(runs, qrels, systems=systems, samples=samples,
-                                   measure=args.measure, backend=args.backend)
+                                   measure=args.measure, backend=args.backend, df=args.df)
         res.to_csv(out / "tests.csv", index=False)
         tables = ds.agreement(res)
         rows = []
@@ -95,4 +99,25 @@ def run(args: argparse.Namespace) -> int:
             import pandas as pd
 
             pd.concat(rows).to_csv(out / "agreement.csv")
+    if v is not None and res is not None:
+        _report(runs, qrels, args.measure, systems, v, res, out / "report.html")
     return 0
+
+
+def _report(runs, qrels, measure, systems, validation, comparison, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """report.html: the MD1 report of the observed scores plus the document-sample section."""
+    import warnings
+
+    import irmodels as irm
+    from irmodels.reporting.document_samples_section import document_samples_section
+    from irmodels.reporting.report import build_report
+
+    observed = irm.evaluate(runs, qrels, measures=[measure])
+    if systems is not None:
+        observed = irm.filter_systems(observed, systems=systems)
+    section = document_samples_section(validation, comparison, ylabel=f"logit({measure})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = build_report(observed, model="MD1", measure=measure, sections=[section])
+    path.write_text(report.to_html(), encoding="utf-8")
+    print(f"wrote {path}")
