@@ -190,18 +190,18 @@ def test_validate_degenerate_rows() -> None:
 
 
 def test_validate_bootstrap_sanity_on_the_small_demo() -> None:
-    # Most observed values lie within 2 simulated SD. Were the observed value one more draw
-    # from a normal simulated distribution, 95% would; AP is skewed and bounded, the observed
-    # ranking is the bootstrap's own source (never in the tails) and C = 200 adds SE ~0.1 SD,
-    # so we measured 0.98 on this seed and assert 0.9 (an easy bar for a correct simulator,
-    # failed by one whose mean or spread is off by a factor of two).
+    # Were the observed value one more draw from a normal simulated distribution, 95% would lie
+    # within 2 SD and the median |z| would be 0.67. The bootstrap resamples the observed scores,
+    # so the simulated distribution is centred near the observed value: it must do at least as
+    # well as a fresh draw (>= 95% within 2 SD) and sit much nearer the centre. Measured on this
+    # seed (C = 200, 240 pairs): 100% within 1 SD, median |z| = 0.074, 90th percentile 0.20,
+    # max 0.96. A simulator whose mean or spread were off by a factor of two would fail.
     coll = irm.collection.generate(preset="small", seed=2)
     v = ds.validate(coll.runs, coll.qrels, n_samples=200, seed=5)
     ok = v.loc[~v["degenerate"]]
-    share2 = float(ok["within_2sd"].mean())
-    share1 = float(ok["within_1sd"].mean())
-    assert share2 >= 0.9, share2
-    assert share1 >= 0.55, share1
+    assert float(ok["within_2sd"].mean()) >= 0.95
+    assert float(ok["within_1sd"].mean()) >= 0.9
+    assert float(ok["z"].abs().median()) < 0.25
     assert v["degenerate"].sum() <= 0.05 * len(v)
 
 
