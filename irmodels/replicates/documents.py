@@ -419,16 +419,14 @@ def _observed(
     if topics is not None:
         keep &= runs["topic"].astype(str).isin([str(x) for x in topics]).to_numpy()
     r = runs.loc[keep, ["system", "topic", "docid", "score"]]
-    system = r["system"].astype(str).to_numpy()
-    topic = r["topic"].astype(str).to_numpy()
-    docid = r["docid"].astype(str).to_numpy()
+    # integer codes for everything; strings are materialised only for the kept rows
+    s_codes, s_uniq = pd.factorize(r["system"].astype(str), sort=True)
+    t_codes, t_uniq = pd.factorize(r["topic"].astype(str), sort=True)
+    d_codes, d_uniq = pd.factorize(r["docid"].astype(str), sort=True)
     score = r["score"].to_numpy(dtype=float)
-    # sort on integer codes: (system, topic) groups, score descending, docid descending
-    s_codes = pd.factorize(system, sort=True)[0]
-    t_codes = pd.factorize(topic, sort=True)[0]
-    d_codes = pd.factorize(docid, sort=True)[0]
+    # trec_eval order: (system, topic) groups, score descending, docid descending
     order = np.lexsort((-d_codes, -score, t_codes, s_codes))
-    group = s_codes[order].astype(np.int64) * (t_codes.max() + 1) + t_codes[order]
+    group = s_codes[order].astype(np.int64) * (len(t_uniq) + 1) + t_codes[order]
     start = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
     pos = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
     order = order[pos < depth]
@@ -437,9 +435,19 @@ def _observed(
                       "rel": q["rel"].to_numpy()}).drop_duplicates(["topic", "docid"], keep="last")
     relevant = q.loc[q["rel"] >= level]
     n_rel = relevant.groupby("topic").size()
-    rel_keys = set(zip(relevant["topic"], relevant["docid"]))
-    out = pd.DataFrame({"system": system[order], "topic": topic[order], "score": score[order]})
-    out["rel"] = [(t, d) in rel_keys for t, d in zip(out["topic"], docid[order])]
+    # relevance of each kept row by integer keys (topic code, docid code)
+    qt = pd.Index(t_uniq).get_indexer(relevant["topic"])
+    qd = pd.Index(d_uniq).get_indexer(relevant["docid"])
+    found = (qt >= 0) & (qd >= 0)
+    n_d = np.int64(len(d_uniq) + 1)
+    rel_keys = qt[found].astype(np.int64) * n_d + qd[found]
+    row_keys = t_codes[order].astype(np.int64) * n_d + d_codes[order]
+    out = pd.DataFrame({
+        "system": np.asarray(s_uniq, dtype=object)[s_codes[order]],
+        "topic": np.asarray(t_uniq, dtype=object)[t_codes[order]],
+        "score": score[order],
+        "rel": np.isin(row_keys, rel_keys),
+    })
     return out, n_rel
 
 
