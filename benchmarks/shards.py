@@ -77,7 +77,7 @@ def main() -> None:
         print("  dask              (distributed not installed: pip install 'irmodels[dask]')")
     else:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             client.run(lambda: __import__("irmodels.studies.shard_study"))  # warm imports
             dask, t_dask, _, load = timed(col, client, **REDUCED)
         print(f"  dask LocalCluster {t_dask:8.1f}  {t_serial / t_dask:7.2f}x  "

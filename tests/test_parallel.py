@@ -188,3 +188,19 @@ def test_serial_map_is_the_list_comprehension(xs: list[int], seed: int) -> None:
     assert irm.parallel.map(_square, xs) == [x * x for x in xs]
     seeds = spawn_seeds(seed, len(xs))
     assert [pickle.loads(pickle.dumps(s)).entropy for s in seeds] == [seed] * len(xs)
+
+
+def _thread_env(_: int) -> tuple[str | None, str | None]:
+    import os
+
+    return os.environ.get("OPENBLAS_NUM_THREADS"), os.environ.get("OMP_NUM_THREADS")
+
+
+def test_workers_are_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the caller's choice is kept
+    out = irm.parallel.map(_thread_env, [0, 1, 2], backend="processes", n_workers=2)
+    assert out == [("1", "3")] * 3
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # the parent is left as it was
