@@ -43,7 +43,7 @@ def _cpu() -> float:
 
 
 class Timer:
-    def __enter__(self) -> Timer:
+    def __enter__(self):
         self.t0, self.c0 = time.perf_counter(), _cpu()
         return self
 

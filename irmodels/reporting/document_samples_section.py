@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -18,16 +19,19 @@ from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
 from irmodels.reporting.report import Section, frame_to_markdown
 
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
 __all__ = ["document_samples_section"]
 
 
-def _img(fig: object, alt: str) -> str:
+def _img(fig: Figure, alt: str) -> str:
     import matplotlib.pyplot as plt
 
     from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
 
     uri = figure_to_data_uri(figure_to_png(fig))
-    plt.close(fig)  # type: ignore[arg-type]
+    plt.close(fig)
     return f'<img alt="{html.escape(alt)}" src="{html.escape(uri)}">'
 
 

@@ -30,14 +30,14 @@ from irmodels.errors import DataFormatError, DataQualityWarning
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
 
 __all__ = [
-    "validate",
-    "sd_correlation",
-    "plot_validation",
-    "compare_tests",
-    "agreement",
-    "plot_pvalues",
-    "plot_power_curve",
     "TEST_COLUMNS",
+    "agreement",
+    "compare_tests",
+    "plot_power_curve",
+    "plot_pvalues",
+    "plot_validation",
+    "sd_correlation",
+    "validate",
 ]
 
 #: p-value columns of :func:`compare_tests`, in the paper's order.
