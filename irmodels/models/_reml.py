@@ -80,9 +80,11 @@ class Problem:
         self.pair_prod = (np.repeat(self.vals, m, axis=1) * np.tile(self.vals, (1, m)))
         self.q1 = self.term_sizes[0] if self.K else 0
         if self.strata is None:
-            self.strata = np.zeros(self.n, dtype=np.int64)
             self.n_strata = 1
-        self.n_per_stratum = np.bincount(self.strata, minlength=self.n_strata).astype(float)
+        #: stratum index of every observation (all 0 when homoscedastic)
+        self.sidx: np.ndarray = (np.zeros(self.n, dtype=np.int64) if self.strata is None
+                                 else np.asarray(self.strata, dtype=np.int64))
+        self.n_per_stratum = np.bincount(self.sidx, minlength=self.n_strata).astype(float)
         # pair classes for the block elimination
         a_, b_ = self.pair_a, self.pair_b
         q1 = self.q1
@@ -104,7 +106,7 @@ class Problem:
         if eta is None or self.n_strata == 1:
             return np.ones(self.n)
         full = np.concatenate([[0.0], np.asarray(eta, float)])
-        return np.exp(-2.0 * full)[self.strata]
+        return np.exp(-2.0 * full)[self.sidx]
 
     def dvec(self, theta: np.ndarray) -> np.ndarray:
         d = np.ones(self.Q)
@@ -142,7 +144,7 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
     m_vals = n_vals * d[pb.pair_a] * d[pb.pair_b]
     q1, r, Q = pb.q1, pb.r, pb.Q
     d1 = 1.0 + np.bincount(pb.idx11, weights=m_vals[pb.m11], minlength=q1)
-    C = np.bincount(pb.idx_rr, weights=m_vals[pb.mrr], minlength=r * r).reshape(r, r)
+    C = np.bincount(pb.idx_rr, weights=m_vals[pb.mrr], minlength=r * r).astype(float).reshape(r, r)
     rand_rest = pb.q - q1
     C[np.arange(rand_rest), np.arange(rand_rest)] += 1.0
     Bs: np.ndarray | sp.csr_matrix
@@ -199,7 +201,7 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
     q1, r = pb.q1, pb.r
     out = np.zeros(pb.pair_a.size)
-    if r:
+    if r and f.cho is not None:
         Sinv = _chol_inverse(f.cho[0])
     else:
         Sinv = np.zeros((0, 0))
@@ -271,8 +273,8 @@ def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
         # d/d eta_s (eta = log delta): N -> -2 N_s
         hpair = f.d[a] * f.d[b] * minv
         h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
-        hs = np.bincount(pb.strata, weights=f.w * h, minlength=pb.n_strata)
-        es = np.bincount(pb.strata, weights=f.w * f.resid**2, minlength=pb.n_strata)
+        hs = np.bincount(pb.sidx, weights=f.w * h, minlength=pb.n_strata)
+        es = np.bincount(pb.sidx, weights=f.w * f.resid**2, minlength=pb.n_strata)
         gs = -2.0 * hs + dof / f.r2 * (-2.0 * es) + 2.0 * pb.n_per_stratum
         g[pb.K:] = gs[1:]
     f.gradient = g

@@ -36,7 +36,7 @@ from irmodels.errors import (
     IRModelsWarning,
     ModelError,
 )
-from irmodels.formula.spec import ModelSpec
+from irmodels.formula.spec import ModelSpec, RandomTerm, Term
 from irmodels.models import _reml
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -295,12 +295,14 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
                 )
         random_codes.append(gc)
         random_labels.append(gl)
-    strata = labels_s = None
+    strata_idx: np.ndarray | None = None
+    labels_s: list[str] | None = None
     if residual is not None:
         codes0 = {f: codes[f] for f in residual}
-        strata, labels_s = _group(codes0, {f: levels[f] for f in residual}, residual, order="data")
+        strata_idx, labels_s = _group(codes0, {f: levels[f] for f in residual}, residual,
+                                      order="data")
     design = _Design(spec, y, codes, levels, fixed_names, [], X_idx, X_val, random_codes,
-                     random_labels, strata, labels_s, term_of)
+                     random_labels, strata_idx, labels_s, term_of)
     return design, data
 
 
@@ -356,7 +358,8 @@ def _closed_form(d: _Design, pb: _reml.Problem, order: list[int], reml: bool
     start = np.full(K, 0.5)
     if d.strata is not None:
         return None, start
-    factors = list(dict.fromkeys(f for t in (*spec.fixed, *spec.random) for f in t.factors))
+    terms: list[Term | RandomTerm] = [*spec.fixed, *spec.random]
+    factors = list(dict.fromkeys(f for t in terms for f in t.factors))
     L = [len(d.levels[f]) for f in factors]
     ncell = int(np.prod(L))
     if ncell > 5_000_000 or len(factors) > 6:
@@ -678,7 +681,7 @@ def _unprof_grad(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.nda
     g_logdet, g_r2 = _split_gradient(pb, f, reml)
     g_theta = g_logdet[: pb.K] + g_r2[: pb.K] / sigma**2
     g_sigma = 2.0 * dof / sigma - 2.0 * f.r2 / sigma**3
-    out = [g_theta, [g_sigma]]
+    out: list[np.ndarray] = [g_theta, np.array([g_sigma])]
     if pb.n_strata > 1:
         out.append(g_logdet[pb.K:] + g_r2[pb.K:] / sigma**2 + 2.0 * pb.n_per_stratum[1:])
     return np.concatenate(out), sigma**2 * _reml.fixed_cov_unscaled(pb, f)
@@ -700,8 +703,8 @@ def _split_gradient(pb: _reml.Problem, f: _reml.Fit, reml: bool) -> tuple[np.nda
     if pb.n_strata > 1:
         hpair = f.d[a] * f.d[b] * minv
         h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
-        hs = np.bincount(pb.strata, weights=f.w * h, minlength=pb.n_strata)
-        es = np.bincount(pb.strata, weights=f.w * f.resid**2, minlength=pb.n_strata)
+        hs = np.bincount(pb.sidx, weights=f.w * h, minlength=pb.n_strata)
+        es = np.bincount(pb.sidx, weights=f.w * f.resid**2, minlength=pb.n_strata)
         gl = np.concatenate([gl, -2.0 * hs[1:]])
         gr = np.concatenate([gr, -2.0 * es[1:]])
     return gl, gr
@@ -872,6 +875,7 @@ def mixed(
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
             et = x[K:] if pb.n_strata > 1 else None
             f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
+            assert f.gradient is not None  # asked for above
             return f.deviance, f.gradient
 
         with np.errstate(all="ignore"):
@@ -921,7 +925,7 @@ def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
 
 def _eta_start(pb: _reml.Problem) -> np.ndarray:
     """log SD ratios from within-stratum spread of the response (around cell means)."""
-    s = pb.strata
+    s = pb.sidx
     n_s = pb.n_per_stratum
     mean = np.bincount(s, weights=pb.y, minlength=pb.n_strata) / n_s
     ss = np.bincount(s, weights=(pb.y - mean[s]) ** 2, minlength=pb.n_strata)
@@ -1076,7 +1080,8 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
         results = tuple(r if r.method == "ML" else r._refit_ml() for r in results)
     order = sorted(range(len(results)), key=lambda i: results[i].n_params)
     ordered = [results[i] for i in order]
-    convention = "nlme" if any(r.residual for r in ordered) else "lme4"
+    convention: Literal["lme4", "nlme"] = (
+        "nlme" if any(r.residual for r in ordered) else "lme4")
     labels: list[str] = []
     for r in ordered:
         lab = _label(r)
