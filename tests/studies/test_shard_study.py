@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import irmodels as irm
@@ -411,3 +413,30 @@ def test_missing_policy_uses_least_squares(toy) -> None:
     assert rec["n_undefined"] > 0
     assert rec["F_system"] == pytest.approx(fit.table.loc["system", "F"], rel=1e-9)
     assert rec["df_error"] == fit.df_resid
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n_shards=st.integers(1, 12),
+       undefined=st.sampled_from([0.0, 0.25, "drop", "missing"]),
+       measure=st.sampled_from(["AP", "P@3", "RR"]))
+def test_property_fast_path_equals_evaluate(seed: int, n_shards: int, undefined: object,
+                                            measure: str) -> None:
+    runs, qrels, docs = toy_collection(seed=seed % 1000, n_docs=120, topics=3, systems=3,
+                                       depth=15, ties=True)
+    labels = shard_labels(len(docs), n_shards, seed)
+    kind, k = fast_measure(measure)
+    prep = prepare(runs, qrels, pd.Index(docs), measure, kind, k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedValueWarning)
+        try:
+            ref = irm.evaluate(runs, qrels, [measure], undefined=undefined,
+                               shards=pd.Series(labels, index=docs))
+        except DataFormatError:
+            with pytest.raises(DataFormatError):
+                evaluate_assignment(prep, labels, n_shards, undefined)
+            return
+    got, _ = evaluate_assignment(prep, labels, n_shards, undefined)
+    r, g = _sorted(ref), _sorted(got)
+    assert r[["topic", "system", "shard"]].to_numpy().tolist() == \
+        g[["topic", "system", "shard"]].to_numpy().tolist()
+    np.testing.assert_allclose(g["score"], r["score"], rtol=0, atol=1e-12)
