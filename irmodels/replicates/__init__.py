@@ -11,6 +11,8 @@ from typing import Any
 _LAZY = {
     "shards": "irmodels.replicates.sharding:shards",
     "shard_splits": "irmodels.replicates.sharding:shard_splits",
+    "read_docids": "irmodels.replicates.sharding:read_docids",
+    "docids_from": "irmodels.replicates.sharding:docids_from",
     "document_samples": "irmodels.replicates.documents:document_samples",
     "topic_subsets": "irmodels.replicates.topics:topic_subsets",
 }
