@@ -271,7 +271,7 @@ def compare_tests(
         ``"containment"`` (default) is nlme's between/within rule, ``n_topics - 1`` for this
         design, as ``summary(lme(...))`` reports and the paper used; ``"satterthwaite"`` takes
         the df of :attr:`irmodels.MixedResult.fixed` (lmerTest's approximation; it costs a
-        numerical Hessian, about as much again as the heteroscedastic fit itself). The two agree for the
+        numerical Hessian, about three times the heteroscedastic fit itself). The two agree for the
         homoscedastic model on balanced data; for the heteroscedastic model they differ
         (16.7 instead of 19 on the first pair of the nlme fixture).
 

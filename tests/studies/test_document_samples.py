@@ -56,6 +56,17 @@ def nlme_comparison(reference_samples: pd.DataFrame, small_collection) -> pd.Dat
                                 samples=samples)
 
 
+def test_homoscedastic_model_equals_t_on_means_when_balanced(nlme_comparison: pd.DataFrame) -> None:
+    # balanced pairs (no topic excluded): REML = ANOVA estimates, t and df of the paired t-test
+    # on the per-topic means; the pair that lost topic 15 in the mixed models differs
+    full = nlme_comparison["excluded_topics"] == ""
+    assert full.sum() == 3
+    np.testing.assert_allclose(nlme_comparison.loc[full, "p_mixed"],
+                               nlme_comparison.loc[full, "p_t_means"], rtol=1e-9)
+    lost = nlme_comparison.loc[~full].iloc[0]
+    assert abs(lost["p_mixed"] - lost["p_t_means"]) > 0.1
+
+
 def test_fixture_response_is_the_one_compare_tests_builds(reference_samples: pd.DataFrame) -> None:
     # R fits the CSV's y; compare_tests rebuilds y from score: both must be the same doubles
     y = apply_transform(reference_samples["score"].to_numpy(), "logit", DEFAULT_EPSILON)
