@@ -41,7 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "systems); with --validate also report.html")
     d.add_argument("--df", default="containment", choices=["containment", "satterthwaite"],
                    help="df of the mixed models' t-tests (default containment, as nlme)")
-    d.add_argument("--backend", default="serial", help="serial, processes or a Dask scheduler address")
+    d.add_argument("--backend", default="serial",
+                   help="serial, processes or a Dask scheduler address; 'processes' is advised "
+                        "for --compare on many systems (its workers use one BLAS thread: a "
+                        "multi-threaded BLAS slows the small mixed-model fits on a busy machine)")
     d.add_argument("--out", default="irmodels-simulation", help="output directory")
     d.set_defaults(func=run)
 
