@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
 
 
-def _format_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ANN001
+def _format_warning(message, category, filename, lineno, line=None) -> str:
     return f"irmodels: warning: {message}\n"
 
 

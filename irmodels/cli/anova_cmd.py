@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels._display import frame_to_latex, frame_to_text
-    from irmodels.cli.gstudy import load_data
+    from irmodels.cli._common import load_data
 
     data = load_data(args.data, measure=args.measure)
     model = args.formula or args.model

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from irmodels.cli._common import parse_undefined
 from irmodels.errors import DataFormatError
 
 _DEFAULT = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)"]
@@ -80,17 +81,6 @@ def _measures(values: list[str] | None) -> list[str]:
     return out
 
 
-def _undefined(text: str) -> float | str:
-    if text in ("drop", "missing"):
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise DataFormatError(
-            f"--undefined {text!r} is not a policy; give a number (e.g. 0), 'drop' or 'missing'"
-        ) from None
-
-
 def _read_shards(path: str):
     import pandas as pd
 
@@ -116,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     for m in measures:  # fail on a bad name before reading large files
         parse_measure(m)
-    policy = _undefined(args.undefined)
+    policy = parse_undefined(args.undefined)
     for path in args.runs:
         if not Path(path).exists():
             raise DataFormatError(f"run file or directory {path} does not exist")

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.cli.gstudy import load_data
+    from irmodels.cli._common import load_data
 
     data = load_data(args.data, measure=args.measure)
     fit = irm.mixed(args.formula, data, method=args.method, residual=args.residual,

@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels._display import frame_to_text
-    from irmodels.cli.gstudy import load_data
+    from irmodels.cli._common import load_data
 
     if not 0 < args.alpha < 1:
         raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from irmodels.cli.gstudy import float_list, load_data
+from irmodels.cli._common import float_list, load_data
 from irmodels.errors import DesignError
 
 

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from irmodels.cli._common import parse_undefined
+
 
 def _int_list(text: str) -> list[int]:
     try:
@@ -74,19 +76,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _undefined(text: str) -> float | str:
-    from irmodels.errors import DataFormatError
-
-    if text in ("drop", "missing"):
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise DataFormatError(
-            f"--undefined {text!r} is not a policy; use a number (e.g. 0), drop or missing"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.errors import DataFormatError
@@ -95,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise DataFormatError(f"--out {out} exists and is not a directory; give a directory")
-    undefined = _undefined(args.undefined)
+    undefined = parse_undefined(args.undefined)
     t0 = time.perf_counter()
     if args.demo:
         if args.qrels or args.docids:

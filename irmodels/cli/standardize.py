@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from irmodels.cli.gstudy import load_data
+from irmodels.cli._common import load_data
 from irmodels.errors import DataFormatError, DesignError
 
 METHODS = ("normal", "z", "t1", "uniform", "ecdf")
