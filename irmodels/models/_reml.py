@@ -244,16 +244,14 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     return out
 
 
-def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
-             gradient: bool = False) -> Fit:
-    """Profiled deviance at (theta, eta), with its gradient in (theta, eta) when asked."""
-    theta = np.asarray(theta, float)
-    f = _factor(pb, theta, eta, reml)
-    if not gradient:
-        return f
+def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Derivatives of log det M (``gl``) and of the weighted residual sum of squares (``gr``).
+
+    Both are with respect to (theta, eta[1:]); the profiled deviance's gradient is
+    ``gl + dof / r2 * gr`` (plus ``2 N_s`` for each eta_s), and lmerTest's unprofiled
+    derivatives reuse the two parts separately.
+    """
     minv = _minv_pattern(pb, f, ml=not reml)
-    dof = (pb.n - pb.p) if reml else pb.n
-    g = np.zeros(pb.K + pb.n_strata - 1)
     a, b = pb.pair_a, pb.pair_b
     # d logdet / d theta_k = 2 sum_{pairs (a,b), a in k} N_ab d_b Minv_ab
     contrib = f.n_vals * f.d[b] * minv
@@ -263,20 +261,32 @@ def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
     # d r2 / d theta_k = -2 sum_i w_i e_i (Z_k u_k)_i
     u_full = np.concatenate([f.u, np.zeros(pb.p)])
     tcol = pb.term_of_col[pb.cols]
-    zu = pb.vals * u_full[pb.cols]
-    we = f.w * f.resid
-    gr = np.zeros(pb.K)
-    for k in range(pb.K):
-        gr[k] = -2.0 * float(np.sum(we * np.sum(np.where(tcol == k, zu, 0.0), axis=1)))
-    g[: pb.K] = gl + dof / f.r2 * gr
+    zu = (f.w * f.resid)[:, None] * (pb.vals * u_full[pb.cols])
+    keep = tcol >= 0
+    gr = -2.0 * np.bincount(tcol[keep], weights=zu[keep], minlength=pb.K)
     if pb.n_strata > 1:
         # d/d eta_s (eta = log delta): N -> -2 N_s
         hpair = f.d[a] * f.d[b] * minv
         h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
         hs = np.bincount(pb.sidx, weights=f.w * h, minlength=pb.n_strata)
         es = np.bincount(pb.sidx, weights=f.w * f.resid**2, minlength=pb.n_strata)
-        gs = -2.0 * hs + dof / f.r2 * (-2.0 * es) + 2.0 * pb.n_per_stratum
-        g[pb.K:] = gs[1:]
+        gl = np.concatenate([gl, -2.0 * hs[1:]])
+        gr = np.concatenate([gr, -2.0 * es[1:]])
+    return gl, gr
+
+
+def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
+             gradient: bool = False) -> Fit:
+    """Profiled deviance at (theta, eta), with its gradient in (theta, eta) when asked."""
+    theta = np.asarray(theta, float)
+    f = _factor(pb, theta, eta, reml)
+    if not gradient:
+        return f
+    dof = (pb.n - pb.p) if reml else pb.n
+    gl, gr = gradient_parts(pb, f, reml)
+    g = gl + dof / f.r2 * gr
+    if pb.n_strata > 1:
+        g[pb.K:] += 2.0 * pb.n_per_stratum[1:]
     f.gradient = g
     return f
 

@@ -688,26 +688,7 @@ def _unprof_grad(pb: _reml.Problem, theta: np.ndarray, sigma: float, eta: np.nda
 
 
 def _split_gradient(pb: _reml.Problem, f: _reml.Fit, reml: bool) -> tuple[np.ndarray, np.ndarray]:
-    minv = _reml._minv_pattern(pb, f, ml=not reml)
-    a, b = pb.pair_a, pb.pair_b
-    contrib = f.n_vals * f.d[b] * minv
-    ta = pb.term_of_col[a]
-    sel = ta >= 0
-    gl = 2.0 * np.bincount(ta[sel], weights=contrib[sel], minlength=pb.K)
-    u_full = np.concatenate([f.u, np.zeros(pb.p)])
-    tcol = pb.term_of_col[pb.cols]
-    zu = pb.vals * u_full[pb.cols]
-    we = f.w * f.resid
-    gr = np.array([-2.0 * float(np.sum(we * np.sum(np.where(tcol == k, zu, 0.0), axis=1)))
-                   for k in range(pb.K)])
-    if pb.n_strata > 1:
-        hpair = f.d[a] * f.d[b] * minv
-        h = np.sum(pb.pair_prod * hpair[pb.pair_of], axis=1)
-        hs = np.bincount(pb.sidx, weights=f.w * h, minlength=pb.n_strata)
-        es = np.bincount(pb.sidx, weights=f.w * f.resid**2, minlength=pb.n_strata)
-        gl = np.concatenate([gl, -2.0 * hs[1:]])
-        gr = np.concatenate([gr, -2.0 * es[1:]])
-    return gl, gr
+    return _reml.gradient_parts(pb, f, reml)
 
 
 def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None,
