@@ -27,18 +27,6 @@ def _inf(v: object) -> float:
     return {"Inf": np.inf, "-Inf": -np.inf}.get(v, v)  # type: ignore[arg-type]
 
 
-@pytest.fixture(scope="module")
-def ref() -> dict:
-    return json.loads((REF / "pairwise.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def frames(shared_data: Path) -> dict[str, pd.DataFrame]:
-    small = irm.frame(pd.read_csv(REF / "data" / "pairwise_small.csv"))
-    adhoc5 = pd.read_csv(shared_data / "ir-scores" / "adhoc5_ap.csv").iloc[:, :8]
-    return {"small": small, "adhoc5": irm.from_wide(adhoc5)}
-
-
 @pytest.mark.parametrize("dataset", ["small", "adhoc5"])
 @pytest.mark.parametrize("alternative", list(ALTS))
 @pytest.mark.parametrize("test", ["t", "t2", "wilcoxon", "sign"])

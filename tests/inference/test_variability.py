@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -19,18 +18,6 @@ from irmodels.inference.pairwise import score_matrix
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 ALTS = {"two-sided": "two.sided", "greater": "greater", "less": "less"}
-
-
-@pytest.fixture(scope="module")
-def ref() -> dict:
-    return json.loads((REF / "pairwise.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def frames(shared_data: Path) -> dict[str, pd.DataFrame]:
-    small = irm.frame(pd.read_csv(REF / "data" / "pairwise_small.csv"))
-    adhoc5 = pd.read_csv(shared_data / "ir-scores" / "adhoc5_ap.csv").iloc[:, :8]
-    return {"small": small, "adhoc5": irm.from_wide(adhoc5)}
 
 
 def test_public_name() -> None:
