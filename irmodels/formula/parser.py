@@ -7,13 +7,20 @@ The language is the subset of R/lme4 formulas that IR evaluation models need::
     sum       := ["-"] product (("+" | "-") product)*
     product   := inter (("*" | "/") inter)*
     inter     := atom (":" atom)*
-    atom      := NAME | "0" | "1" | "(" sum ")" | "(" "1" "|" group ")"
+    atom      := NAME | "C" "(" NAME ")" | "0" | "1" | "(" sum ")" | "(" "1" "|" group ")"
     group     := NAME ((":" | "/") NAME)*
 
 ``a*b`` is ``a + b + a:b``; ``a/b`` is ``a + a:b``; ``- term`` removes a term; ``0`` or ``-1``
 removes the intercept; ``(1|g)`` is a random intercept for the levels of ``g``;
 ``(1|a/b)`` expands to ``(1|a) + (1|a:b)``. Response transforms come from a whitelist
-(``logit``, ``log``, ``sqrt``, ``asin_sqrt``). Nothing is ever evaluated.
+(``logit``, ``log``, ``sqrt``, ``asin_sqrt``). ``C(x)`` (or ``factor(x)``) declares the column
+``x`` a factor even when it holds numbers. Nothing is ever evaluated.
+
+Parsing is bounded: a formula longer than :data:`MAX_LENGTH` characters, parentheses nested
+deeper than :data:`MAX_DEPTH`, an expansion to more than :data:`MAX_TERMS` fixed terms (checked
+before the terms are built: ``a*b*...`` of 20 factors is refused at once), an interaction of
+more than :data:`MAX_ORDER` factors, or more than :data:`MAX_WORK` term constructions in all
+raise :class:`~irmodels.FormulaError`. Time and memory are linear in the length of the formula.
 """
 
 from __future__ import annotations
@@ -26,9 +33,23 @@ from dataclasses import dataclass
 from irmodels.errors import FormulaError
 from irmodels.formula.spec import DEFAULT_EPSILON, TRANSFORMS, ModelSpec, RandomTerm, Term
 
-__all__ = ["parse_formula", "resolve", "PRESETS"]
+__all__ = ["parse_formula", "resolve", "PRESETS", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
+           "MAX_ORDER", "MAX_WORK", "FACTOR_FUNCTIONS"]
 
-#: The six models of Ferro & Sanderson (SIGIR 2019), METHODS.md section 2.
+#: Longest formula accepted, in characters.
+MAX_LENGTH = 20_000
+#: Deepest nesting of parentheses accepted.
+MAX_DEPTH = 50
+#: Most fixed terms a formula may expand to (``a*b*c`` is 7 terms); checked before expanding.
+MAX_TERMS = 1_000
+#: Most factors in one interaction term (``a:b:c`` has 3).
+MAX_ORDER = 10
+#: Most term constructions (one per term built by ``*``, ``/``, ``:`` or ``+``) in one parse.
+MAX_WORK = 200_000
+#: Right-hand-side functions that declare a column a factor (``C(qid)``).
+FACTOR_FUNCTIONS = ("C", "factor")
+
+#: The six models of Ferro & Sanderson (SIGIR 2019).
 PRESETS: dict[str, str] = {
     "MD1": "score ~ topic + system",
     "MD2": "score ~ topic + system",
@@ -75,25 +96,36 @@ def _tokenize(text: str) -> list[_Tok]:
     return toks
 
 
-# An expression evaluates to an ordered list of terms; each term is a tuple of factor names.
-_TermList = list[tuple[str, ...]]
+# An expression evaluates to an ordered set of terms; each term is a tuple of factor names,
+# keyed by its set of factors (``a:b`` and ``b:a`` are one term).
+_TermMap = dict[frozenset[str], tuple[str, ...]]
 
 
 @dataclass
 class _Item:
-    """What a sub-expression denotes: fixed terms, removals, intercept flags, random terms."""
+    """What a sub-expression denotes: fixed terms, intercept flag, random terms, its span."""
 
-    terms: _TermList
-    spans: dict[tuple[str, ...], tuple[int, int]]
+    terms: _TermMap
+    spans: dict[frozenset[str], tuple[int, int]]
     random: list[tuple[tuple[str, ...], tuple[int, int]]]
+    span: tuple[int, int]
     intercept: bool | None = None  # True: "1" seen, False: "0" seen
 
 
 class _Parser:
     def __init__(self, text: str):
+        if len(text) > MAX_LENGTH:
+            raise FormulaError(
+                f"the formula has {len(text):,} characters, more than the limit of {MAX_LENGTH:,}; "
+                "a model of that size cannot be fitted. Write fewer terms (a*b expands itself)."
+            )
         self.text = text
         self.toks = _tokenize(text)
         self.i = 0
+        self.depth = 0
+        self.work = 0
+        self.categorical: dict[str, tuple[int, int]] = {}
+        self._is_random = _random_parens(self.toks)
 
     # -- token helpers -------------------------------------------------------------------
     @property
@@ -102,7 +134,8 @@ class _Parser:
 
     def _advance(self) -> _Tok:
         t = self.toks[self.i]
-        self.i += 1
+        if t.kind != "end":
+            self.i += 1
         return t
 
     def _expect(self, text: str, what: str) -> _Tok:
@@ -115,6 +148,25 @@ class _Parser:
     def _error(self, message: str, tok: _Tok | None = None) -> FormulaError:
         t = tok or self.tok
         return FormulaError(message, self.text, (t.start, max(t.end, t.start + 1)))
+
+    def _spend(self, n: int, span: tuple[int, int]) -> None:
+        """Count ``n`` term constructions against :data:`MAX_WORK` (before doing them)."""
+        self.work += n
+        if self.work > MAX_WORK:
+            raise FormulaError(
+                f"the formula needs more than {MAX_WORK:,} term constructions to expand; "
+                "it is too large to be a model. Write fewer or smaller products.",
+                self.text, span,
+            )
+
+    def _check_size(self, n_terms: int, op: _Tok, span: tuple[int, int]) -> None:
+        if n_terms > MAX_TERMS:
+            raise FormulaError(
+                f"'{op.text}' here would expand to {n_terms:,} fixed terms, more than the limit of "
+                f"{MAX_TERMS:,}; no model of that size can be fitted. Write the terms you need "
+                "(e.g. a*b + c instead of a*b*c*...).",
+                self.text, span,
+            )
 
     # -- grammar ---------------------------------------------------------------------------
     def parse(self) -> tuple[str, str | None, float, _Item]:
@@ -133,6 +185,11 @@ class _Parser:
         item = self._sum()
         if self.tok.kind != "end":
             raise self._error(f"unexpected {self.tok.text!r}")
+        if len(item.terms) > MAX_TERMS:
+            raise FormulaError(
+                f"the formula has {len(item.terms):,} fixed terms, more than the limit of "
+                f"{MAX_TERMS:,}; no model of that size can be fitted.", self.text, item.span,
+            )
         return response, transform, eps, item
 
     def _response(self) -> tuple[str, str | None, float]:
@@ -170,13 +227,15 @@ class _Parser:
         return t.text, None, DEFAULT_EPSILON
 
     def _sum(self) -> _Item:
-        out = _Item([], {}, [], None)
+        first = self.tok
+        out = _Item({}, {}, [], (first.start, first.end), None)
         sign = "+"
         if self.tok.kind == "op" and self.tok.text in "+-":
             sign = self._advance().text
         while True:
             start_tok = self.tok
             item = self._product()
+            self._spend(len(item.terms) + 1, item.span)
             if sign == "+":
                 _merge(out, item)
             else:
@@ -186,17 +245,21 @@ class _Parser:
                     out.intercept = False
                 elif item.intercept is False:
                     out.intercept = True
-                for term in item.terms:
-                    key = frozenset(term)
-                    kept = [x for x in out.terms if frozenset(x) != key]
-                    if len(kept) == len(out.terms):
-                        span = item.spans.get(term, (start_tok.start, start_tok.end))
+                for key, term in item.terms.items():
+                    if key not in out.terms:
+                        span = item.spans.get(key, item.span)
                         raise FormulaError(
                             f"cannot remove {':'.join(term)!r}: it is not among the terms before it",
                             self.text,
                             span,
                         )
-                    out.terms = kept
+                    del out.terms[key]
+                out.span = (min(out.span[0], item.span[0]), max(out.span[1], item.span[1]))
+            if len(out.terms) > MAX_TERMS:
+                raise FormulaError(
+                    f"the formula has more than {MAX_TERMS:,} fixed terms; no model of that size "
+                    "can be fitted.", self.text, item.span,
+                )
             if self.tok.kind == "op" and self.tok.text in "+-":
                 sign = self._advance().text
                 continue
@@ -212,19 +275,32 @@ class _Parser:
                     raise self._error("random terms (1|g) cannot be multiplied; add them with '+'", op_tok)
                 if side.intercept is not None and not side.terms:
                     raise self._error(f"'{op_tok.text}' needs factors on both sides, not 0 or 1", op_tok)
-            cross = [_join(a, b) for a in left.terms for b in right.terms]
-            spans = {**left.spans, **right.spans}
-            span = (min(s[0] for s in spans.values()), max(s[1] for s in spans.values()))
+            span = (min(left.span[0], right.span[0]), max(left.span[1], right.span[1]))
+            nl, nr = len(left.terms), len(right.terms)
+            # size before expanding: a*b has |a| + |b| + |a||b| terms, a/b has |a| + |b|
+            size = nl + nr + nl * nr if op_tok.text == "*" else nl + nr
+            self._check_size(size, op_tok, span)
+            self._spend(size, span)
+            terms: _TermMap = dict(left.terms)
             if op_tok.text == "*":
-                terms = left.terms + right.terms + cross
+                for k, t in right.terms.items():
+                    terms.setdefault(k, t)
+                for a in left.terms.values():
+                    for b in right.terms.values():
+                        j = self._join(a, b, op_tok, span)
+                        terms.setdefault(frozenset(j), j)
             else:  # a/b = a + a:b, with all of a's factors
                 whole: tuple[str, ...] = ()
-                for t in left.terms:
-                    whole = _join(whole, t)
-                terms = left.terms + [_join(whole, b) for b in right.terms]
-            for t in terms:
-                spans.setdefault(t, span)
-            left = _Item(_dedupe(terms), spans, [], None)
+                for t in left.terms.values():
+                    whole = self._join(whole, t, op_tok, span)
+                for b in right.terms.values():
+                    j = self._join(whole, b, op_tok, span)
+                    terms.setdefault(frozenset(j), j)
+            spans = left.spans
+            spans.update({k: v for k, v in right.spans.items() if k not in spans})
+            for k in terms:
+                spans.setdefault(k, span)
+            left = _Item(terms, spans, [], span, None)
         return left
 
     def _inter(self) -> _Item:
@@ -235,54 +311,78 @@ class _Parser:
             for side in (left, right):
                 if side.random or (side.intercept is not None and not side.terms):
                     raise self._error("':' joins factors, e.g. topic:system", op_tok)
-            spans = {**left.spans, **right.spans}
-            span = (min(s[0] for s in spans.values()), max(s[1] for s in spans.values()))
-            terms = _dedupe([_join(a, b) for a in left.terms for b in right.terms])
-            left = _Item(terms, {t: span for t in terms}, [], None)
+            span = (min(left.span[0], right.span[0]), max(left.span[1], right.span[1]))
+            size = len(left.terms) * len(right.terms)
+            self._check_size(size, op_tok, span)
+            self._spend(size, span)
+            terms: _TermMap = {}
+            for a in left.terms.values():
+                for b in right.terms.values():
+                    j = self._join(a, b, op_tok, span)
+                    terms.setdefault(frozenset(j), j)
+            left = _Item(terms, {k: span for k in terms}, [], span, None)
         return left
+
+    def _join(self, a: tuple[str, ...], b: tuple[str, ...], op: _Tok,
+              span: tuple[int, int]) -> tuple[str, ...]:
+        j = _join(a, b)
+        if len(j) > MAX_ORDER:
+            raise FormulaError(
+                f"'{op.text}' here builds an interaction of {len(j)} factors, more than the limit "
+                f"of {MAX_ORDER}; such a term cannot be estimated from IR data.",
+                self.text, span,
+            )
+        return j
 
     def _atom(self) -> _Item:
         t = self.tok
         if t.kind == "name":
             self._advance()
             if self.tok.kind == "op" and self.tok.text == "(":
+                if t.text in FACTOR_FUNCTIONS:
+                    return self._factor_call(t)
                 raise self._error(
                     f"functions are not allowed on the right-hand side ({t.text!r}); "
-                    "use factor columns, ':' and '*'",
+                    "use columns, C(column) for a numeric column read as a factor, ':' and '*'",
                     t,
                 )
-            return _Item([(t.text,)], {(t.text,): (t.start, t.end)}, [], None)
+            key = frozenset((t.text,))
+            return _Item({key: (t.text,)}, {key: (t.start, t.end)}, [], (t.start, t.end), None)
         if t.kind == "number":
             self._advance()
             if t.text in ("0", "1"):
-                return _Item([], {}, [], t.text == "1")
+                return _Item({}, {}, [], (t.start, t.end), t.text == "1")
             raise self._error(f"unexpected number {t.text}; only 0 and 1 (the intercept) are allowed", t)
         if t.kind == "op" and t.text == "(":
+            open_i = self.i
             open_tok = self._advance()
-            # random term?
-            j = self.i
-            depth = 0
-            is_random = False
-            while self.toks[j].kind != "end":
-                tx = self.toks[j]
-                if tx.kind == "op" and tx.text == "(":
-                    depth += 1
-                elif tx.kind == "op" and tx.text == ")":
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif tx.kind == "op" and tx.text == "|" and depth == 0:
-                    is_random = True
-                    break
-                j += 1
-            if is_random:
+            if self._is_random.get(open_i, False):
                 return self._random(open_tok)
+            if self.depth >= MAX_DEPTH:
+                raise FormulaError(
+                    f"parentheses nested more than {MAX_DEPTH} deep; simplify the formula",
+                    self.text, (open_tok.start, open_tok.end),
+                )
+            self.depth += 1
             inner = self._sum()
-            self._expect(")", "')'")
+            self.depth -= 1
+            close = self._expect(")", "')'")
+            inner.span = (open_tok.start, close.end)
             return inner
         if t.kind == "end":
             raise self._error("the formula ends where a term was expected")
         raise self._error(f"unexpected {t.text!r} where a term was expected", t)
+
+    def _factor_call(self, fn: _Tok) -> _Item:
+        self._advance()  # "("
+        name = self._advance()
+        if name.kind != "name":
+            raise self._error(f"{fn.text}() takes one column name, e.g. {fn.text}(qid)", name)
+        close = self._expect(")", f"')' closing {fn.text}(")
+        self.categorical.setdefault(name.text, (name.start, name.end))
+        key = frozenset((name.text,))
+        span = (fn.start, close.end)
+        return _Item({key: (name.text,)}, {key: span}, [], span, None)
 
     def _random(self, open_tok: _Tok) -> _Item:
         lhs = self.tok
@@ -310,15 +410,33 @@ class _Parser:
             nm = self._advance()
             if nm.kind != "name":
                 raise self._error("expected a factor name", nm)
+            current = self._join(current, (nm.text,), op, (open_tok.start, nm.end))
             if op.text == ":":
-                current = _join(current, (nm.text,))
                 groups[-1] = current
             else:  # nesting: keep the outer group, add the inner interaction
-                current = _join(current, (nm.text,))
                 groups.append(current)
+            self._spend(len(current), (open_tok.start, nm.end))
         close = self._expect(")", "')' closing the random term")
         span = (open_tok.start, close.end)
-        return _Item([], {}, [(g, span) for g in groups], None)
+        return _Item({}, {}, [(g, span) for g in groups], span, None)
+
+
+def _random_parens(toks: list[_Tok]) -> dict[int, bool]:
+    """One pass: for every '(' (token index), whether a '|' sits at its top level."""
+    is_random: dict[int, bool] = {}
+    stack: list[int] = []
+    for i, t in enumerate(toks):
+        if t.kind != "op":
+            continue
+        if t.text == "(":
+            stack.append(i)
+            is_random[i] = False
+        elif t.text == ")":
+            if stack:
+                stack.pop()
+        elif t.text == "|" and stack:
+            is_random[stack[-1]] = True
+    return is_random
 
 
 def _join(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
@@ -329,34 +447,42 @@ def _join(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _dedupe(terms: Iterable[tuple[str, ...]]) -> _TermList:
-    seen: set[frozenset[str]] = set()
-    out: _TermList = []
-    for t in terms:
-        k = frozenset(t)
-        if k and k not in seen:
-            seen.add(k)
-            out.append(t)
-    return out
-
-
 def _merge(into: _Item, item: _Item) -> None:
-    into.terms = _dedupe(into.terms + item.terms)
+    for k, t in item.terms.items():
+        into.terms.setdefault(k, t)
     for k, v in item.spans.items():
         into.spans.setdefault(k, v)
     into.random.extend(item.random)
+    into.span = (min(into.span[0], item.span[0]), max(into.span[1], item.span[1]))
     if item.intercept is not None:
         into.intercept = item.intercept
+
+
+def _column_names(toks: list[_Tok]) -> list[tuple[str, tuple[int, int]]]:
+    """Every column name of the formula with its span, in order (functions and 'eps=' left out)."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    for i, t in enumerate(toks):
+        if t.kind != "name":
+            continue
+        nxt = toks[i + 1]
+        if nxt.kind == "op" and nxt.text == "(":
+            continue  # a transform or C(): the parser checks the function name
+        if t.text == "eps" and nxt.kind == "op" and nxt.text == "=":
+            continue
+        out.append((t.text, (t.start, t.end)))
+    return out
 
 
 def _check_columns(
     text: str, names: Iterable[tuple[str, tuple[int, int]]], columns: Sequence[str]
 ) -> None:
     available = [str(c) for c in columns]
+    known = set(available)
     for name, span in names:
-        if name not in available:
+        if name not in known:
             close = difflib.get_close_matches(name, available, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (columns: {', '.join(available)})"
+            shown = ", ".join(available[:20]) + (", ..." if len(available) > 20 else "")
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (columns: {shown})"
             raise FormulaError(f"unknown column {name!r}{hint}", text, span)
 
 
@@ -400,18 +526,21 @@ def parse_formula(
     if not isinstance(formula, str):
         raise FormulaError(f"a formula must be a string, got {type(formula).__name__}")
     parser = _Parser(formula)
+    names = _column_names(parser.toks)
+    if columns is not None:  # before any expansion: an unknown column costs one pass
+        _check_columns(formula, names, columns)
     response, transform, eps, item = parser.parse()
     if epsilon is not None:
         eps = float(epsilon)
 
     # order of first appearance of every factor name (for labels like topic:system)
     order: dict[str, int] = {}
-    for tok in parser.toks:
-        if tok.kind == "name" and tok.text not in TRANSFORMS and tok.text != "eps":
-            order.setdefault(tok.text, len(order))
-    fixed_terms = [tuple(sorted(t, key=lambda f: order[f])) for t in item.terms]
+    for name, _ in names:
+        order.setdefault(name, len(order))
+    terms = list(item.terms.values())
+    appearance = {frozenset(t): i for i, t in enumerate(terms)}
+    fixed_terms = [tuple(sorted(t, key=lambda f: order[f])) for t in terms]
     # R's order: by interaction order, then order of appearance
-    appearance = {frozenset(t): i for i, t in enumerate(_dedupe(item.terms))}
     fixed_terms = sorted(fixed_terms, key=lambda t: (len(t), appearance[frozenset(t)]))
 
     random_seen: set[frozenset[str]] = set()
@@ -425,13 +554,10 @@ def parse_formula(
 
     if response in {f for t in fixed_terms for f in t} | {f for g, _ in item.random for f in g}:
         raise FormulaError(f"the response {response!r} also appears as a term", formula, None)
-
-    if columns is not None:
-        names: list[tuple[str, tuple[int, int]]] = []
-        for tok in parser.toks:
-            if tok.kind == "name" and tok.text not in TRANSFORMS and tok.text != "eps":
-                names.append((tok.text, (tok.start, tok.end)))
-        _check_columns(formula, names, columns)
+    fixed_factors = {f for t in fixed_terms for f in t}
+    for name, span in parser.categorical.items():
+        if name not in fixed_factors:  # pragma: no cover - C(x) always yields a term
+            raise FormulaError(f"C({name}) is not a fixed term", formula, span)
 
     return ModelSpec(
         formula=formula,
@@ -441,6 +567,7 @@ def parse_formula(
         fixed=tuple(Term(t) for t in fixed_terms),
         random=tuple(random_terms),
         epsilon=eps,
+        categorical=frozenset(parser.categorical),
     )
 
 

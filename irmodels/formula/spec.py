@@ -6,7 +6,7 @@ and which random-intercept terms the model has. It evaluates nothing: models rea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -32,11 +32,29 @@ class Term:
     """
 
     factors: tuple[str, ...]
+    #: The factors of this term that are numeric covariates (set by
+    #: :meth:`ModelSpec.with_numeric` once the data are known; empty after parsing).
+    numeric: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def name(self) -> str:
         """R-style label, e.g. ``topic:system``."""
         return ":".join(self.factors)
+
+    @property
+    def is_covariate(self) -> bool:
+        """Whether the term involves a numeric covariate (``qlen``, ``system:qlen``)."""
+        return bool(self.numeric)
+
+    @property
+    def categorical_factors(self) -> tuple[str, ...]:
+        """The factors of the term that are categorical (coded by contrasts)."""
+        return tuple(f for f in self.factors if f not in self.numeric)
+
+    @property
+    def numeric_factors(self) -> tuple[str, ...]:
+        """The factors of the term that are numeric (entering as their values)."""
+        return tuple(f for f in self.factors if f in self.numeric)
 
     @property
     def key(self) -> frozenset[str]:
@@ -89,6 +107,11 @@ class ModelSpec:
         Random-intercept terms in order of appearance (``(1|a/b)`` gives ``a`` then ``a:b``).
     epsilon : float
         Clipping constant for ``logit`` and ``log``.
+    categorical : frozenset of str
+        Columns declared factors with ``C(x)`` (read as factors even when they hold numbers).
+    numeric : frozenset of str
+        Columns read as numeric covariates; empty after parsing, set by :meth:`with_numeric`
+        once the data are known (see :func:`irmodels.models._design.classify`).
     """
 
     formula: str
@@ -98,6 +121,33 @@ class ModelSpec:
     fixed: tuple[Term, ...]
     random: tuple[RandomTerm, ...] = ()
     epsilon: float = DEFAULT_EPSILON
+    categorical: frozenset[str] = frozenset()
+    numeric: frozenset[str] = frozenset()
+
+    def with_numeric(self, names: frozenset[str] | set[str] | tuple[str, ...]) -> ModelSpec:
+        """A copy whose terms mark ``names`` as numeric covariates.
+
+        >>> from irmodels.formula import parse_formula
+        >>> spec = parse_formula("score ~ system*qlen").with_numeric({"qlen"})
+        >>> [(t.name, t.is_covariate) for t in spec.fixed]
+        [('system', False), ('qlen', True), ('system:qlen', True)]
+        >>> spec.covariates
+        ('qlen',)
+        """
+        num = frozenset(names)
+        forced = num & self.categorical
+        if forced:
+            raise DataFormatError(
+                f"column(s) {', '.join(sorted(forced))} are declared factors with C() and cannot "
+                "also be numeric covariates"
+            )
+        fixed = tuple(Term(t.factors, frozenset(f for f in t.factors if f in num)) for t in self.fixed)
+        return replace(self, fixed=fixed, numeric=num & frozenset(self.factors))
+
+    @property
+    def covariates(self) -> tuple[str, ...]:
+        """Numeric covariates of the fixed part, in order of first appearance."""
+        return tuple(f for f in self.factors if f in self.numeric)
 
     @property
     def factors(self) -> tuple[str, ...]:
@@ -135,37 +185,60 @@ class ModelSpec:
         return apply_transform(y, self.transform, self.epsilon)
 
     def __str__(self) -> str:
-        rhs = [t.name for t in self.fixed] + [str(r) for r in self.random]
+        def label(t: Term) -> str:
+            return ":".join(f"C({f})" if f in self.categorical else f for f in t.factors)
+
+        rhs = [label(t) for t in self.fixed] + [str(r) for r in self.random]
         if not self.intercept:
             rhs = ["0", *rhs]
         return f"{self.response_label} ~ {' + '.join(rhs) if rhs else '1'}"
 
 
 def apply_transform(y: np.ndarray, transform: str | None, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:
-    """Apply a whitelisted response transform.
+    """Apply a whitelisted response transform; values outside its domain raise.
 
-    - ``logit``: ``log(x / (1 - x))`` after clipping ``x`` to ``[eps, 1 - eps]``;
-    - ``log``: ``log(x)`` after clipping to ``[eps, inf)``;
-    - ``sqrt``: ``sqrt(x)`` (negative values raise);
-    - ``asin_sqrt``: ``arcsin(sqrt(x))`` for ``x`` in [0, 1] (values outside raise).
+    - ``logit``: ``log(x / (1 - x))`` for ``x`` in [0, 1], after clipping ``x`` to
+      ``[eps, 1 - eps]`` (so that the bounds 0 and 1, common for AP, stay finite);
+    - ``log``: ``log(x)`` for ``x >= 0``, after clipping to ``[eps, inf)``;
+    - ``sqrt``: ``sqrt(x)`` for ``x >= 0``;
+    - ``asin_sqrt``: ``arcsin(sqrt(x))`` for ``x`` in [0, 1].
+
+    A value outside the domain (a negative score under ``log``, a score above 1 under
+    ``logit``) raises :class:`~irmodels.DataFormatError` rather than being clipped: clipping it
+    would hide a wrong column or a wrong measure. NaN passes through (the models refuse it).
 
     >>> apply_transform(np.array([0.0, 0.5, 1.0]), "logit", 1e-3).round(4)
     array([-6.9068,  0.    ,  6.9068])
+    >>> apply_transform(np.array([0.2, 1.5]), "logit")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.DataFormatError: logit() needs scores in [0, 1]; found 1 value(s) outside, e.g. 1.5. Use a bounded measure (AP, nDCG, P@k) or another transform (log, sqrt).
     """
     y = np.asarray(y, dtype="float64")
     if transform is None:
         return y
+    if transform not in TRANSFORMS:
+        raise DataFormatError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS)}")
+    if transform in ("logit", "asin_sqrt"):
+        _check_domain(y, transform, (y < 0) | (y > 1), "in [0, 1]",
+                      "Use a bounded measure (AP, nDCG, P@k) or another transform (log, sqrt).")
+    else:
+        _check_domain(y, transform, y < 0, ">= 0",
+                      "Shift the scores, or use no transform.")
     if transform == "logit":
         c = np.clip(y, epsilon, 1 - epsilon)
         return np.log(c / (1 - c))
     if transform == "log":
         return np.log(np.clip(y, epsilon, None))
     if transform == "sqrt":
-        if (y < 0).any():
-            raise DataFormatError("sqrt() of a negative score; sqrt needs scores >= 0")
         return np.sqrt(y)
-    if transform == "asin_sqrt":
-        if ((y < 0) | (y > 1)).any():
-            raise DataFormatError("asin_sqrt() needs scores in [0, 1]")
-        return np.arcsin(np.sqrt(y))
-    raise DataFormatError(f"unknown transform {transform!r}; use one of {', '.join(TRANSFORMS)}")
+    return np.arcsin(np.sqrt(y))
+
+
+def _check_domain(y: np.ndarray, transform: str, bad: np.ndarray, domain: str, way_out: str) -> None:
+    if bad.any():
+        first = float(y[np.flatnonzero(bad)[0]])
+        raise DataFormatError(
+            f"{transform}() needs scores {domain}; found {int(bad.sum())} value(s) outside, "
+            f"e.g. {first:g}. {way_out}"
+        )
