@@ -91,7 +91,7 @@ def main() -> None:
         full, t_full, _, load = timed(col, "processes")
         print(f"full study (S in {full.n_shards}, {full.n_splits} splits, {len(full.runs)} fits)"
               f" on 2 processes: {t_full:.1f} s (load average {load:.1f})")
-        print(full.summary.round(4).to_string())
+        print(full.summary_table().round(4).to_string())
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["ResultDisplay", "latex_escape", "format_number", "frame_to_latex", "frame_to_html"]
+__all__ = [
+    "LATEX_HEADERS", "ResultDisplay", "column_formatter", "format_number", "frame_to_html",
+    "frame_to_latex", "frame_to_text", "latex_escape", "latex_header",
+]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -28,17 +31,85 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIALS))
 
+#: Column names printed as LaTeX math (or a nicer header) in :func:`frame_to_latex`; any other
+#: name is escaped. Keys are the tidy column names of the results (and the renderers' labels).
+LATEX_HEADERS: dict[str, str] = {
+    "F": "$F$",
+    "p": "$p$",
+    "Pr(>F)": r"$\Pr(>F)$",
+    "p_adj": r"$p_{\mathrm{adj}}$",
+    "p_value": "$p$",
+    "q": "$q$",
+    "t": "$t$",
+    "z": "$z$",
+    "n": "$n$",
+    "df": "df",
+    "eta2": r"$\eta^2$",
+    "eta2_partial": r"$\eta^2_p$",
+    "omega2": r"$\omega^2$",
+    "omega2_partial": r"$\omega^2_p$",
+    "omega2_system": r"$\omega^2_p$ (system)",
+    "cohen_f2": r"$f^2$",
+    "F_system": "$F$ (system)",
+    "p_system": "$p$ (system)",
+    "ms_error": r"$\mathrm{MS}_E$",
+    "df_error": r"$\mathrm{df}_E$",
+    "effect_sd": "$d_z$",
+    "effect_mse": r"$\Delta/\sqrt{\mathrm{MS}_E}$",
+    "ci_lower": "CI lower",
+    "ci_upper": "CI upper",
+    "tau": r"$\tau$",
+    "tau_lower": r"$\tau$ lower",
+    "tau_upper": r"$\tau$ upper",
+    "sigma": r"$\sigma$",
+    "delta": r"$\delta$",
+    "mu": r"$\mu$",
+    "Erho2": r"$E\rho^2$",
+    "phi": r"$\Phi$",
+    "Phi": r"$\Phi$",
+    "rho_I": r"$\rho_I$",
+    "sd_ratio": "SD ratio",
+    "se": "SE",
+    "sd": "SD",
+}
+
+#: Columns read as p-values: four decimals, values below 1e-4 shown as ``<0.0001``.
+P_COLUMNS = frozenset({"p", "p_adj", "Pr(>F)", "p_value", "p_system", "p_mean", "p_var",
+                       "lrt_p"})
+
+# text width of a plain ``article`` (345 pt) with a small margin; widths of a digit and the
+# column separation at each size, in pt, used to pick the largest size that fits.
+_TEXT_WIDTH = 335.0
+_SIZES = (("", 10.0), (r"\small", 9.0), (r"\footnotesize", 8.0), (r"\scriptsize", 7.0),
+          (r"\tiny", 5.0))
+
 
 def latex_escape(text: object) -> str:
-    r"""Escape every LaTeX special character of ``text``.
+    r"""Escape every LaTeX special character of ``text`` (``<``, ``>`` and ``|`` too, which
+    the default T1/OT1 text fonts print wrongly).
 
     >>> latex_escape("run_1 & 50% {x}")
     'run\\_1 \\& 50\\% \\{x\\}'
+    >>> latex_escape("Pr(>F)")
+    'Pr(\\textgreater{}F)'
     """
     return _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group(0)], str(text))
+
+
+def latex_header(name: object) -> str:
+    r"""The LaTeX header of a column: math for the statistics' names, else the escaped name.
+
+    >>> latex_header("omega2_partial"), latex_header("Pr(>F)"), latex_header("n_splits")
+    ('$\\omega^2_p$', '$\\Pr(>F)$', 'n\\_splits')
+    """
+    key = str(name)
+    return LATEX_HEADERS.get(key, latex_escape(key))
 
 
 def format_number(value: object, digits: int = 4) -> str:
@@ -67,6 +138,88 @@ def format_number(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+def _is_missing(v: object) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, (float, np.floating)) and math.isnan(float(v))
+
+
+def column_formatter(name: object, values: Sequence[object], digits: int = 4):
+    """One format for a whole column (the same number of decimals on every row).
+
+    Booleans print as ``yes`` / blank; integers (and floats that are all whole numbers) without
+    decimals; p-value columns (:data:`P_COLUMNS`) with four decimals and ``<0.0001`` below;
+    other numbers with the decimals that give the smallest non-zero magnitude ``digits``
+    significant digits (at most 6), in scientific notation when the column needs it; NaN as
+    blank; anything else as text.
+
+    >>> f = column_formatter("SS", [0.444, 0.0314, 12.5])
+    >>> [f(v) for v in [0.444, 0.0314, 12.5]]
+    ['0.4440', '0.0314', '12.5000']
+    >>> f = column_formatter("p", [0.5, 3e-9, float("nan")])
+    >>> [f(v) for v in [0.5, 3e-9, float("nan")]]
+    ['0.5000', '<0.0001', '']
+    >>> [column_formatter("reject", [True, False])(v) for v in (True, False)]
+    ['yes', '']
+    """
+    vals = [v for v in values if not _is_missing(v)]
+    if vals and all(isinstance(v, (bool, np.bool_)) for v in vals):
+        return lambda v: "" if _is_missing(v) else ("yes" if bool(v) else "")
+    numeric = [float(v) for v in vals
+               if isinstance(v, (int, float, np.integer, np.floating))
+               and not isinstance(v, (bool, np.bool_))]
+    if not vals or len(numeric) < len(vals):
+        return lambda v: "" if _is_missing(v) else format_number(v, digits)
+    finite = np.array([v for v in numeric if math.isfinite(v)])
+
+    def special(v: float) -> str | None:
+        if math.isnan(v):
+            return ""
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return None
+
+    if str(name) in P_COLUMNS:
+        def fmt_p(v: object) -> str:
+            if _is_missing(v):
+                return ""
+            x = float(v)  # type: ignore[arg-type]
+            s = special(x)
+            if s is not None:
+                return s
+            return "<0.0001" if 0 <= x < 1e-4 else f"{x:.4f}"
+        return fmt_p
+    if finite.size == 0 or np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 1e15):
+        def fmt_int(v: object) -> str:
+            if _is_missing(v):
+                return ""
+            x = float(v)  # type: ignore[arg-type]
+            s = special(x)
+            return s if s is not None else str(int(round(x)))
+        return fmt_int
+    nonzero = np.abs(finite[finite != 0])
+    smallest = float(nonzero.min()) if nonzero.size else 1.0
+    largest = float(np.abs(finite).max())
+    decimals = digits - 1 - math.floor(math.log10(smallest))
+    if largest >= 1e6 or decimals > 6 + digits // 2:
+        def fmt_sci(v: object) -> str:
+            if _is_missing(v):
+                return ""
+            x = float(v)  # type: ignore[arg-type]
+            s = special(x)
+            return s if s is not None else f"{x:.{digits - 1}e}"
+        return fmt_sci
+    decimals = max(0, min(decimals, 6))
+
+    def fmt_fixed(v: object) -> str:
+        if _is_missing(v):
+            return ""
+        x = float(v)  # type: ignore[arg-type]
+        s = special(x)
+        return s if s is not None else f"{x:.{decimals}f}"
+    return fmt_fixed
+
+
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
@@ -75,45 +228,154 @@ def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     return out
 
 
-def frame_to_latex(
-    df: pd.DataFrame, *, caption: str | None = None, label: str | None = None, digits: int = 4
-) -> str:
-    r"""Render a DataFrame as a booktabs ``table`` with every cell escaped.
+def _index_labels(index: pd.Index) -> list[str]:
+    if isinstance(index, pd.MultiIndex):
+        return [", ".join(map(str, t)) for t in index]
+    return [str(i) for i in index]
 
-    >>> print(frame_to_latex(pd.DataFrame({"p_adj": [0.01]}, index=["a_b"])).splitlines()[4])
-     & p\_adj \\
+
+def _index_name(index: pd.Index) -> str:
+    if isinstance(index, pd.MultiIndex):
+        return ", ".join(str(n) for n in index.names if n is not None)
+    return str(index.name) if index.name is not None else ""
+
+
+def _by_column(df: pd.DataFrame, digits: int) -> list[list[str]]:
+    cols = []
+    for col in df.columns:
+        values = df[col].tolist()
+        f = column_formatter(col, values, digits)
+        cols.append([f(v) for v in values])
+    return cols
+
+
+def _visible_length(tex: str) -> int:
+    """Rough printed length of a LaTeX snippet (commands and braces dropped)."""
+    text = re.sub(r"\\(textgreater|textless|textbar|textbackslash|textasciitilde|"
+                  r"textasciicircum)\{\}", "x", tex)
+    text = re.sub(r"\\[A-Za-z]+", "", text)
+    text = re.sub(r"[{}$^\\]", "", text)
+    return len(text)
+
+
+def _font_size(widths: list[int], n_cols: int) -> tuple[str, bool]:
+    """(size command, tight column separation?) of the largest size at which the table fits."""
+    for tight in (False, True):
+        sep = 2 * (3.0 if tight else 6.0) * n_cols
+        for cmd, pt in _SIZES:
+            if tight and cmd == "":
+                continue
+            # 0.55 em per character on average (digits are 0.5 em)
+            if sum(widths) * 0.55 * pt + sep <= _TEXT_WIDTH:
+                return cmd, tight
+    return r"\tiny", True
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "table"
+
+
+def frame_to_latex(
+    df: pd.DataFrame,
+    *,
+    caption: str | None = None,
+    label: str | None = None,
+    digits: int = 4,
+    columns: Sequence[str] | None = None,
+    bold: pd.DataFrame | None = None,
+    raw_cells: bool = False,
+) -> str:
+    r"""Render a DataFrame as a booktabs ``table`` that compiles in a plain ``article``.
+
+    Every cell and header is escaped; the statistics' names become math headers
+    (:data:`LATEX_HEADERS`); each column has one number format (:func:`column_formatter`),
+    booleans print as ``yes``/blank; the font size (``\small`` down to ``\tiny``) is the largest
+    at which the table fits the text width; the caption (default: none given, then
+    ``"Table"``) goes above the table and a ``\label`` follows it (default
+    ``tab:<slug of the caption>``). Only the ``booktabs`` package is needed.
+
+    Parameters
+    ----------
+    columns : sequence of str, optional
+        The columns to print, in this order.
+    bold : DataFrame of bool, optional
+        Same shape as ``df``: cells printed in bold.
+    raw_cells : bool
+        Cells are LaTeX already (not escaped, not formatted): for tables built by a renderer.
+
+    >>> tex = frame_to_latex(pd.DataFrame({"p_adj": [0.01]}, index=["a_b"]), caption="Pairs")
+    >>> print("\n".join(tex.splitlines()[3:9]))
+    \label{tab:pairs}
+    \begin{tabular}{lr}
+    \toprule
+     & $p_{\mathrm{adj}}$ \\
+    \midrule
+    a\_b & 0.0100 \\
     """
-    shown = _formatted(df, digits)
-    cols = "l" + "r" * shown.shape[1]
-    lines = [r"\begin{table}[htbp]", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    header = [latex_escape(df.index.name or "")] + [latex_escape(c) for c in shown.columns]
-    lines.append(" & ".join(header) + r" \\")
+    if columns is not None:
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise KeyError(
+                f"no column(s) {', '.join(map(repr, missing))} in this table; its columns are "
+                f"{', '.join(map(str, df.columns))}."
+            )
+        df = df[list(columns)]
+        if bold is not None:
+            bold = bold[list(columns)]
+    if raw_cells:
+        cells = [[str(v) for v in df[c].tolist()] for c in df.columns]
+    else:
+        cells = [[latex_escape(v) for v in col] for col in _by_column(df, digits)]
+        cells = [[c.replace(r"\textless{}0.0001", r"$<$0.0001") for c in col] for col in cells]
+    if bold is not None:
+        b = bold.to_numpy(dtype=bool)
+        cells = [[rf"\textbf{{{v}}}" if (v and b[i, j]) else v for i, v in enumerate(col)]
+                 for j, col in enumerate(cells)]
+    idx = [latex_escape(i) for i in _index_labels(df.index)]
+    headers = [latex_header(c) for c in df.columns]
+    widths = [max([_visible_length(x) for x in [latex_escape(_index_name(df.index)), *idx]] or [0])]
+    widths += [max([_visible_length(x) for x in [h, *col]]) for h, col in zip(headers, cells)]
+    size, tight = _font_size(widths, df.shape[1] + 1)
+    cap = caption if caption is not None else "Table"
+    lab = label if label is not None else f"tab:{_slug(cap)}"
+    lines = [r"\begin{table}[htbp]", r"\centering"]
+    if size:
+        lines.append(size)
+    if tight:
+        lines.append(r"\setlength{\tabcolsep}{3pt}")
+    lines.append(rf"\caption{{{latex_escape(cap)}}}")
+    lines.append(rf"\label{{{lab}}}")
+    lines += [rf"\begin{{tabular}}{{l{'r' * df.shape[1]}}}", r"\toprule"]
+    lines.append(" & ".join([latex_escape(_index_name(df.index)), *headers]) + r" \\")
     lines.append(r"\midrule")
-    for idx, row in shown.iterrows():
-        lines.append(" & ".join([latex_escape(idx)] + [latex_escape(v) for v in row]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    if caption is not None:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
-    if label is not None:
-        lines.append(rf"\label{{{latex_escape(label)}}}")
-    lines.append(r"\end{table}")
+    for i, name in enumerate(idx):
+        lines.append(" & ".join([name] + [col[i] for col in cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines)
 
 
+def _html_cell(v: object, digits: int) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if bool(v) else ""
+    return format_number(v, digits)
+
+
 def frame_to_html(df: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> str:
-    """Render a DataFrame as an escaped HTML table (numbers formatted, never rounded in place)."""
-    shown = _formatted(df, digits)
+    """Render a DataFrame as an escaped HTML table (numbers formatted, never rounded in place;
+    booleans as ``yes``/blank), in a box that scrolls sideways when the table is wide."""
     parts = []
     if title:
         parts.append(f"<h4>{html.escape(title)}</h4>")
+    parts.append('<div class="irm-table-wrap" style="overflow-x:auto;max-width:100%">')
     parts.append('<table class="irm-table"><thead><tr>')
-    parts.append(f"<th>{html.escape(str(df.index.name or ''))}</th>")
-    parts += [f"<th>{html.escape(str(c))}</th>" for c in shown.columns]
+    parts.append(f"<th>{html.escape(_index_name(df.index))}</th>")
+    parts += [f"<th>{html.escape(str(c))}</th>" for c in df.columns]
     parts.append("</tr></thead><tbody>")
-    for idx, row in shown.iterrows():
-        cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
-        parts.append(f"<tr><th>{html.escape(str(idx))}</th>{cells}</tr>")
-    parts.append("</tbody></table>")
+    labels = _index_labels(df.index)
+    for name, row in zip(labels, df.itertuples(index=False)):
+        cells = "".join(f"<td>{html.escape(_html_cell(v, digits))}</td>" for v in row)
+        parts.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
+    parts.append("</tbody></table></div>")
     return "".join(parts)
 
 
@@ -123,10 +385,14 @@ def frame_to_text(df: pd.DataFrame, digits: int = 4) -> str:
 
 
 class ResultDisplay:
-    """Mixin: ``summary()``, ``to_latex()``, ``_repr_html_`` and ``__str__`` from ``_display_tables``.
+    """Mixin: one face for every result.
 
-    Subclasses implement ``_display_title() -> str`` and
-    ``_display_tables() -> Sequence[tuple[str, pd.DataFrame]]``.
+    ``summary() -> str`` for people, ``to_frame() -> DataFrame`` (the main table, tidy),
+    ``to_latex()`` (booktabs tables that compile in a plain ``article`` and fit its text width),
+    ``_repr_html_`` for notebooks and ``__str__``. Subclasses implement
+    ``_display_title() -> str`` and ``_display_tables() -> Sequence[tuple[str, DataFrame]]``
+    (the first table is the main one), a one-line ``__repr__``, and override ``to_frame`` when
+    the main table is not the first display table. Display never changes state.
     """
 
     def _display_title(self) -> str:  # pragma: no cover - overridden
@@ -142,14 +408,66 @@ class ResultDisplay:
             blocks.append(f"\n{title}\n" + frame_to_text(table, digits))
         return "\n".join(blocks)
 
+    def to_frame(self) -> pd.DataFrame:
+        """The main table, tidy: one row per observation, its index (when named) a column."""
+        tables = self._display_tables()
+        if not tables:
+            return pd.DataFrame()
+        table = tables[0][1]
+        if table.index.name is not None or isinstance(table.index, pd.MultiIndex):
+            return table.reset_index()
+        return table.copy()
+
+    def _latex_label(self) -> str:
+        return "tab:" + _slug(type(self).__name__)
+
     def to_latex(
-        self, *, caption: str | None = None, label: str | None = None, digits: int = 4
+        self,
+        *,
+        caption: str | None = None,
+        label: str | None = None,
+        digits: int = 4,
+        columns: Sequence[str] | None = None,
     ) -> str:
-        """LaTeX (booktabs) for every table of the result; caption and label go on the first."""
+        r"""LaTeX (booktabs) of every table of the result, each a ``table`` float with a caption
+        and a ``\label``.
+
+        Every table compiles in a plain ``article`` with ``\usepackage{booktabs}`` and fits the
+        text width (the font size is chosen for it). Headers of statistics print as math
+        (``$F$``, ``$\eta^2_p$``, ``$\Pr(>F)$``), each column has one number of decimals,
+        booleans print as ``yes``/blank.
+
+        Parameters
+        ----------
+        caption : str, optional
+            Caption of the first table (default: the result's title); the others keep their
+            titles.
+        label : str, optional
+            ``\label`` of the first table (default ``tab:<class name>``); the others get
+            ``<label>-2``, ``<label>-3``, ...
+        digits : int
+            Significant digits of the smallest non-zero value of a column.
+        columns : sequence of str, optional
+            Columns to print, in this order, in every table that has them all (other tables are
+            printed whole); a name that no table has raises ``KeyError``.
+        """
+        tables = list(self._display_tables())
+        if columns is not None:
+            known = {str(c) for _, t in tables for c in t.columns}
+            missing = [c for c in columns if c not in known]
+            if missing:
+                raise KeyError(
+                    f"no column(s) {', '.join(map(repr, missing))} in {type(self).__name__}'s "
+                    f"tables; they have {', '.join(sorted(known))}."
+                )
+        base = label if label is not None else self._latex_label()
         out = []
-        for i, (title, table) in enumerate(self._display_tables()):
+        for i, (title, table) in enumerate(tables):
             cap = caption if (i == 0 and caption is not None) else title
-            out.append(frame_to_latex(table, caption=cap, label=label if i == 0 else None, digits=digits))
+            cols = columns if columns is not None and all(c in table.columns for c in columns) \
+                else None
+            out.append(frame_to_latex(table, caption=cap, label=base if i == 0 else f"{base}-{i + 1}",
+                                      digits=digits, columns=cols))
         return "\n\n".join(out)
 
     def _repr_html_(self) -> str:

@@ -45,7 +45,7 @@ cells = [
     new_code_cell(
         "# the ANOVA route gives the same components (expected mean squares)\n"
         "g = irm.anova('score ~ topic + system', data).variance_components()\n"
-        "pd.DataFrame({'mixed (REML)': crossed.variance_components['variance'],\n"
+        "pd.DataFrame({'mixed (REML)': crossed.variance_components()['variance'],\n"
         "              'ANOVA (EMS)': g['variance']}).round(6)"
     ),
     new_markdown_cell(
@@ -83,8 +83,8 @@ cells = [
     new_code_cell(
         "homo = irm.mixed('score ~ system + (1|topic/system)', samples)\n"
         "hetero = irm.mixed('score ~ system + (1|topic/system)', samples, residual='topic:system')\n"
-        "print(homo.variance_components.round(4))\n"
-        "print(hetero.variance_components.round(4))"
+        "print(homo.variance_components().round(4))\n"
+        "print(hetero.variance_components().round(4))"
     ),
     new_code_cell(
         "# SD of each stratum relative to the first (nlme's varIdent coefficients)\n"

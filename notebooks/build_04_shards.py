@@ -100,7 +100,7 @@ cells = [
         "over splits, the Tukey interval width, significant pairs, and the share of pairs "
         "significant in every split."
     ),
-    new_code_cell("study.summary.round(4)"),
+    new_code_cell("study.summary_table().round(4)"),
     new_markdown_cell(
         "Per model on S = 5, with the change from the previous model in percent (the paper's "
         "table form)."

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             data, args.test, pairs=args.pairs, alternative=args.alternative,
             adjust=None if args.adjust == "none" else args.adjust, alpha=args.alpha,
             n_resamples=args.n_resamples, seed=args.seed,
-        )
+        ).table
     except DesignError as exc:
         if "one score per (topic, system)" in str(exc) and not args.average:
             raise DesignError(f"{exc} On the command line: add --average.") from None

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     written = ["runs.csv"]
     has_shard_model = any(m != "MD1" for m in study.models)
     if has_shard_model:
-        study.summary.to_csv(out / "summary.csv")
+        study.summary_table().to_csv(out / "summary.csv")
         written.append("summary.csv")
     s = 5 if 5 in study.n_shards else study.n_shards[0]
     study.by_model(s).to_csv(out / "by_model.csv")
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                                   sections=[study.to_report_section()])
         (out / "report.html").write_text(report.to_html(), encoding="utf-8")
         written.append("report.html")
-    print(study.text(), file=sys.stdout)
+    print(study.summary(), file=sys.stdout)
     print(f"\nwrote {', '.join(written)} to {out} ({len(study.runs)} fits in {elapsed:.1f} s)",
           file=sys.stderr)
     return 0

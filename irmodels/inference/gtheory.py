@@ -604,7 +604,7 @@ def gstudy(
     data_or_result : DataFrame, AnovaResult or MixedResult
         A long frame (``irm.frame``) with one score per (system, topic), or per (system,
         topic, shard) with a third facet; or a fitted ``irm.anova`` / ``irm.mixed`` result,
-        whose ``variance_components`` are used.
+        whose ``variance_components()`` are used.
     facets : sequence of str, optional
         The third facet: ``["shard"]`` or ``["sample"]``; ``[]`` for none. By default a
         ``shard`` or ``sample`` column with more than one level is the facet.
@@ -702,8 +702,7 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
 
 
 def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
-    vc = result.variance_components
-    vc = vc() if callable(vc) else vc
+    vc = result.variance_components()
     if not isinstance(vc, pd.DataFrame) or "variance" not in vc.columns:
         raise DataFormatError(
             "the result's variance_components is not a DataFrame with a 'variance' column; "

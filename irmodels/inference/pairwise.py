@@ -21,15 +21,18 @@ from __future__ import annotations
 import importlib
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from irmodels._display import ResultDisplay
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
-__all__ = ["ADJUSTMENTS", "COLUMNS", "TESTS", "p_adjust", "pairwise", "score_matrix"]
+__all__ = ["ADJUSTMENTS", "COLUMNS", "TESTS", "PairwiseResult", "p_adjust", "pairwise",
+           "score_matrix"]
 
 Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 Alternative = Literal["two-sided", "greater", "less"]
@@ -45,6 +48,103 @@ COLUMNS = (
 
 # Bound on the number of float64 values of one block of resampled statistics (~64 MB).
 _BLOCK = 8_000_000
+
+
+_TEST_NAMES = {
+    "t": "paired t test", "t2": "Welch two-sample t test", "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test", "bootstrap": "shifted bootstrap test",
+    "randomization": "randomization (permutation) test",
+}
+_ADJUST_NAMES = {None: "no adjustment", "bonferroni": "Bonferroni", "holm": "Holm",
+                 "bh": "Benjamini-Hochberg", "tukey": "randomised Tukey HSD"}
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class PairwiseResult(ResultDisplay):
+    """Result of :func:`pairwise`: one row per pair in :attr:`table`.
+
+    It behaves like its table where code read the frame before (``res["p_adj"]``,
+    ``res[["a", "b"]]``, ``len(res)``, ``res.loc[...]``, ``res.sort_values(...)`` are the
+    table's); :meth:`to_frame` returns a copy of the table.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per pair, columns :data:`COLUMNS` (see :func:`pairwise`).
+    test, alternative : str
+    adjust : str or None
+    alpha : float
+    topics : int
+        Topics in the score matrix.
+    n_resamples : int or None
+        Resamples behind Monte Carlo p-values (None for the analytic tests).
+    """
+
+    table: pd.DataFrame
+    test: str
+    alternative: str
+    adjust: str | None
+    alpha: float
+    topics: int
+    n_resamples: int | None = None
+
+    @property
+    def n_pairs(self) -> int:
+        """Pairs tested."""
+        return len(self.table)
+
+    @property
+    def n_significant(self) -> int:
+        """Pairs with ``p_adj < alpha``."""
+        return int(self.table["reject"].sum())
+
+    def significant_pairs(self) -> set[tuple[str, str]]:
+        """The rejected pairs as ``(a, b)`` tuples."""
+        t = self.table[self.table["reject"]]
+        return set(zip(t["a"].astype(str), t["b"].astype(str)))
+
+    # frame-like access, for code that read the frame ``pairwise`` returned before
+    def __getitem__(self, key: object) -> object:
+        return self.table[key]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_") or name == "table":
+            raise AttributeError(name)
+        try:
+            return getattr(self.__dict__["table"], name)
+        except (KeyError, AttributeError):
+            raise AttributeError(
+                f"'PairwiseResult' object has no attribute {name!r} (nor has its .table)"
+            ) from None
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`, a copy."""
+        return self.table.copy()
+
+    def _display_title(self) -> str:
+        return (
+            f"Pairwise {_TEST_NAMES[self.test]} ({self.alternative}), "
+            f"{_ADJUST_NAMES[self.adjust]}, alpha = {self.alpha:g}: {self.n_significant} of "
+            f"{self.n_pairs} pairs significant, {self.topics} topics"
+        )
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        shown = self.table.copy()
+        shown.index = pd.Index([f"{a} - {b}" for a, b in zip(shown["a"], shown["b"])], name="pair")
+        cols = ["diff", "statistic", "p", "p_adj", "reject"]
+        if shown["ci_lower"].notna().any():
+            cols += ["ci_lower", "ci_upper"]
+        cols.append("effect_sd")
+        return [(f"Pairs ({_TEST_NAMES[self.test]}, {_ADJUST_NAMES[self.adjust]})", shown[cols])]
+
+    def __repr__(self) -> str:
+        return (
+            f"<PairwiseResult {self.test} ({self.alternative}, adjust={self.adjust}): "
+            f"{self.n_significant}/{self.n_pairs} pairs significant at alpha={self.alpha:g}>"
+        )
 
 
 def _choice(value: object, allowed: Sequence[object], what: str) -> None:
@@ -491,7 +591,7 @@ def pairwise(
     n_resamples: int = 10_000,
     seed: int | np.random.Generator | None = None,
     backend: object = None,
-) -> pd.DataFrame:
+) -> PairwiseResult:
     r"""Significance tests for pairs of systems evaluated on the same topics.
 
     Parameters
@@ -525,8 +625,9 @@ def pairwise(
 
     Returns
     -------
-    DataFrame
-        One row per pair, columns in this order:
+    PairwiseResult
+        Its :attr:`~PairwiseResult.table` (also ``to_frame()``; the result indexes like it)
+        has one row per pair, columns in this order:
 
         - ``a``, ``b``: system names (str).
         - ``diff``: mean over topics of ``score(a) - score(b)``.
@@ -698,8 +799,10 @@ def pairwise(
             "n": np.asarray(res["n"], dtype=np.int64),
         }
     )
+    n_res = n_resamples if test in ("bootstrap", "randomization") or adjust == "tukey" else None
     out.attrs.update(
         test=test, alternative=alternative, adjust=adjust, alpha=alpha, topics=T,
-        n_resamples=n_resamples if test in ("bootstrap", "randomization") or adjust == "tukey" else None,
+        n_resamples=n_res,
     )
-    return out
+    return PairwiseResult(table=out, test=test, alternative=alternative, adjust=adjust,
+                          alpha=alpha, topics=T, n_resamples=n_res)

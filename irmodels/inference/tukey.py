@@ -65,6 +65,15 @@ class TukeyResult(ResultDisplay):
         ``k x k`` matrix of standard errors of the differences of means.
     sd : Series or None
         Per-level standard deviation of the observations (for ``intervals("sem")``).
+    means_kind : str
+        Which means were compared: ``"marginal (least-squares)"`` from a fitted model (on an
+        unbalanced design the least-squares means, not the raw ones), ``"given"`` when the
+        means were passed to :func:`tukey_hsd`.
+    df_pairs : ndarray or None
+        Degrees of freedom of each pair (in ``pairs`` order) when they differ (mixed models,
+        Satterthwaite per contrast); then ``pairs`` has a column ``df``, ``df_error`` is their
+        minimum and ``critical_value`` the one at that minimum (each pair's interval uses its
+        own df).
     """
 
     factor: str
@@ -77,6 +86,8 @@ class TukeyResult(ResultDisplay):
     n: float | np.ndarray | None
     se_diff: np.ndarray = field(repr=False)
     sd: pd.Series | None = None
+    means_kind: str = "given"
+    df_pairs: np.ndarray | None = field(default=None, repr=False)
 
     # -- summaries of the pairs ---------------------------------------------------------------
     @property
@@ -225,9 +236,13 @@ class TukeyResult(ResultDisplay):
             "critical value Q": self.critical_value,
             "error df": self.df_error,
             "alpha": self.alpha,
+            "means compared": self.means_kind,
             "best": self.best,
             "top group size": len(self.top_group),
         }
+        if self.df_pairs is not None:
+            rows["error df"] = (f"per pair, {format_number(float(np.min(self.df_pairs)))} to "
+                                f"{format_number(float(np.max(self.df_pairs)))}")
         if self.ms_error is not None:
             rows["MS error"] = self.ms_error
         return pd.DataFrame({"value": pd.Series(rows, dtype=object)})
@@ -250,6 +265,10 @@ class TukeyResult(ResultDisplay):
             shown.index = [f"{b}-{a}" for a, b in zip(shown["a"], shown["b"])]
             tables.append(("Pairs", shown.drop(columns=["a", "b"])))
         return tables
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`pairs` (one row per pair of levels), a copy."""
+        return self.pairs.copy()
 
     def __repr__(self) -> str:
         return (
@@ -278,6 +297,7 @@ def tukey_hsd(
     alpha: float = 0.05,
     sd: pd.Series | Mapping[str, float] | Sequence[float] | np.ndarray | None = None,
     factor: str = "system",
+    means_kind: str = "given",
 ) -> TukeyResult:
     """Tukey's HSD for all pairs of means, on a fitted model's error term.
 
@@ -285,8 +305,9 @@ def tukey_hsd(
     ----------
     means : Series, mapping or array
         Marginal mean of each level; the index (keys) names the levels, in the factor's order.
-    df_error : float
-        Degrees of freedom of the model's error term.
+    df_error : float or array
+        Degrees of freedom of the model's error term; or one value per pair (in ``pairs``
+        order), as emmeans does for mixed models (Satterthwaite df of each contrast).
     ms_error : float, optional
         The model's error mean square; with ``n``, the standard error of a mean is
         ``sqrt(MS_error / n)``.
@@ -301,6 +322,8 @@ def tukey_hsd(
         Standard deviation of each level's observations, for ``intervals(kind="sem")``.
     factor : str, default "system"
         Name of the factor (for display).
+    means_kind : str, default "given"
+        Which means these are (shown in ``summary()``), e.g. ``"marginal (least-squares)"``.
 
     Returns
     -------
@@ -350,19 +373,32 @@ def tukey_hsd(
         )
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    ia, ib = _pair_indices(k)
+    df_pairs: np.ndarray | None = None
+    if np.ndim(df_error) == 1:
+        df_pairs = np.asarray(df_error, dtype=float)
+        if df_pairs.shape != (len(ia),) or not (np.isfinite(df_pairs).all() and (df_pairs > 0).all()):
+            raise DataFormatError(
+                f"df_error per pair must hold {len(ia)} positive numbers (one per pair); got "
+                f"shape {df_pairs.shape}."
+            )
+        df_error = float(df_pairs.min())
+        if np.all(df_pairs == df_pairs[0]):
+            df_pairs = None
     if not isinstance(df_error, (int, float, np.integer, np.floating)) or np.isnan(df_error):
         raise DataFormatError(f"df_error must be a number; got {df_error!r}.")
     m = mean_s.to_numpy(dtype=float)
     se = _se_matrix(k, ms_error, n, se_diff)
-    ia, ib = _pair_indices(k)
     diff = m[ib] - m[ia]
     se_pair = se[ia, ib]
     with np.errstate(divide="ignore", invalid="ignore"):
         qstat = math.sqrt(2.0) * np.abs(diff) / se_pair
     qstat = np.where((se_pair == 0) & (diff == 0), 0.0, qstat)
-    p_adj = ptukey(qstat, k, df_error, lower_tail=False)
+    df_used = df_error if df_pairs is None else df_pairs
+    p_adj = ptukey(qstat, k, df_used, lower_tail=False)
     crit = float(qtukey(1.0 - alpha, k, df_error))
-    half = crit / math.sqrt(2.0) * se_pair
+    crit_pair = crit if df_pairs is None else qtukey(1.0 - alpha, k, df_pairs)
+    half = crit_pair / math.sqrt(2.0) * se_pair
     levels = pd.CategoricalDtype([str(x) for x in mean_s.index], ordered=False)
     names = np.asarray([str(x) for x in mean_s.index], dtype=object)
     pairs = pd.DataFrame(
@@ -377,6 +413,8 @@ def tukey_hsd(
             "reject": p_adj < alpha,
         }
     )
+    if df_pairs is not None:
+        pairs.insert(4, "df", df_pairs)
     mean_s = pd.Series(m, index=pd.Index([str(x) for x in mean_s.index], name=factor), name="mean")
     sd_s = None
     if sd is not None:
@@ -412,6 +450,8 @@ def tukey_hsd(
         n=n_out,
         se_diff=se,
         sd=sd_s,
+        means_kind=str(means_kind),
+        df_pairs=df_pairs,
     )
 
 

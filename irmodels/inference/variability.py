@@ -444,7 +444,7 @@ def tie_breaking(
     (3, 2)
     """
     _check(test, _TESTS, "test")
-    mean_tests = pairwise(frame, "t", pairs=pairs)
+    mean_tests = pairwise(frame, "t", pairs=pairs).table
     X, _, systems = score_matrix(frame)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)

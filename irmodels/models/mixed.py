@@ -315,12 +315,35 @@ def _problem(d: _Design) -> tuple[_reml.Problem, list[int]]:
     zcols = [d.random_codes[k] + offs[i] for i, k in enumerate(order)]
     cols = np.column_stack(zcols + ([d.X_idx + q] if d.X_idx.shape[1] else []))
     vals = np.column_stack([np.ones(len(d.y))] * len(zcols) + ([d.X_val] if d.X_val.shape[1] else []))
+    strata = d.strata
+    label_code = None
+    if strata is not None and d.strata_labels and len(d.strata_labels) > 1:
+        # Internally the reference stratum (delta = 1, the profiled sigma) is the one with the
+        # median within-stratum SD, not nlme's first stratum: the deviance is the same, but the
+        # relative parameters stay of order one, and an extreme first stratum no longer drives
+        # theta and the weights to magnitudes where the factorisation loses positive
+        # definiteness. Results are reported relative to the first stratum (nlme's reference).
+        sd = _stratum_sd(d.y, strata, len(d.strata_labels))
+        ref = int(np.argsort(sd, kind="stable")[(len(sd) - 1) // 2])
+        label_code = np.arange(len(sd))
+        label_code[[0, ref]] = label_code[[ref, 0]]
+        strata = label_code[strata]
     pb = _reml.Problem(
         y=d.y, cols=cols.astype(np.int64), vals=vals.astype(float),
         term_sizes=[sizes[k] for k in order], p=len(d.fixed_names),
-        strata=d.strata, n_strata=len(d.strata_labels) if d.strata_labels else 1,
+        strata=strata, n_strata=len(d.strata_labels) if d.strata_labels else 1,
+        label_code=label_code,
     )
     return pb, order
+
+
+def _stratum_sd(y: np.ndarray, s: np.ndarray, n_strata: int) -> np.ndarray:
+    """SD of the response around its stratum mean, per stratum (floored at a tiny positive)."""
+    n_s = np.bincount(s, minlength=n_strata).astype(float)
+    mean = np.bincount(s, weights=y, minlength=n_strata) / np.maximum(n_s, 1)
+    ss = np.bincount(s, weights=(y - mean[s]) ** 2, minlength=n_strata)
+    sd = np.sqrt(ss / np.maximum(n_s - 1, 1))
+    return np.maximum(sd, 1e-8 * max(float(sd.max()), 1e-300))
 
 
 def _check_rank(pb: _reml.Problem, names: list[str]) -> None:
@@ -439,8 +462,10 @@ class MixedResult(ResultDisplay):
         The residual strata (``"topic:system"``) of a heteroscedastic fit, else None.
     n_obs : int
         Observations used.
-    variance_components : DataFrame
-        Index: random terms in formula order then ``Residual``; columns ``variance`` (the
+    components : DataFrame
+        The variance components (what :meth:`variance_components` returns, as
+        :attr:`GStudy.components <irmodels.inference.gtheory.GStudy.components>`). Index:
+        random terms in formula order then ``Residual``; columns ``variance`` (the
         estimate), ``sd`` (its square root), ``share`` (variance / sum of variances). In a
         heteroscedastic fit the ``Residual`` row holds the observation-weighted mean of the
         stratum variances.
@@ -469,7 +494,7 @@ class MixedResult(ResultDisplay):
     method: str
     residual: str | None
     n_obs: int
-    variance_components: pd.DataFrame
+    components: pd.DataFrame
     residual_variance: Any
     variance_ratios: pd.Series | None
     sd_ratios: pd.Series | None
@@ -486,6 +511,17 @@ class MixedResult(ResultDisplay):
     n_params: int
     fixed_estimates: pd.Series
     _state: dict = field(default_factory=dict)
+
+    def variance_components(self) -> pd.DataFrame:
+        """The variance components (a copy of :attr:`components`), as
+        :meth:`AnovaResult.variance_components <irmodels.models.anova.AnovaResult.variance_components>`
+        gives them: index component (random terms, then ``Residual``), columns ``variance``,
+        ``sd``, ``share``."""
+        return self.components.copy()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The variance components, tidy: columns ``component, variance, sd, share``."""
+        return self.components.reset_index()
 
     def information_criterion(self, convention: Literal["lme4", "nlme"] = "lme4") -> float:
         """BIC under a named convention: ``"lme4"`` uses ``log(n_obs)``; ``"nlme"`` uses
@@ -635,7 +671,7 @@ class MixedResult(ResultDisplay):
                 f"BIC = {self.bic:.4f}")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        tables = [("Variance components", self.variance_components),
+        tables = [("Variance components", self.components),
                   ("Fixed effects", self.fixed)]
         if self.sd_ratios is not None:
             r = pd.DataFrame({"sd_ratio": self.sd_ratios, "variance": self.residual_variance})
@@ -769,7 +805,7 @@ def mixed(
     Returns
     -------
     MixedResult
-        ``variance_components`` (index component, columns ``variance, sd, share``),
+        ``variance_components()`` (index component, columns ``variance, sd, share``),
         ``fixed`` (``estimate, se, df, t, p``), ``loglik``, ``aic``, ``bic``, ``deviance``,
         ``random_effects``, ``residual_variance``, ``variance_ratios``, ``converged``,
         ``n_iter``, ``boundary``; methods ``marginal_means``, ``tukey``, ``summary``,
@@ -817,7 +853,7 @@ def mixed(
     >>> fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
     >>> fit.closed_form
     True
-    >>> fit.variance_components.round(5)
+    >>> fit.variance_components().round(5)
                variance       sd    share
     component
     system      0.00717  0.08466  0.17596
@@ -906,12 +942,7 @@ def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
 
 def _eta_start(pb: _reml.Problem) -> np.ndarray:
     """log SD ratios from within-stratum spread of the response (around cell means)."""
-    s = pb.sidx
-    n_s = pb.n_per_stratum
-    mean = np.bincount(s, weights=pb.y, minlength=pb.n_strata) / n_s
-    ss = np.bincount(s, weights=(pb.y - mean[s]) ** 2, minlength=pb.n_strata)
-    sd = np.sqrt(ss / np.maximum(n_s - 1, 1))
-    sd = np.maximum(sd, 1e-8 * max(sd.max(), 1e-300))
+    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
     return np.log(sd[1:] / sd[0])
 
 
@@ -936,11 +967,14 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
         off += size
     if pb.n_strata > 1:
         labels = design.strata_labels
-        full = np.concatenate([[0.0], eta])
-        sd_r = pd.Series(np.exp(full), index=pd.Index(labels, name=residual), name="sd_ratio")
+        full = np.concatenate([[0.0], eta])  # log SD ratios to the internal reference
+        full = full[pb.label_code] if pb.label_code is not None else full  # in label (data) order
+        sd_r = pd.Series(np.exp(full - full[0]), index=pd.Index(labels, name=residual),
+                         name="sd_ratio")
         var_r = sd_r**2
         var_r.name = "variance_ratio"
-        res_var: Any = pd.Series(sigma2 * var_r.to_numpy(), index=var_r.index, name="variance")
+        res_var: Any = pd.Series(sigma2 * np.exp(2.0 * full), index=var_r.index,
+                                 name="variance")
         resid_summary = float(np.sum(pb.n_per_stratum * res_var.to_numpy()) / pb.n)
     else:
         sd_r = var_r = None
@@ -970,7 +1004,7 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
              "levels": design.levels, "order": order, "data": data}
     return MixedResult(
         spec=spec, method=method, residual=residual,
-        n_obs=pb.n, variance_components=vc, residual_variance=res_var,
+        n_obs=pb.n, components=vc, residual_variance=res_var,
         variance_ratios=var_r, sd_ratios=sd_r, loglik=loglik, aic=aic, bic=bic,
         deviance=-2 * loglik, converged=converged, n_iter=n_iter, closed_form=closed,
         boundary=bool(bnd), boundary_components=bnd, random_effects=blups, n_params=n_params,

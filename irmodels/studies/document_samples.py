@@ -335,8 +335,8 @@ def compare_tests(
     obs_frame = make_frame(obs[["topic", "system", "score"]])
     means = sims.groupby(["topic", "system"], as_index=False)["y"].mean().rename(columns={"y": "score"})
     means_frame = make_frame(means)
-    pa = pairwise(obs_frame, test="t", pairs=pairs)
-    pb = pairwise(means_frame, test="t", pairs=pairs)
+    pa = pairwise(obs_frame, test="t", pairs=pairs).table
+    pb = pairwise(means_frame, test="t", pairs=pairs).table
     out = pd.DataFrame({
         "a": [a for a, _ in pairs],
         "b": [b for _, b in pairs],

@@ -41,7 +41,7 @@ from irmodels.parallel import spawn_seeds
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from irmodels.reporting.report import Section
+    from irmodels._section import Section
 
 __all__ = [
     "BY_MODEL_COLUMNS",
@@ -61,7 +61,7 @@ DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 RUN_COLUMNS = ("model", "n_shards", "split", "n_topics", "n_systems", "n_undefined",
                "F_system", "p_system", "omega2_system", "ms_error", "df_error",
                "n_significant", "n_not_significant", "top_group", "ci_width", "tau")
-#: Columns of :attr:`ShardStudy.summary`, in this order.
+#: Columns of :meth:`ShardStudy.summary_table`, in this order.
 SUMMARY_COLUMNS = ("n_splits", "tau", "tau_lower", "tau_upper", "ci_width", "n_significant",
                    "n_not_significant", "top_group", "omega2_system", "sig_all_splits",
                    "frac_sig_all_splits")
@@ -379,8 +379,11 @@ class ShardStudy(ResultDisplay):
         return out.sort_values(["n_splits", "a", "b"], ascending=[False, True, True],
                                kind="stable").reset_index(drop=True)
 
-    def summary_table(self, model: str = "MD6") -> pd.DataFrame:
+    def summary_table(self, model: str | None = None) -> pd.DataFrame:
         """Per shard count S for one model (the paper's second table form).
+
+        ``model`` defaults to MD6 (or the highest shard model fitted). The text summary is
+        :meth:`summary`; this is the table.
 
         Returns
         -------
@@ -397,7 +400,7 @@ class ShardStudy(ResultDisplay):
             - ``sig_all_splits``: pairs significant in every split;
             - ``frac_sig_all_splits``: that count over all ``R(R-1)/2`` pairs.
         """
-        model = self._check_model(model)
+        model = self._check_model(self._default_shard_model() if model is None else model)
         if model == "MD1":
             raise DesignError("MD1 is fitted on the whole collection only; pick a shard model "
                               "(MD2..MD6) for the per-S table, or see by_model().")
@@ -427,13 +430,11 @@ class ShardStudy(ResultDisplay):
         out = pd.DataFrame(rows).set_index("n_shards")
         return out[list(SUMMARY_COLUMNS)]
 
-    @property
-    def summary(self) -> pd.DataFrame:  # type: ignore[override]
-        """:meth:`summary_table` of MD6 (or of the highest shard model fitted)."""
+    def _default_shard_model(self) -> str:
         shard_models = [m for m in self.models if m != "MD1"]
         if not shard_models:
             raise DesignError("the study fitted no shard model (only MD1).")
-        return self.summary_table("MD6" if "MD6" in shard_models else shard_models[-1])
+        return "MD6" if "MD6" in shard_models else shard_models[-1]
 
     def by_model(self, n_shards: int | None = None) -> pd.DataFrame:
         """Per model for one S, with percentage changes between consecutive models.
@@ -482,31 +483,23 @@ class ShardStudy(ResultDisplay):
         tables = []
         if any(m != "MD1" for m in self.models):
             name = "MD6" if "MD6" in self.models else [m for m in self.models if m != "MD1"][-1]
-            tables.append((f"{name} per number of shards", self.summary))
+            tables.append((f"{name} per number of shards", self.summary_table(name)))
         s = 5 if 5 in self.n_shards else self.n_shards[0]
         tables.append((f"Models on S = {s} shards (change from the previous model, %)",
                        self.by_model(s)))
         return tables
 
     def text(self, digits: int = 4) -> str:
-        """Plain-text rendering of both tables for people (``str(study)``).
+        """The same as :meth:`summary` (kept for existing callers)."""
+        return self.summary(digits)
 
-        ``.summary`` is the per-S table here (a DataFrame), so the text summary that other
-        results give through ``summary()`` is this method.
-        """
-        return ResultDisplay.summary(self, digits)  # type: ignore[arg-type]
-
-    def __str__(self) -> str:
-        return self.text()
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`runs`, one row per fit (model x S x split), a copy."""
+        return self.runs.copy()
 
     def __repr__(self) -> str:
         return (f"ShardStudy(measure={self.measure!r}, n_shards={self.n_shards}, "
                 f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)})")
-
-    def to_latex(self, *, caption: str | None = None, label: str | None = None,
-                 digits: int = 4) -> str:
-        """Booktabs LaTeX of the per-S table and the per-model table (every cell escaped)."""
-        return super().to_latex(caption=caption, label=label, digits=digits)
 
     # ---- plots
     def plot_intervals(self, n_shards: int | None = None, split: int = 0) -> Figure:
@@ -547,12 +540,16 @@ class ShardStudy(ResultDisplay):
 
     # ---- report
     def to_report_section(self) -> Section:
-        """This study as a :class:`irmodels.reporting.report.Section` (HTML, Markdown, LaTeX).
+        """This study as a report :class:`irmodels._section.Section` (HTML, Markdown, LaTeX).
 
-        Pass it to ``build_report(data, sections=[study.to_report_section()])``.
+        Pass it to ``irm.build_report(data, sections=[study.to_report_section()])``.
         """
-        from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
-        from irmodels.reporting.report import Section, frame_to_markdown
+        from irmodels._section import (
+            Section,
+            figure_to_data_uri,
+            figure_to_png,
+            frame_to_markdown,
+        )
 
         intro = (
             f"Models MD1-MD6 of Ferro & Sanderson (SIGIR 2019) on {self.measure}: MD1 on the "
@@ -640,7 +637,7 @@ def shards(
     Returns
     -------
     ShardStudy
-        ``.runs`` (one row per model x S x split), ``.summary`` (per S for MD6),
+        ``.runs`` (one row per model x S x split), ``.summary_table()`` (per S for MD6),
         ``.by_model(S)``, ``.significant_pairs(model, S)``, ``.plot_intervals(S)``,
         ``to_latex()`` and ``to_report_section()``.
 
@@ -676,7 +673,7 @@ def shards(
     ...     study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
     >>> study
     ShardStudy(measure='AP', n_shards=(2, 3), n_splits=2, models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=21)
-    >>> study.summary[["tau", "ci_width", "n_significant"]].round(3)
+    >>> study.summary_table()[["tau", "ci_width", "n_significant"]].round(3)
               tau  ci_width  n_significant
     n_shards
     2         1.0     0.166            0.0

@@ -222,7 +222,8 @@ def test_display() -> None:
     text = res.summary()
     assert "ANOVA: score ~ topic + system" in text and "Pr(>F)" in text and "Residual" in text
     latex = res.to_latex(caption="MD1 & co", label="tab:md1")
-    assert r"\toprule" in latex and r"MD1 \& co" in latex and r"omega2\_partial" in latex
+    assert r"\toprule" in latex and r"MD1 \& co" in latex and r"$\omega^2_p$" in latex
+    assert r"$\Pr(>F)$" in latex and r"\label{tab:md1}" in latex
     assert "<table" in res._repr_html_()
     r = repr(res)
     assert r.startswith("AnovaResult(score ~ topic + system") and "\n" not in r

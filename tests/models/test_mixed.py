@@ -49,7 +49,7 @@ def test_result_api(rng: np.random.Generator) -> None:
     data = _design(rng)
     fit = irm.mixed("score ~ system + (1|topic/system)", data)
     assert fit.method == "REML" and fit.n_obs == len(data)
-    assert list(fit.variance_components.index) == ["topic", "topic:system", "Residual"]
+    assert list(fit.variance_components().index) == ["topic", "topic:system", "Residual"]
     assert list(fit.fixed.columns) == ["estimate", "se", "df", "t", "p"]
     assert list(fit.fixed.index) == ["(Intercept)", "systems2", "systems3"]
     assert isinstance(fit.residual_variance, float) and fit.variance_ratios is None
@@ -160,7 +160,7 @@ def test_boundary_fit_is_not_a_failure(rng: np.random.Generator) -> None:
         fit = irm.mixed("score ~ system + (1|topic) + (1|topic:system)", data)
     assert fit.boundary and fit.boundary_components == ("topic:system",)
     assert fit.converged and not fit.closed_form
-    assert fit.variance_components.loc["topic:system", "variance"] == 0.0
+    assert fit.variance_components().loc["topic:system", "variance"] == 0.0
 
 
 def test_non_convergence_warns(rng: np.random.Generator) -> None:
@@ -227,8 +227,8 @@ def test_invariances(shift: float, scale: float, seed: int, drop: int) -> None:
     base = _quiet(f, data)
     moved = data.assign(score=data["score"] * scale + shift)
     fit = _quiet(f, moved)
-    assert np.allclose(fit.variance_components["variance"],
-                       base.variance_components["variance"] * scale**2, rtol=1e-5, atol=1e-12)
+    assert np.allclose(fit.variance_components()["variance"],
+                       base.variance_components()["variance"] * scale**2, rtol=1e-5, atol=1e-12)
     p = len(base.fixed_estimates)
     assert fit.loglik == pytest.approx(base.loglik - (base.n_obs - p) * np.log(scale), abs=1e-6)
     assert fit.fixed_estimates.iloc[0] == pytest.approx(

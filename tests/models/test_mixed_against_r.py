@@ -65,7 +65,7 @@ def test_lmer(entry: dict, datasets: dict[str, pd.DataFrame]) -> None:
     assert fit.aic == pytest.approx(entry["AIC"], rel=TOL["loglik"])
     assert fit.bic == pytest.approx(entry["BIC"], rel=TOL["loglik"])
     assert fit.deviance == pytest.approx(-2 * entry["logLik"], rel=TOL["loglik"])
-    vc = fit.variance_components
+    vc = fit.variance_components()
     assert list(vc.columns) == ["variance", "sd", "share"]
     assert set(vc.index) == set(entry["components"])
     for name, value in entry["components"].items():
@@ -98,7 +98,7 @@ def test_adhoc3_equals_gstudy_components(datasets: dict[str, pd.DataFrame]) -> N
     g = FIXTURE["gstudy_adhoc3"]
     for name in ("system", "topic", "Residual"):
         # closed form = ANOVA components to rounding; lme4's iterative optimum to ~1e-7
-        assert fit.variance_components.loc[name, "variance"] == pytest.approx(g[name], rel=1e-12)
+        assert fit.variance_components().loc[name, "variance"] == pytest.approx(g[name], rel=1e-12)
 
 
 def test_closed_form_components_equal_anova_route(datasets: dict[str, pd.DataFrame]) -> None:
@@ -110,7 +110,7 @@ def test_closed_form_components_equal_anova_route(datasets: dict[str, pd.DataFra
     except (ImportError, AttributeError) as exc:  # pragma: no cover - another module
         pytest.skip(f"anova route unavailable: {exc}")
     for name in ("system", "topic", "Residual"):
-        assert fit.variance_components.loc[name, "variance"] == pytest.approx(
+        assert fit.variance_components().loc[name, "variance"] == pytest.approx(
             vc.loc[name, "variance"], rel=1e-10)
 
 
@@ -139,7 +139,7 @@ def test_nlme_homoscedastic(method: str, datasets: dict[str, pd.DataFrame]) -> N
     # nlme's BIC uses log(n - p) under REML
     assert fit.information_criterion("nlme") == pytest.approx(e["BIC"], rel=TOL["loglik"])
     for name, value in e["components"].items():  # nlme prints VarCorr to 8 digits
-        assert fit.variance_components.loc[name, "variance"] == pytest.approx(value, rel=1e-6)
+        assert fit.variance_components().loc[name, "variance"] == pytest.approx(value, rel=1e-6)
     assert np.allclose(fit.fixed["estimate"], e["fixed"]["estimate"], rtol=1e-7)
     # nlme scales ML standard errors by sqrt(n / (n - p)); lme4 (and irmodels) do not
     scale = np.sqrt(fit.n_obs / (fit.n_obs - 2)) if method == "ML" else 1.0
@@ -168,7 +168,7 @@ def test_nlme_varident(method: str, datasets: dict[str, pd.DataFrame]) -> None:
     assert isinstance(fit.residual_variance, pd.Series)
     assert fit.residual_variance.iloc[0] == pytest.approx(e["components"]["Residual"], rel=1e-3)
     for name in ("topic", "topic:system"):
-        assert fit.variance_components.loc[name, "variance"] == pytest.approx(
+        assert fit.variance_components().loc[name, "variance"] == pytest.approx(
             e["components"][name], rel=1e-4)
     ref_se = np.asarray(e["fixed"]["se"])
     assert np.max(np.abs(fit.fixed["estimate"] - e["fixed"]["estimate"]) / ref_se) < 1e-5

@@ -203,7 +203,7 @@ def test_record_matches_a_direct_fit(toy, study: ShardStudy, n_shards: int, spli
 
 
 def test_summary_from_runs(study: ShardStudy) -> None:
-    summ = study.summary
+    summ = study.summary_table()
     assert tuple(summ.columns) == SUMMARY_COLUMNS
     assert list(summ.index) == [2, 3, 5]
     md6 = study.runs[study.runs["model"] == "MD6"]
