@@ -1,0 +1,599 @@
+"""Topic-set studies: how conclusions change with the number of topics.
+
+:func:`topic_sets` draws many pairs of topic sets X, Y of each size c from a topic x system
+score matrix and measures, for every pair of systems:
+
+- **swap rates** (Voorhees & Buckley 2002): among the system pairs whose mean difference on X
+  falls in a bin of width ``bin_width``, the share whose difference on Y has the other sign;
+- **discriminative power** (Sakai 2006): the share of system pairs found significant at
+  ``alpha`` by a test on topic sets of size c, and the achieved-significance-level (ASL)
+  curve, the pairs' p-values sorted in increasing order (averaged over samples);
+- **agreement between halves** (Sanderson & Zobel 2005; Voorhees 2009): among pairs
+  significant on one set, the share significant with the opposite sign on the other
+  (``error_rate``) and the share whose difference merely has the opposite sign
+  (``swap_rate_significant``);
+- **rank agreement**: Kendall's tau-b between the system ranking on a topic set and on all
+  topics.
+
+Work is vectorised across samples and pairs: the system means, the covariance matrices
+behind the paired t statistics and the residual mean squares behind Tukey's HSD are computed
+for a whole batch of samples with a few array operations. Batches of ``_CHUNK`` samples are
+the units mapped by :func:`irmodels.parallel.map`; each gets its own seed
+(``SeedSequence(seed, spawn_key=(c,)).spawn(...)``), so the result is the same on every
+backend and a study with more samples extends one with fewer.
+
+References: E. M. Voorhees and C. Buckley, "The effect of topic set size on retrieval
+experiment error", SIGIR 2002; T. Sakai, "Evaluating evaluation metrics based on the
+bootstrap", SIGIR 2006; M. Sanderson and J. Zobel, "Information retrieval system evaluation:
+effort, sensitivity, and reliability", SIGIR 2005; docs/methods.md (topic-set studies).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels.errors import DataFormatError, DesignError
+from irmodels.parallel import map as parallel_map
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from irmodels.reporting.report import Section
+
+__all__ = [
+    "AGREEMENT_COLUMNS",
+    "METHODS",
+    "POWER_COLUMNS",
+    "RANK_COLUMNS",
+    "SWAP_COLUMNS",
+    "TESTS",
+    "TopicSetStudy",
+    "topic_sets",
+]
+
+TESTS = ("tukey", "t", "wilcoxon", "randomization")
+METHODS = ("disjoint", "subsample", "bootstrap")
+#: Columns of :attr:`TopicSetStudy.swap_rates`, in order.
+SWAP_COLUMNS = ("size", "diff_bin", "swap_rate", "n_pairs", "n_swaps")
+#: Columns of :attr:`TopicSetStudy.discriminative_power`, in order.
+POWER_COLUMNS = ("size", "test", "fraction_significant")
+#: Columns of :attr:`TopicSetStudy.agreement`, in order.
+AGREEMENT_COLUMNS = ("size", "test", "n_significant", "both_same", "both_reversed",
+                     "error_rate", "swap_rate_significant")
+#: Columns of :attr:`TopicSetStudy.rank_agreement`, in order.
+RANK_COLUMNS = ("size", "tau_mean", "tau_sd", "tau_lower", "tau_upper", "share_tau_0_9")
+#: Columns of :meth:`TopicSetStudy.to_frame`, in order.
+SUMMARY_COLUMNS = ("size", "test", "fraction_significant", "error_rate", "swap_rate",
+                   "tau_mean")
+
+# samples per unit of work: fixed, so seeds (one per unit) never depend on the backend
+_CHUNK = 50
+
+
+# --------------------------------------------------------------------------------------------
+# vectorised statistics of one batch of topic sets
+
+
+def _tukey_sf_table(k: int, df: float) -> tuple[np.ndarray, np.ndarray]:
+    """A fine grid of the studentized-range upper tail, interpolated for the ASL curves."""
+    from irmodels.inference.studentized import qtukey, sf
+
+    top = float(qtukey(1 - 1e-9, k, df))
+    grid = np.linspace(0.0, top, 2001)
+    return grid, np.asarray(sf(grid, k, df), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class _Context:
+    X: np.ndarray  # topics x systems
+    ia: np.ndarray
+    ib: np.ndarray
+    full_sign: np.ndarray  # sign of the full-set differences per pair
+    method: str
+    tests: tuple[str, ...]
+    alpha: float
+    bin_width: float
+    n_bins: int
+    n_resamples: int
+    tukey: dict[int, tuple[float, np.ndarray, np.ndarray]]  # size -> (critical q, grid, sf)
+
+
+def _draw(rng: np.random.Generator, method: str, T: int, c: int, n: int
+          ) -> tuple[np.ndarray, np.ndarray]:
+    if method == "disjoint":
+        perm = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)
+        return perm[:, :c], perm[:, c:2 * c]
+    if method == "subsample":
+        px = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)[:, :c]
+        py = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)[:, :c]
+        return px, py
+    return rng.integers(0, T, size=(n, c)), rng.integers(0, T, size=(n, c))
+
+
+def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, test: str,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """p-values and rejections (n x P) of every pair in every sample of a batch.
+
+    ``S`` holds the batch's scores (n x c x R), ``means`` its system means, ``d`` the pairs'
+    mean differences.
+    """
+    from irmodels.inference.pairwise import _resampling, _wilcoxon
+
+    n, c, R = S.shape
+    ia, ib = ctx.ia, ctx.ib
+    if test == "t":
+        centred = S - means[:, None, :]
+        cov = np.einsum("ncr,ncs->nrs", centred, centred) / (c - 1)
+        diag = np.einsum("nrr->nr", cov)
+        var = np.maximum(diag[:, ia] + diag[:, ib] - 2.0 * cov[:, ia, ib], 0.0)
+        se = np.sqrt(var / c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = d / se
+        t = np.where((se == 0) & (d == 0), 0.0, t)
+        p = 2.0 * stats.t.sf(np.abs(t), c - 1)
+        return p, p <= ctx.alpha
+    if test == "tukey":
+        grand = means.mean(axis=1)
+        tmeans = S.mean(axis=2)
+        resid = S - means[:, None, :] - tmeans[:, :, None] + grand[:, None, None]
+        mse = (resid**2).sum(axis=(1, 2)) / ((c - 1) * (R - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.abs(d) / np.sqrt(mse / c)[:, None]
+        q = np.where(np.abs(d) == 0, 0.0, q)
+        crit, grid, sfv = ctx.tukey[c]
+        p = np.interp(q, grid, sfv, right=0.0)
+        return p, q > crit
+    p = np.empty_like(d)
+    for k in range(n):
+        D = S[k][:, ia] - S[k][:, ib]
+        if test == "wilcoxon":
+            p[k] = _wilcoxon(D, "two-sided")["p"]
+        else:
+            p[k] = _resampling("randomization", D, "two-sided", ctx.alpha, ctx.n_resamples,
+                               rng, None)[0]["p"]
+    return p, p <= ctx.alpha
+
+
+def _tau_b(sign: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row of pair signs against the reference signs."""
+    num = (sign * ref[None, :]).sum(axis=1)
+    den = np.sqrt((sign != 0).sum(axis=1) * float((ref != 0).sum()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> dict[str, Any]:
+    c, n, seq = unit
+    rng = np.random.default_rng(seq)
+    T = ctx.X.shape[0]
+    ix, iy = _draw(rng, ctx.method, T, c, n)
+    SX, SY = ctx.X[ix], ctx.X[iy]  # n x c x R
+    mX, mY = SX.mean(axis=1), SY.mean(axis=1)
+    dX = mX[:, ctx.ia] - mX[:, ctx.ib]
+    dY = mY[:, ctx.ia] - mY[:, ctx.ib]
+    opposite = dX * dY < 0
+    valid = dX != 0
+    bins = np.minimum((np.abs(dX) / ctx.bin_width).astype(np.int64), ctx.n_bins - 1)
+    out: dict[str, Any] = {
+        "n_pairs": np.bincount(bins[valid], minlength=ctx.n_bins),
+        "n_swaps": np.bincount(bins[valid & opposite], minlength=ctx.n_bins),
+        "tau": np.concatenate([_tau_b(np.sign(dX), ctx.full_sign),
+                               _tau_b(np.sign(dY), ctx.full_sign)]),
+    }
+    for test in ctx.tests:
+        pX, sX = _pvalues(ctx, SX, mX, dX, test, rng)
+        pY, sY = _pvalues(ctx, SY, mY, dY, test, rng)
+        both = sX & sY
+        out[test] = {
+            "n_sig": int(sX.sum() + sY.sum()),
+            "both_same": int(2 * (both & ~opposite).sum()),
+            "both_reversed": int(2 * (both & opposite).sum()),
+            "swap_sig": int((sX & opposite).sum() + (sY & opposite).sum()),
+            "asl": np.sort(pX, axis=1).sum(axis=0) + np.sort(pY, axis=1).sum(axis=0),
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class TopicSetStudy(ResultDisplay):
+    """Result of :func:`topic_sets`.
+
+    Attributes
+    ----------
+    swap_rates : DataFrame
+        One row per (size, bin of the mean difference) with at least one pair. Columns:
+        ``size`` (topics per set, c), ``diff_bin`` (lower edge of the bin of ``|mean
+        difference|`` on X), ``swap_rate`` (``n_swaps / n_pairs``), ``n_pairs`` (system pairs
+        over all samples whose difference on X fell in the bin; pairs with a zero difference
+        are left out), ``n_swaps`` (those whose difference on Y has the other sign).
+    discriminative_power : DataFrame
+        Columns ``size``, ``test``, ``fraction_significant``: the share of system pairs
+        significant at ``alpha`` over the topic sets of that size (both sets of every sample).
+    agreement : DataFrame
+        Columns ``size``, ``test``; ``n_significant`` (mean number of significant pairs per
+        topic set); ``both_same``, ``both_reversed`` (pairs significant on both sets of a
+        sample with the same / opposite sign, counted from both sides, over all samples);
+        ``error_rate`` (``both_reversed`` over the significant pairs: significant on one set,
+        reversed and significant on the other); ``swap_rate_significant`` (significant on one
+        set, opposite sign on the other, significant or not).
+    rank_agreement : DataFrame
+        Columns ``size``; ``tau_mean``, ``tau_sd``, ``tau_lower``, ``tau_upper`` (mean, SD,
+        2.5% and 97.5% quantiles of Kendall's tau-b between the system means on a topic set
+        and on all topics); ``share_tau_0_9`` (share of topic sets with tau >= 0.9).
+    asl : DataFrame
+        Sakai's ASL curves: columns ``size``, ``test``, ``rank`` (1 = smallest p-value),
+        ``p`` (the p-value at that rank, averaged over topic sets).
+    sizes, tests, method, n_samples, alpha, seed, bin_width, n_topics, n_systems
+        The study's settings and the matrix's shape.
+    """
+
+    swap_rates: pd.DataFrame
+    discriminative_power: pd.DataFrame
+    agreement: pd.DataFrame
+    rank_agreement: pd.DataFrame
+    asl: pd.DataFrame = field(repr=False)
+    taus: pd.DataFrame = field(repr=False)
+    sizes: tuple[int, ...]
+    tests: tuple[str, ...]
+    method: str
+    n_samples: int
+    alpha: float
+    seed: int | None
+    bin_width: float
+    n_topics: int
+    n_systems: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (size, test): ``size, test, fraction_significant, error_rate,
+        swap_rate, tau_mean`` (``swap_rate`` over all pairs of that size, every bin)."""
+        sw = self.swap_rates.groupby("size")[["n_swaps", "n_pairs"]].sum()
+        swap = (sw["n_swaps"] / sw["n_pairs"].where(sw["n_pairs"] > 0)).rename("swap_rate")
+        out = self.discriminative_power.merge(
+            self.agreement[["size", "test", "error_rate"]], on=["size", "test"])
+        out = out.merge(swap.reset_index(), on="size", how="left")
+        out = out.merge(self.rank_agreement[["size", "tau_mean"]], on="size", how="left")
+        return out[list(SUMMARY_COLUMNS)]
+
+    def swap_table(self) -> pd.DataFrame:
+        """Swap rates as a table: one row per ``diff_bin``, one column per size."""
+        return self.swap_rates.pivot(index="diff_bin", columns="size", values="swap_rate")
+
+    def _display_title(self) -> str:
+        return (f"Topic-set study ({self.method}): {self.n_topics} topics x {self.n_systems} "
+                f"systems, sizes {', '.join(map(str, self.sizes))}, {self.n_samples} samples "
+                f"each, tests {', '.join(self.tests)}, alpha={self.alpha}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        summary = self.to_frame().set_index("size")
+        ranks = self.rank_agreement.set_index("size")
+        swaps = self.swap_table()
+        swaps = swaps.loc[swaps.index < 0.1 + 1e-12] if len(swaps) > 10 else swaps
+        swaps.columns = [f"c={c}" for c in swaps.columns]
+        return [("Per topic-set size and test", summary),
+                ("Rank agreement with the full topic set (Kendall's tau-b)", ranks),
+                (f"Swap rates by |mean difference| bin (width {self.bin_width:g})", swaps)]
+
+    def __repr__(self) -> str:
+        return (f"TopicSetStudy(method={self.method!r}, sizes={self.sizes}, tests={self.tests}, "
+                f"n_samples={self.n_samples}, topics={self.n_topics}, "
+                f"systems={self.n_systems})")
+
+    # ---- plots
+    def plot(self) -> Figure:
+        """Three panels: swap rate by difference bin (one line per size), discriminative power
+        by size (one line per test), Kendall's tau by size (mean and 95% band)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(12, 3.6))
+        ax1, ax2, ax3 = fig.subplots(1, 3)
+        for c, g in self.swap_rates.groupby("size"):
+            g = g[g["n_pairs"] >= 10]
+            ax1.plot(g["diff_bin"] + self.bin_width / 2, g["swap_rate"], marker=".",
+                     label=f"c = {c}")
+        ax1.set_xlabel("|difference of means| on X")
+        ax1.set_ylabel("swap rate")
+        ax1.legend(fontsize=7)
+        for test, g in self.discriminative_power.groupby("test", sort=False):
+            ax2.plot(g["size"], g["fraction_significant"], marker="o", label=test)
+        ax2.set_xlabel("topics per set")
+        ax2.set_ylabel(f"share of pairs significant (alpha={self.alpha})")
+        ax2.legend(fontsize=7)
+        r = self.rank_agreement
+        ax3.plot(r["size"], r["tau_mean"], marker="o")
+        ax3.fill_between(r["size"], r["tau_lower"], r["tau_upper"], alpha=0.25)
+        ax3.axhline(0.9, ls="--", lw=0.8, color="grey")
+        ax3.set_xlabel("topics per set")
+        ax3.set_ylabel("Kendall's tau vs all topics")
+        fig.tight_layout()
+        return fig
+
+    def plot_asl(self, test: str | None = None) -> Figure:
+        """Sakai's ASL curves: sorted p-values of the system pairs, one line per size."""
+        from matplotlib.figure import Figure
+
+        test = self.tests[0] if test is None else test
+        if test not in self.tests:
+            raise DesignError(f"the study ran no {test!r} test; tests run: "
+                              f"{', '.join(self.tests)}.")
+        fig = Figure(figsize=(5, 3.6))
+        ax = fig.subplots()
+        for c, g in self.asl[self.asl["test"] == test].groupby("size"):
+            ax.plot(g["rank"], g["p"], label=f"c = {c}")
+        ax.axhline(self.alpha, ls="--", lw=0.8, color="grey")
+        ax.set_xlabel("system pairs, sorted by p-value")
+        ax.set_ylabel(f"achieved significance level ({test})")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+
+    # ---- report
+    def to_report_section(self) -> Section:
+        """This study as a report :class:`~irmodels.reporting.report.Section`.
+
+        Pass it to ``irm.build_report(data, sections=[study.to_report_section()])``.
+        """
+        from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
+        from irmodels.reporting.report import Section, frame_to_markdown
+
+        intro = (
+            f"{self.n_samples} pairs of {self.method} topic sets of each size "
+            f"({', '.join(map(str, self.sizes))} topics) drawn from {self.n_topics} topics; "
+            f"{self.n_systems} systems. Swap rates after Voorhees & Buckley (SIGIR 2002), "
+            f"discriminative power after Sakai (SIGIR 2006) with the "
+            f"{', '.join(self.tests)} test(s) at alpha = {self.alpha}, error rates between "
+            "halves and Kendall's tau against the full topic set."
+        )
+        parts = [f"<p>{html.escape(intro)}</p>"]
+        md = [intro, ""]
+        tex = []
+        for title, table in self._display_tables():
+            parts.append(frame_to_html(table, title=title))
+            md += [f"**{title}**", "", frame_to_markdown(table), ""]
+            tex.append(frame_to_latex(table, caption=title))
+        uri = figure_to_data_uri(figure_to_png(self.plot()))
+        parts.append(f'<figure><img alt="Topic-set study" src="{uri}"/><figcaption>Swap rates, '
+                     "discriminative power and rank agreement by topic-set size."
+                     "</figcaption></figure>")
+        return Section(title="Topic-set study", html="".join(parts), markdown="\n".join(md),
+                       latex="\n\n".join(tex))
+
+
+# --------------------------------------------------------------------------------------------
+# the study
+
+
+def _check_sizes(sizes: Any, T: int, method: str) -> tuple[int, ...]:
+    limit = T // 2 if method == "disjoint" else T
+    if sizes is None:
+        step = 5 if limit >= 10 else 1
+        out = tuple(range(step if step > 1 else 2, limit + 1, step))
+        if not out:
+            raise DesignError(f"{T} topics are too few for a {method} topic-set study; "
+                              "it needs at least 4 (two disjoint sets of 2).")
+        return out
+    if isinstance(sizes, (int, np.integer)):
+        sizes = [sizes]
+    try:
+        values = [int(s) for s in sizes]
+    except (TypeError, ValueError):
+        raise DesignError(f"sizes must be whole numbers of topics; got {sizes!r}.") from None
+    if not values or any(v != s for v, s in zip(values, sizes)):
+        raise DesignError(f"sizes must be whole numbers of topics; got {sizes!r}.")
+    small = [v for v in values if v < 2]
+    if small:
+        raise DesignError(f"topic-set sizes must be at least 2 (a test needs a variance); got "
+                          f"{small[0]}.")
+    if method != "bootstrap":
+        big = [v for v in values if v > limit]
+        if big:
+            if method == "disjoint":
+                raise DesignError(
+                    f"disjoint topic sets of size {big[0]} need {2 * big[0]} topics; the frame "
+                    f"has {T}, so sizes can be at most {limit} (half the topics). Use smaller "
+                    "sizes, or method='subsample' / 'bootstrap' (sets may share topics).")
+            raise DesignError(f"cannot subsample {big[0]} of {T} topics without replacement; "
+                              f"use sizes up to {T} or method='bootstrap'.")
+    return tuple(sorted(set(values)))
+
+
+def topic_sets(
+    frame: pd.DataFrame,
+    *,
+    sizes: Sequence[int] | int | None = None,
+    n_samples: int = 1000,
+    method: Literal["disjoint", "subsample", "bootstrap"] = "disjoint",
+    test: str | Sequence[str] = "tukey",
+    alpha: float = 0.05,
+    bin_width: float = 0.01,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    backend: Any = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+) -> TopicSetStudy:
+    """Swap rates, discriminative power, error rates and rank agreement by topic-set size.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A long frame with one score per (topic, system) and every cell present
+        (:func:`irmodels.frame`, ``irm.datasets.load``).
+    sizes : int or sequence of int, optional
+        Topics per set, c. Default: 5, 10, ... up to half the topics (``disjoint``) or all of
+        them; 2, 3, ... when there are fewer than 10.
+    n_samples : int
+        Pairs of topic sets (X, Y) drawn per size (default 1000).
+    method : {"disjoint", "subsample", "bootstrap"}
+        ``disjoint``: X and Y are disjoint random subsets (Voorhees & Buckley; c at most
+        half the topics). ``subsample``: two independent random subsets without replacement
+        (they may share topics). ``bootstrap``: two samples of c topics drawn with replacement
+        (Sakai's bootstrap; any c).
+    test : str or sequence of str
+        Significance test(s) among ``"tukey"`` (Tukey HSD with the error term of the two-way
+        model ``score ~ topic + system`` on the set, MD1), ``"t"`` (paired t), ``"wilcoxon"``
+        (signed-rank) and ``"randomization"`` (paired permutation test with ``n_resamples``
+        random sign flips, exact enumeration when ``2**c <= n_resamples``; slow at TREC size).
+        All two-sided.
+    alpha : float
+        Significance level (default 0.05).
+    bin_width : float
+        Width of the bins of the absolute mean difference for the swap rates (default 0.01,
+        as Voorhees & Buckley for MAP).
+    n_resamples : int
+        Resamples of the randomization test.
+    seed : int
+        Seed of the study: the samples of size c come from ``SeedSequence(seed,
+        spawn_key=(c,))``, split in fixed batches of 50 samples with one child seed each.
+    backend, n_workers, progress
+        Where the batches run (:func:`irmodels.parallel.map`); the result does not depend on
+        it.
+
+    Returns
+    -------
+    TopicSetStudy
+        ``.swap_rates``, ``.discriminative_power``, ``.agreement``, ``.rank_agreement``,
+        ``.asl``, ``to_frame()``, ``plot()``, ``plot_asl()``, ``to_report_section()``.
+
+    Raises
+    ------
+    DesignError
+        A frame with missing (topic, system) cells or several scores per cell, fewer than two
+        systems, a disjoint size above half the topics, unknown tests or methods, bad
+        ``alpha``, ``n_samples`` or ``bin_width``.
+
+    Notes
+    -----
+    A pair with a zero difference on X has no order and is left out of the swap counts; a
+    swap is a strictly opposite sign on Y. Discriminative power and the error rates use both
+    sets of every sample (X against Y and Y against X). Tukey's p-values for the ASL curves
+    are interpolated on a grid of 2001 points of the studentized range distribution (error
+    below 1e-6); significance itself compares q with the exact critical value. Kendall's
+    tau-b is computed from the signs of the pairwise differences (ties on either side as in
+    tau-b), for X and Y alike.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> data = irm.datasets.load("adhoc3", "AP")
+    >>> study = irm.studies.topic_sets(data, sizes=[5, 10, 25], n_samples=100,
+    ...                                test=["tukey", "t"], seed=1)
+    >>> study
+    TopicSetStudy(method='disjoint', sizes=(5, 10, 25), tests=('tukey', 't'), n_samples=100, topics=50, systems=40)
+    >>> study.to_frame().round(3)
+       size   test  fraction_significant  error_rate  swap_rate  tau_mean
+    0     5  tukey                 0.060         0.0      0.206     0.717
+    1     5      t                 0.240         0.0      0.206     0.717
+    2    10  tukey                 0.153         0.0      0.154     0.805
+    3    10      t                 0.455         0.0      0.154     0.805
+    4    25  tukey                 0.333         0.0      0.090     0.910
+    5    25      t                 0.647         0.0      0.090     0.910
+    """
+    from irmodels.inference.pairwise import score_matrix
+    from irmodels.inference.studentized import qtukey
+
+    if not isinstance(frame, pd.DataFrame):
+        raise DataFormatError(f"expected a long frame (pandas DataFrame); got "
+                              f"{type(frame).__name__}. Build one with irm.frame(df).")
+    try:
+        X, topics, systems = score_matrix(frame)
+    except DesignError as exc:
+        raise DesignError(f"a topic-set study needs every (topic, system) cell once: {exc}"
+                          ) from None
+    T, R = X.shape
+    if R < 2:
+        raise DesignError(f"a topic-set study compares systems; the frame has {R}.")
+    if method not in METHODS:
+        raise DesignError(f"unknown method {method!r}; choose one of "
+                          f"{', '.join(map(repr, METHODS))}.")
+    tests = (test,) if isinstance(test, str) else tuple(test)
+    bad = [t for t in tests if t not in TESTS]
+    if bad or not tests:
+        raise DesignError(f"unknown test {bad[0] if bad else test!r}; choose among "
+                          f"{', '.join(map(repr, TESTS))}.")
+    tests = tuple(dict.fromkeys(tests))
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    for name, v in (("n_samples", n_samples), ("n_resamples", n_resamples)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+    if not isinstance(bin_width, (int, float)) or not bin_width > 0 or not math.isfinite(bin_width):
+        raise DesignError(f"bin_width must be a positive number; got {bin_width!r}.")
+    size_list = _check_sizes(sizes, T, method)
+
+    ia, ib = np.triu_indices(R, 1)
+    full = X.mean(axis=0)
+    span = float(X.max() - X.min())
+    n_bins = int(math.floor(span / bin_width)) + 2
+    tukey: dict[int, tuple[float, np.ndarray, np.ndarray]] = {}
+    if "tukey" in tests:
+        for c in size_list:
+            df = (c - 1) * (R - 1)
+            grid, sfv = _tukey_sf_table(R, df)
+            tukey[c] = (float(qtukey(1 - alpha, R, df)), grid, sfv)
+    ctx = _Context(X=X, ia=ia, ib=ib, full_sign=np.sign(full[ia] - full[ib]), method=method,
+                   tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
+                   n_resamples=int(n_resamples), tukey=tukey)
+    units = []
+    for c in size_list:
+        n_chunks = -(-int(n_samples) // _CHUNK)
+        children = np.random.SeedSequence(seed, spawn_key=(c,)).spawn(n_chunks)
+        for k, child in enumerate(children):
+            units.append((c, min(_CHUNK, int(n_samples) - k * _CHUNK), child))
+    parts = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
+                         n_workers=n_workers, progress=progress, desc="topic sets")
+
+    P = len(ia)
+    swap_rows, power_rows, agree_rows, rank_rows, asl_rows, tau_rows = [], [], [], [], [], []
+    for c in size_list:
+        mine = [p for u, p in zip(units, parts) if u[0] == c]
+        n_pairs = np.sum([p["n_pairs"] for p in mine], axis=0)
+        n_swaps = np.sum([p["n_swaps"] for p in mine], axis=0)
+        for b in np.flatnonzero(n_pairs):
+            swap_rows.append((c, round(b * bin_width, 12), n_swaps[b] / n_pairs[b],
+                              int(n_pairs[b]), int(n_swaps[b])))
+        taus = np.concatenate([p["tau"] for p in mine])
+        tau_rows.append(pd.DataFrame({"size": c, "sample": np.arange(len(taus)), "tau": taus}))
+        ok = taus[np.isfinite(taus)]
+        rank_rows.append((c, float(ok.mean()), float(ok.std(ddof=1)) if len(ok) > 1 else math.nan,
+                          float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)),
+                          float((ok >= 0.9).mean())))
+        n_sets = 2 * int(n_samples)
+        for test_name in tests:
+            n_sig = sum(p[test_name]["n_sig"] for p in mine)
+            same = sum(p[test_name]["both_same"] for p in mine)
+            rev = sum(p[test_name]["both_reversed"] for p in mine)
+            swap_sig = sum(p[test_name]["swap_sig"] for p in mine)
+            power_rows.append((c, test_name, n_sig / (n_sets * P)))
+            agree_rows.append((c, test_name, n_sig / n_sets, same, rev,
+                               rev / n_sig if n_sig else math.nan,
+                               swap_sig / n_sig if n_sig else math.nan))
+            asl = np.sum([p[test_name]["asl"] for p in mine], axis=0) / n_sets
+            asl_rows.append(pd.DataFrame({"size": c, "test": test_name,
+                                          "rank": np.arange(1, P + 1), "p": asl}))
+    swap = pd.DataFrame(swap_rows, columns=list(SWAP_COLUMNS))
+    power = pd.DataFrame(power_rows, columns=list(POWER_COLUMNS))
+    agree = pd.DataFrame(agree_rows, columns=list(AGREEMENT_COLUMNS))
+    for col in ("both_same", "both_reversed"):
+        agree[col] = agree[col].astype("int64")
+    return TopicSetStudy(
+        swap_rates=swap, discriminative_power=power, agreement=agree,
+        rank_agreement=pd.DataFrame(rank_rows, columns=list(RANK_COLUMNS)),
+        asl=pd.concat(asl_rows, ignore_index=True) if asl_rows else pd.DataFrame(),
+        taus=pd.concat(tau_rows, ignore_index=True), sizes=size_list, tests=tests,
+        method=method, n_samples=int(n_samples), alpha=float(alpha), seed=seed,
+        bin_width=float(bin_width), n_topics=T, n_systems=R,
+    )
