@@ -13,6 +13,8 @@ _LAZY = {
     "shards": "irmodels.studies.shard_study:shards",
     "ShardStudy": "irmodels.studies.shard_study:ShardStudy",
     "document_samples": "irmodels.studies.document_samples",
+    "topic_sets": "irmodels.studies.topic_set_study:topic_sets",
+    "TopicSetStudy": "irmodels.studies.topic_set_study:TopicSetStudy",
 }
 
 
