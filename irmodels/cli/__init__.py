@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "standardize": "irmodels.cli.standardize",
     "pairwise": "irmodels.cli.pairwise",
     "datasets": "irmodels.cli.datasets_cmd",
+    "topics": "irmodels.cli.topics",
 }
 
 
