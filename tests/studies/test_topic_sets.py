@@ -176,3 +176,20 @@ def test_plots_and_report_section(data):
         s.plot_asl("wilcoxon")
     sec = s.to_report_section()
     assert sec.title == "Topic-set study" and "<img" in sec.html and "|" in sec.markdown
+
+
+def test_cli_topics(tmp_path, capsys):
+    from irmodels.cli import main
+
+    out = tmp_path / "t"
+    assert main(["topics", "--dataset", "adhoc3", "--measure", "AP", "--sizes", "5,10",
+                 "--n-samples", "20", "--test", "tukey,t", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Topic-set study (disjoint): 50 topics x 40 systems" in text
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary["test"]) == ["tukey", "t", "tukey", "t"]
+    assert (out / "topic_sets.png").stat().st_size > 1000
+    assert main(["topics", "--dataset", "adhoc3", "--measure", "AP", "--sizes", "30",
+                 "--n-samples", "5"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "at most 25 (half the topics)" in err
