@@ -74,6 +74,7 @@ _LAZY: dict[str, str] = {
     "qtukey": "irmodels.inference.studentized:qtukey",
     "gstudy": "irmodels.inference.gtheory:gstudy",
     "pairwise": "irmodels.inference.pairwise:pairwise",
+    "compare": "irmodels.inference.compare:compare",
     "power": "irmodels.inference.power",
     "variability": "irmodels.inference.variability",
     "kendall_tau": "irmodels.inference.rank:kendall_tau",
@@ -85,7 +86,7 @@ _LAZY: dict[str, str] = {
     "studies": "irmodels.studies",
     "parallel": "irmodels.parallel",
     "reporting": "irmodels.reporting",
-    "build_report": "irmodels.reporting.report:build_report",
+    "build_report": "irmodels.analysis:build_report",
 }
 
 __all__ = sorted(

@@ -3,19 +3,57 @@
 Each subcommand lives in its own module ``irmodels.cli.<name>`` with two functions:
 ``register(subparsers)`` adds its parser (and sets ``func`` to its handler with
 ``parser.set_defaults(func=run)``) and ``run(args) -> int``. Handlers call the public API and
-render; errors derived from :class:`irmodels.IRModelsError` are printed without a traceback and
-the command exits with status 2.
+render. Every failure is one line on standard error (``irmodels: error: ...``), never a
+traceback, and an exit status that tells its kind (see :data:`EXIT_CODES` and docs/refusals.md):
+
+* 0: success;
+* 1: the input data are wrong (a malformed file: its path and line are named), or the model
+  cannot be fitted on them;
+* 2: usage: an unknown or invalid option value, a combination of options that does not go
+  together, an input path that does not exist, an output that exists (without ``--force``);
+* 3: the environment: an output cannot be written (read-only folder, full disk, a directory in
+  the way), a Dask scheduler does not answer, an optional dependency is missing;
+* 130: interrupted (Ctrl-C); no partial output is left behind.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 
-from irmodels.errors import IRModelsError, IRModelsWarning
+from irmodels.errors import (
+    FormulaError,
+    IRModelsError,
+    IRModelsWarning,
+    MissingDependencyError,
+    OutputExistsError,
+    ResourceError,
+    UsageError,
+)
+
+EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_SOFTWARE = 70  # an internal error (a bug), as sysexits.h EX_SOFTWARE
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_DATA: "the input data are wrong (file and line named) or cannot be modelled",
+    EXIT_USAGE: "usage: bad option value or combination, missing input path, existing output "
+                "without --force",
+    EXIT_ENVIRONMENT: "environment: output not writable, disk full, scheduler unreachable, "
+                      "missing optional dependency",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); no partial output is left",
+    EXIT_SOFTWARE: "internal error (a bug in irmodels: please report it)",
+}
+_EPILOG = (
+    "Run 'irmodels COMMAND --help' for the options of a command. Exit status: 0 success; "
+    "1 bad input data (file:line named); 2 usage error (bad option, missing input path, "
+    "existing output without --force); 3 environment (cannot write, disk full, scheduler "
+    "unreachable, missing dependency); 70 internal error (a bug); 130 interrupted. See "
+    "docs/refusals.md."
+)
 
 # subcommand -> module; a module that does not exist yet is simply not offered
 COMMANDS: dict[str, str] = {
@@ -30,6 +68,7 @@ COMMANDS: dict[str, str] = {
     "power": "irmodels.cli.power",
     "standardize": "irmodels.cli.standardize",
     "pairwise": "irmodels.cli.pairwise",
+    "compare": "irmodels.cli.compare",
     "datasets": "irmodels.cli.datasets_cmd",
     "topics": "irmodels.cli.topics",
 }
@@ -44,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Statistics of IR evaluation: per-topic scores, ANOVA and mixed models, Tukey HSD, "
             "variance components and reports."
         ),
-        epilog="Run 'irmodels COMMAND --help' for the options of a command.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"irmodels {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
@@ -60,32 +99,72 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``irmodels`` command; returns the exit status."""
+    """Entry point of the ``irmodels`` command; returns the exit status (see :data:`EXIT_CODES`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()
-        return 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("default", IRModelsWarning)
-        warnings.formatwarning = _format_warning  # type: ignore[assignment]
-        try:
-            return int(args.func(args) or 0)
-        except IRModelsError as exc:
-            print(f"irmodels: error: {exc}", file=sys.stderr)
-            return 2
-        except FileNotFoundError as exc:
-            print(f"irmodels: error: no such file: {exc.filename}", file=sys.stderr)
-            return 2
-        except BrokenPipeError:  # output piped into `head` and closed early: not an error
-            import os
+        return EXIT_USAGE
+    saved_format = warnings.formatwarning
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", IRModelsWarning)
+            warnings.formatwarning = _format_warning  # type: ignore[assignment]
+            try:
+                return int(args.func(args) or 0)
+            except BrokenPipeError:  # output piped into `head` and closed early: not an error
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                return EXIT_OK
+            except KeyboardInterrupt:
+                print("irmodels: interrupted; no partial output was left", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            except Exception as exc:  # noqa: BLE001 - every failure is one line, no traceback
+                message, status = describe_failure(exc)
+                if status is None:
+                    if os.environ.get("IRMODELS_TRACEBACK"):
+                        raise
+                    message = (f"internal error {type(exc).__name__}: {exc}. This is a bug in "
+                               "irmodels; please report it (set IRMODELS_TRACEBACK=1 to see "
+                               "the traceback)")
+                    status = EXIT_SOFTWARE
+                print(f"irmodels: error: {message}", file=sys.stderr)
+                return status
+    finally:
+        warnings.formatwarning = saved_format
 
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return 0
-        except KeyboardInterrupt:  # pragma: no cover
-            print("irmodels: interrupted", file=sys.stderr)
-            return 130
+
+def describe_failure(exc: BaseException) -> tuple[str, int | None]:
+    """One line and the exit status for an exception a command raised; status None for a bug
+    (an exception that is not about the input, the options or the environment)."""
+    import csv
+
+    text = str(exc)
+    if isinstance(exc, (UsageError, OutputExistsError, FormulaError)):
+        return text, EXIT_USAGE
+    if isinstance(exc, (ResourceError, MissingDependencyError)):
+        return text, EXIT_ENVIRONMENT
+    if isinstance(exc, IRModelsError):
+        if type(exc).__name__ == "ParallelError":  # an unknown --backend value
+            return text, EXIT_USAGE
+        return text, EXIT_DATA
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file: {exc.filename}", EXIT_USAGE
+    if isinstance(exc, (IsADirectoryError, NotADirectoryError, PermissionError)):
+        return f"cannot use {exc.filename}: {exc.strerror}", EXIT_DATA
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"the input is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); re-save it as UTF-8"), EXIT_DATA
+    if isinstance(exc, csv.Error):
+        return f"the CSV input cannot be parsed: {exc}", EXIT_DATA
+    if type(exc).__module__.startswith("pyarrow"):
+        return f"the input cannot be read by pyarrow: {str(exc).splitlines()[0] if str(exc) else exc!r}", EXIT_DATA
+    if isinstance(exc, MemoryError):
+        return "out of memory; use a smaller input or a machine with more memory", EXIT_ENVIRONMENT
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", EXIT_ENVIRONMENT
+    return "", None
 
 
 def _format_warning(message, category, filename, lineno, line=None) -> str:

@@ -1,0 +1,118 @@
+"""``irmodels compare``: the comparison table of a paper (systems x measures, significance marks).
+
+Examples::
+
+    irmodels compare runs/ --qrels qrels.txt --measures AP nDCG@10 --latex table.tex
+    irmodels compare bm25.run rm3.run dense.run --qrels qrels.txt --measures AP --test t
+    irmodels compare scores.csv --measures AP P@10 --baseline bm25
+    irmodels compare bm25.treceval rm3.treceval            # trec_eval -q output files
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from irmodels.errors import DataFormatError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="the comparison table: mean per system and measure, best in bold, significance "
+             "letters (Tukey HSD or adjusted paired tests), LaTeX",
+        description=(
+            "Mean score of every system on every measure, the best in bold, and superscript "
+            "letters for significant differences: each system gets a letter, and a mean lists "
+            "the letters of the systems it is significantly better than. The default test is "
+            "Tukey's HSD on the two-way topic + system model of each measure; --test t, "
+            "wilcoxon or randomization runs paired tests adjusted by --adjust. INPUTS are TREC "
+            "run files (or directories of runs) with --qrels, or without --qrels long frames "
+            "(CSV/parquet with topic, system, score[, measure]) or trec_eval -q output files."
+        ),
+        epilog="Example: irmodels compare runs/ --qrels qrels.txt --measures AP nDCG@10 "
+               "--latex table.tex",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUTS",
+                   help="run files or directories with --qrels; else score files")
+    p.add_argument("--qrels", help="qrels file: INPUTS are TREC runs, evaluated first")
+    p.add_argument("--measures", "-m", nargs="+", metavar="NAME",
+                   help="measures (columns), e.g. AP nDCG@10 (default with --qrels: AP "
+                        "nDCG@10; without: every measure of the files)")
+    p.add_argument("--systems", nargs="+", metavar="NAME",
+                   help="systems (rows) to compare, in this order (default: all)")
+    p.add_argument("--test", choices=["tukey", "t", "wilcoxon", "randomization"],
+                   default="tukey", help="significance test (default tukey)")
+    p.add_argument("--adjust", choices=["holm", "bonferroni", "bh", "none"], default="holm",
+                   help="adjustment of the paired tests (default holm; Tukey needs none)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--baseline", metavar="NAME",
+                   help="compare every system with this one only (dagger marks)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomization test")
+    p.add_argument("--digits", type=int, default=4, help="decimals of the means (default 4)")
+    p.add_argument("--latex", metavar="FILE",
+                   help="write the LaTeX table (booktabs) to FILE ('-': standard output)")
+    p.add_argument("--out", metavar="FILE", help="write the tidy table (CSV) to FILE")
+    p.set_defaults(func=run)
+
+
+def _from_runs(args: argparse.Namespace, measures: list[str]):
+    import irmodels as irm
+    from irmodels.data.measures import parse_measure
+
+    for m in measures:  # a bad name fails before reading large files
+        parse_measure(m)
+    if not Path(args.qrels).is_file():
+        raise DataFormatError(f"qrels file {args.qrels} does not exist")
+    files: list[Path] = []
+    for path in args.inputs:
+        pth = Path(path)
+        if not pth.exists():
+            raise DataFormatError(f"run file or directory {path} does not exist")
+        if pth.is_dir():
+            files += sorted(q for q in pth.iterdir() if q.is_file() and not q.name.startswith("."))
+        else:
+            files.append(pth)
+    runs = irm.read_runs(files)
+    return irm.evaluate(runs, irm.read_qrels(args.qrels), measures)
+
+
+def _from_scores(args: argparse.Namespace):
+    import pandas as pd
+
+    import irmodels as irm
+    from irmodels.cli._common import load_data
+
+    parts = [load_data(path, single_measure=False) for path in args.inputs]
+    if len(parts) == 1:
+        return parts[0]
+    data = pd.concat([p.astype({c: str for c in p.columns if c != "score"}) for p in parts],
+                     ignore_index=True)
+    return irm.frame(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    import irmodels as irm
+
+    if not 0 < args.alpha < 1:
+        raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
+    if args.qrels:
+        data = _from_runs(args, list(args.measures or ["AP", "nDCG@10"]))
+    else:
+        data = _from_scores(args)
+    res = irm.compare(data, args.measures, test=args.test, adjust=args.adjust,
+                      alpha=args.alpha, baseline=args.baseline, seed=args.seed,
+                      systems=args.systems)
+    if args.latex == "-":
+        print(res.to_latex(digits=args.digits))
+        return 0
+    print(res.summary(args.digits))
+    if args.latex:
+        Path(args.latex).write_text(res.to_latex(digits=args.digits) + "\n", encoding="utf-8")
+        print(f"wrote the LaTeX table to {args.latex}", file=sys.stderr)
+    if args.out:
+        res.to_frame().to_csv(args.out, index=False)
+        print(f"wrote {len(res.systems)} systems x {len(res.measures)} measures to {args.out}",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,532 @@
+"""The comparison table of a paper: systems x measures, best in bold, significance letters.
+
+:func:`compare` takes a long frame with one score per (topic, system, measure) and builds the
+table IR papers print (as ``ranx.compare`` does), with the statistics done right: for each
+measure, the topic-blocked Tukey HSD of the two-way model ``score ~ topic + system``
+(:meth:`irmodels.models.anova.AnovaResult.tukey`), or a paired test between every two systems
+with a multiplicity adjustment (:func:`irmodels.inference.pairwise.pairwise`), or each system
+against a baseline. Every system gets a letter; a superscript on a mean lists the letters of the
+systems it is significantly better than on that measure.
+
+References: J. W. Tukey's HSD with the topic x system model is the test recommended by
+B. Carterette, "Multiple testing in statistical analysis of systems-based information retrieval
+experiments", ACM TOIS 30(1), 2012, and T. Sakai, *Statistical Reform in Information Retrieval?*,
+SIGIR Forum 48(1), 2014; the layout follows E. Bassani, "ranx: A Blazing-Fast Python Library for
+Ranking Evaluation and Comparison", ECIR 2022.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from irmodels._display import ResultDisplay, frame_to_latex, latex_escape
+from irmodels.errors import DataFormatError, DesignError
+
+__all__ = ["CompareResult", "compare", "system_letters"]
+
+CompareTest = Literal["tukey", "t", "wilcoxon", "randomization"]
+TESTS = ("tukey", "t", "wilcoxon", "randomization")
+ADJUSTMENTS = (None, "none", "bonferroni", "holm", "bh")
+
+_TEST_TEXT = {
+    "tukey": "Tukey HSD of the two-way topic + system model",
+    "t": "paired t test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "randomization": "paired randomization test",
+}
+_ADJUST_TEXT = {None: "no adjustment", "bonferroni": "Bonferroni adjustment",
+                "holm": "Holm adjustment", "bh": "Benjamini-Hochberg adjustment"}
+
+#: Columns of :meth:`CompareResult.to_frame`, in this order.
+FRAME_COLUMNS = ("system", "letter", "measure", "mean", "best", "better_than", "n_topics")
+#: Columns of :attr:`CompareResult.pairs`, in this order.
+PAIR_COLUMNS = ("measure", "a", "b", "diff", "p_adj", "reject", "better")
+
+
+def system_letters(n: int) -> list[str]:
+    """Letters for ``n`` systems: ``a`` ... ``z``, then ``aa``, ``ab``, ...
+
+    >>> system_letters(3), system_letters(28)[-3:]
+    (['a', 'b', 'c'], ['z', 'aa', 'ab'])
+    """
+    out: list[str] = []
+    width = 1
+    while len(out) < n:
+        for combo in itertools.product(string.ascii_lowercase, repeat=width):
+            out.append("".join(combo))
+            if len(out) == n:
+                break
+        width += 1
+    return out
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class CompareResult(ResultDisplay):
+    """Result of :func:`compare`.
+
+    Attributes
+    ----------
+    means : DataFrame
+        Index ``system`` (in the frame's order, or ``systems``), one column per measure: the
+        mean score over topics.
+    letters : Series
+        The letter of each system (``a``, ``b``, ...), indexed by system.
+    pairs : DataFrame
+        Every pair tested, columns :data:`PAIR_COLUMNS`: ``measure``, ``a``, ``b`` (``a``
+        before ``b`` in system order; with a baseline ``a`` is the baseline), ``diff`` = mean of
+        ``a`` minus mean of ``b``, ``p_adj`` (Tukey-adjusted, or adjusted by ``adjust``),
+        ``reject`` (``p_adj < alpha``) and ``better`` (the system with the higher mean when
+        rejected, else empty).
+    test : str
+        ``"tukey"``, ``"t"``, ``"wilcoxon"`` or ``"randomization"``.
+    adjust : str or None
+        The adjustment of the paired tests (None for Tukey, whose p-values are adjusted by
+        construction).
+    alpha : float
+        Significance level (family-wise within each measure).
+    baseline : str or None
+        The system every other one is compared with, or None for all pairs.
+    n_topics : Series
+        Topics per measure.
+    """
+
+    means: pd.DataFrame
+    letters: pd.Series
+    pairs: pd.DataFrame
+    test: str
+    adjust: str | None
+    alpha: float
+    baseline: str | None
+    n_topics: pd.Series = field(repr=False)
+
+    # ---------------------------------------------------------------- questions
+    @property
+    def measures(self) -> list[str]:
+        """The measures, in column order."""
+        return [str(m) for m in self.means.columns]
+
+    @property
+    def systems(self) -> list[str]:
+        """The systems, in row order."""
+        return [str(s) for s in self.means.index]
+
+    def significant_pairs(self, measure: str | None = None) -> set[tuple[str, str]]:
+        """Significant pairs of one measure (default: the first) as ``(a, b)`` tuples, ``a``
+        before ``b`` in system order (the baseline first with a baseline)."""
+        m = self._measure(measure)
+        p = self.pairs[(self.pairs["measure"] == m) & self.pairs["reject"]]
+        return set(zip(p["a"].astype(str), p["b"].astype(str)))
+
+    def better_than(self, measure: str | None = None) -> dict[str, list[str]]:
+        """For each system, the systems it is significantly better than on ``measure``."""
+        m = self._measure(measure)
+        p = self.pairs[(self.pairs["measure"] == m) & self.pairs["reject"]]
+        out: dict[str, list[str]] = {s: [] for s in self.systems}
+        order = {s: i for i, s in enumerate(self.systems)}
+        for a, b, win in zip(p["a"].astype(str), p["b"].astype(str), p["better"].astype(str)):
+            loser = b if win == a else a
+            out[win].append(loser)
+        return {k: sorted(v, key=order.__getitem__) for k, v in out.items()}
+
+    def best(self, measure: str | None = None) -> list[str]:
+        """The system(s) with the highest mean on ``measure``."""
+        col = self.means[self._measure(measure)]
+        return [str(s) for s in col.index[col == col.max()]]
+
+    def _measure(self, measure: str | None) -> str:
+        if measure is None:
+            return self.measures[0]
+        if str(measure) not in self.measures:
+            raise DataFormatError(
+                f"measure {measure!r} is not in the comparison; it has {', '.join(self.measures)}."
+            )
+        return str(measure)
+
+    # ---------------------------------------------------------------- marks
+    def marks(self) -> pd.DataFrame:
+        """The superscript of every cell (system x measure): the letters of the systems it is
+        significantly better than (comma-separated beyond 26 systems), or with a baseline ``"+"`` (significantly better than the
+        baseline) / ``"-"`` (significantly worse); empty when nothing is significant."""
+        out = pd.DataFrame("", index=self.means.index, columns=self.means.columns)
+        for m in self.measures:
+            if self.baseline is None:
+                sep = "," if len(self.systems) > 26 else ""
+                for s, losers in self.better_than(m).items():
+                    out.loc[s, m] = sep.join(self.letters[x] for x in losers)
+            else:
+                p = self.pairs[(self.pairs["measure"] == m) & self.pairs["reject"]]
+                for b, win in zip(p["b"].astype(str), p["better"].astype(str)):
+                    out.loc[b, m] = "+" if win == b else "-"
+        return out
+
+    def _is_best(self) -> pd.DataFrame:
+        return self.means.eq(self.means.max(axis=0), axis=1)
+
+    def caption(self) -> str:
+        """The caption of the table: what was tested, how, at which level."""
+        topics = sorted(set(int(v) for v in self.n_topics))
+        t_text = " or ".join(map(str, topics))
+        how = _TEST_TEXT[self.test]
+        if self.test != "tukey":
+            how += f" with {_ADJUST_TEXT[self.adjust]}"
+        if self.baseline is None:
+            marks = ("Superscripts list the letters of the systems a system is significantly "
+                     "better than")
+        else:
+            marks = (f"A dagger marks a significant difference from the baseline "
+                     f"{self.baseline} (up: better, down: worse)")
+        return (f"Mean over {t_text} topics; best per measure in bold. {marks} "
+                f"({how}, alpha = {self.alpha:g} per measure).")
+
+    # ---------------------------------------------------------------- display
+    def _display_title(self) -> str:
+        base = f", baseline {self.baseline}" if self.baseline else ""
+        adj = "" if self.test == "tukey" else f", {_ADJUST_TEXT[self.adjust]}"
+        return (f"Comparison of {len(self.systems)} systems on {', '.join(self.measures)}: "
+                f"{_TEST_TEXT[self.test]}{adj}, alpha = {self.alpha:g}{base}")
+
+    def _cells(self, decimals: int, style: Literal["text", "html", "latex"]) -> pd.DataFrame:
+        marks = self.marks()
+        best = self._is_best()
+        out = pd.DataFrame("", index=self.means.index, columns=self.means.columns, dtype=object)
+        for m in self.measures:
+            for s in self.means.index:
+                v = self.means.loc[s, m]
+                num = "" if pd.isna(v) else f"{v:.{decimals}f}"
+                mk = marks.loc[s, m]
+                b = bool(best.loc[s, m])
+                if style == "latex":
+                    cell = rf"\textbf{{{num}}}" if b else num
+                    if mk in ("+", "-"):
+                        arrow = r"\uparrow" if mk == "+" else r"\downarrow"
+                        cell += rf"$^{{\dagger{arrow}}}$"
+                    elif mk:
+                        cell += rf"$^{{\mathrm{{{mk}}}}}$"
+                elif style == "html":
+                    cell = f"<b>{num}</b>" if b else num
+                    if mk:
+                        sup = {"+": "&dagger;&uarr;", "-": "&dagger;&darr;"}.get(mk, html.escape(mk))
+                        cell += f"<sup>{sup}</sup>"
+                else:
+                    cell = num + ("*" if b else "")
+                    if mk:
+                        cell += "^" + {"+": "+", "-": "-"}.get(mk, mk)
+                out.loc[s, m] = cell
+        return out
+
+    def _table(self, decimals: int, style: Literal["text", "html", "latex"]) -> pd.DataFrame:
+        cells = self._cells(decimals, style)
+        cells.insert(0, "#", [str(self.letters[s]) for s in cells.index])
+        cells.columns = pd.Index([str(c) for c in cells.columns])
+        cells.index = pd.Index([str(s) for s in cells.index], name="system")
+        return cells
+
+    def summary(self, digits: int = 4) -> str:
+        """The table as text: ``*`` marks the best mean of a measure, ``^bc`` the letters of the
+        systems a system is significantly better than (``^+`` / ``^-`` against a baseline)."""
+        return (f"{self._display_title()}\n\n{self._table(digits, 'text').to_string()}\n\n"
+                f"{self.caption()}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Mean per system and measure", self.means)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy: one row per (system, measure), columns :data:`FRAME_COLUMNS` (``best`` is
+        True for the highest mean of the measure; ``better_than`` the systems it is
+        significantly better than, comma-separated)."""
+        rows = []
+        best = self._is_best()
+        for m in self.measures:
+            wins = self.better_than(m)
+            for s in self.systems:
+                rows.append((s, str(self.letters[s]), m, float(self.means.loc[s, m]),
+                             bool(best.loc[s, m]), ",".join(wins[s]), int(self.n_topics[m])))
+        return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+
+    def to_latex(
+        self,
+        *,
+        caption: str | None = None,
+        label: str | None = None,
+        digits: int = 4,
+        columns: Sequence[str] | None = None,
+    ) -> str:
+        r"""The comparison table in booktabs LaTeX: one row per system (with its letter), one
+        column per measure, the best mean in bold, superscript letters for significant
+        differences (a dagger with an arrow against a baseline). It compiles in a plain
+        ``article`` with ``\usepackage{booktabs}`` and fits the text width.
+
+        Parameters
+        ----------
+        caption : str, optional
+            Default :meth:`caption` (which test, which adjustment, which alpha).
+        label : str, optional
+            Default ``tab:compare``.
+        digits : int
+            Decimals of the means.
+        columns : sequence of str, optional
+            The measures to print, in this order.
+        """
+        table = self._table(digits, "latex")
+        if columns is not None:
+            missing = [c for c in columns if c not in self.measures]
+            if missing:
+                raise KeyError(f"no measure(s) {', '.join(map(repr, missing))} in the "
+                               f"comparison; it has {', '.join(self.measures)}.")
+            table = table[["#", *columns]]
+        table.index = pd.Index([latex_escape(s) for s in table.index], name="System")
+        return frame_to_latex(table, caption=caption or self.caption(),
+                              label=label or "tab:compare", raw_cells=True)
+
+    def _repr_html_(self) -> str:
+        table = self._table(4, "html")
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+        rows = "".join(
+            f"<tr><th>{html.escape(str(s))}</th>"
+            + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+            for s, row in zip(table.index, table.itertuples(index=False))
+        )
+        return (f"<div class='irmodels-result'><strong>{html.escape(self._display_title())}"
+                "</strong><div class='irm-table-wrap' style='overflow-x:auto;max-width:100%'>"
+                f"<table class='irm-table'><thead><tr><th>system</th>{head}</tr></thead>"
+                f"<tbody>{rows}</tbody></table></div><p>{html.escape(self.caption())}</p></div>")
+
+    def __repr__(self) -> str:
+        base = f", baseline={self.baseline!r}" if self.baseline else ""
+        n_sig = int(self.pairs["reject"].sum())
+        return (f"<CompareResult {len(self.systems)} systems x {len(self.measures)} measures, "
+                f"test={self.test!r}, alpha={self.alpha:g}{base}: {n_sig} significant "
+                f"pair-measures>")
+
+
+def _measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[str, pd.DataFrame]:
+    if not isinstance(frame, pd.DataFrame):
+        raise DataFormatError(
+            f"compare expects a long frame (topic, system, score[, measure]); got "
+            f"{type(frame).__name__}. Build one with irm.frame(...) or irm.evaluate(...)."
+        )
+    missing = [c for c in ("topic", "system", "score") if c not in frame.columns]
+    if missing:
+        raise DataFormatError(
+            f"the frame has no column(s) {', '.join(missing)}; compare needs topic, system, "
+            f"score (and measure for several measures). Columns seen: "
+            f"{', '.join(map(str, frame.columns))}."
+        )
+    if "measure" not in frame.columns:
+        name = str(frame.attrs.get("measure", "score")) if not measures else str(measures[0])
+        if measures is not None and len(measures) > 1:
+            raise DataFormatError(
+                f"the frame has no measure column, so it holds one measure; got measures="
+                f"{list(measures)}. Pass a frame with a measure column (irm.evaluate output)."
+            )
+        return {name: frame}
+    have = [str(m) for m in pd.unique(frame["measure"].astype(str))]
+    if measures is None:
+        if isinstance(frame["measure"].dtype, pd.CategoricalDtype):
+            cats = [str(c) for c in frame["measure"].cat.categories]
+            have = [c for c in cats if c in set(have)]
+        chosen = have
+    else:
+        chosen = [str(m) for m in measures]
+        unknown = [m for m in chosen if m not in have]
+        if unknown:
+            raise DataFormatError(
+                f"measure(s) {', '.join(map(repr, unknown))} not in the frame; it has "
+                f"{', '.join(have)}."
+            )
+    key = frame["measure"].astype(str)
+    return {m: frame[key == m] for m in chosen}
+
+
+def compare(
+    frame: pd.DataFrame,
+    measures: Sequence[str] | None = None,
+    test: CompareTest = "tukey",
+    adjust: Literal["holm", "bonferroni", "bh", "none"] | None = "holm",
+    alpha: float = 0.05,
+    baseline: str | None = None,
+    seed: int | None = 0,
+    *,
+    systems: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+) -> CompareResult:
+    r"""The comparison table of a paper: mean per system and measure, with significance marks.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long frame (``irm.evaluate`` output, ``irm.frame``) with one score per (topic, system)
+        for each measure; a ``measure`` column when there are several.
+    measures : sequence of str, optional
+        Measures (columns of the table), in this order. Default: all, in the frame's order.
+    test : {"tukey", "t", "wilcoxon", "randomization"}
+        ``"tukey"``: Tukey HSD on the two-way model ``score ~ topic + system`` of each measure,
+        exactly ``irm.anova("score ~ topic + system", frame_m).tukey("system", alpha)``
+        (topics block the comparison; the family is all pairs). Otherwise a paired test of
+        every pair (:func:`irmodels.pairwise`) adjusted by ``adjust``.
+    adjust : {"holm", "bonferroni", "bh", "none", None}
+        Multiplicity adjustment of the paired tests over the pairs of one measure (ignored by
+        Tukey's HSD, which controls the family-wise error itself).
+    alpha : float
+        Significance level, per measure.
+    baseline : str, optional
+        Compare every system with this one only: the marks are daggers (up: significantly
+        better than the baseline, down: worse). With ``"tukey"`` the Tukey family is still all
+        pairs (conservative).
+    seed : int, optional
+        Seed of the randomization test.
+    systems : sequence of str, optional
+        The systems (rows), in this order; default all, in the frame's order.
+    n_resamples : int
+        Resamples of the randomization test.
+
+    Returns
+    -------
+    CompareResult
+        ``summary()``, ``to_latex()``, ``to_frame()``, ``_repr_html_``; ``significant_pairs``,
+        ``better_than``, ``marks()``.
+
+    Raises
+    ------
+    DataFormatError
+        Unknown test, adjustment, measure, system or baseline; bad ``alpha``.
+    DesignError
+        Several scores per (topic, system) within a measure, missing cells, fewer than two
+        systems.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(3)
+    >>> base = rng.beta(2, 5, size=(30, 1))
+    >>> ap = pd.DataFrame(base + [0.0, 0.05, 0.12] + rng.normal(0, 0.03, (30, 3)),
+    ...                   columns=["bm25", "rm3", "dense"])
+    >>> p10 = (ap + rng.normal(0, 0.05, ap.shape)).clip(0, 1)
+    >>> data = pd.concat([irm.from_wide(ap).assign(measure="AP"),
+    ...                   irm.from_wide(p10).assign(measure="P@10")], ignore_index=True)
+    >>> res = irm.compare(data)
+    >>> print(res.summary())  # doctest: +NORMALIZE_WHITESPACE
+    Comparison of 3 systems on AP, P@10: Tukey HSD of the two-way topic + system model, alpha = 0.05
+    <BLANKLINE>
+            #          AP        P@10
+    system
+    bm25    a      0.2913      0.2916
+    rm3     b    0.3420^a    0.3458^a
+    dense   c  0.4101*^ab  0.4116*^ab
+    <BLANKLINE>
+    Mean over 30 topics; best per measure in bold. Superscripts list the letters of the systems a system is significantly better than (Tukey HSD of the two-way topic + system model, alpha = 0.05 per measure).
+    >>> res.significant_pairs("AP") == {
+    ...     (str(a), str(b)) for a, b, r in irm.anova("score ~ topic + system",
+    ...     data[data["measure"] == "AP"]).tukey().pairs[["a", "b", "reject"]].itertuples(index=False) if r}
+    True
+    """
+    if test not in TESTS:
+        raise DataFormatError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
+    if adjust not in ADJUSTMENTS:
+        raise DataFormatError(
+            f"unknown adjustment {adjust!r}; choose one of 'holm', 'bonferroni', 'bh', 'none'."
+        )
+    adj = None if adjust in (None, "none") else adjust
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    per_measure = _measure_frames(frame, measures)
+
+    # the systems, in order
+    first = next(iter(per_measure.values()))
+    if isinstance(first["system"].dtype, pd.CategoricalDtype):
+        seen = set(first["system"].astype(str))
+        all_systems = [str(c) for c in first["system"].cat.categories if str(c) in seen]
+    else:
+        all_systems = [str(s) for s in pd.unique(first["system"].astype(str))]
+    if systems is not None:
+        chosen = [str(s) for s in systems]
+        unknown = [s for s in chosen if s not in set(all_systems)]
+        if unknown:
+            raise DataFormatError(
+                f"system(s) {', '.join(map(repr, unknown))} not in the frame; it has "
+                f"{', '.join(all_systems[:20])}{' ...' if len(all_systems) > 20 else ''}."
+            )
+        all_systems = chosen
+    if len(all_systems) < 2:
+        raise DesignError(f"a comparison needs at least two systems; got {all_systems}.")
+    if baseline is not None and str(baseline) not in set(all_systems):
+        raise DataFormatError(
+            f"baseline {baseline!r} is not one of the systems compared "
+            f"({', '.join(all_systems[:20])})."
+        )
+    from irmodels.data.frame import frame as make_frame
+
+    means = {}
+    n_topics = {}
+    pair_tables = []
+    for m, sub in per_measure.items():
+        sub = sub[sub["system"].astype(str).isin(all_systems)]
+        sub = sub[[c for c in sub.columns if c != "measure"]].copy()
+        sub["system"] = pd.Categorical(sub["system"].astype(str), categories=all_systems)
+        sub["topic"] = sub["topic"].astype(str)
+        sub = make_frame(sub)
+        mean = sub.groupby("system", observed=True)["score"].mean().reindex(all_systems)
+        means[m] = mean
+        n_topics[m] = int(sub["topic"].nunique())
+        pair_tables.append(_test_measure(m, sub, all_systems, test, adj, alpha,
+                                         None if baseline is None else str(baseline),
+                                         seed, n_resamples))
+    means_df = pd.DataFrame(means)
+    means_df.index = pd.Index(all_systems, name="system")
+    means_df.columns = pd.Index(list(means), name="measure")
+    pairs = pd.concat(pair_tables, ignore_index=True)
+    letters = pd.Series(system_letters(len(all_systems)), index=means_df.index, name="letter")
+    return CompareResult(
+        means=means_df, letters=letters, pairs=pairs, test=test,
+        adjust=None if test == "tukey" else adj, alpha=float(alpha),
+        baseline=None if baseline is None else str(baseline),
+        n_topics=pd.Series(n_topics, name="n_topics"),
+    )
+
+
+def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str,
+                  adjust: str | None, alpha: float, baseline: str | None, seed: int | None,
+                  n_resamples: int) -> pd.DataFrame:
+    """The pairs of one measure: ``measure, a, b, diff (a - b), p_adj, reject, better``."""
+    if test == "tukey":
+        from irmodels.models.anova import anova
+
+        fit = anova("score ~ topic + system", sub)
+        hsd = fit.tukey("system", alpha=alpha)
+        pr = hsd.pairs
+        a = pr["a"].astype(str).to_numpy()
+        b = pr["b"].astype(str).to_numpy()
+        means = hsd.means
+        diff = means.loc[a].to_numpy() - means.loc[b].to_numpy()
+        p_adj = pr["p_adj"].to_numpy(dtype=float)
+        reject = pr["reject"].to_numpy(dtype=bool)
+        if baseline is not None:
+            keep = (a == baseline) | (b == baseline)
+            flip = b == baseline
+            a, b = np.where(flip, b, a), np.where(flip, a, b)
+            diff = np.where(flip, -diff, diff)
+            a, b, diff, p_adj, reject = a[keep], b[keep], diff[keep], p_adj[keep], reject[keep]
+    else:
+        from irmodels.inference.pairwise import pairwise
+
+        pairs = None if baseline is None else [(baseline, s) for s in systems if s != baseline]
+        res = pairwise(sub, test, pairs=pairs, adjust=adjust, alpha=alpha,
+                       n_resamples=n_resamples, seed=seed).table
+        a = res["a"].astype(str).to_numpy()
+        b = res["b"].astype(str).to_numpy()
+        diff = res["diff"].to_numpy(dtype=float)
+        p_adj = res["p_adj"].to_numpy(dtype=float)
+        reject = res["reject"].to_numpy(dtype=bool)
+    better = np.where(reject, np.where(diff > 0, a, b), "")
+    return pd.DataFrame({
+        "measure": measure, "a": a, "b": b, "diff": diff, "p_adj": p_adj,
+        "reject": reject, "better": better,
+    }, columns=list(PAIR_COLUMNS))
