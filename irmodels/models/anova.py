@@ -30,10 +30,12 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.inference import effects as _eff
+from irmodels.models import _design
 from irmodels.models._balanced import cell_layout, fit_balanced
 from irmodels.models._lsq import sequential_ss, term_block
 
 if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.inference.dunnett import DunnettResult
     from irmodels.inference.tukey import TukeyResult
 
 __all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
@@ -192,19 +194,89 @@ class AnovaResult(ResultDisplay):
         flat = np.ravel_multi_index(codes, shape) if len(codes) > 1 else codes[0]
         return flat, shape
 
-    def marginal_means(self, factor: str | Sequence[str] = "system") -> pd.Series:
+    def _ls(self, names: list[str]):
+        """Least-squares means of ``names`` (see :mod:`irmodels.models._lsmeans`)."""
+        from irmodels.models._lsmeans import ls_means
+
+        terms = list(self.spec.fixed)
+        other = sorted({f for t in terms for f in t.factors} - set(self._codes))
+        if other:
+            raise DesignError(
+                f"least-squares means are computed for factor models; {', '.join(other)} "
+                "is not a factor of this fit. Use marginal_means(..., kind='raw')."
+            )
+        return ls_means(
+            self._y, terms, self._codes, self.levels, names, self.ms_error,
+            full_cells=frozenset(_missing_margins(self.spec)),
+        )
+
+    def _index(self, names: list[str]) -> pd.Index:
+        if len(names) == 1:
+            return pd.Index(self._levels[names[0]], name=names[0])
+        return pd.MultiIndex.from_product([self._levels[f] for f in names], names=names)
+
+    def marginal_means(
+        self, factor: str | Sequence[str] = "system", kind: Literal["ls", "raw"] = "ls"
+    ) -> pd.Series:
         """Mean response per level of ``factor`` (a factor or an interaction like ``topic:system``).
 
-        On a balanced design these are the least-squares marginal means; on an unbalanced one
-        they are the observed (raw) means of the rows of each level.
+        Parameters
+        ----------
+        factor : str or sequence of str
+            A factor of the model, or an interaction of factors (``"topic:system"``).
+        kind : {"ls", "raw"}
+            ``"ls"`` (default): least-squares (estimated marginal) means, as R's ``emmeans`` on
+            the ``lm`` fit: the model's prediction in every combination of the levels of the
+            model's factors, averaged with equal weights over the other factors. ``"raw"``: the
+            observed mean of the rows of each level. On a balanced design the two coincide
+            (and the closed form is used); on an unbalanced one (missing cells, unequal
+            replication) only the least-squares means remove the other factors' effects.
 
         Returns
         -------
         Series
-            Indexed by level (a MultiIndex for an interaction), named ``mean``. Levels without
-            any row (possible in an interaction of an unbalanced design) are left out.
+            Indexed by level (a MultiIndex for an interaction), named ``mean``. Raw means leave
+            out levels without any row; least-squares means cover every level combination
+            (predictions of an additive model in empty cells included).
+
+        Raises
+        ------
+        DesignError
+            A least-squares mean that the model cannot estimate (an empty cell in a model with
+            the interaction that involves it: emmeans reports ``NA``).
+
+        Examples
+        --------
+        Two systems on three topics, one score missing: the raw mean of ``b`` lacks the hard
+        topic ``t3``, the least-squares mean accounts for it.
+
+        >>> import pandas as pd, irmodels as irm
+        >>> d = pd.DataFrame({"topic": ["t1", "t2", "t3", "t1", "t2", "t1", "t2", "t3"],
+        ...                   "system": ["a", "a", "a", "b", "b", "c", "c", "c"],
+        ...                   "score": [0.5, 0.6, 0.1, 0.7, 0.8, 0.4, 0.5, 0.05]})
+        >>> import warnings; warnings.simplefilter("ignore", irm.errors.UnbalancedDesignWarning)
+        >>> fit = irm.anova("score ~ topic + system", d)
+        >>> fit.marginal_means("system", kind="raw").round(4).tolist()
+        [0.4, 0.75, 0.3167]
+        >>> fit.marginal_means("system").round(4).tolist()
+        [0.4, 0.6071, 0.3167]
         """
         names = self._factor_list(factor)
+        if kind not in ("ls", "raw"):
+            raise DesignError(f"kind must be 'ls' or 'raw'; got {kind!r}.")
+        if kind == "ls" and not self.balanced:
+            lsm = self._ls(names)
+            if not lsm.estimable.all():
+                idx = self._index(names)[~lsm.estimable]
+                shown = ", ".join(map(str, idx[:5])) + (", ..." if (~lsm.estimable).sum() > 5 else "")
+                raise DesignError(
+                    f"the least-squares mean of {int((~lsm.estimable).sum())} level(s) of "
+                    f"{':'.join(names)} ({shown}) is not estimable under {self.spec}: empty "
+                    "cells of an interaction in the model leave it undetermined (emmeans "
+                    "reports NA). Fit a model without that interaction, fill the empty cells "
+                    "(irm.balance), or use kind='raw'."
+                )
+            return pd.Series(lsm.means, index=self._index(names), name="mean")
         flat, shape = self._group(names)
         size = int(np.prod(shape))
         counts = np.bincount(flat, minlength=size)
@@ -212,17 +284,27 @@ class AnovaResult(ResultDisplay):
         keep = counts > 0
         with np.errstate(invalid="ignore", divide="ignore"):
             means = sums / counts
-        if len(names) == 1:
-            index = pd.Index(self._levels[names[0]], name=names[0])
-        else:
-            index = pd.MultiIndex.from_product([self._levels[f] for f in names], names=names)
-        return pd.Series(means, index=index, name="mean")[keep]
+        return pd.Series(means, index=self._index(names), name="mean")[keep]
+
+    def marginal_means_cov(self, factor: str | Sequence[str] = "system") -> pd.DataFrame:
+        """Covariance matrix of the least-squares means of ``factor`` (``MS_error``-scaled).
+
+        ``sigma^2 L (X'X)^- L'`` with ``L`` the rows of :meth:`marginal_means`; on a balanced
+        design of a single factor it is ``MS_error / n`` on the diagonal and 0 elsewhere for
+        every factor of an additive model. Indexed like :meth:`marginal_means`.
+        """
+        names = self._factor_list(factor)
+        self.marginal_means(names)  # refuses non-estimable means
+        lsm = self._ls(names)
+        idx = self._index(names)
+        return pd.DataFrame(lsm.cov, index=idx, columns=idx)
 
     def n_per_level(self, factor: str | Sequence[str] = "system") -> float:
         """Observations behind each marginal mean of ``factor`` (``T*S`` for ``system``).
 
         Balanced: ``N / (levels of factor)``. Unbalanced: the harmonic mean of the rows per
-        level (the Tukey-Kramer approximation of a common ``n``).
+        level (the Tukey-Kramer approximation of a common ``n``; :meth:`tukey` uses the
+        model's standard errors instead).
         """
         names = self._factor_list(factor)
         flat, shape = self._group(names)
@@ -243,41 +325,106 @@ class AnovaResult(ResultDisplay):
         ss = np.bincount(flat, weights=dev * dev, minlength=size)
         with np.errstate(invalid="ignore", divide="ignore"):
             sd = np.sqrt(ss / (counts - 1))
-        mm = self.marginal_means(factor)
+        mm = self.marginal_means(factor, kind="raw")
         return pd.Series(sd[counts > 0], index=mm.index, name="sd")
 
     # ---- inference
     def tukey(self, factor: str = "system", alpha: float = 0.05) -> TukeyResult:
         """Tukey HSD between the levels of ``factor`` with this model's error term.
 
-        ``q = |m_u - m_v| / sqrt(MS_error / n)`` with ``n`` = :meth:`n_per_level` and
-        ``df_resid`` degrees of freedom (Ferro & Sanderson 2019; METHODS.md section 3). On an
-        unbalanced design each mean keeps its own number of rows (Tukey-Kramer) and the means
-        are the raw ones (see :meth:`marginal_means`). The per-level SD of the response is
-        passed on for the SEM intervals.
+        Balanced design: ``q = |m_u - m_v| / sqrt(MS_error / n)`` with ``n`` =
+        :meth:`n_per_level` and ``df_resid`` degrees of freedom (Ferro & Sanderson 2019), R's
+        ``TukeyHSD(aov(...))``. Unbalanced design (missing cells, unequal replication): the
+        least-squares means of :meth:`marginal_means` are compared, each difference with its
+        own standard error from the model's covariance (Tukey-Kramer), which is R's
+        ``emmeans(lm(...), pairwise ~ factor, adjust = "tukey")``; ``means_kind`` of the
+        result says which means were compared. The per-level SD of the response is passed on
+        for the SEM intervals.
 
         Returns
         -------
         TukeyResult
             See :func:`irmodels.inference.tukey.tukey_hsd`.
+
+        Raises
+        ------
+        DesignError
+            A least-squares mean is not estimable (see :meth:`marginal_means`).
         """
         from irmodels.inference.tukey import tukey_hsd
 
-        means = self.marginal_means(factor)
+        names = self._factor_list(factor)
+        flat, shape = self._group(names)
+        counts = np.bincount(flat, minlength=int(np.prod(shape)))
         if self.balanced:
-            n: float | np.ndarray = self.n_per_level(factor)
-        else:  # Tukey-Kramer: each mean with its own number of rows
-            flat, shape = self._group(self._factor_list(factor))
-            counts = np.bincount(flat, minlength=int(np.prod(shape)))
-            n = counts[counts > 0].astype(float)
+            return tukey_hsd(
+                self.marginal_means(factor),
+                df_error=self.df_resid,
+                ms_error=self.ms_error,
+                n=self.n_per_level(factor),
+                alpha=alpha,
+                sd=self.level_sd(factor),
+                factor=factor,
+                means_kind="marginal (least-squares)",
+            )
+        means = self.marginal_means(factor)
+        cov = self.marginal_means_cov(factor).to_numpy()
+        v = np.diag(cov)
+        se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2.0 * cov, 0.0))
+        np.fill_diagonal(se, 0.0)
+        sd = self.level_sd(factor)
+        observed = counts > 0
         return tukey_hsd(
             means,
             df_error=self.df_resid,
-            ms_error=self.ms_error,
-            n=n,
+            se_diff=se,
+            n=counts.astype(float) if observed.all() else None,
             alpha=alpha,
-            sd=self.level_sd(factor),
+            sd=sd if observed.all() else None,
             factor=factor,
+            means_kind="marginal (least-squares)",
+        )
+
+    def dunnett(
+        self,
+        control: str,
+        factor: str = "system",
+        alpha: float = 0.05,
+        alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    ) -> DunnettResult:
+        """Dunnett's many-to-one comparisons of every level of ``factor`` with ``control``.
+
+        The differences ``level - control`` of the least-squares means (:meth:`marginal_means`)
+        with their covariance from the model, tested simultaneously with the multivariate t
+        distribution (``df_resid`` degrees of freedom): R's ``emmeans(fit, trt.vs.ctrl ~
+        factor, ref = control, adjust = "mvt")`` and ``multcomp::glht(fit, mcp(factor =
+        "Dunnett"))``. See :func:`irmodels.inference.dunnett.dunnett`.
+
+        Examples
+        --------
+        >>> import numpy as np, irmodels as irm
+        >>> rng = np.random.default_rng(3)
+        >>> x = rng.normal(0.3, 0.1, (12, 1)) + [0.0, 0.01, 0.06, 0.08] + rng.normal(0, 0.03, (12, 4))
+        >>> fit = irm.anova("MD1", irm.from_wide(pd.DataFrame(x, columns=["base", "a", "b", "c"])))
+        >>> res = fit.dunnett("base")
+        >>> res.table[["level", "diff", "p_adj", "reject"]].round(4)
+          level    diff   p_adj  reject
+        0     a  0.0070  0.8737   False
+        1     b  0.0591  0.0001    True
+        2     c  0.0852  0.0000    True
+        """
+        from irmodels.inference.dunnett import dunnett
+
+        names = self._factor_list(factor)
+        means = self.marginal_means(factor)
+        if self.balanced:
+            cov = np.eye(len(means)) * (self.ms_error / self.n_per_level(factor))
+        else:
+            cov = self.marginal_means_cov(factor).to_numpy()
+        return dunnett(
+            means, cov, control=control, df=self.df_resid, alpha=alpha,
+            alternative=alternative, factor=":".join(names),
+            means_kind="marginal (least-squares)",
         )
 
     def variance_components(self) -> pd.DataFrame:
@@ -361,6 +508,10 @@ class AnovaResult(ResultDisplay):
         shown = self.table.rename(columns={"p": "Pr(>F)"})
         return [("Analysis of variance", shown)]
 
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`, tidy: one row per term (``Residual`` last), the term in column ``term``."""
+        return self.table.rename_axis("term").reset_index()
+
     def __repr__(self) -> str:
         return (
             f"AnovaResult({self.spec}, n_obs={self.n_obs}, method={self.method!r}, "
@@ -373,36 +524,13 @@ class AnovaResult(ResultDisplay):
 
 
 def _resolve(model: str | ModelSpec, columns: list[str]) -> ModelSpec:
-    if isinstance(model, ModelSpec):
-        return model
-    if not isinstance(model, str):
-        raise FormulaError(
-            f"model must be a formula string, a preset name (MD1..MD6) or a ModelSpec; "
-            f"got {type(model).__name__}"
-        )
-    try:
-        from irmodels.formula.parser import resolve
-    except ModuleNotFoundError as exc:  # pragma: no cover - bootstrap only
-        raise FormulaError("the formula parser is not available; pass a ModelSpec") from exc
-    return resolve(model, columns)
+    """Formula, preset or ModelSpec to a ModelSpec (one implementation: :mod:`._design`)."""
+    return _design.resolve_model(model, columns)
 
 
 def _encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes 0..L-1 of the observed levels (categorical order, else natural order)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy().astype(np.int64)
-        cats = col.cat.categories
-        used = np.bincount(codes, minlength=len(cats)) > 0
-        if used.all():
-            return codes, pd.Index(cats)
-        remap = np.cumsum(used) - 1
-        return remap[codes], pd.Index(cats[used])
-    values = col.to_numpy()
-    uniq, inv = np.unique(values.astype(str), return_inverse=True)
-    order = sorted(range(len(uniq)), key=lambda i: natural_key(uniq[i]))
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return rank[inv.reshape(-1)], pd.Index(uniq[order])
+    return _design.encode(col)
 
 
 def _check_spec(spec: ModelSpec, data: pd.DataFrame) -> None:
@@ -579,7 +707,10 @@ def anova(
             f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
             f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
         )
-    factors = spec.factors
+    spec = _design.classify(spec, data)
+    covariates = spec.covariates
+    values = {f: _design.covariate_values(data, f) for f in covariates}
+    factors = tuple(f for f in spec.factors if f not in spec.numeric)
     codes: dict[str, np.ndarray] = {}
     levels: dict[str, pd.Index] = {}
     for f in factors:
@@ -595,7 +726,10 @@ def anova(
                 "a factor needs at least two levels to be tested. Drop it from the model."
             )
     shape = tuple(len(levels[f]) for f in factors)
-    flat, counts = cell_layout([codes[f] for f in factors], shape)
+    if factors:
+        flat, counts = cell_layout([codes[f] for f in factors], shape)
+    else:  # covariates only: one cell
+        counts = np.array([len(y)])
     balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     n_obs = int(y.shape[0])
     terms = list(spec.fixed)
@@ -611,13 +745,19 @@ def anova(
                 "need every margin of an interaction in the model; add them (e.g. "
                 f"{'*'.join(first.split(':'))}) or use ss_type=1 (sequential, as R's anova(lm()))."
             )
+    if method == "balanced" and covariates:
+        raise DesignError(
+            f"method='balanced' is the closed form of factor models; this model has numeric "
+            f"covariate(s) {', '.join(covariates)} (fitted by least squares). Use method='auto', "
+            "or write C(x) to read a column as a factor."
+        )
     if method == "balanced" and not balanced:
         raise DesignError(
             f"method='balanced' needs every combination of {', '.join(factors)} observed equally "
             f"often; found {int((counts == 0).sum())} empty cell(s) and between {int(counts[counts > 0].min())} "
             f"and {int(counts.max())} rows per observed cell. Use method='auto'."
         )
-    if balanced and method != "lstsq" and not margins:
+    if balanced and method != "lstsq" and not margins and not covariates:
         n_rep = int(counts[0])
         bf = fit_balanced(y, factors, flat, shape, n_rep, [t.key for t in terms])
         if bf.df_resid == 0:
@@ -630,7 +770,7 @@ def anova(
         used_type = 2 if ss_type is None else int(ss_type)
     else:
         used_type = 1 if margins else (2 if ss_type is None else int(ss_type))
-        if not balanced:
+        if not balanced and not covariates:
             warnings.warn(
                 f"the design is unbalanced ({int((counts == 0).sum())} empty cell(s) of "
                 f"{counts.size}; {int(counts[counts > 0].min())}-{int(counts.max())} rows per "
@@ -640,7 +780,8 @@ def anova(
                 stacklevel=2,
             )
         ss, df, ss_resid, df_resid, fitted = _fit_lsq(
-            y, terms, codes, levels, used_type, counts, full_cells={t for t in margins}
+            y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
+            values=values,
         )
         used_method = f"lstsq-type{used_type}"
 
@@ -677,10 +818,11 @@ def anova(
     )
 
 
-def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset()):
+def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None):
     n_obs = y.shape[0]
     n_cols = 1 + sum(
-        math.prod(len(levels[f]) - (t.name not in full_cells) for f in t.factors) for t in terms
+        math.prod(len(levels[f]) - (t.name not in full_cells) for f in t.categorical_factors)
+        for t in terms
     )
     if n_obs * n_cols > MAX_DENSE_CELLS:
         raise DesignError(
@@ -689,7 +831,13 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset()):
             "the empty cells), drop high-order interactions, or fit irm.mixed(...)."
         )
     blocks = {}
+    present = {t.key for t in terms}
     for t in terms:
+        if t.is_covariate:  # R's model.matrix coding, times the covariates
+            blocks[t.key] = _design.term_columns(
+                t, codes, {f: len(levels[f]) for f in codes}, values or {},
+                _design.coding(t, present), contrasts="sum")
+            continue
         tc = [codes[f] for f in t.factors]
         tl = [len(levels[f]) for f in t.factors]
         if t.name in full_cells:

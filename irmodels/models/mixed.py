@@ -37,7 +37,7 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.formula.spec import ModelSpec, RandomTerm, Term
-from irmodels.models import _reml
+from irmodels.models import _design, _reml
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
@@ -57,34 +57,20 @@ BOUNDARY_TOL = 1e-8
 # design
 
 
-def _resolve(model: str | ModelSpec, columns: list[str]) -> ModelSpec:
-    if isinstance(model, ModelSpec):
-        return model
-    if not isinstance(model, str):
-        raise FormulaError(
-            f"model must be a formula string or a ModelSpec; got {type(model).__name__}"
-        )
-    from irmodels.formula.parser import resolve
-
-    return resolve(model, columns)
+def _resolve(model: str | ModelSpec, columns: list[str],
+             data: pd.DataFrame | None = None) -> ModelSpec:
+    """Formula, preset or ModelSpec to a ModelSpec; with ``data``, numeric covariates of the
+    fixed part are marked (:func:`irmodels.models._design.classify`)."""
+    spec = _design.resolve_model(model, columns)
+    if data is not None and isinstance(data, pd.DataFrame):
+        spec = _design.classify(spec, data)
+    return spec
 
 
 def _encode(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Integer codes of the observed levels (categorical order, else natural order)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy().astype(np.int64)
-        cats = [str(c) for c in col.cat.categories]
-        used = np.bincount(codes, minlength=len(cats)) > 0
-        if used.all():
-            return codes, cats
-        remap = np.cumsum(used) - 1
-        return remap[codes], [c for c, u in zip(cats, used) if u]
-    inv, uniq = pd.factorize(col.astype(str))
-    uniq = [str(u) for u in uniq]
-    order = sorted(range(len(uniq)), key=lambda i: natural_key(uniq[i]))
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return rank[np.asarray(inv, dtype=np.int64)], [uniq[i] for i in order]
+    codes, levels = _design.encode(col)
+    return codes, [str(v) for v in levels]
 
 
 def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
@@ -129,8 +115,17 @@ class _Design:
 
 
 def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[str, list[str]],
-                  n: int) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """Treatment-contrast columns (R's default coding) as a row-sparse (n x mx) layout."""
+                  n: int, data: pd.DataFrame | None = None
+                  ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Treatment-contrast columns (R's default coding) as a row-sparse (n x mx) layout.
+
+    Every term puts one entry per row: its column index and value. A numeric covariate
+    (``spec.numeric``, read from ``data``) multiplies the value of its term: ``qlen`` is one
+    column of values, ``system:qlen`` the treatment indicators of ``system`` times ``qlen``
+    (named as R does: ``systems2:qlen``).
+    """
+    values = {f: _design.covariate_values(data, f) for f in spec.covariates} if (
+        spec.covariates and data is not None) else {}
     names: list[str] = []
     term_of: list[str] = []
     idx_parts: list[np.ndarray] = []
@@ -143,6 +138,7 @@ def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[st
         val_parts.append(np.ones(n))
         col = 1
     present = {t.key for t in spec.fixed}
+    full_done = spec.intercept
     for term in spec.fixed:
         for sub in range(1, term.order):
             for comb in combinations(term.factors, sub):
@@ -153,33 +149,47 @@ def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[st
                         f"of treatment contrasts); add {':'.join(comb)} to the formula",
                         spec.formula, None,
                     )
-        if not spec.intercept and term.order == 1 and col == 0:
+        scale = np.ones(n)
+        for f in term.numeric_factors:
+            scale = scale * values[f]
+        cats = term.categorical_factors
+        if not cats:  # covariates only: one column
+            names.append(term.name)
+            term_of.append(term.name)
+            idx_parts.append(np.full(n, col, dtype=np.int64))
+            val_parts.append(scale)
+            col += 1
+            continue
+        if not full_done and term.order == 1:
             # no intercept: the first factor gets all its levels (R's coding)
+            full_done = True
             f = term.factors[0]
             L = len(levels[f])
             names += [f"{f}{lv}" for lv in levels[f]]
             term_of += [term.name] * L
-            idx_parts.append(codes[f].copy())
+            idx_parts.append(col + codes[f])
             val_parts.append(np.ones(n))
             col += L
             continue
-        sizes = [len(levels[f]) - 1 for f in term.factors]
+        sizes = [len(levels[f]) - 1 for f in cats]
         ncol = int(np.prod(sizes))
         if ncol == 0:
             continue
         ok = np.ones(n, dtype=bool)
         offset = np.zeros(n, dtype=np.int64)
-        for f, s in zip(term.factors, sizes):
+        for f, s in zip(cats, sizes):
             c = codes[f]
             ok &= c > 0
             offset = offset * s + np.maximum(c - 1, 0)
         grids = np.array(np.meshgrid(*[np.arange(1, s + 1) for s in sizes], indexing="ij"))
         grids = grids.reshape(len(sizes), -1).T
         for combo in grids:
-            names.append(":".join(f"{f}{levels[f][lv]}" for f, lv in zip(term.factors, combo)))
+            lv = dict(zip(cats, combo))
+            names.append(":".join(f"{f}{levels[f][lv[f]]}" if f in lv else f
+                                  for f in term.factors))
             term_of.append(term.name)
         idx_parts.append(np.where(ok, col + offset, 0))
-        val_parts.append(np.where(ok, 1.0, 0.0))
+        val_parts.append(np.where(ok, scale, 0.0))
         col += ncol
     if idx_parts:
         X_idx = np.column_stack(idx_parts)
@@ -269,7 +279,7 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
     levels: dict[str, list[str]] = {}
     for f in factors:
         codes[f], levels[f] = _encode(data[f])
-    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n)
+    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
     random_codes, random_labels = [], []
     fixed_keys = [t.key for t in spec.fixed]
     for rt in spec.random:
@@ -866,7 +876,7 @@ def mixed(
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
-    spec = _resolve(model, list(map(str, data.columns)))
+    spec = _resolve(model, list(map(str, data.columns)), data)
     res_factors = _parse_residual(residual, data)
     design, data = _build(spec, data, res_factors, drop_degenerate)
     pb, order = _problem(design)
@@ -887,36 +897,24 @@ def mixed(
     else:
         eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
         x0 = np.concatenate([theta0, eta0])
-        bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
-
-        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            et = x[K:] if pb.n_strata > 1 else None
-            f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
-            assert f.gradient is not None  # asked for above
-            return f.deviance, f.gradient
-
-        with np.errstate(all="ignore"):
-            res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                    options={"maxiter": maxiter, "maxfun": 5 * maxiter,
-                                             "ftol": 1e-15, "gtol": tol})
-        x = res.x
-        n_iter = int(res.nit)
-        if not np.isfinite(res.fun):
+        try:
+            x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+            x, res = None, None
+        if (res is None or not np.isfinite(res.fun)) and pb.n_strata > 1:
+            # restart from the homoscedastic fit (its theta, rescaled to the reference stratum)
+            x0 = np.concatenate([_homoscedastic_theta(pb, theta0, reml, maxiter, tol), eta0])
+            try:
+                x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+            except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+                x, res = None, None
+        if res is None or x is None or not np.isfinite(res.fun):
             raise ConvergenceError(
                 f"the {method} fit of {spec} produced no finite likelihood after {n_iter} "
                 "iterations. Check the data for constant or near-constant strata, rescale the "
                 "response, or give starting values (start={...})."
             )
-        # polish: a few Newton-free restarts catch L-BFGS-B's early stops on flat ridges
         scale = max(1.0, abs(float(res.fun)))
-        for _ in range(3):
-            if _pg_norm(res.jac, x, K) <= 1e-5 * scale or n_iter >= maxiter:
-                break
-            res = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
-                                    options={"maxiter": maxiter, "maxfun": 5 * maxiter,
-                                             "ftol": 1e-15, "gtol": tol})
-            x = res.x
-            n_iter += int(res.nit)
         converged = _pg_norm(res.jac, x, K) <= 1e-4 * scale
         if not converged:
             warnings.warn(
@@ -930,6 +928,62 @@ def mixed(
     res_name = ":".join(res_factors) if res_factors else None
     return _result(spec, design, pb, order, theta, eta, method, res_name, converged, n_iter,
                    closed is not None, data)
+
+
+def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
+              ) -> tuple[np.ndarray, Any, int]:
+    """Minimise the profiled deviance from ``x0`` = (theta, eta) by L-BFGS-B.
+
+    A point where the factorisation fails (numerically not positive definite, far from the
+    optimum) gets a deviance above the best one seen, so the line search steps back instead
+    of aborting the fit. A few restarts catch L-BFGS-B's early stops on flat ridges.
+    Returns (x, the last scipy result, iterations).
+    """
+    K = pb.K
+    bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
+    best = [math.inf, np.zeros_like(x0)]
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        et = x[K:] if pb.n_strata > 1 else None
+        try:
+            f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
+        except np.linalg.LinAlgError:
+            if not np.isfinite(best[0]):
+                raise
+            return best[0] + 1e3 * (1.0 + abs(best[0])), -np.asarray(best[1])
+        assert f.gradient is not None  # asked for above
+        if f.deviance < best[0]:
+            best[0], best[1] = f.deviance, f.gradient
+        return f.deviance, f.gradient
+
+    opts = {"maxiter": maxiter, "maxfun": 5 * maxiter, "ftol": 1e-15, "gtol": tol}
+    with np.errstate(all="ignore"):
+        res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                options=opts)
+        x = res.x
+        n_iter = int(res.nit)
+        if not np.isfinite(res.fun):
+            return x, res, n_iter
+        scale = max(1.0, abs(float(res.fun)))
+        for _ in range(3):
+            if _pg_norm(res.jac, x, K) <= 1e-5 * scale or n_iter >= maxiter:
+                break
+            res = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options=opts)
+            x = res.x
+            n_iter += int(res.nit)
+    return x, res, n_iter
+
+
+def _homoscedastic_theta(pb: _reml.Problem, theta0: np.ndarray, reml: bool, maxiter: int,
+                         tol: float) -> np.ndarray:
+    """theta of the homoscedastic fit of the same problem, relative to the reference stratum's
+    residual SD (the starting point of a heteroscedastic restart)."""
+    homo = _reml.Problem(y=pb.y, cols=pb.cols, vals=pb.vals, term_sizes=pb.term_sizes, p=pb.p)
+    x, res, _ = _optimise(homo, np.asarray(theta0, float), reml, maxiter, tol)
+    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
+    f = _reml.evaluate(homo, x, None, reml)
+    return np.maximum(x, 0.0) * math.sqrt(f.sigma2) / sd[0]
 
 
 def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
