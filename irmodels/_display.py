@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "LATEX_HEADERS", "ResultDisplay", "column_formatter", "format_number", "frame_to_html",
+    "LATEX_HEADERS", "ResultDisplay", "TableAccess", "column_formatter", "format_number", "frame_to_html",
     "frame_to_latex", "frame_to_text", "latex_escape", "latex_header",
 ]
 
@@ -479,3 +479,32 @@ class ResultDisplay:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+class TableAccess:
+    """Mixin for results whose main content is one frame, :attr:`table`: the result indexes,
+    measures and answers attribute look-ups like the table (``res["p"]``, ``len(res)``,
+    ``res.loc[...]``, ``res.round(4)``), so code written when the function returned the bare
+    frame keeps working; ``to_frame()`` returns a copy of it."""
+
+    table: pd.DataFrame
+
+    def __getitem__(self, key: object) -> object:
+        return self.table[key]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_") or name == "table":
+            raise AttributeError(name)
+        try:
+            return getattr(self.__dict__["table"], name)
+        except (KeyError, AttributeError):
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r} (nor has its .table)"
+            ) from None
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`, a copy."""
+        return self.table.copy()

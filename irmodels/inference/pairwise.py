@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from irmodels._display import ResultDisplay
+from irmodels._display import ResultDisplay, TableAccess
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "TESTS", "PairwiseResult", "p_adjust", "pairwise",
@@ -60,7 +60,7 @@ _ADJUST_NAMES = {None: "no adjustment", "bonferroni": "Bonferroni", "holm": "Hol
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class PairwiseResult(ResultDisplay):
+class PairwiseResult(TableAccess, ResultDisplay):
     """Result of :func:`pairwise`: one row per pair in :attr:`table`.
 
     It behaves like its table where code read the frame before (``res["p_adj"]``,
@@ -102,27 +102,6 @@ class PairwiseResult(ResultDisplay):
         """The rejected pairs as ``(a, b)`` tuples."""
         t = self.table[self.table["reject"]]
         return set(zip(t["a"].astype(str), t["b"].astype(str)))
-
-    # frame-like access, for code that read the frame ``pairwise`` returned before
-    def __getitem__(self, key: object) -> object:
-        return self.table[key]
-
-    def __len__(self) -> int:
-        return len(self.table)
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("_") or name == "table":
-            raise AttributeError(name)
-        try:
-            return getattr(self.__dict__["table"], name)
-        except (KeyError, AttributeError):
-            raise AttributeError(
-                f"'PairwiseResult' object has no attribute {name!r} (nor has its .table)"
-            ) from None
-
-    def to_frame(self) -> pd.DataFrame:
-        """:attr:`table`, a copy."""
-        return self.table.copy()
 
     def _display_title(self) -> str:
         return (

@@ -29,12 +29,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from irmodels._display import ResultDisplay
+from irmodels._display import ResultDisplay, TableAccess
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
 __all__ = [
     "TieBreaking",
+    "VariabilityResult",
     "VariabilityTest",
     "compare",
     "error_rate",
@@ -106,9 +107,82 @@ def transform_scores(
     return Z
 
 
+@dataclass(frozen=True, repr=False, eq=False)
+class VariabilityResult(TableAccess, ResultDisplay):
+    """Result of :func:`variability`: mean and SD across topics of every system.
+
+    It indexes like its :attr:`table` (``res["sd"]``, ``res.loc["bm25"]``, ``res.round(4)``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Indexed by ``system``; columns ``mean``, ``sd``, ``sd_pop``, ``n`` (see
+        :func:`variability`).
+    transform : str or None
+        The transform applied to the scores first.
+    epsilon : float
+        Offset of the logit.
+    """
+
+    table: pd.DataFrame
+    transform: str | None
+    epsilon: float = 0.01
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`, tidy: columns ``system, mean, sd, sd_pop, n``."""
+        return self.table.reset_index()
+
+    def plot(self, *, label: bool = False, ax: Any = None):
+        """Scatter of each system's mean against its population SD; for raw scores with the
+        semicircle bound ``(mean - 1/2)^2 + SD^2 <= 1/4`` (see :func:`plot_mean_sd`).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from matplotlib.figure import Figure
+
+        table = self.table
+        if ax is None:
+            fig = Figure(figsize=(5.5, 3.6))
+            ax = fig.add_subplot(1, 1, 1)
+        else:
+            fig = ax.figure
+        ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
+        if label:
+            for name, row in table.iterrows():
+                ax.annotate(str(name), (row["mean"], row["sd_pop"]), fontsize=7,
+                            xytext=(3, 2), textcoords="offset points")
+        if self.transform is None:
+            theta = np.linspace(0, np.pi, 200)
+            ax.plot(0.5 + 0.5 * np.cos(theta), 0.5 * np.sin(theta), ls="--", color="0.5",
+                    label=r"bound $(\mu-\frac{1}{2})^2+\sigma^2=\frac{1}{4}$")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 0.55)
+            ax.set_aspect("equal")
+            ax.legend(loc="upper right", fontsize=8, frameon=False)
+            ax.set_xlabel("mean score")
+            ax.set_ylabel("SD across topics (population)")
+        else:
+            ax.set_xlabel(f"mean of {self.transform} scores")
+            ax.set_ylabel(f"SD of {self.transform} scores (population)")
+        ax.set_title("Mean and variability of systems")
+        return fig
+
+    def _display_title(self) -> str:
+        return (f"Mean and variability across {int(self.table['n'].max()) if len(self.table) else 0} "
+                f"topics of {len(self.table)} systems (transform: {self.transform})")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Mean and SD per system", self.table)]
+
+    def __repr__(self) -> str:
+        return (f"<VariabilityResult {len(self.table)} systems, transform={self.transform!r}>")
+
+
 def variability(
     frame: pd.DataFrame, transform: Transform | None = "logit", *, epsilon: float = 0.01
-) -> pd.DataFrame:
+) -> VariabilityResult:
     """Mean and SD across topics of every system's (transformed) scores.
 
     Parameters
@@ -122,8 +196,9 @@ def variability(
 
     Returns
     -------
-    DataFrame
-        Indexed by ``system``, columns:
+    VariabilityResult
+        Its :attr:`~VariabilityResult.table` (the result indexes like it) is indexed by
+        ``system``, columns:
 
         - ``mean``: mean over topics of the transformed scores.
         - ``sd``: sample SD (divisor T - 1) over topics, the variability compared by the tests.
@@ -144,7 +219,7 @@ def variability(
     X, _, systems = score_matrix(frame)
     Y = transform_scores(X, transform, epsilon)
     T = Y.shape[0]
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "mean": Y.mean(axis=0),
             "sd": Y.std(axis=0, ddof=1) if T > 1 else np.full(Y.shape[1], np.nan),
@@ -153,6 +228,7 @@ def variability(
         },
         index=pd.Index(systems, name="system", dtype="str"),
     )
+    return VariabilityResult(table=table, transform=transform, epsilon=epsilon)
 
 
 # ------------------------------------------------------------------------ variance tests
@@ -592,31 +668,4 @@ def plot_mean_sd(
     >>> fig.axes[0].get_xlabel()
     'mean score'
     """
-    from matplotlib.figure import Figure
-
-    table = variability(frame, transform, epsilon=epsilon)
-    if ax is None:
-        fig = Figure(figsize=(5.5, 3.6))
-        ax = fig.add_subplot(1, 1, 1)
-    else:
-        fig = ax.figure
-    ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
-    if label:
-        for name, row in table.iterrows():
-            ax.annotate(str(name), (row["mean"], row["sd_pop"]), fontsize=7,
-                        xytext=(3, 2), textcoords="offset points")
-    if transform is None:
-        theta = np.linspace(0, np.pi, 200)
-        ax.plot(0.5 + 0.5 * np.cos(theta), 0.5 * np.sin(theta), ls="--", color="0.5",
-                label=r"bound $(\mu-\frac{1}{2})^2+\sigma^2=\frac{1}{4}$")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 0.55)
-        ax.set_aspect("equal")
-        ax.legend(loc="upper right", fontsize=8, frameon=False)
-        ax.set_xlabel("mean score")
-        ax.set_ylabel("SD across topics (population)")
-    else:
-        ax.set_xlabel(f"mean of {transform} scores")
-        ax.set_ylabel(f"SD of {transform} scores (population)")
-    ax.set_title("Mean and variability of systems")
-    return fig
+    return variability(frame, transform, epsilon=epsilon).plot(label=label, ax=ax)
