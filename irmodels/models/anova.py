@@ -452,6 +452,12 @@ class AnovaResult(ResultDisplay):
         DesignError
             On an unbalanced design (use ``irm.mixed`` for REML estimates).
         """
+        if self.spec.covariates:
+            raise DesignError(
+                "variance components from expected mean squares are defined for factor models; "
+                f"this one has numeric covariate(s) {', '.join(self.spec.covariates)}. Use "
+                "irm.mixed(...) with random intercepts for REML estimates."
+            )
         if not self.balanced:
             raise DesignError(
                 "variance components from expected mean squares need a balanced design; "
