@@ -15,6 +15,8 @@ _LAZY = {
     "document_samples": "irmodels.studies.document_samples",
     "topic_sets": "irmodels.studies.topic_set_study:topic_sets",
     "TopicSetStudy": "irmodels.studies.topic_set_study:TopicSetStudy",
+    "bootstrap_effects": "irmodels.studies.bootstrap:bootstrap_effects",
+    "BootstrapEffects": "irmodels.studies.bootstrap:BootstrapEffects",
 }
 
 

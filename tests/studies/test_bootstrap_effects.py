@@ -1,0 +1,129 @@
+"""Residual / parametric bootstrap of system effects: SEs against the analytic SEs within Monte
+Carlo error, the closed form against the refit path, seeds and backends, bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import irmodels as irm
+from irmodels.studies.bootstrap import EFFECT_COLUMNS, PAIR_COLUMNS
+
+
+@pytest.fixture(scope="module")
+def adhoc8():
+    return irm.datasets.load("adhoc8", "AP")
+
+
+def _subset(data, systems):
+    sub = data[data["system"].isin(systems)].copy()
+    sub["system"] = sub["system"].cat.remove_unused_categories()
+    return sub.reset_index(drop=True)
+
+
+def test_bootstrap_se_matches_analytic_se_on_balanced_md1(adhoc8):
+    """MD1 on TREC-8 (50 x 129): E[bootstrap SE] = sqrt(MS_error / T) with rescaled residuals.
+
+    Monte Carlo bound: the SD of a bootstrap SE estimated from B replicates of a near-normal
+    mean is SE / sqrt(2 (B - 1)), i.e. 2.24% for B = 1000. Each system's ratio must lie within
+    4.5 of those (10%); the average of the 129 nearly independent ratios within 5 * 2.24% /
+    sqrt(129) ~ 1%.
+    """
+    fit = irm.anova("MD1", adhoc8)
+    boot = irm.studies.bootstrap_effects(fit, n_boot=1000, seed=11)
+    analytic = math.sqrt(fit.ms_error / 50)
+    np.testing.assert_allclose(boot.effects["se_model"], analytic, rtol=1e-12)
+    ratio = boot.effects["se"] / analytic
+    assert abs(ratio.mean() - 1) < 0.01
+    assert (ratio - 1).abs().max() < 0.10
+    # the effect SE is sqrt((R - 1) / R) times the mean's (centring on the mean of 129 means)
+    eff_ratio = boot.effects["effect_se"] / (analytic * math.sqrt(128 / 129))
+    assert abs(eff_ratio.mean() - 1) < 0.01
+    # the percentile interval covers the observed mean, and the pairs are all there
+    e = boot.effects
+    assert ((e["lower"] < e["mean"]) & (e["mean"] < e["upper"])).all()
+    assert len(boot.pairs) == 129 * 128 // 2
+    assert tuple(boot.pairs.columns) == PAIR_COLUMNS
+    assert tuple(boot.effects.columns) == EFFECT_COLUMNS
+
+
+def test_without_rescaling_the_se_shrinks_by_sqrt_df_over_n(adhoc8):
+    fit = irm.anova("MD1", _subset(adhoc8, [f"run{i}" for i in range(1, 21)]))
+    a = irm.studies.bootstrap_effects(fit, n_boot=400, seed=3)
+    b = irm.studies.bootstrap_effects(fit, n_boot=400, seed=3, rescale=False)
+    # same draws: the replicated deviations scale exactly by sqrt(df / N)
+    factor = math.sqrt(fit.df_resid / fit.n_obs)
+    np.testing.assert_allclose(b.effects["se"], a.effects["se"] * factor, rtol=1e-10)
+
+
+def test_closed_form_equals_refit_path(adhoc8):
+    fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3", "run4", "run5"]))
+    a = irm.studies.bootstrap_effects(fit, n_boot=60, seed=2)
+    b = irm.studies.bootstrap_effects(fit, n_boot=60, seed=2, _refit=True)
+    np.testing.assert_allclose(a.replicates.to_numpy(), b.replicates.to_numpy(), atol=1e-12)
+
+
+def test_order_rate_by_hand(adhoc8):
+    fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3", "run4"]))
+    boot = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5)
+    M = boot.replicates.to_numpy()
+    m = boot.effects["mean"].to_numpy()
+    row = boot.pairs.iloc[4]  # run2 vs run4
+    assert (row["a"], row["b"]) == ("run2", "run4")
+    expected = np.mean(np.sign(M[:, 1] - M[:, 3]) == np.sign(m[1] - m[3]))
+    assert row["order_rate"] == pytest.approx(expected)
+    assert row["diff_se"] == pytest.approx(np.std(M[:, 1] - M[:, 3], ddof=1))
+
+
+def test_reproducible_on_processes(adhoc8):
+    fit = irm.anova("MD1", _subset(adhoc8, [f"run{i}" for i in range(1, 11)]))
+    a = irm.studies.bootstrap_effects(fit, n_boot=120, seed=9)
+    b = irm.studies.bootstrap_effects(fit, n_boot=120, seed=9, backend="processes", n_workers=2)
+    pd.testing.assert_frame_equal(a.effects, b.effects)
+    pd.testing.assert_frame_equal(a.pairs, b.pairs)
+
+
+def test_unbalanced_refit(adhoc8):
+    sub = _subset(adhoc8, ["run1", "run2", "run3"]).drop(index=[0, 4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)
+        fit = irm.anova("MD1", sub)
+    assert not fit.balanced
+    boot = irm.studies.bootstrap_effects(fit, n_boot=40, seed=1)
+    assert boot.effects["se"].between(0.5 * boot.effects["se_model"],
+                                      2 * boot.effects["se_model"]).all()
+
+
+def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
+    """score ~ system + (1|topic): parametric bootstrap SEs of the differences of marginal means
+    against the model's (sqrt(2 sigma^2 / T)). B = 400: SD of the estimate 3.5%; 5 pairs
+    (correlated): bound 15% each, the average within 10%."""
+    sub = _subset(adhoc8, ["run1", "run2", "run3", "run4"])
+    fit = irm.mixed("score ~ system + (1|topic)", sub)
+    boot = irm.studies.bootstrap_effects(fit, n_boot=400, seed=4)
+    assert boot.kind == "parametric"
+    cov = fit.marginal_means_cov("system").to_numpy()
+    np.testing.assert_allclose(boot.effects["se_model"], np.sqrt(np.diag(cov)))
+    sd_diff = np.sqrt(2 * fit.residual_variance / 50)
+    ratio = boot.pairs["diff_se"] / sd_diff
+    assert (ratio - 1).abs().max() < 0.15 and abs(ratio.mean() - 1) < 0.10
+    np.testing.assert_allclose(boot.effects["mean"], fit.marginal_means("system"))
+
+
+def test_display_and_errors(adhoc8):
+    fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3"]))
+    boot = irm.studies.bootstrap_effects(fit, n_boot=20)
+    assert repr(boot) == "BootstrapEffects(kind='residual', factor='system', levels=3, n_boot=20)"
+    assert "Least stable pairs" in boot.summary() and "\\toprule" in boot.to_latex()
+    assert list(boot.to_frame().columns) == ["system", *EFFECT_COLUMNS]
+    assert len(boot.plot().axes) == 1
+    with pytest.raises(irm.DesignError, match="fitted model"):
+        irm.studies.bootstrap_effects(adhoc8)
+    with pytest.raises(irm.DesignError, match="n_boot"):
+        irm.studies.bootstrap_effects(fit, n_boot=1)
+    with pytest.raises(irm.DesignError, match="no factor|not a main effect"):
+        irm.studies.bootstrap_effects(fit, factor="shard")
