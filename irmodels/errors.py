@@ -15,6 +15,11 @@ __all__ = [
     "ConvergenceError",
     "DatasetError",
     "MissingDependencyError",
+    "UsageError",
+    "ResourceError",
+    "OutputError",
+    "OutputExistsError",
+    "DatasetDownloadError",
     "IRModelsWarning",
     "UnbalancedDesignWarning",
     "BoundaryFitWarning",
@@ -80,6 +85,32 @@ class DatasetError(IRModelsError, RuntimeError):
 
 class MissingDependencyError(IRModelsError, ImportError):
     """An optional dependency is needed; the message says how to install it."""
+
+
+class UsageError(IRModelsError, ValueError):
+    """A command-line option or a combination of options is invalid (exit status 2)."""
+
+
+class ResourceError(IRModelsError, RuntimeError):
+    """Something outside the data failed: a Dask scheduler does not answer, an output cannot be
+    written (exit status 3)."""
+
+
+class OutputError(ResourceError):
+    """An output could not be written (a directory in the way, a read-only folder, a full disk).
+
+    Nothing was changed at the target: irmodels writes beside it and renames into place.
+    """
+
+
+class OutputExistsError(OutputError):
+    """The output target exists; irmodels does not overwrite it without ``force=True``
+    (``--force`` on the command line)."""
+
+
+class DatasetDownloadError(DatasetError, ResourceError):
+    """A dataset could not be downloaded (offline, server unreachable): the environment, not
+    the data (exit status 3)."""
 
 
 class IRModelsWarning(UserWarning):

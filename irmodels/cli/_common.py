@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError, UsageError
 
 __all__ = ["float_list", "int_list", "load_data", "parse_undefined"]
 
@@ -87,6 +87,6 @@ def parse_undefined(text: str) -> float | str:
     try:
         return float(text)
     except ValueError:
-        raise DataFormatError(
+        raise UsageError(
             f"--undefined {text!r} is not a policy; give a number (e.g. 0), 'drop' or 'missing'"
         ) from None

@@ -9,6 +9,8 @@ Examples::
 
 from __future__ import annotations
 
+from irmodels.cli._options import digits, open_unit
+
 import argparse
 
 
@@ -36,11 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--type", dest="ss_type", type=int, choices=[1, 2, 3], default=None,
                    help="type of sums of squares for unbalanced data (default 2)")
-    p.add_argument("--alpha", type=float, default=0.05, help="level of the power column (0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="level of the power column (0.05)")
     p.add_argument("--components", action="store_true",
                    help="also print variance components (balanced designs)")
     p.add_argument("--latex", action="store_true", help="print LaTeX (booktabs) instead of text")
-    p.add_argument("--digits", type=int, default=4, help="significant digits shown (default 4)")
+    p.add_argument("--digits", type=digits, default=4,
+                   help="significant digits shown, 1 to 17 (default 4)")
     p.set_defaults(func=run)
 
 

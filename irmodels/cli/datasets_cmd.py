@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from irmodels._safeio import check_target
+from irmodels.cli._options import add_force, output_suffix, usage
+from irmodels.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="output file (.csv, .tsv, .parquet); default: CSV on standard output")
     ld.add_argument("--wide", action="store_true",
                     help="write the wide matrix (rows = topics, columns = systems)")
+    add_force(ld)
     ld.set_defaults(func=run, action="load")
     p.set_defaults(func=_help(p))
 
@@ -70,6 +76,15 @@ def run(args: argparse.Namespace) -> int:
             for source, citation in table.groupby("source", sort=False)["citation"].first().items():
                 print(f"{source}: {citation}")
         return 0
+    usage(irm.datasets.info, args.collection, args.measure)  # a name typed wrong: exit 2
+    if args.out is not None:
+        if args.wide and Path(args.out).suffix.lower() in (".parquet", ".pq"):
+            raise UsageError(
+                f"--out {args.out}: wide matrices are written as CSV or TSV; use a .csv or .tsv "
+                "name, or drop --wide to write the long frame as parquet"
+            )
+        output_suffix(args.out, (".csv", ".tsv", ".tab") + (() if args.wide else (".parquet", ".pq")))
+        check_target(args.out, force=args.force)  # refuse before loading
     data = irm.datasets.load(args.collection, args.measure)
     if args.out is None:
         if args.wide:
@@ -78,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
             data.to_csv(sys.stdout, index=False, lineterminator="\n")
         return 0
     if args.wide:
-        path = irm.write_matrix(data, args.out)
+        path = irm.write_matrix(data, args.out, force=args.force)
     else:
-        path = irm.write_frame(data, args.out)
+        path = irm.write_frame(data, args.out, force=args.force)
     t, s = data["topic"].nunique(), data["system"].nunique()
     print(f"wrote {path} ({t} topics x {s} systems, {len(data)} rows)", file=sys.stderr)
     return 0

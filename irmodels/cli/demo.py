@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from irmodels._safeio import atomic_dir, check_target
+from irmodels.cli._options import add_force, positive_int, seed, usage
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -29,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="trec8", choices=["trec8", "small", "tiny"],
                    help="size: trec8 (50 topics x 100 runs, depth 1000; default), "
                         "small (20 x 12, depth 200), tiny (5 x 4, depth 50)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--topics", type=int, help="number of topics (overrides the preset)")
-    p.add_argument("--systems", type=int, help="number of runs (overrides the preset)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed, >= 0 (default 0)")
+    p.add_argument("--topics", type=positive_int, help="number of topics (overrides the preset)")
+    p.add_argument("--systems", type=positive_int, help="number of runs (overrides the preset)")
+    add_force(p)
     p.add_argument("--measures", default="AP,P@10,nDCG@10,RBP(p=0.8)",
                    help="comma-separated measures for scores.csv (default AP,P@10,nDCG@10,"
                         "RBP(p=0.8))")
@@ -44,21 +48,23 @@ def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.cli.evaluate import _measures
     from irmodels.data.measures import parse_measure
-    from irmodels.errors import DataFormatError, UndefinedValueWarning
+    from irmodels.errors import UndefinedValueWarning
 
     measures = _measures([args.measures])
     for m in measures:
-        parse_measure(m)
+        usage(parse_measure, m)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise DataFormatError(f"--out {out} exists and is not a directory; give a directory")
+    check_target(out, force=args.force, kind="dir")  # refuse before the work
     t0 = time.perf_counter()
     col = irm.collection.generate(args.topics, args.systems, preset=args.preset, seed=args.seed)
-    col.write(out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedValueWarning)  # the demo has none; be quiet
         scores = col.evaluate(measures)
-    irm.write_frame(scores, out / "scores.csv")
+    # built beside the target and renamed into place: never mixed with an older collection,
+    # never half written
+    with atomic_dir(out, force=args.force) as tmp:
+        col.write(tmp)
+        irm.write_frame(scores, tmp / "scores.csv")
     means = scores.groupby("measure", observed=True)["score"].mean()
     print(f"{col!r}", file=sys.stderr)
     print(f"wrote {out}/docids.txt, qrels.txt, runs/ ({len(col.systems)} files) and scores.csv "

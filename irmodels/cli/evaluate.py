@@ -13,8 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from irmodels._safeio import check_target
 from irmodels.cli._common import parse_undefined
-from irmodels.errors import DataFormatError
+from irmodels.cli._options import add_force, output_suffix, positive_int, usage
+from irmodels.errors import DataFormatError, UsageError
 
 _DEFAULT = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)"]
 
@@ -49,13 +51,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--undefined", default="0",
                    help="policy for topics without relevant documents (in a shard): a number "
                         "to substitute (default 0, as trec_eval), 'drop' or 'missing'")
-    p.add_argument("--depth", type=int, help="evaluate the top DEPTH documents only (trec_eval -M)")
+    p.add_argument("--depth", type=positive_int, help="evaluate the top DEPTH documents only (trec_eval -M)")
     p.add_argument("--relevance-level", type=int, default=1,
                    help="grade from which a document is relevant (trec_eval -l, default 1)")
     p.add_argument("--complete", action="store_true",
                    help="score topics a run missed as empty rankings (trec_eval -c)")
     p.add_argument("--system-from", choices=["tag", "file"], default="tag",
                    help="name runs after their tag (default) or their file name")
+    add_force(p)
     p.set_defaults(func=run)
 
 
@@ -86,8 +89,15 @@ def _read_shards(path: str):
 
     p = Path(path)
     if not p.is_file():
-        raise DataFormatError(f"shard assignment file {path} does not exist")
-    df = pd.read_csv(p, sep=None, engine="python", header=None, dtype=str, comment="#")
+        raise UsageError(f"shard assignment file {path} does not exist")
+    try:
+        df = pd.read_csv(p, sep=None, engine="python", header=None, dtype=str, comment="#",
+                         encoding="utf-8")
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataFormatError(
+            f"cannot parse the shard assignment ({str(exc).splitlines()[0]}); expected two "
+            "columns 'docid shard', UTF-8", path=path
+        ) from None
     if df.shape[1] != 2:
         raise DataFormatError(
             f"shard assignment {path} has {df.shape[1]} columns; expected two (docid shard)",
@@ -105,13 +115,16 @@ def run(args: argparse.Namespace) -> int:
     from irmodels.data.measures import parse_measure
 
     for m in measures:  # fail on a bad name before reading large files
-        parse_measure(m)
+        usage(parse_measure, m)
+    output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     policy = parse_undefined(args.undefined)
     for path in args.runs:
         if not Path(path).exists():
-            raise DataFormatError(f"run file or directory {path} does not exist")
+            raise UsageError(f"run file or directory {path} does not exist")
     if not Path(args.qrels).is_file():
-        raise DataFormatError(f"qrels file {args.qrels} does not exist")
+        raise UsageError(f"qrels file {args.qrels} does not exist")
+    if args.out:
+        check_target(args.out, force=args.force)  # refuse an existing output before the work
     if len(args.runs) == 1 and Path(args.runs[0]).is_dir():
         runs = irm.read_runs(args.runs[0], system_from=args.system_from)
     else:
@@ -130,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                         depth=args.depth, relevance_level=args.relevance_level,
                         complete=args.complete)
     if args.out:
-        irm.write_frame(data, args.out)
+        irm.write_frame(data, args.out, force=args.force)
         n_sys = data["system"].nunique()
         n_top = data["topic"].nunique()
         print(f"wrote {len(data):,} scores ({len(measures)} measure(s), {n_top} topics, "

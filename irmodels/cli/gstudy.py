@@ -8,6 +8,8 @@ Examples::
 
 from __future__ import annotations
 
+from irmodels.cli._options import digits, open_unit
+
 import argparse
 
 import pandas as pd
@@ -35,9 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--topics", type=int_list, help="numbers of topics for the D-study, e.g. 25,50,100")
     p.add_argument("--shards", type=int_list, help="numbers of shards for the D-study (shard data only)")
-    p.add_argument("--target", type=float, default=0.95, help="target stability (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
-    p.add_argument("--digits", type=int, default=4, help="significant digits shown (default 4)")
+    p.add_argument("--target", type=open_unit, default=0.95,
+                   help="target stability, strictly between 0 and 1 (default 0.95)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="1 - confidence level (default 0.05)")
+    p.add_argument("--digits", type=digits, default=4,
+                   help="significant digits shown, 1 to 17 (default 4)")
     p.set_defaults(func=run)
 
 

@@ -9,6 +9,8 @@ Examples::
 
 from __future__ import annotations
 
+from irmodels.cli._options import digits
+
 import argparse
 
 
@@ -39,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="drop residual strata with one observation or no variance")
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--latex", action="store_true", help="print LaTeX (booktabs) instead of text")
-    p.add_argument("--digits", type=int, default=4, help="significant digits shown (default 4)")
+    p.add_argument("--digits", type=digits, default=4,
+                   help="significant digits shown, 1 to 17 (default 4)")
     p.set_defaults(func=run)
 
 

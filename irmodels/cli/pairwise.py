@@ -10,9 +10,12 @@ Examples::
 
 from __future__ import annotations
 
+from irmodels._safeio import atomic_file, check_target
+from irmodels.cli._options import add_force, open_unit, positive_int, seed
+
 import argparse
 
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DesignError
 
 _SHOW = 20
 
@@ -49,16 +52,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--adjust", default="none",
                    choices=["none", "bonferroni", "holm", "bh", "tukey"],
                    help="multiplicity adjustment over the tested pairs (default none)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--alternative", default="two-sided", choices=["two-sided", "greater", "less"])
     p.add_argument("--pairs", type=_pairs, help="only these pairs, e.g. run1:run2,run1:run3")
-    p.add_argument("--n-resamples", type=int, default=10_000,
+    p.add_argument("--n-resamples", type=positive_int, default=10_000,
                    help="resamples of bootstrap / randomization / tukey (default 10000)")
-    p.add_argument("--seed", type=int, help="seed of the resampling")
+    p.add_argument("--seed", type=seed, help="seed of the resampling (a whole number >= 0)")
     p.add_argument("--measure", help="measure to use when DATA holds several")
     p.add_argument("--average", action="store_true",
                    help="average shards / samples to one score per (topic, system) first")
     p.add_argument("--out", help="write every pair to this CSV file")
+    add_force(p)
     p.set_defaults(func=run)
 
 
@@ -67,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from irmodels._display import frame_to_text
     from irmodels.cli._common import load_data
 
-    if not 0 < args.alpha < 1:
-        raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
+    if args.out:
+        check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure)
     if args.average:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if len(res) > _SHOW:
         print(f"... {len(res) - _SHOW} more pairs" + ("" if args.out else " (use --out FILE)"))
     if args.out:
-        res.to_csv(args.out, index=False)
+        with atomic_file(args.out, force=args.force) as tmp:
+            res.to_csv(tmp, index=False)
         print(f"wrote {len(res)} pairs to {args.out}")
     return 0

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 
 from irmodels.cli._common import float_list, load_data
-from irmodels.errors import DesignError
+from irmodels.cli._options import finite_float, open_unit, positive_float
+from irmodels.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,12 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels power --delta 0.05 --sigma 0.1 --power 0.8",
     )
-    p.add_argument("--n", type=float, help="number of topics")
-    p.add_argument("--delta", type=float, help="true mean difference between two systems")
-    p.add_argument("--sigma", type=float, help="SD of the per-topic differences")
-    p.add_argument("--power", type=float,
+    p.add_argument("--n", type=positive_float, help="number of topics")
+    p.add_argument("--delta", type=finite_float, help="true mean difference between two systems")
+    p.add_argument("--sigma", type=positive_float, help="SD of the per-topic differences")
+    p.add_argument("--power", type=open_unit,
                    help="power (default 0.8 when solving for n, delta or sigma, and with --data)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
     p.add_argument("--method", choices=["exact", "normal"], default="exact")
     p.add_argument("--data", help="scores of a collection (long frame or wide matrix)")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     kw = dict(alpha=args.alpha, alternative=args.alternative, method=args.method)
     if args.data:
         if any(v is not None for v in (args.n, args.delta, args.sigma)):
-            raise DesignError(
+            raise UsageError(
                 "with --data the SD comes from the collection; drop --n, --delta and --sigma "
                 "(use --deltas and --power)."
             )
@@ -63,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
     target = args.power
     if target is None and sum(v is None for v in (args.n, args.delta, args.sigma)) == 1:
         target = 0.8  # the customary power when solving for n, delta or sigma
+    if sum(v is None for v in (args.n, args.delta, args.sigma, target)) != 1:
+        raise UsageError(
+            "give exactly one unknown: three of --n, --delta, --sigma, --power (or --data); "
+            "e.g. irmodels power --delta 0.05 --sigma 0.1 --power 0.8"
+        )
     r = power.paired_t(n=args.n, delta=args.delta, sigma=args.sigma, power=target, **kw)
     print(r._display_title())
     print(frame_to_text(r.to_series().to_frame("value"), 6))

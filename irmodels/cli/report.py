@@ -10,12 +10,15 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from irmodels.errors import DataFormatError
+from irmodels._safeio import atomic_dir, check_target
+from irmodels.cli._options import add_force
+from irmodels.errors import UsageError
 
 PRESETS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 _LONG_COLUMNS = {"topic", "system", "score"}
@@ -49,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
     p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
     p.add_argument("--title", help="title of the report")
+    add_force(p)
     p.set_defaults(func=run)
 
 
@@ -94,31 +98,45 @@ def demo_scores(measure: str | None = None) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels.reporting.report import build_report
+    from irmodels.analysis import build_report, demo_report
 
     start = time.perf_counter()
     if args.demo and args.data:
-        raise DataFormatError(
+        raise UsageError(
             f"give either DATA ({args.data!r}) or --demo, not both. "
             "Run 'irmodels report --help' for the forms DATA can take."
         )
     if not args.demo and not args.data:
-        raise DataFormatError(
+        raise UsageError(
             "no data to report on: pass DATA (a score file or trec_eval directory) or --demo."
         )
     if not 0 < args.alpha < 1:
-        raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
+        raise UsageError(f"--alpha must be in (0, 1); got {args.alpha}.")
     model = args.formula or args.model or "MD1"
-    if args.demo:
-        data = demo_scores(args.measure)
+    out = check_target(args.out, force=args.force, kind="dir")  # refuse before the work
+
+    def say(msg: str) -> None:
+        print(f"irmodels report: {msg} ...", file=sys.stderr, flush=True)
+
+    if args.demo and model == "MD1":
         measure = args.measure or "AP"
-        title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
+        report = demo_report(measure, alpha=args.alpha, title=args.title, progress=say)
     else:
-        data = load_scores(args.data, measure=args.measure)
-        measure = args.measure
-        title = args.title
-    report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title)
-    paths = report.save(args.out, formats=("html", "md"), latex=args.latex)
+        if args.demo:
+            say("generating and evaluating the demo collection")
+            data = demo_scores(args.measure)
+            measure = args.measure or "AP"
+            title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
+        else:
+            data = load_scores(args.data, measure=args.measure)
+            measure = args.measure
+            title = args.title
+        say(f"fitting {model}, Tukey HSD, G-study and residual diagnostics")
+        report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title)
+    say("writing the report")
+    with atomic_dir(out, force=args.force) as tmp:
+        written = report.save(tmp, formats=("html", "md"), latex=args.latex)
+    paths = [out / p.relative_to(tmp) for p in written]
     tk = report.tukey
     print(f"irmodels report: {report.anova.spec}  (N = {report.anova.n_obs})")
     if report.components is not None:

@@ -19,7 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._common import parse_undefined
+from irmodels.cli._options import add_force, check_scheduler, open_unit, positive_int, seed
 
 
 def _int_list(text: str) -> list[int]:
@@ -56,90 +58,107 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "the ids of the runs and qrels are used, with a warning)")
     p.add_argument("--preset", default="trec8", choices=["trec8", "small", "tiny"],
                    help="demo collection size (default trec8)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the splits and the demo (0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the splits and the demo (0)")
     p.add_argument("--n-shards", type=_int_list, default=[2, 3, 4, 5, 10, 25, 50],
                    metavar="S,S,...", help="shard counts (default 2,3,4,5,10,25,50)")
-    p.add_argument("--n-splits", type=int, default=10, help="random splits per S (default 10)")
+    p.add_argument("--n-splits", type=positive_int, default=10, help="random splits per S (default 10)")
     p.add_argument("--models", default="MD1,MD2,MD3,MD4,MD5,MD6",
                    help="models to fit (default MD1,...,MD6)")
     p.add_argument("--measure", default="AP", help="measure (default AP)")
     p.add_argument("--undefined", default="0",
                    help="undefined cells: a number to substitute (default 0), drop or missing")
-    p.add_argument("--alpha", type=float, default=0.05, help="Tukey HSD level (default 0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="Tukey HSD level (default 0.05)")
     p.add_argument("--backend", default="serial",
                    help="serial (default), processes, or a Dask scheduler address")
-    p.add_argument("--workers", type=int, default=None, help="processes for --backend processes")
+    p.add_argument("--workers", type=positive_int, default=None, help="processes for --backend processes")
     p.add_argument("--out", "-o", default="shards", metavar="DIR",
                    help="output directory (default ./shards)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
+    add_force(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.errors import DataFormatError
+    from irmodels.errors import UsageError
     from irmodels.replicates.sharding import read_docids
 
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise DataFormatError(f"--out {out} exists and is not a directory; give a directory")
+    check_target(out, force=args.force, kind="dir")  # refuse before the work
     undefined = parse_undefined(args.undefined)
+    bad = [s for s in args.n_shards if s < 2]
+    if bad:
+        raise UsageError(f"--n-shards must be integers >= 2 (a split needs two shards); got {bad[0]}")
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in models if m.upper() not in {f"MD{i}" for i in range(1, 7)}]
+    if unknown or not models:
+        raise UsageError(f"unknown model {(unknown or [args.models])[0]!r} in --models; choose "
+                         "among MD1, MD2, MD3, MD4, MD5, MD6")
+    if args.backend not in ("serial", "processes") and "://" not in args.backend and (
+        ":" not in args.backend
+    ):
+        raise UsageError(f"unknown backend {args.backend!r}; use serial, processes or a Dask "
+                         "scheduler address such as tcp://127.0.0.1:8786")
+    check_scheduler(args.backend)
     t0 = time.perf_counter()
     if args.demo:
         if args.qrels or args.docids:
-            raise DataFormatError("--qrels and --docids go with --runs, not with --demo")
+            raise UsageError("--qrels and --docids go with --runs, not with --demo")
         collection = irm.collection.generate(preset=args.preset, seed=args.seed)
         source = f"demo collection ({args.preset}, seed {args.seed})"
     else:
         if not args.qrels:
-            raise DataFormatError("--runs needs --qrels FILE (the relevance judgments)")
+            raise UsageError("--runs needs --qrels FILE (the relevance judgments)")
         runs = irm.read_runs(args.runs)
         qrels = irm.read_qrels(args.qrels)
         docids = read_docids(args.docids) if args.docids else None
         collection = (runs, qrels, docids)
         source = f"runs {args.runs}, qrels {args.qrels}"
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
     study = irm.studies.shards(
         collection, n_shards=args.n_shards, n_splits=args.n_splits, models=models,
         measure=args.measure, undefined=undefined, alpha=args.alpha, seed=args.seed,
         backend=args.backend, n_workers=args.workers, progress=args.progress,
     )
     elapsed = time.perf_counter() - t0
-    out.mkdir(parents=True, exist_ok=True)
-    study.runs.to_csv(out / "runs.csv", index=False)
-    written = ["runs.csv"]
-    has_shard_model = any(m != "MD1" for m in study.models)
-    if has_shard_model:
-        study.summary_table().to_csv(out / "summary.csv")
-        written.append("summary.csv")
-    s = 5 if 5 in study.n_shards else study.n_shards[0]
-    study.by_model(s).to_csv(out / "by_model.csv")
-    (out / "tables.tex").write_text(
-        study.to_latex(caption=f"Shard study ({study.measure})", label="tab:shards") + "\n",
-        encoding="utf-8",
-    )
-    fig = study.plot_intervals(s, 0)
-    fig.savefig(out / "intervals.png", dpi=110)
-    written += ["by_model.csv", "tables.tex", "intervals.png"]
-    try:
-        from irmodels.reporting.report import build_report
-    except ModuleNotFoundError:  # pragma: no cover - report module absent
-        build_report = None
-    if build_report is not None:
-        import warnings
+    final = out
+    # written beside --out and renamed into place when complete: an existing study is kept
+    # (or, with --force, replaced whole), never mixed, never half written
+    with atomic_dir(final, force=args.force) as out:
+        study.runs.to_csv(out / "runs.csv", index=False)
+        written = ["runs.csv"]
+        has_shard_model = any(m != "MD1" for m in study.models)
+        if has_shard_model:
+            study.summary_table().to_csv(out / "summary.csv")
+            written.append("summary.csv")
+        s = 5 if 5 in study.n_shards else study.n_shards[0]
+        study.by_model(s).to_csv(out / "by_model.csv")
+        (out / "tables.tex").write_text(
+            study.to_latex(caption=f"Shard study ({study.measure})", label="tab:shards") + "\n",
+            encoding="utf-8",
+        )
+        fig = study.plot_intervals(s, 0)
+        fig.savefig(out / "intervals.png", dpi=110)
+        written += ["by_model.csv", "tables.tex", "intervals.png"]
+        try:
+            from irmodels.analysis import build_report
+        except ModuleNotFoundError:  # pragma: no cover - report module absent
+            build_report = None
+        if build_report is not None:
+            import warnings
 
-        from irmodels.errors import IRModelsWarning
+            from irmodels.errors import IRModelsWarning
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IRModelsWarning)
-            whole = _whole_collection_scores(collection, study)
-            report = build_report(whole, model="MD1", alpha=study.alpha,
-                                  title=f"Shard study: {study.measure} on {source}",
-                                  sections=[study.to_report_section()])
-        (out / "report.html").write_text(report.to_html(), encoding="utf-8")
-        written.append("report.html")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IRModelsWarning)
+                whole = _whole_collection_scores(collection, study)
+                report = build_report(whole, model="MD1", alpha=study.alpha,
+                                      title=f"Shard study: {study.measure} on {source}",
+                                      sections=[study.to_report_section()])
+            (out / "report.html").write_text(report.to_html(), encoding="utf-8")
+            written.append("report.html")
     print(study.summary(), file=sys.stdout)
+    out = final
     print(f"\nwrote {', '.join(written)} to {out} ({len(study.runs)} fits in {elapsed:.1f} s)",
           file=sys.stderr)
     return 0

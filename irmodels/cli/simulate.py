@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from irmodels._safeio import atomic_dir, check_target
+from irmodels.cli._options import add_force, check_scheduler, seed
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -33,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.add_argument("--n-samples", type=int, default=10, help="samples per (topic, run) (default 10)")
     d.add_argument("--measure", default="AP", help="AP, P@k, RR, Rprec, nDCG@k or RBP(p)")
     d.add_argument("--zeros", default="redraw", choices=["redraw", "keep", "skip"])
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=seed, default=0, help="random seed, >= 0 (default 0)")
     d.add_argument("--validate", action="store_true",
                    help="also write validation.csv (observed vs simulated mean and SD per topic)")
     d.add_argument("--compare", action="store_true",
@@ -46,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "for --compare on many systems (its workers use one BLAS thread: a "
                         "multi-threaded BLAS slows the small mixed-model fits on a busy machine)")
     d.add_argument("--out", default="irmodels-simulation", help="output directory")
+    add_force(d)
     d.set_defaults(func=run)
 
 
@@ -54,56 +58,66 @@ def run(args: argparse.Namespace) -> int:
 
     import irmodels as irm
     from irmodels.data.frame import natural_key
-    from irmodels.errors import DataFormatError
+    from irmodels.errors import UsageError
     from irmodels.studies import document_samples as ds
 
+    if args.n_samples < 1:
+        raise UsageError(f"--n-samples {args.n_samples}: n_samples must be at least 1")
+    if args.systems is not None and args.systems < 2:
+        raise UsageError(f"--systems needs at least 2, got {args.systems}")
+    if args.demo and args.qrels:
+        raise UsageError("--qrels goes with --runs, not with --demo")
+    if not args.demo and not args.qrels:
+        raise UsageError("--runs needs --qrels")
+    check_target(args.out, force=args.force, kind="dir")  # refuse before the work
+    check_scheduler(args.backend)
     if args.demo:
         coll = irm.collection.generate(preset=args.preset, seed=args.seed)
         runs, qrels = coll.runs, coll.qrels
     else:
-        if not args.qrels:
-            raise DataFormatError("--runs needs --qrels")
         runs = irm.read_runs(args.runs) if Path(args.runs).is_dir() else irm.read_run(args.runs)
         qrels = irm.read_qrels(args.qrels)
     systems = None
     if args.systems is not None:
         names = sorted(runs["system"].astype(str).unique(), key=natural_key)
-        if args.systems < 2:
-            raise DataFormatError(f"--systems needs at least 2, got {args.systems}")
         systems = names[: args.systems]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    samples = irm.replicates.document_samples(
-        runs, qrels, model=args.model, n_samples=args.n_samples, measure=args.measure,
-        zeros=args.zeros, seed=args.seed, systems=systems, backend=args.backend,
-    )
-    samples.to_csv(out / "samples.csv", index=False)
-    samples.attrs["record"].to_csv(out / "record.csv", index=False)
-    print(f"wrote {len(samples)} simulated scores to {out / 'samples.csv'}")
-    v = res = None
-    if args.validate:
-        v = ds.validate(runs, qrels, model=args.model, n_samples=max(args.n_samples, 1000),
-                        measure=args.measure, systems=systems, seed=args.seed, backend=args.backend)
-        v.to_csv(out / "validation.csv", index=False)
-        print(f"validation: {v['within_1sd'].mean():.1%} of (topic, run) observed values within "
-              f"1 SD of the simulated mean, {v['within_2sd'].mean():.1%} within 2 SD")
-    if args.compare:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = ds.compare_tests(runs, qrels, systems=systems, samples=samples,
-                                   measure=args.measure, backend=args.backend, df=args.df)
-        res.to_csv(out / "tests.csv", index=False)
-        tables = ds.agreement(res)
-        rows = []
-        for test, t in tables.items():
-            rows.append(t.assign(test=test))
-            print(f"\n{test} vs p_t_observed (alpha 0.05):\n{t.to_string()}")
-        if rows:
-            import pandas as pd
+    final = Path(args.out)
+    # every output is written beside --out and renamed into place when all are complete: an
+    # interrupted simulation leaves nothing, an existing directory is kept (or replaced
+    # whole with --force)
+    with atomic_dir(final, force=args.force) as out:
+        samples = irm.replicates.document_samples(
+            runs, qrels, model=args.model, n_samples=args.n_samples, measure=args.measure,
+            zeros=args.zeros, seed=args.seed, systems=systems, backend=args.backend,
+        )
+        samples.to_csv(out / "samples.csv", index=False)
+        samples.attrs["record"].to_csv(out / "record.csv", index=False)
+        print(f"simulated {len(samples)} scores")
+        v = res = None
+        if args.validate:
+            v = ds.validate(runs, qrels, model=args.model, n_samples=max(args.n_samples, 1000),
+                            measure=args.measure, systems=systems, seed=args.seed, backend=args.backend)
+            v.to_csv(out / "validation.csv", index=False)
+            print(f"validation: {v['within_1sd'].mean():.1%} of (topic, run) observed values within "
+                  f"1 SD of the simulated mean, {v['within_2sd'].mean():.1%} within 2 SD")
+        if args.compare:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = ds.compare_tests(runs, qrels, systems=systems, samples=samples,
+                                       measure=args.measure, backend=args.backend, df=args.df)
+            res.to_csv(out / "tests.csv", index=False)
+            tables = ds.agreement(res)
+            rows = []
+            for test, t in tables.items():
+                rows.append(t.assign(test=test))
+                print(f"\n{test} vs p_t_observed (alpha 0.05):\n{t.to_string()}")
+            if rows:
+                import pandas as pd
 
-            pd.concat(rows).to_csv(out / "agreement.csv")
-    if v is not None and res is not None:
-        _report(runs, qrels, args.measure, systems, v, res, out / "report.html")
+                pd.concat(rows).to_csv(out / "agreement.csv")
+        if v is not None and res is not None:
+            _report(runs, qrels, args.measure, systems, v, res, out / "report.html")
+    print(f"wrote {', '.join(sorted(p.name for p in final.iterdir()))} to {final}")
     return 0
 
 
@@ -112,8 +126,8 @@ def _report(runs, qrels, measure, systems, validation, comparison, path: Path) -
     import warnings
 
     import irmodels as irm
-    from irmodels.reporting.document_samples_section import document_samples_section
-    from irmodels.reporting.report import build_report
+    from irmodels.studies.document_samples_section import document_samples_section
+    from irmodels.analysis import build_report
 
     observed = irm.evaluate(runs, qrels, measures=[measure])
     if systems is not None:
@@ -123,4 +137,3 @@ def _report(runs, qrels, measure, systems, validation, comparison, path: Path) -
         warnings.simplefilter("ignore")
         report = build_report(observed, model="MD1", measure=measure, sections=[section])
     path.write_text(report.to_html(), encoding="utf-8")
-    print(f"wrote {path}")

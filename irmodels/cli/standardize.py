@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._common import load_data
+from irmodels.cli._options import add_force, positive_int
 from irmodels.errors import DataFormatError, DesignError
 
 METHODS = ("normal", "z", "t1", "uniform", "ecdf")
@@ -36,11 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with --zscores)")
     ref = f.add_mutually_exclusive_group()
     ref.add_argument("--reference", help="comma-separated reference systems (default: all)")
-    ref.add_argument("--top", type=int, help="use the TOP systems with the highest mean score")
+    ref.add_argument("--top", type=positive_int, help="use the TOP systems with the highest mean score")
     f.add_argument("--method", choices=METHODS, default="normal", help="mapping of z (default normal)")
     f.add_argument("--virtual", action="store_true", help="add virtual systems scoring 0 and 1")
     f.add_argument("--measure", help="measure to use (data with several), or its name in --zscores")
     f.add_argument("--zscores", action="store_true", help="write trec_eval's zscores format")
+    add_force(f)
     f.set_defaults(func=run_fit)
     a = sub.add_parser("apply", help="standardize scores with saved factors")
     a.add_argument("data", help="scores (long frame or wide matrix)")
@@ -51,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--measure", help="measure of the data / of the zscores file to use")
     a.add_argument("--unknown", choices=["raise", "drop"], default="raise",
                    help="topics without factors: error (default) or drop their rows")
+    add_force(a)
     a.set_defaults(func=run_apply)
     p.set_defaults(func=_no_action, _parser=p)
 
@@ -63,6 +67,7 @@ def _no_action(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, write_zscores
 
+    check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, single_measure=False)
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
@@ -72,9 +77,12 @@ def run_fit(args: argparse.Namespace) -> int:
         table = s.factors.reset_index()
         if "measure" not in table.columns:
             table["measure"] = args.measure or "score"
-        path = write_zscores(table, args.out)
+        with atomic_file(args.out, force=args.force) as tmp:
+            write_zscores(table, tmp)
     else:
-        path = s.save(args.out)
+        with atomic_file(args.out, force=args.force) as tmp:
+            s.save(tmp)
+    path = args.out
     diag = s.diagnostics()
     print(f"fitted {len(s.factors)} topic(s) on {len(s.reference)} reference system(s); "
           f"wrote {path}")
@@ -88,6 +96,7 @@ def run_apply(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.data.standardize import Standardizer, read_zscores
 
+    check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, single_measure=False)
     path = Path(args.factors)
     if not path.is_file():
@@ -113,6 +122,6 @@ def run_apply(args: argparse.Namespace) -> int:
                 f"the factors were fitted with method {s.method!r}; refit to use {args.method!r}"
             )
     out = s.transform(data, unknown=args.unknown)
-    target = irm.write_frame(out, args.out)
+    target = irm.write_frame(out, args.out, force=args.force)
     print(f"standardized {len(out)} score(s) ({s.method}); wrote {target}")
     return 0

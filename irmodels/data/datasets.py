@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import urllib.error
 import urllib.request
 import warnings
@@ -39,7 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from irmodels.errors import DatasetError, IRModelsWarning
+from irmodels.errors import DatasetDownloadError, DatasetError, IRModelsWarning
 
 __all__ = ["DatasetNotice", "cache_dir", "canonical_measure", "info", "list", "load", "path"]
 
@@ -196,29 +197,59 @@ def _notice(entry: _Entry) -> None:
 
 
 def _download(entry: _Entry, target: Path) -> None:
-    assert entry.url is not None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".part")
+    """Download ``entry`` to ``target``: the bytes go to a fresh temporary file created
+    beside the target with ``O_CREAT | O_EXCL`` (``tempfile.mkstemp``, mode 0600; a file or
+    symbolic link planted in the cache, e.g. at ``NAME.part``, is never followed nor
+    overwritten), are checked against the registered sha256 *before* the rename, and only then
+    are renamed over the target."""
+    if entry.url is None:  # pragma: no cover - mirror-only entries never reach here
+        raise DatasetError(f"{entry.collection} {entry.measure} has no download URL")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetDownloadError(
+            f"cannot create the cache directory {target.parent} ({exc.strerror}); set "
+            f"{CACHE_VARIABLE} to a writable directory"
+        ) from None
     try:
         with urllib.request.urlopen(entry.url, timeout=60) as response:
             data = response.read()
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise DatasetError(
+        raise DatasetDownloadError(
             f"could not download {entry.collection} {entry.measure} from {entry.url} "
             f"({reason}). Offline? Set {MIRROR_VARIABLE} to a directory holding {entry.file} "
             "(e.g. a copy of the shared data folder ir-scores/)."
         ) from None
-    tmp.write_bytes(data)
     digest = hashlib.sha256(data).hexdigest()
-    if digest != entry.sha256:
-        tmp.unlink(missing_ok=True)
+    if digest != entry.sha256:  # verified before anything is written
         raise DatasetError(
             f"the download of {entry.url} has sha256 {digest}, expected {entry.sha256}: "
             "the upstream file changed or the transfer was corrupted. Try again, or place the "
             f"registered file in a directory named by {MIRROR_VARIABLE}."
         )
-    os.replace(tmp, target)
+    try:
+        fd, name = tempfile.mkstemp(prefix="." + target.name + ".", suffix=".part",
+                                    dir=target.parent)
+    except OSError as exc:
+        raise DatasetDownloadError(
+            f"cannot write to the cache directory {target.parent} ({exc.strerror}); set "
+            f"{CACHE_VARIABLE} to a writable directory"
+        ) from None
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if _sha256(tmp) != entry.sha256:  # pragma: no cover - the bytes just written
+            raise DatasetError(f"the cache file {tmp} changed while it was written")
+        if target.is_symlink():  # never write through a link planted at the target
+            target.unlink()
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def path(collection: str, measure: str | None = None) -> Path:

@@ -21,6 +21,7 @@ the file read again line by line to locate the first problem precisely.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
@@ -44,6 +45,7 @@ from irmodels.data.frame import (
     require_columns,
     to_wide,
 )
+from irmodels._safeio import atomic_file, check_target, output_error
 from irmodels.errors import DataFormatError, DataQualityWarning, require
 
 __all__ = [
@@ -70,10 +72,14 @@ _ODD_WS_BYTES = re.compile(
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
 _ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+# control bytes that are neither line endings nor separators (NUL included)
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1b\x7f]")
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
 _SPLIT = re.compile(r"[ \t]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
@@ -112,24 +118,40 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
         raise DataFormatError(
             f"expected a {what}, found a directory; pass a file path", path=str(path)
         )
-    data = p.read_bytes()
+    try:
+        data = p.read_bytes()
+    except (IsADirectoryError, PermissionError) as exc:
+        raise DataFormatError(
+            f"cannot read the {what}: {exc.strerror}", path=str(path)
+        ) from None
     data = data.removeprefix(_BOM)
     if not data:
         raise DataFormatError(
             f"the {what} is empty (0 bytes); check that it was written completely",
             path=str(path),
         )
-    if not data.strip(b" \t\r\n"):
+    if _NOT_BLANK.search(data) is None:
         n = data.replace(b"\r\n", b"\n").count(b"\n") + 1
         raise DataFormatError(
             f"the {what} has only blank lines ({n}); it holds no data",
             path=str(path),
         )
+    m = _CONTROL_BYTES.search(data)
+    if m is not None:
+        line = _line_at(data, m.start())
+        raise DataFormatError(
+            f"the line contains the control character U+{data[m.start()]:04X} (byte "
+            f"0x{data[m.start()]:02x}); ids, names and numbers may not hold control "
+            "characters (a NUL byte often means a binary or UTF-16 file). Remove it, or "
+            "re-save the file as UTF-8 text.",
+            path=str(path),
+            line=line,
+        )
     if data.isascii() and not any(b in data for b in _ODD_ASCII):
         return data  # the common case, checked at memchr speed
     m = _ODD_WS_BYTES.search(data)
     if m is not None:
-        line = data.count(b"\n", 0, m.start()) + 1
+        line = _line_at(data, m.start())
         char = m.group(0).decode("utf-8")
         raise DataFormatError(
             f"the line contains the whitespace character {_describe(char)}; fields must be "
@@ -140,17 +162,24 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
     return data
 
 
+def _line_at(data: bytes, offset: int) -> int:
+    """1-based line number of byte ``offset`` (LF, CRLF or CR-only line endings)."""
+    if b"\n" not in data and b"\r" in data:
+        return data.count(b"\r", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1
+
+
 def _describe(char: str) -> str:
     return f"U+{ord(char):04X} ({unicodedata.name(char, 'control character').lower()})"
 
 
-def _iter_lines(data: bytes, path: PathLike) -> Iterator[tuple[int, str]]:
+def _iter_lines(data: bytes, path: PathLike, *, first_line: int = 1) -> Iterator[tuple[int, str]]:
     """Yield (1-based line number, text without line ending) for every line."""
     if b"\n" not in data and b"\r" in data:
         raw_lines = data.split(b"\r")
     else:
         raw_lines = data.split(b"\n")
-    for i, raw in enumerate(raw_lines, start=1):
+    for i, raw in enumerate(raw_lines, start=first_line):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         try:
@@ -231,15 +260,19 @@ def _slow_table(
     fmt: _Format,
     key: tuple[str, ...],
     single: str | None,
+    *,
+    first_line: int = 1,
 ) -> pd.DataFrame:
-    """Line-by-line parse and validation; raises at the first problem in file order."""
+    """Line-by-line parse and validation; raises at the first problem in file order.
+
+    ``first_line`` is the number of the first line of ``data`` in the file (for chunks)."""
     n = len(fmt.fields)
     columns: list[list] = [[] for _ in range(n)]
     key_idx = [fmt.fields.index(k) for k in key]
     seen: dict[tuple, int] = {}
     single_idx = fmt.fields.index(single) if single else None
     first_single: tuple[str, int] | None = None
-    for line, text in _iter_lines(data, path):
+    for line, text in _iter_lines(data, path, first_line=first_line):
         toks = _fields(text)
         if not toks:
             continue
@@ -263,7 +296,7 @@ def _slow_table(
                     line=line,
                 )
         k = tuple(values[i] for i in key_idx)
-        if k in seen:
+        if key_idx and k in seen:
             shown = ", ".join(f"{name} {v}" for name, v in zip(key, k))
             raise DataFormatError(
                 f"duplicate entry ({shown}): already given on line {seen[k]}. "
@@ -378,19 +411,83 @@ def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
     return _typed(df, fmt)
 
 
+_CHUNK_BYTES = 8 << 20  # validate run and qrels files 8 MiB at a time
+
+
+def _chunks(data: bytes, size: int = _CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(1-based number of the first line, bytes) of consecutive whole-line chunks."""
+    eol = b"\n" if (b"\n" in data or b"\r" not in data) else b"\r"
+    start, line = 0, 1
+    n = len(data)
+    while start < n:
+        end = n if n - start <= size else data.find(eol, start + size)
+        end = n if end < 0 else end + 1
+        chunk = data[start:end]
+        yield line, chunk
+        line += chunk.count(eol)
+        start = end
+
+
+def _line_of_row(data: bytes, row: int) -> int:
+    """The 1-based line of the ``row``-th (0-based) non-blank line."""
+    seen = -1
+    for line, text in _iter_lines(data, ""):
+        if text.strip(" \t\r"):
+            seen += 1
+            if seen == row:
+                return line
+    return line  # pragma: no cover
+
+
 def _read_table(
     path: PathLike, fmt: _Format, key: tuple[str, ...], single: str | None = None
 ) -> pd.DataFrame:
+    """Parse and validate chunk by chunk: memory stays bounded by the data (a compact typed
+    table), whatever line holds an error; the first malformed line is reported with its
+    number."""
     data = _read_bytes(path, fmt.what)
-    df = _fast_table(data, fmt)
-    if (
-        df is None
-        or df.duplicated(subset=list(key)).any()
-        or (single is not None and df[single].nunique() > 1)
-    ):
-        df = _slow_table(data, path, fmt, key, single)
-    if len(df) == 0:  # pragma: no cover - blank files are caught in _read_bytes
+    parts: list[pd.DataFrame] = []
+    for first_line, chunk in _chunks(data):
+        part = _fast_table(chunk, fmt) if _NOT_BLANK.search(chunk) else None
+        if part is None:
+            if _NOT_BLANK.search(chunk) is None:
+                continue
+            part = _slow_table(chunk, path, fmt, (), None, first_line=first_line)
+        parts.append(part.drop(columns=[f for f in ("q0", "iter") if f in part.columns]))
+    if not parts:  # pragma: no cover - blank files are caught in _read_bytes
         raise DataFormatError(f"the {fmt.what} has no data lines", path=str(path))
+    df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    del parts
+    if single is not None:
+        tags = df[single]
+        if tags.nunique() > 1:
+            row = int(np.flatnonzero((tags != tags.iloc[0]).to_numpy())[0])
+            line = _line_of_row(data, row)
+            first = _line_of_row(data, 0)
+            raise DataFormatError(
+                f"this line has run tag {tags.iloc[row]!r} but line {first} has "
+                f"{tags.iloc[0]!r}; a run file holds one run. Pass tags='split' to "
+                "read each tag as its own system, or system='NAME' to read the file as "
+                "one run whatever its tags.",
+                path=str(path),
+                line=line,
+            )
+    dup = df.duplicated(subset=list(key), keep="first").to_numpy()
+    if dup.any():
+        row = int(np.flatnonzero(dup)[0])
+        values = tuple(df[k].iloc[row] for k in key)
+        same = np.ones(len(df), dtype=bool)
+        for k, v in zip(key, values):
+            same &= (df[k] == v).to_numpy()
+        first_row = int(np.flatnonzero(same)[0])
+        shown = ", ".join(f"{name} {v}" for name, v in zip(key, values))
+        raise DataFormatError(
+            f"duplicate entry ({shown}): already given on line {_line_of_row(data, first_row)}. "
+            f"Each ({', '.join(key)}) may appear once in a {fmt.what}; remove one of "
+            "the two lines.",
+            path=str(path),
+            line=_line_of_row(data, row),
+        )
     return df
 
 
@@ -737,17 +834,14 @@ def read_runs(
 def _check_no_space(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     for col in columns:
         values = df[col].astype(str)
-        bad = values == ""
-        for ch in (" ", "\t", "\n", "\r"):
-            bad |= values.str.contains(ch, regex=False)
-        odd = ~values.str.isascii()
-        if odd.any():
-            bad |= odd & values.str.contains(r"\s", regex=True)
+        # any whitespace (ASCII or Unicode) or control character breaks the line format
+        bad = (values == "") | values.str.contains(r"[\s\x00-\x1f\x7f]", regex=True)
         if bad.any():
             v = values[bad].iloc[0]
             raise DataFormatError(
                 f"{what} column {col!r} has the value {v!r}, which is empty or contains "
-                "whitespace and cannot be written in a whitespace-separated file; rename it"
+                "whitespace or a control character and cannot be written in a "
+                "whitespace-separated file; rename it"
             )
 
 
@@ -760,7 +854,7 @@ def _trec_order_rank(df: pd.DataFrame) -> pd.Series:
     return ranks.reindex(df.index).astype("int64")
 
 
-def write_run(runs: pd.DataFrame, path_or_dir: PathLike) -> list[Path]:
+def write_run(runs: pd.DataFrame, path_or_dir: PathLike, *, force: bool = False) -> list[Path]:
     """Write runs as TREC run files (``topic Q0 docid rank score system``).
 
     Parameters
@@ -772,6 +866,11 @@ def write_run(runs: pd.DataFrame, path_or_dir: PathLike) -> list[Path]:
         A file (all systems in it, the tag telling them apart: read it back with
         ``read_run(path, tags="split")``), or an existing directory (or a path ending with a
         separator), which gets one file per system named after the system.
+    force : bool
+        Replace existing files. By default an existing target file is refused
+        (:class:`~irmodels.errors.OutputExistsError`) and nothing is written. Files are written
+        beside their target and renamed into place, so an interrupted write leaves no
+        partial file.
 
     Returns
     -------
@@ -808,20 +907,28 @@ def write_run(runs: pd.DataFrame, path_or_dir: PathLike) -> list[Path]:
     target = Path(path_or_dir)
     as_dir = target.is_dir() or str(path_or_dir).endswith((os.sep, "/"))
     if not as_dir:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        out.to_csv(target, sep=" ", header=False, index=False, lineterminator="\n")
+        with atomic_file(target, force=force) as tmp:
+            out.to_csv(tmp, sep=" ", header=False, index=False, lineterminator="\n")
         return [target]
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
+    parts = []
     for name, part in out.groupby("tag", sort=False):
-        if name.startswith(".") or "/" in name or "\\" in name:
+        if name.startswith(".") or "/" in name or "\\" in name or name in ("", "..") or (
+            _CONTROL.search(name)
+        ):
             raise DataFormatError(
                 f"system {name!r} cannot be used as a file name; write to a single file instead"
             )
-        f = target / name
-        part.to_csv(f, sep=" ", header=False, index=False, lineterminator="\n")
-        written.append(f)
-    return written
+        check_target(target / name, force=force)  # refuse before writing anything
+        parts.append((target / name, part))
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise output_error(exc, target) from None
+    with contextlib.ExitStack() as stack:
+        for f, part in parts:
+            tmp = stack.enter_context(atomic_file(f, force=force))
+            part.to_csv(tmp, sep=" ", header=False, index=False, lineterminator="\n")
+    return [f for f, _ in parts]
 
 
 # --------------------------------------------------------------------------------------
@@ -866,7 +973,7 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
     return df[["topic", "docid", "rel"]].reset_index(drop=True)
 
 
-def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
+def write_qrels(qrels: pd.DataFrame, path: PathLike, *, force: bool = False) -> Path:
     """Write qrels as a TREC qrels file (``topic 0 docid rel``).
 
     Parameters
@@ -875,6 +982,10 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
         Columns ``topic, docid, rel`` (``rel`` integer; other columns are ignored).
     path : path
         The file to write (parent folders are created).
+    force : bool
+        Replace an existing file (refused by default with
+        :class:`~irmodels.errors.OutputExistsError`). The file is written beside its target and
+        renamed into place: never half written.
 
     Returns
     -------
@@ -885,7 +996,9 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
     ------
     DataFormatError
         A missing column, a non-integer ``rel``, a topic or docid that is empty or contains
-        whitespace.
+        whitespace or control characters.
+    OutputExistsError, OutputError
+        The file exists (without ``force``), or cannot be written.
 
     Examples
     --------
@@ -910,8 +1023,8 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike) -> Path:
          "rel": rel.astype("int64")}
     )
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(target, sep=" ", header=False, index=False, lineterminator="\n")
+    with atomic_file(target, force=force) as tmp:
+        out.to_csv(tmp, sep=" ", header=False, index=False, lineterminator="\n")
     return target
 
 
@@ -1155,6 +1268,7 @@ def write_matrix(
     *,
     topic_column: bool = True,
     sep: str | None = None,
+    force: bool = False,
 ) -> Path:
     """Write a long frame as a wide matrix (rows = topics, columns = systems).
 
@@ -1166,6 +1280,9 @@ def write_matrix(
         ``.tsv``/``.tab`` files are tab-separated, others comma-separated (``sep`` overrides).
     topic_column : bool
         Write the topic ids as a first column named ``topic`` (default).
+    force : bool
+        Replace an existing file (refused by default with
+        :class:`~irmodels.errors.OutputExistsError`); the write is atomic.
 
     Examples
     --------
@@ -1189,9 +1306,9 @@ def write_matrix(
         )
     wide = to_wide(data)
     delim = sep if sep is not None else _sep_for(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    wide.to_csv(target, sep=delim, index=topic_column, index_label="topic",
-                lineterminator="\n", na_rep="NA")
+    with atomic_file(target, force=force) as tmp:
+        wide.to_csv(tmp, sep=delim, index=topic_column, index_label="topic",
+                    lineterminator="\n", na_rep="NA")
     return target
 
 
@@ -1267,7 +1384,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
         raise DataFormatError(str(exc), path=str(p)) from None
 
 
-def write_frame(data: pd.DataFrame, path: PathLike) -> Path:
+def write_frame(data: pd.DataFrame, path: PathLike, *, force: bool = False) -> Path:
     """Write a long frame as CSV/TSV or parquet (by extension).
 
     Parquet (``.parquet``/``.pq``) needs pyarrow (``pip install 'irmodels[parquet]'``) and
@@ -1279,6 +1396,11 @@ def write_frame(data: pd.DataFrame, path: PathLike) -> Path:
         A long frame (validated with :func:`irmodels.frame` first).
     path : path
         ``.csv``, ``.tsv``/``.tab`` or ``.parquet``/``.pq``; parent folders are created.
+    force : bool
+        Replace an existing file (refused by default with
+        :class:`~irmodels.errors.OutputExistsError`). The file is written beside its target
+        and renamed into place: an interrupted or failed write (full disk) leaves the old
+        file as it was and no partial file.
 
     Returns
     -------
@@ -1298,11 +1420,12 @@ def write_frame(data: pd.DataFrame, path: PathLike) -> Path:
     target = Path(path)
     kind = _frame_format(target)
     df = frame(data)
-    target.parent.mkdir(parents=True, exist_ok=True)
     if kind == "parquet":
         require("pyarrow", "parquet")
-        df.to_parquet(target, index=False)
-    else:
-        delim = "\t" if target.suffix.lower() in (".tsv", ".tab") else ","
-        df.to_csv(target, sep=delim, index=False, lineterminator="\n")
+    with atomic_file(target, force=force) as tmp:
+        if kind == "parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            delim = "\t" if target.suffix.lower() in (".tsv", ".tab") else ","
+            df.to_csv(tmp, sep=delim, index=False, lineterminator="\n")
     return target

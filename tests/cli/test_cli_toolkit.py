@@ -41,7 +41,7 @@ def test_gstudy_errors(tmp_path, capsys, adhoc3_csv):
     f = irm.read_matrix(adhoc3_csv)
     both = pd.concat([f.assign(measure="AP"), f.assign(measure="P10")])
     both[["measure", "topic", "system", "score"]].to_csv(long, index=False)
-    assert main(["gstudy", str(long)]) == 2
+    assert main(["gstudy", str(long)]) == 1
     err = capsys.readouterr().err
     assert "--measure" in err and "Traceback" not in err
     assert main(["gstudy", str(long), "--measure", "P10"]) == 0
@@ -104,11 +104,11 @@ def test_standardize_errors(tmp_path, adhoc3_csv, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("not factors\n")
     assert main(["standardize", "apply", adhoc3_csv, "--factors", str(bad),
-                 "--out", str(tmp_path / "o.csv")]) == 2
+                 "--out", str(tmp_path / "o.csv")]) == 1
     err = capsys.readouterr().err
     assert "4 fields" in err and "Traceback" not in err
     assert main(["standardize", "fit", adhoc3_csv, "--out", str(tmp_path / "f.csv"),
-                 "--reference", "nosuch"]) == 2
+                 "--reference", "nosuch"]) == 1
     assert "unknown reference" in capsys.readouterr().err
     assert main(["standardize"]) == 2
 

@@ -82,7 +82,7 @@ def test_errors_exit_2_without_traceback(argv, message, capsys) -> None:
 
 def test_offline_error_names_the_mirror_variable(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.delenv("IRM_DATA_MIRROR")
-    assert main(["datasets", "load", "adhoc8", "AP"]) == 2
+    assert main(["datasets", "load", "adhoc8", "AP"]) == 3  # the environment: offline
     err = capsys.readouterr().err
     assert "could not download adhoc8 AP" in err and "Set IRM_DATA_MIRROR" in err
     assert "Traceback" not in err

