@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
+from irmodels._safeio import atomic_file, write_text
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
@@ -456,7 +457,7 @@ class Standardizer:
                     "the ecdf method keeps every reference score; save it as JSON "
                     "(a path ending in .json, or format='json')."
                 )
-            with path.open("w", encoding="utf-8", newline="") as fh:
+            with atomic_file(path, force=True) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
                 fh.write(_CSV_MAGIC + json.dumps(self._meta()) + "\n")
                 table.to_csv(fh, index=False, float_format="%.17g")
             return path
@@ -468,7 +469,7 @@ class Standardizer:
         ]
         if self.method == "ecdf":
             doc["scores"] = {"\t".join(k): v.tolist() for k, v in self._scores.items()}
-        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        write_text(path, json.dumps(doc, indent=1), force=True)  # atomic
         return path
 
     @classmethod
@@ -627,7 +628,7 @@ def write_zscores(
     lookup = {(str(t), str(m)): (float(mu), float(sd)) for t, m, mu, sd in zip(
         table["topic"], table["measure"], table["mu"], table["sigma"])}
     path = Path(path)
-    with path.open("w", encoding="utf-8") as fh:
+    with atomic_file(path, force=True) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for t in topics:
             for m in measures:
                 if (t, m) in lookup:
