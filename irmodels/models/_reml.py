@@ -55,6 +55,9 @@ class Problem:
     p: int
     strata: np.ndarray | None = None
     n_strata: int = 1
+    #: heteroscedastic fits: internal stratum code of each stratum label (the internal
+    #: reference, code 0, need not be the first label; see mixed._problem)
+    label_code: np.ndarray | None = None
     # derived
     q: int = field(init=False)
     Q: int = field(init=False)

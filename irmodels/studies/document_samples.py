@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
 
 __all__ = [
@@ -190,14 +190,19 @@ def _pair_unit(args: tuple) -> dict:
                  "excluded_topics": ",".join(sorted(degenerate_topics))}
     d = d.assign(system=pd.Categorical(d["system"].astype(str), categories=[a, b]))
     d["topic"] = d["topic"].astype(str)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        homo = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML")
-        hetero = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML",
-                       residual="topic:system")
-        lrt = compare_models(homo, hetero)
-    rec["p_mixed"] = _system_p(homo, df_method, n_topics)
-    rec["p_mixed_hetero"] = _system_p(hetero, df_method, n_topics)
+    rec["failure"] = ""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            homo = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML")
+            rec["p_mixed"] = _system_p(homo, df_method, n_topics)
+            hetero = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML",
+                           residual="topic:system")
+            lrt = compare_models(homo, hetero)
+            rec["p_mixed_hetero"] = _system_p(hetero, df_method, n_topics)
+    except (IRModelsError, np.linalg.LinAlgError) as exc:  # a failed pair is recorded, not fatal
+        rec["failure"] = f"{type(exc).__name__}: {exc}"
+        return rec
     rec["lrt_statistic"] = float(lrt["statistic"].iloc[-1])
     rec["lrt_df"] = float(lrt["df"].iloc[-1])
     rec["lrt_p"] = float(lrt["p"].iloc[-1])
@@ -283,7 +288,9 @@ def compare_tests(
         ``lrt_statistic, lrt_df, lrt_p`` (heteroscedastic vs homoscedastic, REML, as nlme's
         ``anova``), ``n_topics`` (used by the mixed models) and ``excluded_topics`` (topics
         where a system's simulated values never vary: a stratum with zero variance cannot enter
-        the mixed models). ``attrs["samples"]`` holds the simulated samples.
+        the mixed models), ``failure`` (empty, or why the mixed models of the pair could not be
+        fitted: their p-values are then NaN, a ``ConvergenceWarning`` names the pairs, and the
+        other pairs go on). ``attrs["samples"]`` holds the simulated samples.
 
     Notes
     -----
@@ -370,10 +377,23 @@ def compare_tests(
         recs = parallel.map(_pair_unit, units, backend=backend, n_workers=n_workers, progress=progress)
         fitted = pd.DataFrame.from_records(recs).set_index(["a", "b"])
         for col in ("p_mixed", "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p"):
-            out[col] = fitted.loc[idx, col].to_numpy()
+            if col in fitted.columns:
+                out[col] = fitted.loc[idx, col].to_numpy(dtype=float)
+        out["failure"] = fitted.loc[idx, "failure"].to_numpy()
+        failed = out["failure"] != ""
+        if failed.any():
+            warnings.warn(
+                f"the mixed models of {int(failed.sum())} of {len(out)} pairs could not be "
+                "fitted; their p-values are NaN and the 'failure' column says why: "
+                + "; ".join(f"{a}-{b}: {r}" for a, b, r in
+                            out.loc[failed, ["a", "b", "failure"]].head(3).to_numpy()),
+                ConvergenceWarning, stacklevel=2,
+            )
+    else:
+        out["failure"] = ""
     out.attrs["samples"] = samples
     cols = ["a", "b", "diff", *TEST_COLUMNS, "lrt_statistic", "lrt_df", "lrt_p", "n_topics",
-            "excluded_topics"]
+            "excluded_topics", "failure"]
     return out[cols]
 
 

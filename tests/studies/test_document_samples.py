@@ -264,7 +264,7 @@ def test_compare_tests_t_tests_only(tiny) -> None:
     assert len(res) == k * (k - 1) // 2
     assert list(res.columns) == ["a", "b", "diff", "p_t_observed", "p_t_means", "p_mixed",
                                  "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p",
-                                 "n_topics", "excluded_topics"]
+                                 "n_topics", "excluded_topics", "failure"]
     assert res["p_mixed"].isna().all() and res["lrt_p"].isna().all()
     # (a) by hand: paired t on observed logit(AP)
     obs = irm.evaluate(tiny.runs, tiny.qrels, measures=["AP"])
