@@ -1,0 +1,301 @@
+"""Cross-collection comparability of system scores (Webber, PhD thesis 2010, section 4.6).
+
+Can a score measured on one test collection be compared with a score measured on another?
+:func:`comparability` takes the same systems evaluated on two collections (two long frames)
+and reports:
+
+- the RMSE of the system means between the collections and the standardized error
+  ``kappa = 2 RMSE / (sd_a + sd_b)``, the SDs being sample SDs (divisor n - 1) of the system
+  means on each collection;
+- a randomization test of kappa: the topics of both collections are pooled and re-partitioned
+  at random into sets of the original sizes; the p-value is the share of re-partitions whose
+  kappa is at least the observed one (a small p: the collections differ more than random
+  topic sets of the same sizes would);
+- per system, one-tailed two-sample (Welch) t tests of the scores on A against those on B, and
+  the counts of systems significantly higher on A and higher on B (the thesis's Tables 4.10
+  and 4.12);
+- error rates of that per-system test over random halvings (Figures 4.9 and 4.11): the false
+  positive rate (a collection split at random into two halves; the share of (system, halving)
+  found significantly different, two-sided at ``alpha``: expected ``alpha``) and the false
+  negative rate (among systems significant between the full collections, the share no longer
+  significant between a random half of A and a random half of B).
+
+References: W. Webber, *Measurement in Information Retrieval Evaluation*, PhD thesis,
+University of Melbourne, 2010, section 4.6; W. Webber, A. Moffat and J. Zobel, "Score
+standardization for inter-collection comparison of retrieval systems", SIGIR 2008.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay
+from irmodels.errors import DataFormatError, DesignError
+
+__all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
+
+#: Columns of :attr:`Comparability.systems`, in order.
+SYSTEM_COLUMNS = ("system", "mean_a", "mean_b", "diff", "t", "df", "p_a_higher", "p_b_higher",
+                  "a_higher", "b_higher")
+
+
+def kappa(means_a: Any, means_b: Any) -> float:
+    """Standardized RMSE of two vectors of system means: ``2 RMSE / (sd_a + sd_b)``.
+
+    Examples
+    --------
+    >>> round(kappa([0.2, 0.3, 0.4], [0.25, 0.3, 0.35]), 4)
+    0.5443
+    """
+    a = np.asarray(means_a, dtype=np.float64)
+    b = np.asarray(means_b, dtype=np.float64)
+    return float(_kappa(a[None, :], b[None, :])[0])
+
+
+def _kappa(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Row-wise kappa of stacked vectors of system means (n x R each)."""
+    rmse = np.sqrt(((A - B) ** 2).mean(axis=1))
+    den = A.std(axis=1, ddof=1) + B.std(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, 2 * rmse / den, np.nan)
+
+
+def _welch(ma, va, na, mb, vb, nb):
+    se2 = va / na + vb / nb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (ma - mb) / np.sqrt(se2)
+        df = se2**2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    t = np.where((se2 == 0) & (ma == mb), 0.0, t)
+    df = np.where(np.isfinite(df), df, na + nb - 2)
+    return t, df
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Comparability(ResultDisplay):
+    """Result of :func:`comparability`.
+
+    Attributes
+    ----------
+    rmse, kappa : float
+        RMSE of the system means between the collections and ``2 RMSE / (sd_a + sd_b)``.
+    sd_a, sd_b : float
+        Sample SDs of the system means on each collection.
+    p_value : float
+        Randomization test of kappa (share of ``n_perm`` random re-partitions of the pooled
+        topics with kappa >= the observed one).
+    systems : DataFrame
+        Per system: ``system, mean_a, mean_b, diff`` (a - b), ``t``, ``df`` (Welch),
+        ``p_a_higher``, ``p_b_higher`` (one-tailed p-values), ``a_higher``, ``b_higher``
+        (significant at ``alpha``).
+    n_a_higher, n_b_higher : int
+        Counts of systems significantly higher on A / on B.
+    false_positive_rate : float
+        Share of (system, halving) pairs significant (two-sided, ``alpha``) between two random
+        halves of one collection, over ``n_halvings`` halvings of each collection.
+    false_negative_rate : float
+        Among systems significant (two-sided) between the full collections, the share not
+        significant between a random half of A and a random half of B (NaN when none is).
+    n_systems, n_topics_a, n_topics_b, n_perm, n_halvings, alpha, seed
+        Sizes and settings.
+    """
+
+    rmse: float
+    kappa: float
+    sd_a: float
+    sd_b: float
+    p_value: float
+    systems: pd.DataFrame = field(repr=False)
+    n_a_higher: int
+    n_b_higher: int
+    false_positive_rate: float
+    false_negative_rate: float
+    n_systems: int
+    n_topics_a: int
+    n_topics_b: int
+    n_perm: int
+    n_halvings: int
+    alpha: float
+    seed: int | None
+    null_kappa: np.ndarray = field(repr=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`systems` (one row per system)."""
+        return self.systems.copy()
+
+    def statistics(self) -> pd.DataFrame:
+        """The summary numbers as a one-column table."""
+        rows = {"systems": self.n_systems, "topics A": self.n_topics_a,
+                "topics B": self.n_topics_b, "RMSE": self.rmse, "sd A": self.sd_a,
+                "sd B": self.sd_b, "kappa": self.kappa, "p (randomization)": self.p_value,
+                "significantly higher on A": self.n_a_higher,
+                "significantly higher on B": self.n_b_higher,
+                "false positive rate": self.false_positive_rate,
+                "false negative rate": self.false_negative_rate}
+        return pd.DataFrame({"value": pd.Series(rows, dtype=object)})
+
+    def _display_title(self) -> str:
+        return (f"Cross-collection comparability: {self.n_systems} systems, "
+                f"{self.n_topics_a} vs {self.n_topics_b} topics, kappa={self.kappa:.4f}, "
+                f"p={self.p_value:.4g}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Comparability", self.statistics())]
+
+    def __repr__(self) -> str:
+        return (f"Comparability(systems={self.n_systems}, rmse={self.rmse:.4f}, "
+                f"kappa={self.kappa:.4f}, p_value={self.p_value:.4g})")
+
+
+def _matrix(frame: Any, what: str) -> tuple[np.ndarray, list[str]]:
+    from irmodels.inference.pairwise import score_matrix
+
+    if not isinstance(frame, pd.DataFrame):
+        raise DataFormatError(f"collection {what} must be a long frame (pandas DataFrame); got "
+                              f"{type(frame).__name__}. Build one with irm.frame(df).")
+    try:
+        X, _, systems = score_matrix(frame)
+    except DesignError as exc:
+        raise DesignError(f"collection {what}: comparability needs every (topic, system) "
+                          f"cell once: {exc}") from None
+    return X, systems
+
+
+def comparability(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    n_perm: int = 1000,
+    n_halvings: int = 100,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> Comparability:
+    """Are scores on collection A comparable with scores on collection B?
+
+    Parameters
+    ----------
+    a, b : DataFrame
+        Long frames (one score per (topic, system), every cell) of the same systems on two
+        collections; compared on the systems they share (matched by name), topics are
+        independent.
+    n_perm : int
+        Random re-partitions of the randomization test (default 1000).
+    n_halvings : int
+        Random halvings for the false positive and false negative rates (default 100).
+    alpha : float
+        Level of the per-system t tests (one-tailed for the counts, two-sided for the error
+        rates).
+    seed : int
+        Seed of the re-partitions and halvings.
+
+    Returns
+    -------
+    Comparability
+        ``.rmse``, ``.kappa``, ``.p_value``, ``.systems``, ``.n_a_higher``, ``.n_b_higher``,
+        ``.false_positive_rate``, ``.false_negative_rate``.
+
+    Raises
+    ------
+    DesignError
+        No (or a single) common system, a collection with missing cells or fewer than four
+        topics, bad ``n_perm``, ``n_halvings`` or ``alpha``.
+
+    Notes
+    -----
+    kappa = 2 RMSE / (sd_a + sd_b) with sample SDs of the system means (Webber 2010, section
+    4.6). A half of T topics has ``T // 2`` topics (the other ``T - T // 2``). The per-system
+    test is Welch's two-sample t on the topic scores of the two collections (topics differ,
+    so no pairing).
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> r04 = irm.datasets.load("robust2004", "AP")
+    >>> topics = r04["topic"].astype(int)
+    >>> trec7, trec8 = r04[topics.between(351, 400)], r04[topics.between(401, 450)]
+    >>> res = irm.comparability(trec7, trec8, n_perm=200, n_halvings=20, seed=1)
+    >>> res
+    Comparability(systems=110, rmse=0.0360, kappa=0.6275, p_value=0.445)
+    >>> res.n_a_higher, res.n_b_higher
+    (0, 6)
+    """
+    Xa, sa = _matrix(a, "a")
+    Xb, sb = _matrix(b, "b")
+    common = [s for s in sa if s in set(sb)]
+    if len(common) < 2:
+        raise DesignError(
+            f"the two collections share {len(common)} system(s) (A has {len(sa)}: "
+            f"{', '.join(sa[:3])}...; B has {len(sb)}: {', '.join(sb[:3])}...); comparability "
+            "needs the same systems, matched by name, on both. Rename the systems to match.")
+    for name, v in (("n_perm", n_perm), ("n_halvings", n_halvings)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    ia = [sa.index(s) for s in common]
+    ib = [sb.index(s) for s in common]
+    Xa, Xb = Xa[:, ia], Xb[:, ib]
+    Ta, Tb = Xa.shape[0], Xb.shape[0]
+    if min(Ta, Tb) < 4:
+        raise DesignError(f"each collection needs at least 4 topics (two halves of 2); A has "
+                          f"{Ta}, B has {Tb}.")
+    rng = np.random.default_rng(seed)
+    ma, mb = Xa.mean(axis=0), Xb.mean(axis=0)
+    obs = float(_kappa(ma[None], mb[None])[0])
+    rmse = float(np.sqrt(((ma - mb) ** 2).mean()))
+
+    # randomization test: re-partition the pooled topics
+    pooled = np.vstack([Xa, Xb])
+    T = Ta + Tb
+    null = np.empty(n_perm)
+    step = max(1, 2_000_000 // (T * len(common)))
+    for start in range(0, n_perm, step):
+        n = min(step, n_perm - start)
+        perm = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)
+        A = pooled[perm[:, :Ta]].mean(axis=1)
+        B = pooled[perm[:, Ta:]].mean(axis=1)
+        null[start:start + n] = _kappa(A, B)
+    p = float(np.mean(null >= obs - 1e-12 * max(1.0, abs(obs))))
+
+    # per-system one-tailed t tests
+    va, vb = Xa.var(axis=0, ddof=1), Xb.var(axis=0, ddof=1)
+    t, df = _welch(ma, va, Ta, mb, vb, Tb)
+    pa, pb = stats.t.sf(t, df), stats.t.cdf(t, df)
+    systems = pd.DataFrame({"system": common, "mean_a": ma, "mean_b": mb, "diff": ma - mb,
+                            "t": t, "df": df, "p_a_higher": pa, "p_b_higher": pb,
+                            "a_higher": pa <= alpha, "b_higher": pb <= alpha})
+    two_sided_full = np.minimum(1.0, 2 * np.minimum(pa, pb)) <= alpha
+
+    def halves(X: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        T0 = X.shape[0]
+        perm = rng.permuted(np.broadcast_to(np.arange(T0), (n, T0)), axis=1)
+        return X[perm[:, : T0 // 2]], X[perm[:, T0 // 2:]]
+
+    def sig(H1: np.ndarray, H2: np.ndarray) -> np.ndarray:
+        m1, m2 = H1.mean(axis=1), H2.mean(axis=1)
+        v1, v2 = H1.var(axis=1, ddof=1), H2.var(axis=1, ddof=1)
+        tt, dd = _welch(m1, v1, H1.shape[1], m2, v2, H2.shape[1])
+        return 2 * stats.t.sf(np.abs(tt), dd) <= alpha
+
+    fp = []
+    for X in (Xa, Xb):
+        h1, h2 = halves(X, n_halvings)
+        fp.append(sig(h1, h2))
+    fp_rate = float(np.mean(np.concatenate(fp)))
+    a_half = halves(Xa, n_halvings)[0]
+    b_half = halves(Xb, n_halvings)[0]
+    s = sig(a_half, b_half)
+    fn_rate = (float(1.0 - s[:, two_sided_full].mean()) if two_sided_full.any() else math.nan)
+    return Comparability(
+        rmse=rmse, kappa=obs, sd_a=float(ma.std(ddof=1)), sd_b=float(mb.std(ddof=1)),
+        p_value=p, systems=systems, n_a_higher=int(systems["a_higher"].sum()),
+        n_b_higher=int(systems["b_higher"].sum()), false_positive_rate=fp_rate,
+        false_negative_rate=fn_rate, n_systems=len(common), n_topics_a=Ta, n_topics_b=Tb,
+        n_perm=int(n_perm), n_halvings=int(n_halvings), alpha=float(alpha), seed=seed,
+        null_kappa=null,
+    )
