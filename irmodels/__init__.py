@@ -81,6 +81,7 @@ _LAZY: dict[str, str] = {
     "tau_ap": "irmodels.inference.rank:tau_ap",
     "rbo": "irmodels.inference.rank:rbo",
     "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
+    "comparability": "irmodels.inference.comparability:comparability",
     # replicates, studies, parallel, reporting
     "replicates": "irmodels.replicates",
     "studies": "irmodels.studies",
