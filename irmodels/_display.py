@@ -258,17 +258,31 @@ def _visible_length(tex: str) -> int:
     return len(text)
 
 
-def _font_size(widths: list[int], n_cols: int) -> tuple[str, bool]:
-    """(size command, tight column separation?) of the largest size at which the table fits."""
+def _table_width(widths: list[int], pt: float, sep: float) -> float:
+    # 0.5 em per character (digits are 0.5 em, lower-case letters less), plus the separations
+    return sum(widths) * 0.5 * pt + 2 * sep * len(widths)
+
+
+def _font_size(widths: list[int]) -> tuple[str, bool] | None:
+    r"""(size command, tight column separation?) of the largest size at which the table fits,
+    or None when it fits at none down to ``\scriptsize``."""
     for tight in (False, True):
-        sep = 2 * (3.0 if tight else 6.0) * n_cols
-        for cmd, pt in _SIZES:
+        for cmd, pt in _SIZES[:4]:
             if tight and cmd == "":
                 continue
-            # 0.55 em per character on average (digits are 0.5 em)
-            if sum(widths) * 0.55 * pt + sep <= _TEXT_WIDTH:
+            if _table_width(widths, pt, 3.0 if tight else 6.0) <= _TEXT_WIDTH:
                 return cmd, tight
-    return r"\tiny", True
+    return None
+
+
+def _stacked(header: str, name: str) -> tuple[str, int]:
+    """A header broken at underscores into stacked lines, and its widest line's length."""
+    if header != latex_escape(name) or "_" not in name:
+        return header, _visible_length(header)
+    parts = [latex_escape(p) for p in name.split("_") if p]
+    body = r"\\".join(parts)
+    return (rf"\begin{{tabular}}[b]{{@{{}}r@{{}}}}{body}\end{{tabular}}",
+            max(_visible_length(p) for p in parts))
 
 
 def _slug(text: str) -> str:
@@ -292,7 +306,9 @@ def frame_to_latex(
     booleans print as ``yes``/blank; the font size (``\small`` down to ``\tiny``) is the largest
     at which the table fits the text width; the caption (default: none given, then
     ``"Table"``) goes above the table and a ``\label`` follows it (default
-    ``tab:<slug of the caption>``). Only the ``booktabs`` package is needed.
+    ``tab:<slug of the caption>``). A table too wide at ``\scriptsize`` gets its long headers
+    stacked at underscores, then its columns split over several tabulars in the same float.
+    Only the ``booktabs`` package is needed.
 
     Parameters
     ----------
@@ -332,10 +348,30 @@ def frame_to_latex(
         cells = [[rf"\textbf{{{v}}}" if (v and b[i, j]) else v for i, v in enumerate(col)]
                  for j, col in enumerate(cells)]
     idx = [latex_escape(i) for i in _index_labels(df.index)]
+    index_name = latex_escape(_index_name(df.index))
     headers = [latex_header(c) for c in df.columns]
-    widths = [max([_visible_length(x) for x in [latex_escape(_index_name(df.index)), *idx]] or [0])]
-    widths += [max([_visible_length(x) for x in [h, *col]]) for h, col in zip(headers, cells)]
-    size, tight = _font_size(widths, df.shape[1] + 1)
+    index_width = max([_visible_length(x) for x in [index_name, *idx]] or [0])
+    widths = [max([_visible_length(x) for x in [h, *col]]) for h, col in zip(headers, cells)]
+    fit = _font_size([index_width, *widths])
+    if fit is None:  # long headers: stack their words
+        stacked = [_stacked(h, str(c)) for h, c in zip(headers, df.columns)]
+        headers = [h for h, _ in stacked]
+        widths = [max([w] + [_visible_length(x) for x in col])
+                  for (_, w), col in zip(stacked, cells)]
+        fit = _font_size([index_width, *widths])
+    # still too wide: split the columns over several tabulars (each repeats the index)
+    chunks: list[list[int]] = [list(range(len(headers)))]
+    if fit is None:
+        size_cmd, pt = _SIZES[3]
+        fit = (size_cmd, True)
+        chunks, cur = [], []
+        for j, w in enumerate(widths):
+            if cur and _table_width([index_width, *[widths[k] for k in cur], w], pt, 3.0) > _TEXT_WIDTH:
+                chunks.append(cur)
+                cur = []
+            cur.append(j)
+        chunks.append(cur)
+    size, tight = fit
     cap = caption if caption is not None else "Table"
     lab = label if label is not None else f"tab:{_slug(cap)}"
     lines = [r"\begin{table}[htbp]", r"\centering"]
@@ -345,12 +381,16 @@ def frame_to_latex(
         lines.append(r"\setlength{\tabcolsep}{3pt}")
     lines.append(rf"\caption{{{latex_escape(cap)}}}")
     lines.append(rf"\label{{{lab}}}")
-    lines += [rf"\begin{{tabular}}{{l{'r' * df.shape[1]}}}", r"\toprule"]
-    lines.append(" & ".join([latex_escape(_index_name(df.index)), *headers]) + r" \\")
-    lines.append(r"\midrule")
-    for i, name in enumerate(idx):
-        lines.append(" & ".join([name] + [col[i] for col in cells]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    for k, chunk in enumerate(chunks):
+        if k:
+            lines.append(r"\par\medskip")
+        lines += [rf"\begin{{tabular}}{{l{'r' * len(chunk)}}}", r"\toprule"]
+        lines.append(" & ".join([index_name, *[headers[j] for j in chunk]]) + r" \\")
+        lines.append(r"\midrule")
+        for i, name in enumerate(idx):
+            lines.append(" & ".join([name] + [cells[j][i] for j in chunk]) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    lines.append(r"\end{table}")
     return "\n".join(lines)
 
 
@@ -496,7 +536,8 @@ class TableAccess:
         return len(self.table)
 
     def __getattr__(self, name: str) -> object:
-        if name.startswith("_") or name == "table":
+        # ``plot`` is the result's figure (when it has one), never the table's pandas plot
+        if name.startswith("_") or name in ("table", "plot"):
             raise AttributeError(name)
         try:
             return getattr(self.__dict__["table"], name)
