@@ -6,12 +6,12 @@ Every function draws results that already exist (no statistic is computed here) 
 
 from __future__ import annotations
 
-import base64
-import io
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
+
+from irmodels._section import figure_to_data_uri, figure_to_png
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -48,6 +48,8 @@ def variance_components_plot(components: pd.DataFrame, *, title: str | None = No
     Examples
     --------
     >>> import pandas as pd
+
+from irmodels._section import figure_to_data_uri, figure_to_png
     >>> vc = pd.DataFrame({"variance": [0.02, 0.005, 0.01], "share": [4/7, 1/7, 2/7]},
     ...                   index=["topic", "system", "Residual"])
     >>> fig = variance_components_plot(vc)
@@ -78,11 +80,15 @@ def tukey_means_plot(
     *,
     kind: Literal["tukey", "anova", "sem"] = "tukey",
     title: str | None = None,
+    measure: str | None = None,
+    n_named: int = 5,
 ) -> Figure:
     """Level means sorted in decreasing order, with their intervals; the top group highlighted.
 
     With ``kind="tukey"`` two intervals overlap exactly when the two levels are not
-    significantly different (METHODS section 3).
+    significantly different (Tukey 1953; Hochberg & Tamhane 1987, section 3). The dashed line
+    is the lower end of the best level's interval: a level whose interval reaches above it is
+    not significantly different from the best (the top group).
 
     Parameters
     ----------
@@ -92,6 +98,11 @@ def tukey_means_plot(
         Which interval to draw (see ``TukeyResult.intervals``).
     title : str, optional
         Figure title.
+    measure : str, optional
+        The measure, written on the y axis.
+    n_named : int
+        With more than 40 levels the tick labels are dropped and the ``n_named`` best and the
+        ``n_named`` worst levels are marked and named on the plot.
 
     Returns
     -------
@@ -101,47 +112,52 @@ def tukey_means_plot(
     --------
     >>> import irmodels as irm
     >>> hsd = irm.tukey_hsd({"a": 0.3, "b": 0.25, "c": 0.1}, df_error=40, ms_error=0.01, n=21)
-    >>> fig = tukey_means_plot(hsd)
-    >>> len(fig.axes[0].lines) >= 1
-    True
+    >>> fig = tukey_means_plot(hsd, measure="AP")
+    >>> fig.axes[0].get_ylabel()
+    'mean AP (Tukey interval)'
     """
     iv = tukey.intervals(kind).sort_values("mean", ascending=False, kind="stable")
     top = set(tukey.top_group)
     k = len(iv)
     x = np.arange(k)
     in_top = np.array([str(i) in top for i in iv.index])
-    fig = _figure(min(12.0, max(5.0, 0.09 * k + 3.0)), 3.8)
+    fig = _figure(9.0 if k > 12 else 6.0, 4.6)
     ax = fig.add_subplot()
-    for mask, color, label in ((~in_top, _BAR, "other"), (in_top, _TOP, "top group")):
+    for mask, color, label in ((~in_top, _BAR, "significantly below the best"),
+                               (in_top, _TOP, "top group (not different from the best)")):
         if mask.any():
             ax.errorbar(
                 x[mask], iv["mean"].to_numpy()[mask],
                 yerr=iv["halfwidth"].to_numpy()[mask],
-                fmt="o", ms=3, lw=1, color=color, label=label,
+                fmt="o", ms=3.5, lw=1, color=color, label=label,
             )
     if kind == "tukey" and k:
         # levels whose interval reaches above this line overlap the best one (top group)
-        ax.axhline(float(iv["lower"].iloc[0]), ls="--", lw=0.8, color="#888888")
+        ax.axhline(float(iv["lower"].iloc[0]), ls="--", lw=0.9, color="#666666",
+                   label="lower end of the best level's interval")
     if k <= 40:
-        ax.set_xticks(x, [str(i) for i in iv.index], rotation=90, fontsize=7)
+        ax.set_xticks(x, [str(i) for i in iv.index], rotation=90, fontsize=9)
     else:
         ax.set_xticks([])
-        ax.set_xlabel(f"{k} {tukey.factor} levels, by mean (descending)")
-    ax.set_ylabel(f"mean ({kind} interval)")
-    ax.legend(frameon=False, fontsize=8)
+        ax.set_xlabel(f"{k} {tukey.factor} levels, by mean (descending)", fontsize=11)
+        lower = iv["lower"].to_numpy()
+        upper = iv["upper"].to_numpy()
+        n = min(n_named, k // 2)
+        names = [str(i) for i in iv.index]
+        ax.scatter(x[:n], upper[:n] + 0.0, marker="v", s=14, color="#333333", zorder=3)
+        ax.scatter(x[k - n:], lower[k - n:], marker="^", s=14, color="#333333", zorder=3)
+        ax.text(0.01, 0.03, "best (▼): " + ", ".join(names[:n]), transform=ax.transAxes,
+                fontsize=9, ha="left", va="bottom")
+        ax.text(0.99, 0.97 if k else 0.5, "worst (▲): " + ", ".join(names[k - n:]),
+                transform=ax.transAxes, fontsize=9, ha="right", va="top")
+        span = float(np.nanmax(upper) - np.nanmin(lower)) if k else 1.0
+        ax.set_ylim(float(np.nanmin(lower)) - 0.15 * span, float(np.nanmax(upper)) + 0.15 * span)
+    what = f"mean {measure}" if measure else "mean"
+    ax.set_ylabel(f"{what} ({kind} interval)" if kind != "tukey" else f"{what} (Tukey interval)",
+                  fontsize=11)
+    ax.tick_params(axis="y", labelsize=10)
+    ax.legend(frameon=False, fontsize=9, loc="upper right", bbox_to_anchor=(1, 0.9))
     ax.spines[["top", "right"]].set_visible(False)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=12)
     return fig
-
-
-def figure_to_png(fig: Figure, *, dpi: int = 110) -> bytes:
-    """PNG bytes of a figure (deterministic: no timestamp metadata)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    return buf.getvalue()
-
-
-def figure_to_data_uri(png: bytes) -> str:
-    """``data:image/png;base64,...`` for embedding a PNG in a self-contained HTML page."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -1,12 +1,12 @@
-"""The variance-component report: the package's main job.
+"""The variance-component report: the package's main job, assembled from results.
 
-:func:`build_report` fits one model to a long frame (through ``irm.anova``), asks it for its
-variance components and for Tukey's HSD on systems, and returns a :class:`Report` that renders
-those results as a self-contained HTML page (CSS inline, figures as base64 PNG), Markdown and
-LaTeX tables. The report only formats results of the model and inference layers: it computes no
-statistic of its own.
-
-Other analyses add their own sections through :class:`Section` (see ``docs/report.md``).
+:func:`assemble_report` takes results that already exist (a fitted ``irm.anova`` model, its
+Tukey HSD and variance components, a G-study, residual diagnostics, a comparison table, and any
+:class:`Section` rendered by another result) and returns a :class:`Report` that renders them as a
+self-contained HTML page (CSS inline, figures as base64 PNG), Markdown and LaTeX tables, with a
+"Conclusions" paragraph in plain words. Reporting fits nothing and imports no study: the
+driver that fits the model and runs the analyses is :func:`irmodels.analysis.build_report`
+(``irm.build_report``), which calls this module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import platform
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,89 +21,27 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from irmodels import _safeio
 from irmodels._display import format_number, frame_to_html, frame_to_latex
-from irmodels.errors import DataFormatError, DesignError
+from irmodels._section import Section, frame_to_markdown
+from irmodels.errors import DataFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.data.frame import BalanceReport
-    from irmodels.formula.spec import ModelSpec
+    from irmodels.inference.diagnostics import ResidualDiagnostics
+    from irmodels.inference.gtheory import GStudy
     from irmodels.inference.tukey import TukeyResult
     from irmodels.models.anova import AnovaResult
 
-__all__ = ["Report", "Section", "build_report", "frame_to_markdown"]
+__all__ = ["Report", "Section", "assemble_report", "frame_to_markdown"]
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 Format = Literal["html", "md"]
 
 
-@dataclass(frozen=True)
-class Section:
-    """An extra section of a report, produced by another analysis (shards, G-theory, ...).
-
-    Attributes
-    ----------
-    title : str
-        Heading of the section (escaped when rendered).
-    html : str
-        HTML fragment of the body, inserted as is: the producer escapes its own text (use
-        ``irmodels._display.frame_to_html`` for tables and ``html.escape`` for prose).
-    markdown : str
-        Markdown body.
-    latex : str
-        LaTeX body (e.g. booktabs tables); collected by :meth:`Report.latex_tables`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> s = Section.from_table("Kendall's tau", pd.DataFrame({"tau": [0.91]}, index=["S=5"]))
-    >>> s.title, "<table" in s.html, s.markdown.splitlines()[0]
-    ("Kendall's tau", True, '|  | tau |')
-    """
-
-    title: str
-    html: str = ""
-    markdown: str = ""
-    latex: str = ""
-
-    @classmethod
-    def from_table(
-        cls, title: str, table: pd.DataFrame, *, text: str = "", digits: int = 4
-    ) -> Section:
-        """A section made of an optional paragraph and one table, in all three formats."""
-        para = f"<p>{html.escape(text)}</p>" if text else ""
-        md_para = f"{text}\n\n" if text else ""
-        return cls(
-            title=title,
-            html=para + frame_to_html(table, digits=digits),
-            markdown=md_para + frame_to_markdown(table, digits=digits),
-            latex=frame_to_latex(table, caption=title, digits=digits),
-        )
-
-
-def frame_to_markdown(df: pd.DataFrame, *, digits: int = 4) -> str:
-    """A pipe table with formatted numbers (``|`` in cells escaped).
-
-    >>> print(frame_to_markdown(pd.DataFrame({"x": [0.123456]}, index=["a|b"])))
-    |  | x |
-    |---|---:|
-    | a\\|b | 0.1235 |
-    """
-
-    def cell(v: object) -> str:
-        return format_number(v, digits).replace("|", "\\|").replace("\n", " ")
-
-    head = "| " + " | ".join([cell(df.index.name or "")] + [cell(c) for c in df.columns]) + " |"
-    align = "|---|" + "|".join("---:" for _ in df.columns) + "|"
-    rows = [
-        "| " + " | ".join([cell(str(i))] + [cell(v) for v in row]) + " |"
-        for i, row in zip(df.index, df.itertuples(index=False))
-    ]
-    return "\n".join([head, align, *rows])
-
-
 @dataclass(frozen=True, eq=False)
 class Report:
-    """A rendered-on-demand report of one fitted model.
+    """A rendered-on-demand report of one fitted model and the results built on it.
 
     Attributes
     ----------
@@ -128,11 +65,20 @@ class Report:
     notes : tuple of str
         Warnings raised while fitting, and why a part is missing.
     sections : tuple of Section
-        Extra sections, in order.
+        Extra sections, in order (after the core ones).
     alpha : float
         Significance level of the Tukey HSD.
     created : str
-        UTC time stamp of :func:`build_report`.
+        UTC time stamp.
+    gstudy : GStudy or None
+        G-study from the same fit (E rho^2, Phi, topics needed).
+    diagnostics : ResidualDiagnostics or None
+        Residual diagnostics of the fit.
+    comparison : object or None
+        A comparison table (``irm.compare`` result: ``_repr_html_``, ``to_frame``,
+        ``to_latex``).
+    measure : str or None
+        The measure analysed (axis labels).
     """
 
     title: str
@@ -147,6 +93,10 @@ class Report:
     sections: tuple[Section, ...] = ()
     alpha: float = 0.05
     created: str = ""
+    gstudy: GStudy | None = None
+    diagnostics: ResidualDiagnostics | None = None
+    comparison: Any = None
+    measure: str | None = None
 
     # -- pieces -------------------------------------------------------------------------------
     def _means_table(self) -> pd.DataFrame | None:
@@ -166,7 +116,9 @@ class Report:
         return out.sort_values("mean", ascending=False, kind="stable")
 
     def _anova_shown(self, *, text_p: bool = True) -> pd.DataFrame:
-        shown = self.anova.table.rename(columns={"p": "Pr(>F)"})
+        # post-hoc "observed power" restates the p-value: not in the headline table
+        shown = self.anova.table.drop(columns=["power"], errors="ignore")
+        shown = shown.rename(columns={"p": "Pr(>F)"})
         if not text_p:  # LaTeX: keep numbers ("<" is not safe in LaTeX text mode)
             return shown
         # R's convention: p-values below machine epsilon are shown as "< 2.2e-16", not as 0
@@ -175,7 +127,76 @@ class Report:
         ]
         return shown
 
-    def _context(self, renderer: Any, figures: Mapping[str, str]) -> dict[str, Any]:
+    def _residual_term(self) -> str:
+        terms = [str(t) for t in self.anova.table.index]
+        return "Residual" if "Residual" in terms else terms[-1]
+
+    def conclusions(self) -> str:
+        """The "Conclusions" paragraph: the results of the report in plain words."""
+        out: list[str] = []
+        comp = self.components
+        if comp is not None and "share" in comp.columns:
+            share = {str(k): float(v) for k, v in comp["share"].items()}
+            named = [f"{k} {100 * v:.0f}%" for k, v in share.items()
+                     if k not in ("Residual", "residual")]
+            resid = share.get("Residual", share.get("residual"))
+            text = "Of the variance of the scores, " + ", ".join(named)
+            if resid is not None:
+                interaction = (self.diagnostics is not None
+                               and self.diagnostics.interaction_in_residual)
+                text += (f" and {100 * resid:.0f}% is residual"
+                         + (" (which, with one score per topic and system, is the topic:system "
+                            "interaction: systems that suit some topics more than others)"
+                            if interaction else ""))
+            text += "."
+            if "topic" in share and "system" in share and share["topic"] > share["system"]:
+                text += (" Topics differ more than systems do: the choice of topics moves "
+                         "scores more than the choice of system.")
+            out.append(text)
+        tk = self.tukey
+        if tk is not None:
+            k = tk.k - 1
+            n_top = len(tk.top_group)
+            others = n_top - 1
+            out.append(
+                f"{others} of the {k} other systems "
+                f"{'is' if others == 1 else 'are'} not significantly different from the best, "
+                f"{tk.best} (Tukey HSD, family-wise alpha = {self.alpha:g}); "
+                f"{tk.n_significant} of {tk.n_pairs} pairs "
+                f"({100 * tk.n_significant / max(tk.n_pairs, 1):.0f}%) differ significantly."
+            )
+        g = self.gstudy
+        if g is not None:
+            try:
+                d = g.dstudy([g.n_topics], alpha=self.alpha).iloc[0]
+                er, ph = float(d["Erho2"]), float(d["Phi"])
+                text = (f"The ranking is {_stability_word(er)}: with {g.n_topics} topics the "
+                        f"generalizability coefficient is E\u03c1\u00b2 = {er:.3f} (relative "
+                        f"ranking) and the dependability \u03a6 = {ph:.3f} (absolute scores)")
+                try:
+                    need = int(g.topics_needed(0.95, index="Erho2"))
+                    if need > g.n_topics:
+                        text += f"; about {need} topics would give E\u03c1\u00b2 = 0.95"
+                    else:
+                        text += " (0.95 is reached)"
+                except Exception:  # noqa: BLE001 - not reachable or not available
+                    pass
+                out.append(text + ".")
+            except Exception:  # noqa: BLE001 - a G-study without a D-study at this size
+                pass
+        if self.diagnostics is not None:
+            p = self.diagnostics.tests["p"]
+            issues = []
+            if p["Shapiro-Wilk"] < self.alpha:
+                issues.append("not normal")
+            if p["Breusch-Pagan"] < self.alpha:
+                issues.append("of unequal variance")
+            if issues:
+                out.append("The residuals are " + " and ".join(issues) + " (see Residual "
+                           "diagnostics): read p-values near alpha with care.")
+        return " ".join(out)
+
+    def _context(self, renderer: Any, figures: Mapping[str, str], fmt: str) -> dict[str, Any]:
         tk = self.tukey
         versions = pd.DataFrame({"version": pd.Series(dict(self.versions), dtype=object)})
         versions.index.name = "package"
@@ -191,13 +212,23 @@ class Report:
             "n_obs": self.anova.n_obs,
             "df_resid": format_number(self.anova.df_resid),
             "alpha": f"{self.alpha:g}",
+            "conclusions": self.conclusions(),
             "anova_table": renderer(self._anova_shown()),
             "components_table": None,
             "components_note": "",
+            "interaction_note": (
+                "With one score per (topic, system) the residual contains the topic:system "
+                "interaction: it cannot be separated from noise without replicates (shards, "
+                "document samples; models MD2-MD6)."
+                if self.diagnostics is not None and self.diagnostics.interaction_in_residual
+                else ""
+            ),
             "tukey": tk,
             "tukey_table": None,
             "tukey_note": "",
+            "measure": self.measure or "score",
             "figures": figures,
+            "core_sections": self._core_sections(fmt),
             "sections": self.sections,
             "notes": self.notes,
         }
@@ -215,12 +246,25 @@ class Report:
             ctx["tukey_note"] = "The model has no system factor: no Tukey HSD on systems."
         return ctx
 
+    def _core_sections(self, fmt: str) -> list[Section]:
+        """G-study, comparison table and residual diagnostics, rendered by their results."""
+        out: list[Section] = []
+        if self.gstudy is not None:
+            from irmodels.reporting.gtheory_section import gstudy_section
+
+            out.append(gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html"))
+        if self.comparison is not None:
+            out.append(_comparison_section(self.comparison))
+        if self.diagnostics is not None:
+            out.append(self.diagnostics.to_section(plot=fmt == "html"))
+        return out
+
     # -- renderers ----------------------------------------------------------------------------
     def to_html(self) -> str:
         """The report as one self-contained HTML page (inline CSS, figures as base64 PNG)."""
         from markupsafe import Markup
 
-        from irmodels.reporting.plots import figure_to_data_uri
+        from irmodels._section import figure_to_data_uri
 
         env = _environment(autoescape=True)
         figures = {name: figure_to_data_uri(png) for name, png in self.figures.items()}
@@ -228,18 +272,20 @@ class Report:
         def render(df: pd.DataFrame) -> Markup:
             return Markup(frame_to_html(df))
 
-        return env.get_template("report.html.j2").render(**self._context(render, figures))
+        return env.get_template("report.html.j2").render(**self._context(render, figures, "html"))
 
     def to_markdown(self, *, figure_dir: str = "figures") -> str:
         """The report as Markdown; figures are referenced as ``figure_dir/<name>.png`` (written
         by :meth:`save`)."""
         env = _environment(autoescape=False)
         figures = {name: f"{figure_dir}/{name}.png" for name in self.figures}
-        return env.get_template("report.md.j2").render(**self._context(frame_to_markdown, figures))
+        return env.get_template("report.md.j2").render(
+            **self._context(frame_to_markdown, figures, "md"))
 
     def latex_tables(self) -> dict[str, str]:
         """LaTeX (booktabs, escaped) of every table, by name: ``anova``, ``variance_components``,
-        ``tukey``, ``means`` and one entry per extra section with LaTeX."""
+        ``tukey``, ``means``, then ``gstudy``, ``comparison``, ``diagnostics`` when present,
+        and one entry per extra section with LaTeX."""
         out = {
             "anova": frame_to_latex(
                 self._anova_shown(text_p=False),
@@ -261,6 +307,16 @@ class Report:
                     means, caption=f"{self.tukey.factor} means with Tukey intervals",
                     label="tab:means",
                 )
+        names = []
+        if self.gstudy is not None:
+            names.append("gstudy")
+        if self.comparison is not None:
+            names.append("comparison")
+        if self.diagnostics is not None:
+            names.append("diagnostics")
+        for name, s in zip(names, self._core_sections("latex")):
+            if s.latex:
+                out[name] = s.latex
         for i, s in enumerate(self.sections):
             if s.latex:
                 out[f"section_{i + 1}"] = s.latex
@@ -284,21 +340,21 @@ class Report:
         written: list[Path] = []
         if "html" in formats:
             p = out / "report.html"
-            p.write_text(self.to_html(), encoding="utf-8")
+            _safeio.write_text(p, self.to_html(), force=True)  # atomic: never half written
             written.append(p)
         if "md" in formats:
             figs = out / "figures"
             figs.mkdir(exist_ok=True)
             for name, png in self.figures.items():
                 fp = figs / f"{name}.png"
-                fp.write_bytes(png)
+                _safeio.write_bytes(fp, png, force=True)
                 written.append(fp)
             p = out / "report.md"
-            p.write_text(self.to_markdown(figure_dir="figures"), encoding="utf-8")
+            _safeio.write_text(p, self.to_markdown(figure_dir="figures"), force=True)
             written.append(p)
         if latex:
             p = out / "tables.tex"
-            p.write_text("\n\n".join(self.latex_tables().values()) + "\n", encoding="utf-8")
+            _safeio.write_text(p, "\n\n".join(self.latex_tables().values()) + "\n", force=True)
             written.append(p)
         return written
 
@@ -347,169 +403,136 @@ def software_versions() -> dict[str, str]:
     }
 
 
-def build_report(
-    data: pd.DataFrame,
+def assemble_report(
+    fit: AnovaResult,
     *,
-    model: str | ModelSpec = "MD1",
+    tukey: TukeyResult | None = None,
+    components: pd.DataFrame | None = None,
+    gstudy: GStudy | None = None,
+    diagnostics: ResidualDiagnostics | None = None,
+    comparison: Any = None,
+    sections: Sequence[Section] = (),
     measure: str | None = None,
     alpha: float = 0.05,
     title: str | None = None,
-    sections: Sequence[Section] = (),
+    notes: Sequence[str] = (),
 ) -> Report:
-    """Fit a model and build the variance-component report.
+    """Assemble a :class:`Report` from results that already exist (nothing is fitted here).
 
     Parameters
     ----------
-    data : DataFrame
-        A long frame (``irm.frame``, ``irm.read_matrix``, ``irm.evaluate``...).
-    model : str or ModelSpec, default "MD1"
-        A preset ``"MD1"`` ... ``"MD6"``, a formula (``"score ~ topic + system"``) or a spec.
+    fit : AnovaResult
+        A fitted ``irm.anova`` model (its ``data`` describe the collection).
+    tukey : TukeyResult, optional
+        ``fit.tukey("system", alpha=alpha)``.
+    components : DataFrame, optional
+        ``fit.variance_components()``.
+    gstudy : GStudy, optional
+        ``irm.gstudy(fit)``.
+    diagnostics : ResidualDiagnostics, optional
+        ``irmodels.inference.diagnostics.residual_diagnostics(fit)``.
+    comparison : object, optional
+        An ``irm.compare`` result (rendered through ``_repr_html_``, ``to_frame``,
+        ``to_latex``).
+    sections : sequence of Section
+        Extra sections rendered by other results (``study.to_report_section()``...).
     measure : str, optional
-        Which measure to analyse when ``data`` holds several (column ``measure``).
-    alpha : float, default 0.05
-        Family-wise level of the Tukey HSD.
+        The measure analysed (figure axes and title).
+    alpha : float
+        The level the results were computed at (shown in the text).
     title : str, optional
         Title; by default names the measure, the collection and the model.
-    sections : sequence of Section
-        Extra sections appended after the Tukey HSD, in order.
+    notes : sequence of str
+        Warnings raised while computing the results.
 
     Returns
     -------
     Report
-        With ``to_html()``, ``to_markdown()``, ``latex_tables()`` and ``save()``.
-
-    Raises
-    ------
-    DesignError
-        Several measures and no ``measure``; errors of ``irm.anova``.
-    DataFormatError
-        An unknown ``measure``.
-
-    Notes
-    -----
-    Contents: the data and its balance (``irm.balance``), the fitted formula, the ANOVA table
-    with effect sizes (``AnovaResult.table``), the variance components
-    (``AnovaResult.variance_components()``) with a bar chart, Tukey's HSD on systems with the
-    model's error term (``AnovaResult.tukey()``: significant / not significant pairs, critical
-    value, top group) with the sorted system means and their Tukey intervals, and the software
-    versions. Warnings raised while fitting are re-issued and listed under "Notes".
 
     Examples
     --------
     >>> import numpy as np, pandas as pd, irmodels as irm
-    >>> from irmodels.reporting.report import build_report
+    >>> from irmodels.reporting.report import assemble_report
     >>> rng = np.random.default_rng(0)
     >>> wide = pd.DataFrame(rng.beta(2, 5, (20, 6)) + rng.uniform(0, .3, (20, 1))
     ...                     + np.linspace(0, .2, 6), columns=[f"run{i}" for i in range(1, 7)])
-    >>> rep = build_report(irm.from_wide(wide, measure="AP"))
-    >>> rep.tukey.top_group, rep.tukey.n_significant
-    (['run6', 'run5', 'run3', 'run4'], 3)
-    >>> rep.components.round(4)
-               variance      sd   share
-    component
-    topic        0.0050  0.0704  0.1622
-    system       0.0045  0.0674  0.1486
-    Residual     0.0211  0.1452  0.6892
-    >>> "data:image/png;base64" in rep.to_html()
-    True
+    >>> fit = irm.anova("MD1", irm.from_wide(wide, measure="AP"))
+    >>> rep = assemble_report(fit, tukey=fit.tukey(), components=fit.variance_components())
+    >>> rep
+    <Report 'Variance components and Tukey HSD: AP': score ~ topic + system, 3/15 pairs significant>
+    >>> "<th>power</th>" in rep.to_html(), "<th>F</th>" in rep.to_html()
+    (False, True)
     """
     from irmodels.data.frame import balance as _balance
-    from irmodels.data.frame import require_columns
-    from irmodels.models.anova import anova
-    from irmodels.reporting.plots import (
-        figure_to_png,
-        tukey_means_plot,
-        variance_components_plot,
-    )
+    from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
-    if not isinstance(data, pd.DataFrame):
-        raise DataFormatError(
-            f"build_report needs a long frame (a pandas DataFrame); got {type(data).__name__}. "
-            "Read your data with irm.read_matrix, irm.read_frame or irm.read_trec_eval."
-        )
-    require_columns(data, ["topic", "system", "score"])
-    data = _select_measure(data, measure)
-    if measure is None and "measure" in data.columns and len(data):
-        measure = str(data["measure"].iloc[0])
     sections = tuple(sections)
     for s in sections:
         if not isinstance(s, Section):
             raise DataFormatError(
                 f"sections must be irmodels.reporting.Section objects; got {type(s).__name__}."
             )
-
-    notes: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fit = anova(model, data)
-        components: pd.DataFrame | None
-        try:
-            components = fit.variance_components()
-        except DesignError as exc:
-            components = None
-            notes.append(f"Variance components not reported: {exc}")
-        tukey = fit.tukey("system", alpha=alpha) if "system" in fit.spec.factors else None
-    for w in caught:
-        notes.append(str(w.message))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
+    data = fit.data
+    if measure is None and "measure" in data.columns and len(data):
+        measure = str(data["measure"].iloc[0])
     design_factors = [f for f in fit.spec.factors if f in data.columns]
     bal = _balance(data, design_factors)
     info: dict[str, object] = {"observations": fit.n_obs}
     for col in ("collection", "measure"):
         if col in data.columns:
-            info[col] = ", ".join(map(str, data[col].cat.categories))
+            values = (data[col].cat.categories if isinstance(data[col].dtype, pd.CategoricalDtype)
+                      else pd.unique(data[col]))
+            info[col] = ", ".join(map(str, values))
     for f, n in bal.levels.items():
         info[f"{f} levels"] = n
     info["balanced"] = "yes" if bal.balanced else "no"
     data_info = pd.DataFrame({"value": pd.Series(info, dtype=object)})
 
     figures: dict[str, bytes] = {}
+    from irmodels._section import figure_to_png
+
     if components is not None:
         figures["variance_components"] = figure_to_png(variance_components_plot(components))
     if tukey is not None:
-        figures["tukey_means"] = figure_to_png(tukey_means_plot(tukey))
+        figures["tukey_means"] = figure_to_png(tukey_means_plot(tukey, measure=measure))
 
     if title is None:
         what = [measure] if measure else []
         if "collection" in data.columns:
-            what.append(", ".join(map(str, data["collection"].cat.categories)))
+            what.append(str(info["collection"]))
         title = "Variance components and Tukey HSD" + (f": {' on '.join(what)}" if what else "")
     created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return Report(
-        title=title,
-        anova=fit,
-        components=components,
-        tukey=tukey,
-        balance=bal,
-        data_info=data_info,
-        figures=figures,
-        versions=software_versions(),
-        notes=tuple(notes),
-        sections=sections,
-        alpha=float(alpha),
-        created=created,
+        title=title, anova=fit, components=components, tukey=tukey, balance=bal,
+        data_info=data_info, figures=figures, versions=software_versions(), notes=tuple(notes),
+        sections=sections, alpha=float(alpha), created=created, gstudy=gstudy,
+        diagnostics=diagnostics, comparison=comparison, measure=measure,
     )
 
 
-def _select_measure(data: pd.DataFrame, measure: str | None) -> pd.DataFrame:
-    if "measure" not in data.columns:
-        return data
-    present = [str(m) for m in pd.unique(data["measure"].astype(str))]
-    if measure is None:
-        if len(present) > 1:
-            raise DesignError(
-                f"the data hold {len(present)} measures ({', '.join(present[:6])}); a report "
-                "analyses one. Pass measure=... (CLI: --measure)."
-            )
-        return data
-    if measure not in present:
-        raise DataFormatError(
-            f"measure {measure!r} is not in the data; measures present: {', '.join(present)}."
-        )
-    out = data.loc[data["measure"].astype(str) == measure].reset_index(drop=True)
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.CategoricalDtype):
-            out[col] = out[col].cat.remove_unused_categories()
-    return out
+def _stability_word(erho2: float) -> str:
+    if erho2 >= 0.95:
+        return "very stable"
+    if erho2 >= 0.9:
+        return "stable"
+    if erho2 >= 0.8:
+        return "moderately stable"
+    return "not stable"
 
+
+def _comparison_section(comparison: Any) -> Section:
+    """A section from an ``irm.compare`` result, through its own renderers."""
+    html_body = comparison._repr_html_() if hasattr(comparison, "_repr_html_") else ""
+    md = ""
+    if hasattr(comparison, "to_frame"):
+        md = frame_to_markdown(comparison.to_frame())
+    tex = ""
+    if hasattr(comparison, "to_latex"):
+        try:
+            tex = comparison.to_latex()
+        except Exception:  # noqa: BLE001 - LaTeX is optional for the page
+            tex = ""
+    title = "Comparison table"
+    text = comparison.summary().splitlines()[0] if hasattr(comparison, "summary") else ""
+    para = f"<p>{html.escape(text)}</p>" if text and html_body.find(text) < 0 else ""
+    return Section(title=title, html=para + html_body, markdown=md, latex=tex)

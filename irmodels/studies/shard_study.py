@@ -244,15 +244,14 @@ def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd
 
         data, undef = evaluate_assignment(ctx.prepared, labels, n_shards, ctx.undefined)
         return data, len(undef)
-    from irmodels.data.measures import evaluate
+    from irmodels.data.measures import evaluate, undefined_cells
 
     assignment = pd.Series(labels, index=ctx.inputs.docids)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedValueWarning)
         data = evaluate(ctx.inputs.runs, ctx.inputs.qrels, [ctx.measure], shards=assignment,
                         undefined=ctx.undefined)
-    undef = data.attrs.get("undefined")
-    return data, 0 if undef is None else len(undef)
+    return data, len(undefined_cells(data))
 
 
 def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
@@ -612,8 +611,9 @@ def shards(
         Presets among ``MD1`` ... ``MD6``. MD1 is fitted on the whole collection; the others
         on every split. MD1's system ranking is always computed: it is the reference of tau.
     measure : str
-        Measure to score (``irm.evaluate`` names). ``AP``, ``P@k`` and ``RR`` use a fast path
-        that gives the same values as ``irm.evaluate``; other measures call ``irm.evaluate``
+        Measure to score (``irm.evaluate`` names). Measures of binary relevance (``AP``,
+        ``AP@k``, ``GMAP``, ``P@k``, ``R@k``, ``Rprec``, ``RR``, ``RBP``) use a fast path with
+        the same kernels and values as ``irm.evaluate``; other measures call ``irm.evaluate``
         for every split.
     undefined : float, "drop" or "missing"
         Policy for (topic, shard) cells without a relevant document (see ``irm.evaluate``):
@@ -679,7 +679,7 @@ def shards(
     2         1.0     0.166            0.0
     3         1.0     0.085            1.0
     """
-    from irmodels.data.measures import evaluate, parse_measure
+    from irmodels.data.measures import UndefinedPolicy, evaluate, parse_measure, undefined_cells
 
     inputs = _inputs(collection)
     s_list = _check_int_list(n_shards, "n_shards", 2)
@@ -694,6 +694,7 @@ def shards(
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     canonical = parse_measure(measure).name
+    undefined = UndefinedPolicy.parse(undefined).public
 
     from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 
@@ -701,7 +702,7 @@ def shards(
     prepared = None
     if fast is not None:
         # integer encoding once (validates the inputs as irm.evaluate does)
-        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, canonical, *fast)
+        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast)
         whole, whole_undef = evaluate_assignment(
             prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)
         whole = whole.drop(columns="shard")
@@ -710,7 +711,7 @@ def shards(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedValueWarning)  # one summary warning below
             whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
-        n_whole_undef = len(whole.attrs.get("undefined", ()))
+        n_whole_undef = len(undefined_cells(whole))
 
     # MD1 on the whole collection: the reference ranking
     from irmodels.models.anova import anova

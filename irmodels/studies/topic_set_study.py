@@ -48,7 +48,7 @@ from irmodels.parallel import map as parallel_map
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from irmodels.reporting.report import Section
+    from irmodels._section import Section
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -342,12 +342,16 @@ class TopicSetStudy(ResultDisplay):
 
     # ---- report
     def to_report_section(self) -> Section:
-        """This study as a report :class:`~irmodels.reporting.report.Section`.
+        """This study as a report :class:`~irmodels._section.Section`.
 
         Pass it to ``irm.build_report(data, sections=[study.to_report_section()])``.
         """
-        from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
-        from irmodels.reporting.report import Section, frame_to_markdown
+        from irmodels._section import (
+            Section,
+            figure_to_data_uri,
+            figure_to_png,
+            frame_to_markdown,
+        )
 
         intro = (
             f"{self.n_samples} pairs of {self.method} topic sets of each size "

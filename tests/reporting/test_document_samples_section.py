@@ -12,7 +12,7 @@ import pytest
 import irmodels as irm
 from irmodels.cli import main
 from irmodels.errors import DataFormatError, DataQualityWarning
-from irmodels.reporting.document_samples_section import document_samples_section
+from irmodels.studies.document_samples_section import document_samples_section
 from irmodels.studies import document_samples as ds
 
 
@@ -73,7 +73,7 @@ def test_section_in_report(tables) -> None:
     v, res = tables
     coll = irm.collection.generate(preset="tiny", seed=1)
     obs = irm.evaluate(coll.runs, coll.qrels, measures=["AP"])
-    r = irm.reporting.build_report(obs, sections=[document_samples_section(v, res, plot=False)])
+    r = irm.build_report(obs, sections=[document_samples_section(v, res, plot=False)])
     assert "Document samples" in r.to_html() and "Document samples" in r.to_markdown()
 
 

@@ -27,9 +27,8 @@ def test_section_content(adhoc3):
 
 
 def test_section_in_report(adhoc3):
-    report_mod = pytest.importorskip("irmodels.reporting.report")
     s = gstudy_section(irm.gstudy(adhoc3), plot=False)
-    r = report_mod.build_report(adhoc3, model="score ~ system + topic", sections=[s])
+    r = irm.build_report(adhoc3, model="score ~ system + topic", sections=[s], gstudy=False)
     assert "Generalizability theory" in r.to_html()
     assert "Generalizability theory" in r.to_markdown()
 

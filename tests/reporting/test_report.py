@@ -14,7 +14,8 @@ import irmodels as irm
 from irmodels._display import format_number
 from irmodels.cli import main
 from irmodels.errors import DataFormatError, DesignError
-from irmodels.reporting import Report, Section, build_report
+from irmodels.analysis import build_report
+from irmodels.reporting import Report, Section, assemble_report
 from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
 
@@ -43,6 +44,8 @@ def test_report_holds_the_model_results(report):
     assert report.tukey.top_group[:3] == ["run95", "run83", "run51"]
     assert list(report.components.index) == ["topic", "system", "Residual"]
     assert set(report.figures) == {"variance_components", "tukey_means"}
+    assert report.gstudy is not None and report.gstudy.n_topics == 50
+    assert report.diagnostics is not None and report.diagnostics.interaction_in_residual
     assert all(png.startswith(b"\x89PNG") for png in report.figures.values())
 
 
@@ -59,7 +62,9 @@ def test_html_is_self_contained_and_shows_the_numbers(report):
     assert ", ".join(report.tukey.top_group) in page
     assert "<strong>3423</strong> significant" in page
     assert format_number(report.tukey.critical_value) in page
-    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 2
+    # variance components, Tukey, D-study curves, residual diagnostics
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 4
+    assert "<th>power</th>" not in page  # post-hoc observed power restates p
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from outside
     assert "<style>" in page and "score ~ topic + system" in page
     for lib in ("numpy", "scipy", "pandas", "irmodels"):
@@ -70,7 +75,8 @@ def test_markdown_latex_and_save(report, tmp_path):
     md = report.to_markdown()
     assert "| system | " in md and "![Variance components](figures/variance_components.png)" in md
     tables = report.latex_tables()
-    assert set(tables) == {"anova", "variance_components", "tukey", "means"}
+    assert set(tables) == {"anova", "variance_components", "tukey", "means", "gstudy",
+                           "diagnostics"}
     assert r"\toprule" in tables["anova"] and r"Pr(>F)" in tables["anova"]
     written = report.save(tmp_path / "out", latex=True)
     names = sorted(p.relative_to(tmp_path / "out").as_posix() for p in written)
@@ -123,6 +129,11 @@ def test_plots_return_figures(report):
     assert fig.axes[0].get_title() == "vc"
     fig2 = tukey_means_plot(report.tukey, kind="anova")
     assert fig2.axes[0].get_ylabel() == "mean (anova interval)"
+    fig3 = tukey_means_plot(report.tukey, measure="AP")
+    texts = [t.get_text() for t in fig3.axes[0].texts]
+    # 129 systems: no tick labels, the five best and five worst are named
+    assert texts[0].startswith("best") and "run95" in texts[0] and texts[1].startswith("worst")
+    assert fig3.axes[0].get_ylabel() == "mean AP (Tukey interval)"
 
 
 # -- CLI ----------------------------------------------------------------------------------------
@@ -133,7 +144,7 @@ def test_cli_report_on_a_wide_matrix(shared_data, tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "pairs significant" in text and "wrote" in text
-    assert (out / "report.html").read_text().count("data:image/png;base64,") == 2
+    assert (out / "report.html").read_text().count("data:image/png;base64,") == 4
     assert (out / "tables.tex").exists() and (out / "figures" / "tukey_means.png").exists()
 
 
@@ -192,7 +203,9 @@ def test_cli_demo(tmp_path, capsys, monkeypatch):
     assert main(["report", "--demo", "--out", str(tmp_path / "demo")]) == 0
     assert calls == [{"seed": 0}]
     page = (tmp_path / "demo" / "report.html").read_text()
-    assert "Demo collection" in page and page.count("data:image/png;base64,") == 2
+    # variance components, Tukey, D-study, residuals, and the shard study's MD1/MD6 intervals
+    assert "Demo collection" in page and page.count("data:image/png;base64,") == 5
+    assert "Shard study" in page and "MD6" in page and "Conclusions" in page
     assert "pairs significant" in capsys.readouterr().out
 
 
@@ -212,3 +225,37 @@ def test_report_on_a_shard_design_md6(reference_dir):
     md = rep.to_markdown()
     assert "negative variance estimate(s) for topic:shard, system:shard" in md
     assert "- partial omega squared" in md
+
+
+def test_no_horizontal_overflow_at_1280px_in_chromium(report, tmp_path):
+    """A wide table scrolls inside the page: the page is never wider than the viewport."""
+    import shutil
+    import tempfile
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed")
+    wide = pd.DataFrame([[0.123456] * 40], columns=[f"a_long_column_name_{i}" for i in range(40)])
+    rep = assemble_report(report.anova, tukey=report.tukey, components=report.components,
+                          sections=[Section.from_table("Wide", wide)])
+    probe = (
+        "<script>var c=document.documentElement.clientWidth,bad=[];"
+        "document.querySelectorAll('body *').forEach(function(e){"
+        "if(e.getBoundingClientRect().right>c+1&&!e.closest('table'))bad.push(e.tagName)});"
+        "document.body.setAttribute('data-overflow',"
+        "document.documentElement.scrollWidth+'/'+c+'/'+bad.join(','));</script></body>"
+    )
+    page = tmp_path / "page.html"
+    page.write_text(rep.to_html().replace("</body>", probe), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--window-size=1280,4000", "--dump-dom",
+             page.as_uri()],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+    m = re.search(r'data-overflow="(\d+)/(\d+)/([^"]*)"', proc.stdout)
+    assert m, proc.stderr[-500:]
+    scroll, client, bad = int(m.group(1)), int(m.group(2)), m.group(3)
+    assert scroll <= client and bad == "", (scroll, client, bad)

@@ -1,9 +1,10 @@
-"""The document-sample section of the report: validation of the simulator and the four tests.
+"""The document-sample study rendered as a report section: validation and the four tests.
 
-Formats the tables that :func:`irmodels.studies.document_samples.validate` and
+The study renders its own section (reporting only assembles sections): this formats the tables
+that :func:`irmodels.studies.document_samples.validate` and
 :func:`~irmodels.studies.document_samples.compare_tests` already returned (shares, counts, the
 2 x 2 agreement tables and the study's own figures); fits nothing. Pass it to
-``irm.reporting.build_report(..., sections=[document_samples_section(v, res)])``.
+``irm.build_report(..., sections=[document_samples_section(v, res)])``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pandas as pd
 from irmodels._display import frame_to_html, frame_to_latex
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
-from irmodels.reporting.report import Section, frame_to_markdown
+from irmodels._section import Section, frame_to_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -28,7 +29,7 @@ __all__ = ["document_samples_section"]
 def _img(fig: Figure, alt: str) -> str:
     import matplotlib.pyplot as plt
 
-    from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
+    from irmodels._section import figure_to_data_uri, figure_to_png
 
     uri = figure_to_data_uri(figure_to_png(fig))
     plt.close(fig)
@@ -45,7 +46,7 @@ def document_samples_section(
     ylabel: str = "logit(AP)",
     digits: int = 4,
 ) -> Section:
-    """A report :class:`~irmodels.reporting.report.Section` for a document-sample study.
+    """A report :class:`~irmodels._section.Section` for a document-sample study.
 
     Parameters
     ----------
@@ -82,7 +83,7 @@ def document_samples_section(
     Examples
     --------
     >>> import pandas as pd
-    >>> from irmodels.reporting.document_samples_section import document_samples_section
+    >>> from irmodels.studies.document_samples_section import document_samples_section
     >>> v = pd.DataFrame({"topic": ["1", "2"] * 2, "system": ["a", "a", "b", "b"],
     ...                   "observed": [0.1, -1.0, 0.5, 0.2], "sim_mean": [0.0, -1.2, 0.4, 0.3],
     ...                   "sim_sd": [0.2, 0.1, 0.3, 0.2], "z": [0.5, 2.0, 0.33, -0.5],

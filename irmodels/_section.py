@@ -1,0 +1,114 @@
+"""A report section: the unit every result renders itself into (HTML, Markdown, LaTeX).
+
+This module sits at the base of the package, beside ``_display.py``: results in every layer
+(models, inference, studies) build their own :class:`Section`, and ``irmodels.reporting`` only
+assembles sections into a page. Nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from irmodels._display import format_number, frame_to_html, frame_to_latex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["Section", "figure_to_data_uri", "figure_to_png", "frame_to_markdown", "img_tag"]
+
+
+def frame_to_markdown(df: pd.DataFrame, *, digits: int = 4) -> str:
+    """A pipe table with formatted numbers (``|`` in cells escaped).
+
+    >>> print(frame_to_markdown(pd.DataFrame({"x": [0.123456]}, index=["a|b"])))
+    |  | x |
+    |---|---:|
+    | a\\|b | 0.1235 |
+    """
+
+    def cell(v: object) -> str:
+        return format_number(v, digits).replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join([cell(df.index.name or "")] + [cell(c) for c in df.columns]) + " |"
+    align = "|---|" + "|".join("---:" for _ in df.columns) + "|"
+    rows = [
+        "| " + " | ".join([cell(str(i))] + [cell(v) for v in row]) + " |"
+        for i, row in zip(df.index, df.itertuples(index=False))
+    ]
+    return "\n".join([head, align, *rows])
+
+
+def figure_to_png(fig: Figure, *, dpi: int = 110) -> bytes:
+    """PNG bytes of a figure (deterministic: no timestamp metadata)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def figure_to_data_uri(png: bytes) -> str:
+    """``data:image/png;base64,...`` for embedding a PNG in a self-contained HTML page."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def img_tag(fig: Figure, alt: str, caption: str = "") -> str:
+    """An ``<figure>`` element embedding ``fig`` as a PNG, with an optional caption; the
+    figure is closed if pyplot manages it."""
+    uri = figure_to_data_uri(figure_to_png(fig))
+    try:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    except Exception:  # pragma: no cover - pyplot unavailable
+        pass
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return f'<figure><img alt="{html.escape(alt)}" src="{html.escape(uri)}">{cap}</figure>'
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of a report, rendered by the result (or the study) it describes.
+
+    Attributes
+    ----------
+    title : str
+        Heading of the section (escaped when rendered).
+    html : str
+        HTML fragment of the body, inserted as is: the producer escapes its own text (use
+        ``irmodels._display.frame_to_html`` for tables and ``html.escape`` for prose).
+    markdown : str
+        Markdown body.
+    latex : str
+        LaTeX body (e.g. booktabs tables); collected by ``Report.latex_tables()``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = Section.from_table("Kendall's tau", pd.DataFrame({"tau": [0.91]}, index=["S=5"]))
+    >>> s.title, "<table" in s.html, s.markdown.splitlines()[0]
+    ("Kendall's tau", True, '|  | tau |')
+    """
+
+    title: str
+    html: str = ""
+    markdown: str = ""
+    latex: str = ""
+
+    @classmethod
+    def from_table(
+        cls, title: str, table: pd.DataFrame, *, text: str = "", digits: int = 4
+    ) -> Section:
+        """A section made of an optional paragraph and one table, in all three formats."""
+        para = f"<p>{html.escape(text)}</p>" if text else ""
+        md_para = f"{text}\n\n" if text else ""
+        return cls(
+            title=title,
+            html=para + frame_to_html(table, digits=digits),
+            markdown=md_para + frame_to_markdown(table, digits=digits),
+            latex=frame_to_latex(table, caption=title, digits=digits),
+        )

@@ -1,0 +1,261 @@
+"""The analysis driver behind the report: fit, infer, then hand the results to reporting.
+
+:func:`build_report` fits one model to a long frame (``irm.anova``), asks it for its variance
+components and Tukey's HSD on systems, runs the G-study and the residual diagnostics of the same
+fit, and passes every result to :func:`irmodels.reporting.report.assemble_report`, which only
+formats them. :func:`demo_report` is the package's main job on the built-in demo collection:
+MD1 on the whole collection beside MD6 on shards, the G-study and the comparison table.
+
+This module sits above ``studies`` and ``reporting`` and below ``cli`` in the import order.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from irmodels.errors import DataFormatError, DesignError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels._section import Section
+    from irmodels.formula.spec import ModelSpec
+    from irmodels.reporting.report import Report
+
+__all__ = ["build_report", "demo_report", "select_measure"]
+
+
+def build_report(
+    data: pd.DataFrame,
+    *,
+    model: str | ModelSpec = "MD1",
+    measure: str | None = None,
+    alpha: float = 0.05,
+    title: str | None = None,
+    sections: Sequence[Section] = (),
+    gstudy: bool = True,
+    diagnostics: bool = True,
+    comparison: Any = None,
+) -> Report:
+    """Fit a model and build the variance-component report.
+
+    Parameters
+    ----------
+    data : DataFrame
+        A long frame (``irm.frame``, ``irm.read_matrix``, ``irm.evaluate``...).
+    model : str or ModelSpec, default "MD1"
+        A preset ``"MD1"`` ... ``"MD6"``, a formula (``"score ~ topic + system"``) or a spec.
+    measure : str, optional
+        Which measure to analyse when ``data`` holds several (column ``measure``).
+    alpha : float, default 0.05
+        Family-wise level of the Tukey HSD (and of the diagnostics' sentence).
+    title : str, optional
+        Title; by default names the measure, the collection and the model.
+    sections : sequence of Section
+        Extra sections appended after the core ones, in order.
+    gstudy : bool, default True
+        Add the G-study of the same fit (E rho^2 and Phi, D-study, topics needed for 0.95);
+        skipped with a note when the design does not allow it.
+    diagnostics : bool, default True
+        Add the residual diagnostics (normal QQ plot, residuals vs fitted, per-topic spread,
+        Shapiro-Wilk, Jarque-Bera, Breusch-Pagan).
+    comparison : object, optional
+        An ``irm.compare`` result to show as the comparison table.
+
+    Returns
+    -------
+    Report
+        With ``to_html()``, ``to_markdown()``, ``latex_tables()``, ``save()`` and
+        ``conclusions()``.
+
+    Raises
+    ------
+    DesignError
+        Several measures and no ``measure``; errors of ``irm.anova``.
+    DataFormatError
+        Not a DataFrame, or an unknown ``measure``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(0)
+    >>> wide = pd.DataFrame(rng.beta(2, 5, (20, 6)) + rng.uniform(0, .3, (20, 1))
+    ...                     + np.linspace(0, .2, 6), columns=[f"run{i}" for i in range(1, 7)])
+    >>> rep = irm.build_report(irm.from_wide(wide, measure="AP"))
+    >>> rep.tukey.top_group, rep.tukey.n_significant
+    (['run6', 'run5', 'run3', 'run4'], 3)
+    >>> rep.components.round(4)
+               variance      sd   share
+    component
+    topic        0.0050  0.0704  0.1622
+    system       0.0045  0.0674  0.1486
+    Residual     0.0211  0.1452  0.6892
+    >>> print(rep.conclusions().split(". ")[0])
+    Of the variance of the scores, topic 16%, system 15% and 69% is residual (which, with one score per topic and system, is the topic:system interaction: systems that suit some topics more than others)
+    >>> "data:image/png;base64" in rep.to_html()
+    True
+    """
+    from irmodels.data.frame import require_columns
+    from irmodels.inference.diagnostics import residual_diagnostics
+    from irmodels.inference.gtheory import gstudy as _gstudy
+    from irmodels.models.anova import anova
+    from irmodels.reporting.report import assemble_report
+
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(
+            f"build_report needs a long frame (a pandas DataFrame); got {type(data).__name__}. "
+            "Read your data with irm.read_matrix, irm.read_frame or irm.read_trec_eval."
+        )
+    require_columns(data, ["topic", "system", "score"])
+    data = select_measure(data, measure)
+    if measure is None and "measure" in data.columns and len(data):
+        measure = str(data["measure"].iloc[0])
+
+    notes: list[str] = []
+    g = diag = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = anova(model, data)
+        components: pd.DataFrame | None
+        try:
+            components = fit.variance_components()
+        except DesignError as exc:
+            components = None
+            notes.append(f"Variance components not reported: {exc}")
+        tukey = fit.tukey("system", alpha=alpha) if "system" in fit.spec.factors else None
+        if gstudy:
+            try:
+                g = _gstudy(fit)
+            except (DesignError, DataFormatError) as exc:
+                notes.append(f"G-study not reported: {exc}")
+        if diagnostics:
+            try:
+                diag = residual_diagnostics(fit, alpha=alpha)
+            except DesignError as exc:
+                notes.append(f"Residual diagnostics not reported: {exc}")
+    for w in caught:
+        notes.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return assemble_report(
+        fit, tukey=tukey, components=components, gstudy=g, diagnostics=diag,
+        comparison=comparison, sections=sections, measure=measure, alpha=alpha, title=title,
+        notes=notes,
+    )
+
+
+def demo_report(
+    measure: str = "AP",
+    *,
+    seed: int = 0,
+    n_shards: int = 5,
+    n_splits: int = 1,
+    compare_measures: Sequence[str] = ("AP", "nDCG@10"),
+    compare_top: int = 10,
+    alpha: float = 0.05,
+    title: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """The main job on the built-in demo collection (synthetic, TREC-8-like).
+
+    MD1 on the whole collection (ANOVA, variance components, Tukey HSD, G-study, residual
+    diagnostics), MD6 on ``n_shards`` shards beside it (the shard study's section: the Tukey
+    intervals of both models on the same systems), and the comparison table of
+    ``compare_measures`` (``irm.compare``, when this installation has it).
+
+    Parameters
+    ----------
+    measure : str
+        Measure of the variance-component analysis.
+    seed : int
+        Seed of the collection and of the shard split.
+    n_shards, n_splits : int
+        The shard study (S and random splits).
+    compare_measures : sequence of str
+        Measures of the comparison table (empty: none).
+    compare_top : int
+        The comparison table shows the ``compare_top`` systems of highest mean ``measure``
+        (a paper's table compares a handful of runs, not a whole collection).
+    alpha : float
+        Family-wise level.
+    title : str, optional
+        Title of the report.
+    progress : callable, optional
+        Called with a short message before each stage (the CLI prints them on stderr).
+
+    Returns
+    -------
+    Report
+    """
+    import irmodels as irm
+    from irmodels.studies.shard_study import shards
+
+    say = progress or (lambda _msg: None)
+    say("generating the demo collection (seed %d)" % seed)
+    coll = irm.collection.generate(seed=seed)
+    wanted = list(dict.fromkeys([measure, *compare_measures]))
+    say(f"evaluating {', '.join(wanted)} on {coll.runs['system'].nunique()} runs")
+    scores = irm.evaluate(coll.runs, coll.qrels, measures=wanted)
+    sections: list[Section] = []
+    notes: list[str] = []
+    comparison = None
+    if len(compare_measures) > 1:
+        compare = getattr(irm, "compare", None) if "compare" in getattr(irm, "_LAZY", {}) else None
+        if compare is None:
+            notes.append("The comparison table (irm.compare) is not available in this version.")
+        else:
+            say(f"comparison table of {', '.join(compare_measures)}")
+            sub = scores[scores["measure"].astype(str).isin(list(compare_measures))]
+            first = scores[scores["measure"].astype(str) == measure]
+            means = first.groupby("system", observed=True)["score"].mean()
+            top = [str(s) for s in means.sort_values(ascending=False).index[:compare_top]]
+            comparison = compare(sub, alpha=alpha, systems=top)
+    say(f"shard study: MD1 on the whole collection, MD6 on S = {n_shards} shards")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = shards(coll, n_shards=[n_shards], n_splits=n_splits, models=["MD1", "MD6"],
+                       measure=measure, alpha=alpha, seed=seed, progress=False)
+    sections.append(study.to_report_section())
+    say("fitting MD1, G-study and residual diagnostics")
+    rep = build_report(
+        scores, model="MD1", measure=measure, alpha=alpha, sections=sections,
+        comparison=comparison,
+        title=title or f"Demo collection (synthetic, TREC-8-like): {measure}, MD1 and MD6",
+    )
+    if notes:
+        from dataclasses import replace
+
+        rep = replace(rep, notes=tuple(rep.notes) + tuple(notes))
+    return rep
+
+
+def select_measure(data: pd.DataFrame, measure: str | None) -> pd.DataFrame:
+    """The rows of one measure (all rows when the frame has no ``measure`` column).
+
+    Raises
+    ------
+    DesignError
+        Several measures and ``measure`` None.
+    DataFormatError
+        ``measure`` not in the data.
+    """
+    if "measure" not in data.columns:
+        return data
+    present = [str(m) for m in pd.unique(data["measure"].astype(str))]
+    if measure is None:
+        if len(present) > 1:
+            raise DesignError(
+                f"the data hold {len(present)} measures ({', '.join(present[:6])}); a report "
+                "analyses one. Pass measure=... (CLI: --measure)."
+            )
+        return data
+    if measure not in present:
+        raise DataFormatError(
+            f"measure {measure!r} is not in the data; measures present: {', '.join(present)}."
+        )
+    out = data.loc[data["measure"].astype(str) == measure].reset_index(drop=True)
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].cat.remove_unused_categories()
+    return out
