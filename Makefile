@@ -18,7 +18,7 @@ $(BIN)/irmodels: pyproject.toml
 env: $(BIN)/irmodels
 
 report: env
-	$(BIN)/irmodels report --demo --out irmodels-report
+	$(BIN)/irmodels report --demo --out irmodels-report --force
 
 test: env
 	$(BIN)/python -m pytest -q
