@@ -17,6 +17,8 @@ _LAZY = {
     "TopicSetStudy": "irmodels.studies.topic_set_study:TopicSetStudy",
     "bootstrap_effects": "irmodels.studies.bootstrap:bootstrap_effects",
     "BootstrapEffects": "irmodels.studies.bootstrap:BootstrapEffects",
+    "pooling_bias": "irmodels.studies.pooling:pooling_bias",
+    "PoolingBiasStudy": "irmodels.studies.pooling:PoolingBiasStudy",
 }
 
 

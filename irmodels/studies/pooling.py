@@ -1,0 +1,436 @@
+"""Pooling bias and its adjustment, simulated on runs and qrels (Webber thesis, ch. 6).
+
+A test collection judges only the documents its pool contributed: the union of the top
+``depth`` documents of the pooled runs. A new run that did not contribute is scored with the
+documents only it retrieved left unjudged, and its score is biased (usually downwards).
+:func:`pooling_bias` measures that bias and the error left after two adjustments, by
+simulation on a collection whose judgements are (close to) complete:
+
+1. draw a pool ``P`` of ``width`` runs at random; every other run ``r`` is a "new" run;
+2. the run's **pooled** score ``t`` uses the pool ``P + r`` (its own documents judged), its
+   **unpooled** score ``u`` the pool ``P`` alone; unjudged documents are non-relevant
+   (``treatment="irrelevant"``, "assumed irrelevance") or removed from the ranking before it is
+   truncated (``"condensed"``, the condensed list of Sakai 2007);
+3. **topic-based adjustment** (Algorithm 6.2): on ``n`` randomly chosen *common topics* the
+   run was pooled, so both ``t`` and ``u`` are known there;
+   ``a = mean over common topics of (t - u)`` and the adjusted score on the other topics is
+   ``u + a``;
+4. **system-based adjustment** (Algorithm 6.1): for every pooled system ``s``, score it with
+   the documents only it contributed removed and ``r`` added to the pool (so the pool keeps
+   its width): ``a = mean over s of (t_s - u_s)``; adjusted ``u + a``;
+5. errors are measured on the non-common topics, per run, as the difference between the mean
+   pooled score and the mean (adjusted) unpooled score: ``MAE = mean |t - adjusted|`` and
+   ``bias = mean (t - adjusted)`` over runs and samplings.
+
+The variance of the topic-based adjustment (Eq. 6.5) is ``((N - n) / N) * s_a^2 / n`` with
+``s_a^2 = sum_i (t_i - (u_i + A))^2 / (N - 1)`` over all ``N`` topics (``A`` the mean of
+``t - u`` over them): the sampling variance of a mean of ``n`` topics drawn from ``N`` without
+replacement. The study reports its square root averaged over runs and samplings
+(``se_eq65``) next to the observed root mean squared error of the adjusted score.
+
+Each sampling (one pool) is a unit of work mapped by :func:`irmodels.parallel.map` with its
+own seed (``SeedSequence(seed, spawn_key=(width,)).spawn(n_samples)``).
+
+References: W. Webber, *Measurement in Information Retrieval Evaluation*, PhD thesis,
+University of Melbourne, 2010, ch. 6 (Algorithms 6.1 and 6.2, Eq. 6.5); W. Webber and
+L. A. F. Park, "Score adjustment for correction of pooling bias", SIGIR 2009; T. Sakai,
+"Alternatives to bpref", SIGIR 2007 (condensed lists); A. Moffat and J. Zobel, "Rank-biased
+precision for measurement of retrieval effectiveness", TOIS 2008.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from irmodels._display import ResultDisplay
+from irmodels.errors import DataFormatError, DesignError
+from irmodels.parallel import map as parallel_map
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["COLUMNS", "TREATMENTS", "PoolingBiasStudy", "pooling_bias", "rank_weights"]
+
+TREATMENTS = ("irrelevant", "condensed")
+#: Columns of :meth:`PoolingBiasStudy.to_frame`, in order.
+COLUMNS = ("width", "common_topics", "treatment", "mae_unadjusted", "mae_adjusted",
+           "bias_unadjusted", "bias_adjusted", "adjustment", "rmse_adjusted", "se_eq65",
+           "n_runs")
+
+_MEASURE = re.compile(r"^\s*(?:(RBP)\((?:p=)?([0-9.]+)\)|(P))@([0-9]+)\s*$", re.IGNORECASE)
+
+
+def rank_weights(measure: str) -> np.ndarray:
+    """Per-rank gains of a top-k measure: truncated, renormalised RBP or precision.
+
+    ``RBP(p)@k`` (also ``RBP(p=0.8)@10``): ``(1 - p) p^(i-1) / (1 - p^k)`` at rank i <= k, so a
+    ranking with k relevant documents scores 1 (the thesis's tRBP). ``P@k``: ``1 / k``.
+
+    Examples
+    --------
+    >>> rank_weights("RBP(0.5)@2").round(4).tolist()
+    [0.6667, 0.3333]
+    >>> rank_weights("P@4").tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    m = _MEASURE.match(str(measure))
+    if not m:
+        raise DesignError(f"unknown measure {measure!r} for the pooling study; use RBP(p)@k "
+                          "(truncated, renormalised rank-biased precision, e.g. RBP(0.8)@10) "
+                          "or P@k.")
+    k = int(m.group(4))
+    if k < 1:
+        raise DesignError(f"the cut-off of {measure!r} must be at least 1.")
+    if m.group(1):
+        p = float(m.group(2))
+        if not 0 < p < 1:
+            raise DesignError(f"the persistence of {measure!r} must be in (0, 1).")
+        w = (1 - p) * p ** np.arange(k)
+        return w / w.sum()
+    return np.full(k, 1.0 / k)
+
+
+@dataclass(frozen=True)
+class _Topic:
+    ranks: np.ndarray  # runs x L doc codes (U = padding: unjudged, non-relevant)
+    contrib: np.ndarray  # runs x (U + 1): the document is in the run's top `depth`
+    rel: np.ndarray  # (U + 1,) relevant
+
+
+@dataclass(frozen=True)
+class _Context:
+    topics: tuple[_Topic, ...]
+    n_runs: int
+    weights: np.ndarray
+    treatments: tuple[str, ...]
+    common: tuple[int, ...]
+
+
+def _score(topic: _Topic, runs: np.ndarray, judged: np.ndarray, weights: np.ndarray,
+           treatment: str) -> np.ndarray:
+    """Scores of ``runs`` (n,) with the judged masks ``judged`` (n x (U + 1))."""
+    k = len(weights)
+    R = topic.ranks[runs]  # n x L
+    jm = np.take_along_axis(judged, R, axis=1)
+    rel = topic.rel[R] & jm
+    if treatment == "irrelevant":
+        return (rel[:, :k] * weights[None, : min(k, R.shape[1])]).sum(axis=1)
+    pos = np.cumsum(jm, axis=1) - 1
+    ok = rel & (pos < k)
+    w = np.append(weights, 0.0)[np.minimum(pos, k)]
+    return (ok * w).sum(axis=1)
+
+
+def _unit(ctx: _Context, unit: tuple[int, np.random.SeedSequence]) -> list[dict[str, Any]]:
+    width, seq = unit
+    rng = np.random.default_rng(seq)
+    pool = np.sort(rng.choice(ctx.n_runs, size=width, replace=False))
+    others = np.setdiff1d(np.arange(ctx.n_runs), pool)
+    T = len(ctx.topics)
+    nr, w = len(others), len(pool)
+    out = []
+    scores = {tr: {"t": np.empty((nr, T)), "u": np.empty((nr, T)),
+                   "sys": np.empty((nr, T))} for tr in ctx.treatments}
+    for ti, tp in enumerate(ctx.topics):
+        cnt = tp.contrib[pool].sum(axis=0)  # pool runs contributing each document
+        jp = cnt > 0
+        j_with = jp[None, :] | tp.contrib[others]  # pool + r, one row per new run
+        j_without = np.broadcast_to(jp, j_with.shape)
+        # system-based: pool minus s plus r, for every (r, s)
+        base = (cnt[None, :] - tp.contrib[pool]) > 0  # w x U: pool without s
+        j_sys = (base[None, :, :] | tp.contrib[others][:, None, :]).reshape(nr * w, -1)
+        s_runs = np.tile(pool, nr)
+        for tr in ctx.treatments:
+            scores[tr]["t"][:, ti] = _score(tp, others, j_with, ctx.weights, tr)
+            scores[tr]["u"][:, ti] = _score(tp, others, j_without, ctx.weights, tr)
+            ts = _score(tp, pool, np.broadcast_to(jp, (w, jp.size)), ctx.weights, tr)
+            us = _score(tp, s_runs, j_sys, ctx.weights, tr).reshape(nr, w)
+            scores[tr]["sys"][:, ti] = (ts[None, :] - us).mean(axis=1)
+    for n in ctx.common:
+        common = np.zeros(T, dtype=bool)
+        common[rng.choice(T, size=n, replace=False)] = True
+        ev = ~common
+        for tr in ctx.treatments:
+            t, u = scores[tr]["t"], scores[tr]["u"]
+            gap = t - u
+            a_topic = gap[:, common].mean(axis=1)
+            a_sys = scores[tr]["sys"][:, ev].mean(axis=1)
+            err_unadj = gap[:, ev].mean(axis=1)
+            A = gap.mean(axis=1, keepdims=True)
+            s2 = ((gap - A) ** 2).sum(axis=1) / (T - 1)
+            se = np.sqrt((T - n) / T * s2 / n)
+            for name, a in (("topic", a_topic), ("system", a_sys)):
+                out.append({"common_topics": n, "treatment": tr, "adjustment": name,
+                            "unadj": err_unadj, "adj": err_unadj - a, "se": se})
+    return out
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class PoolingBiasStudy(ResultDisplay):
+    """Result of :func:`pooling_bias`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per (width, common topics, treatment, adjustment); see :meth:`to_frame`.
+    widths, common_topics, treatments, measure, depth, n_samples, seed, n_runs, n_topics
+        Settings and the collection's size.
+    """
+
+    table: pd.DataFrame = field(repr=False)
+    widths: tuple[int, ...]
+    common_topics: tuple[int, ...]
+    treatments: tuple[str, ...]
+    measure: str
+    depth: int
+    n_samples: int
+    seed: int | None
+    n_runs: int
+    n_topics: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """The study's table. Columns, in order:
+
+        - ``width``: runs in the pool; ``common_topics``: topics where the new run was pooled
+          (used by the topic-based adjustment, left out of the error);
+        - ``treatment``: ``irrelevant`` or ``condensed``;
+        - ``mae_unadjusted``, ``mae_adjusted``: mean over new runs and samplings of
+          ``|t - u|`` and ``|t - (u + a)|`` (per run, means over the non-common topics);
+        - ``bias_unadjusted``, ``bias_adjusted``: the same without absolute values
+          (positive: the unpooled score is too low);
+        - ``adjustment``: ``topic`` (Algorithm 6.2) or ``system`` (Algorithm 6.1);
+        - ``rmse_adjusted``: root mean square of ``t - (u + a)``;
+        - ``se_eq65``: mean of the square root of Eq. 6.5 (the topic-based adjustment's
+          standard error; the same on both rows of a setting);
+        - ``n_runs``: (run, sampling) pairs averaged.
+        """
+        return self.table.copy()
+
+    def _display_title(self) -> str:
+        return (f"Pooling bias ({self.measure}, pool depth {self.depth}): {self.n_runs} runs x "
+                f"{self.n_topics} topics, {self.n_samples} pools per width")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        t = self.table.set_index("width")
+        return [("Error of unpooled and adjusted scores", t)]
+
+    def __repr__(self) -> str:
+        return (f"PoolingBiasStudy(measure={self.measure!r}, widths={self.widths}, "
+                f"common_topics={self.common_topics}, treatments={self.treatments}, "
+                f"n_samples={self.n_samples})")
+
+    def plot(self) -> Figure:
+        """MAE by pool width: unadjusted and each adjustment, one panel per treatment."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(5 * len(self.treatments), 3.6))
+        axes = np.atleast_1d(fig.subplots(1, len(self.treatments)))
+        n = max(self.common_topics)
+        for ax, tr in zip(axes, self.treatments):
+            g = self.table[(self.table["treatment"] == tr) & (self.table["common_topics"] == n)]
+            top = g[g["adjustment"] == "topic"]
+            ax.plot(top["width"], top["mae_unadjusted"], marker="o", label="unadjusted")
+            for name, gg in g.groupby("adjustment", sort=False):
+                ax.plot(gg["width"], gg["mae_adjusted"], marker="s", label=f"{name}-based")
+            ax.set_xlabel("pool width (runs)")
+            ax.set_ylabel(f"MAE of {self.measure}")
+            ax.set_title(f"{tr}, {n} common topics", fontsize=9)
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+
+
+def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
+             treatments: Sequence[str]) -> tuple[list[_Topic], list[str], list[str]]:
+    for name, frame, cols in (("runs", runs, ("system", "topic", "docid", "score")),
+                              ("qrels", qrels, ("topic", "docid", "rel"))):
+        if not isinstance(frame, pd.DataFrame):
+            raise DataFormatError(f"{name} must be a DataFrame; got {type(frame).__name__}.")
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise DataFormatError(f"{name} has no column {', '.join(missing)}; columns: "
+                                  f"{', '.join(map(str, frame.columns))}.")
+    r = runs[["system", "topic", "docid", "score"]].astype(
+        {"system": str, "topic": str, "docid": str})
+    r = r.sort_values(["system", "topic", "score", "docid"],
+                      ascending=[True, True, False, False], kind="stable")
+    r["pos"] = r.groupby(["system", "topic"], sort=False).cumcount()
+    length = max(depth, k) if treatments == ("irrelevant",) else None
+    if length is not None:
+        r = r[r["pos"] < length]
+    q = qrels.astype({"topic": str, "docid": str})
+    relevant = set(zip(q["topic"][q["rel"] > 0], q["docid"][q["rel"] > 0]))
+    from irmodels.data.frame import natural_key
+
+    systems = sorted(r["system"].unique(), key=natural_key)
+    topics = sorted(r["topic"].unique(), key=natural_key)
+    counts = r.groupby("topic")["system"].nunique()
+    short = counts[counts < len(systems)]
+    if len(short):
+        raise DesignError(
+            f"the pooling study needs every run to have a ranking for every topic; topic "
+            f"{short.index[0]} has {int(short.iloc[0])} of {len(systems)} runs. Keep the "
+            "topics all runs answered.")
+    s_index = {s: i for i, s in enumerate(systems)}
+    out = []
+    for t in topics:
+        g = r[r["topic"] == t]
+        codes, uniq = pd.factorize(g["docid"])
+        U = len(uniq)
+        L = int(g["pos"].max()) + 1
+        ranks = np.full((len(systems), L), U, dtype=np.int64)
+        si = g["system"].map(s_index).to_numpy()
+        ranks[si, g["pos"].to_numpy()] = codes
+        contrib = np.zeros((len(systems), U + 1), dtype=bool)
+        top = g["pos"].to_numpy() < depth
+        contrib[si[top], codes[top]] = True
+        rel = np.zeros(U + 1, dtype=bool)
+        rel[:U] = [(t, d) in relevant for d in uniq]
+        out.append(_Topic(ranks=ranks, contrib=contrib, rel=rel))
+    return out, systems, topics
+
+
+def _int_tuple(values: Any, name: str) -> tuple[int, ...]:
+    if isinstance(values, (int, np.integer)):
+        values = [values]
+    try:
+        out = tuple(int(v) for v in values)
+    except (TypeError, ValueError):
+        raise DesignError(f"{name} must be whole numbers; got {values!r}.") from None
+    if not out:
+        raise DesignError(f"{name} must name at least one value.")
+    return tuple(sorted(set(out)))
+
+
+def pooling_bias(
+    runs: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    widths: Sequence[int] | int,
+    common_topics: Sequence[int] | int = (10,),
+    n_samples: int = 20,
+    depth: int = 10,
+    measure: str = "RBP(0.8)@10",
+    treatment: str | Sequence[str] = "irrelevant",
+    seed: int = 0,
+    backend: Any = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+) -> PoolingBiasStudy:
+    """Simulate pooling bias and its topic- and system-based adjustments.
+
+    Parameters
+    ----------
+    runs, qrels : DataFrame
+        Runs (``system, topic, docid, score``; ranked by score, ties by doc id descending as
+        trec_eval does) and qrels (``topic, docid, rel``) of a collection judged deeper than
+        ``depth`` (e.g. ``irm.collection.generate(preset="small")``, judged to depth 100).
+        Documents without a judgement count as non-relevant.
+    widths : int or sequence of int
+        Pool widths (runs pooled), each from 1 to the number of runs minus one.
+    common_topics : int or sequence of int
+        Numbers of common topics for the topic-based adjustment (each from 1 to the number
+        of topics minus one).
+    n_samples : int
+        Random pools per width (default 20); every run outside a pool is a new run.
+    depth : int
+        Pool depth (default 10).
+    measure : str
+        ``RBP(p)@k`` (truncated, renormalised; default ``RBP(0.8)@10``, the thesis's tRBP) or
+        ``P@k``.
+    treatment : str or sequence of str
+        ``"irrelevant"`` (unjudged documents are non-relevant) and/or ``"condensed"``.
+    seed : int
+        Seed; pool ``i`` of width ``w`` uses child ``i`` of ``SeedSequence(seed,
+        spawn_key=(w,))``.
+    backend, n_workers, progress
+        Where the pools run (:func:`irmodels.parallel.map`).
+
+    Returns
+    -------
+    PoolingBiasStudy
+        ``to_frame()`` with columns ``width, common_topics, treatment, mae_unadjusted,
+        mae_adjusted, bias_unadjusted, bias_adjusted, adjustment, rmse_adjusted, se_eq65,
+        n_runs``; ``plot()``.
+
+    Raises
+    ------
+    DesignError
+        A width larger than the number of runs minus one, more common topics than topics
+        minus one, an unknown measure or treatment, runs missing topics.
+    DataFormatError
+        Runs or qrels without the needed columns.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> col = irm.collection.generate(preset="small", seed=0)
+    >>> study = irm.studies.pooling_bias(col.runs, col.qrels, widths=[2, 6], common_topics=5,
+    ...                                  n_samples=5, seed=1)
+    >>> study.to_frame()[["width", "adjustment", "mae_unadjusted", "mae_adjusted"]].round(4)
+       width adjustment  mae_unadjusted  mae_adjusted
+    0      2      topic          0.2421        0.1141
+    1      2     system          0.2421        0.1153
+    2      6      topic          0.1474        0.0865
+    3      6     system          0.1474        0.0636
+    """
+    weights = rank_weights(measure)
+    treatments = (treatment,) if isinstance(treatment, str) else tuple(dict.fromkeys(treatment))
+    bad = [t for t in treatments if t not in TREATMENTS]
+    if bad or not treatments:
+        raise DesignError(f"unknown treatment {bad[0] if bad else treatment!r}; choose "
+                          f"{' or '.join(map(repr, TREATMENTS))}.")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise DesignError(f"depth must be a positive whole number; got {depth!r}.")
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
+            or n_samples < 1:
+        raise DesignError(f"n_samples must be a positive whole number; got {n_samples!r}.")
+    topics, systems, topic_ids = _prepare(runs, qrels, int(depth), len(weights), treatments)
+    S, T = len(systems), len(topics)
+    w_list = _int_tuple(widths, "widths")
+    if w_list[0] < 1 or w_list[-1] > S - 1:
+        bad_w = w_list[-1] if w_list[-1] > S - 1 else w_list[0]
+        raise DesignError(
+            f"pool width {bad_w} is impossible with {S} runs: a width runs from 1 to {S - 1} "
+            "(one run at least must stay out of the pool to be the new run). Use smaller "
+            "widths or more runs.")
+    c_list = _int_tuple(common_topics, "common_topics")
+    if c_list[0] < 1 or c_list[-1] > T - 1:
+        raise DesignError(
+            f"asked for {c_list[-1] if c_list[-1] > T - 1 else c_list[0]} common topics, but "
+            f"the collection has {T} topics: use 1 to {T - 1} (at least one topic must remain "
+            "to measure the error).")
+    ctx = _Context(topics=tuple(topics), n_runs=S, weights=weights, treatments=treatments,
+                   common=c_list)
+    units = []
+    for w in w_list:
+        for child in np.random.SeedSequence(seed, spawn_key=(w,)).spawn(int(n_samples)):
+            units.append((w, child))
+    parts = parallel_map(functools.partial(_unit, ctx), units, backend=backend,
+                         n_workers=n_workers, progress=progress, desc="pooling bias")
+    rows = []
+    for w in w_list:
+        recs = [rec for u, part in zip(units, parts) if u[0] == w for rec in part]
+        for n in c_list:
+            for tr in treatments:
+                for adj in ("topic", "system"):
+                    sel = [r for r in recs if r["common_topics"] == n and r["treatment"] == tr
+                           and r["adjustment"] == adj]
+                    un = np.concatenate([r["unadj"] for r in sel])
+                    ad = np.concatenate([r["adj"] for r in sel])
+                    se = np.concatenate([r["se"] for r in sel])
+                    rows.append((w, n, tr, float(np.abs(un).mean()), float(np.abs(ad).mean()),
+                                 float(un.mean()), float(ad.mean()), adj,
+                                 float(math.sqrt((ad**2).mean())), float(se.mean()), len(un)))
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    return PoolingBiasStudy(table=table, widths=w_list, common_topics=c_list,
+                            treatments=treatments, measure=str(measure), depth=int(depth),
+                            n_samples=int(n_samples), seed=seed, n_runs=S, n_topics=T)
