@@ -82,6 +82,7 @@ _LAZY: dict[str, str] = {
     "rbo": "irmodels.inference.rank:rbo",
     "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
     "comparability": "irmodels.inference.comparability:comparability",
+    "pooling": "irmodels.pooling",
     # replicates, studies, parallel, reporting
     "replicates": "irmodels.replicates",
     "studies": "irmodels.studies",
