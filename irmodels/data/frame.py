@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError, UsageError
 
 __all__ = [
     "CANONICAL_ORDER",
@@ -137,6 +137,13 @@ def frame(
     """
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"expected a pandas DataFrame, got {type(data).__name__}")
+    if nan not in ("raise", "drop"):
+        raise UsageError(f"nan must be 'raise' or 'drop', got {nan!r}")
+    if duplicates not in ("raise", "allow"):
+        raise UsageError(f"duplicates must be 'raise' or 'allow', got {duplicates!r}")
+    for name_given in (topic, system, score, shard, sample, measure, collection):
+        if name_given is not None and not isinstance(name_given, str):
+            raise UsageError(f"column names are strings; got {name_given!r}")
     names: dict[str, str] = {"topic": topic, "system": system, "score": score}
     optional = {"shard": shard, "sample": sample, "measure": measure, "collection": collection}
     for canon, given in optional.items():
@@ -185,6 +192,7 @@ def frame(
     for canon in FACTOR_COLUMNS:
         if canon in out.columns:
             out[canon] = _natural_categorical(out[canon])
+            _check_labels(out[canon].array, names[canon], canon)
     if len(out) == 0:
         raise DataFormatError("the data have no rows")
     if duplicates == "raise":
@@ -203,14 +211,68 @@ def frame(
     return out
 
 
+_EXACT_INT = 2**53  # integers beyond this do not survive the conversion to float64
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _as_scores(col: pd.Series, name: str) -> pd.Series:
-    if pd.api.types.is_bool_dtype(col):
+    """The score column as float64, or a :class:`DataFormatError` for anything that would
+    become a number only by losing information: booleans (also inside an object column),
+    complex numbers (today's numpy would drop the imaginary part), dates and durations (they
+    would become nanoseconds), integers beyond 2**53 (they would be rounded), infinities."""
+    dtype = col.dtype
+    if pd.api.types.is_bool_dtype(dtype):
         raise DataFormatError(f"score column {name!r} is boolean; expected numbers")
-    if pd.api.types.is_numeric_dtype(col):
+    if pd.api.types.is_complex_dtype(dtype):
+        raise DataFormatError(
+            f"score column {name!r} holds complex numbers ({dtype}); scores must be real "
+            "numbers. Take the real part (or the modulus) explicitly first."
+        )
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) or (
+        isinstance(dtype, pd.PeriodDtype)
+    ):
+        raise DataFormatError(
+            f"score column {name!r} holds dates or durations ({dtype}), not scores; convert "
+            "them to numbers explicitly (e.g. seconds) first."
+        )
+    if pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+        if pd.api.types.is_integer_dtype(dtype):
+            big = (col.astype("float64").abs() > _EXACT_INT).to_numpy()
+            if big.any():
+                i = int(np.flatnonzero(big)[0])
+                raise DataFormatError(
+                    f"score column {name!r} has the integer {col.iloc[i]} (row {i}), beyond "
+                    "2**53: it cannot be held exactly as a float64 score. Rescale the scores."
+                )
         values = col.astype("float64")
     else:
-        values = pd.to_numeric(col, errors="coerce")
-        bad = values.isna() & col.notna()
+        obj = col.astype(object)
+        kind = pd.api.types.infer_dtype(obj, skipna=True)
+        suspect = kind not in ("floating", "string", "empty", "decimal")
+        for i, v in enumerate(obj.to_numpy() if suspect else ()):
+            if isinstance(v, (bool, np.bool_)):
+                raise DataFormatError(
+                    f"score column {name!r} has the boolean {v!r} (row {i}); expected numbers"
+                )
+            if isinstance(v, (complex, np.complexfloating)):
+                raise DataFormatError(
+                    f"score column {name!r} has the complex number {v!r} (row {i}); scores must "
+                    "be real numbers"
+                )
+            if isinstance(v, (int, np.integer)) and abs(int(v)) > _EXACT_INT:
+                raise DataFormatError(
+                    f"score column {name!r} has the integer {v} (row {i}), beyond 2**53: it "
+                    "cannot be held exactly as a float64 score. Rescale the scores."
+                )
+            if isinstance(v, (pd.Timestamp, pd.Timedelta, np.datetime64, np.timedelta64)) or (
+                type(v).__module__ == "datetime"
+            ):
+                raise DataFormatError(
+                    f"score column {name!r} has the date or duration {v!r} (row {i}); expected "
+                    "numbers"
+                )
+        values = pd.to_numeric(obj, errors="coerce")
+        bad = values.isna() & obj.notna()
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise DataFormatError(
@@ -221,6 +283,19 @@ def _as_scores(col: pd.Series, name: str) -> pd.Series:
     if np.isinf(values.to_numpy()).any():
         raise DataFormatError(f"score column {name!r} has infinite values")
     return values
+
+
+def _check_labels(values: pd.Categorical, column: str, canon: str) -> None:
+    """Refuse labels with control characters (a NUL, an escape, a line break...)."""
+    for level in values.categories:
+        text = str(level)
+        m = _CONTROL_CHARS.search(text)
+        if m is not None:
+            raise DataFormatError(
+                f"column {column!r} ({canon}) has the label {text!r} with the control character "
+                f"U+{ord(m.group(0)):04X}; labels may not hold control characters (a NUL often "
+                "comes from a binary or UTF-16 file). Clean the labels first."
+            )
 
 
 def to_wide(data: pd.DataFrame, *, aggregate: Literal["raise", "mean"] = "raise") -> pd.DataFrame:

@@ -50,6 +50,7 @@ from irmodels.errors import DataFormatError, DataQualityWarning, require
 
 __all__ = [
     "check_topics",
+    "warn_topic_id_mismatch",
     "read_frame",
     "read_matrix",
     "read_qrels",
@@ -167,6 +168,22 @@ def _line_at(data: bytes, offset: int) -> int:
     if b"\n" not in data and b"\r" in data:
         return data.count(b"\r", 0, offset) + 1
     return data.count(b"\n", 0, offset) + 1
+
+
+def _check_utf8(data: bytes, path: PathLike) -> None:
+    """Refuse text that is not UTF-8 (e.g. Latin-1), naming the line and column."""
+    if data.isascii():
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise DataFormatError(
+            f"the line is not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
+            f"{exc.start - start + 1}; Latin-1 or Windows-1252?); re-save the file as UTF-8",
+            path=str(path),
+            line=_line_at(data, exc.start),
+        ) from None
 
 
 def _describe(char: str) -> str:
@@ -1028,6 +1045,56 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike, *, force: bool = False) -> 
     return target
 
 
+def _no_leading_zeros(topic: str) -> str:
+    stripped = topic.lstrip("0")
+    return stripped if stripped and stripped[0].isdigit() else (stripped or "0")
+
+
+def warn_topic_id_mismatch(
+    run_topics: Iterable[object], qrels_topics: Iterable[object], *, stacklevel: int = 2
+) -> list[tuple[str, str]]:
+    """Warn when topic ids of the runs and of the qrels differ only by leading zeros.
+
+    ``"051"`` and ``"51"`` are different ids (trec_eval compares them as text, so such a run
+    topic is never matched to its judgments and is silently skipped). irmodels does not guess:
+    it keeps them apart and says so in one :class:`DataQualityWarning`. Called by
+    :func:`irmodels.evaluate`, :func:`check_topics` and the ``evaluate`` command.
+
+    Returns the (run id, qrels id) pairs found.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from irmodels.data.io import warn_topic_id_mismatch
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_topic_id_mismatch(["051", "52"], ["51", "52"])
+    [('051', '51')]
+    >>> "leading zeros" in str(w[0].message)
+    True
+    """
+    runs = {str(t) for t in pd.unique(pd.Series(list(run_topics), dtype=object))}
+    judged = {str(t) for t in pd.unique(pd.Series(list(qrels_topics), dtype=object))}
+    only_runs, only_qrels = runs - judged, judged - runs
+    if not only_runs or not only_qrels:
+        return []
+    by_key: dict[str, str] = {}
+    for t in sorted(only_qrels, key=natural_key):
+        by_key.setdefault(_no_leading_zeros(t), t)
+    pairs = [(t, by_key[_no_leading_zeros(t)]) for t in sorted(only_runs, key=natural_key)
+             if _no_leading_zeros(t) in by_key]
+    if pairs:
+        shown = ", ".join(f"{a!r} vs {b!r}" for a, b in pairs[:5]) + (", ..." if len(pairs) > 5 else "")
+        warnings.warn(
+            f"{len(pairs)} topic id(s) of the runs differ from topic ids of the qrels only by "
+            f"leading zeros (run vs qrels: {shown}); they are different ids, so those run topics "
+            "have no judgments and are not scored. Write the ids the same way in both files.",
+            DataQualityWarning,
+            stacklevel=stacklevel,
+        )
+    return pairs
+
+
 def check_topics(runs: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
     """Warn about run topics that have no relevance judgments.
 
@@ -1053,6 +1120,7 @@ def check_topics(runs: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
     """
     require_columns(runs, ["topic"], "runs")
     require_columns(qrels, ["topic"], "qrels")
+    warn_topic_id_mismatch(runs["topic"], qrels["topic"], stacklevel=3)
     judged = set(qrels["topic"].astype(str))
     missing = sorted(set(runs["topic"].astype(str)) - judged, key=natural_key)
     if missing:
@@ -1144,11 +1212,25 @@ def read_matrix(
     text = "\n".join(t for _, t in lines)
     first = next(t for _, t in lines if t.strip())
     delim = sep if sep is not None else _sep_for(p, first)
+    if not isinstance(delim, str) or len(delim) != 1 or delim in "\"\r\n":
+        raise DataFormatError(f"sep must be one character (not a quote or a line break), got {delim!r}")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
     header: list[str] | None = None
     header_line = 0
     rows: list[tuple[int, list[str]]] = []
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise DataFormatError(
+                f"the line cannot be read as {'TSV' if delim == chr(9) else 'CSV'} ({exc}); "
+                "check the quotes on this line (a field longer than 128 KiB usually means an "
+                "unclosed quote)",
+                path=str(p),
+                line=reader.line_num,
+            ) from None
         line = reader.line_num
         cells = [c.strip() for c in row]
         if not any(cells):
@@ -1164,6 +1246,17 @@ def read_matrix(
             "the matrix has a header but no data rows", path=str(p), line=header_line
         )
     ncol = len(header)
+    named = [h for h in header if h != ""]
+    if named and all(_FLOAT.fullmatch(h) for h in named) and any(
+        not _INT.fullmatch(h) for h in named
+    ):
+        raise DataFormatError(
+            f"the first line ({_short(delim.join(header))}) looks like a row of scores, not a "
+            "header: a matrix file starts with a header line naming the systems (e.g. "
+            "topic,sys1,sys2). Add the header line.",
+            path=str(p),
+            line=header_line,
+        )
     # where are the topic ids?
     row_names = False
     topic_idx: int | None = None
@@ -1365,9 +1458,27 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     kind = _frame_format(p)
     if kind == "parquet":
         require("pyarrow", "parquet")
-        df = pd.read_parquet(p)
+        if p.is_dir():
+            raise DataFormatError("expected a parquet file, found a directory", path=str(p))
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+        if head != b"PAR1":
+            raise DataFormatError(
+                "the file is not parquet (it does not start with the parquet magic bytes "
+                f"PAR1 but with {head!r}); is it a CSV file with a .parquet name? Rename it.",
+                path=str(p),
+            )
+        try:
+            df = pd.read_parquet(p)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a bad file
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataFormatError(
+                f"the parquet file cannot be read ({first}); it is damaged or truncated: "
+                "write it again", path=str(p)
+            ) from None
     else:
-        _read_bytes(p, "frame file")
+        data = _read_bytes(p, "frame file")
+        _check_utf8(data, p)
         delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
         header = pd.read_csv(p, sep=delim, nrows=0, encoding="utf-8-sig").columns
         dtypes = {c: str for c in header if c in FACTOR_COLUMNS}

@@ -26,7 +26,7 @@ def test_mixed_heteroscedastic_ml(capsys: pytest.CaptureFixture[str]) -> None:
                  "--residual", "topic:system", "--method", "ML", "--latex"])
     assert code == 0
     out = capsys.readouterr().out
-    assert r"\begin{table}" in out and "sd\\_ratio" in out
+    assert r"\begin{table}" in out and "SD ratio" in out
 
 
 def test_mixed_error_exit(shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
