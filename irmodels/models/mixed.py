@@ -47,7 +47,7 @@ __all__ = ["COMPARE_COLUMNS", "FIXED_COLUMNS", "MixedResult", "compare_models", 
 #: Columns of :attr:`MixedResult.fixed`, in this order.
 FIXED_COLUMNS = ("estimate", "se", "df", "t", "p")
 #: Columns of :func:`compare_models`, in this order.
-COMPARE_COLUMNS = ("loglik", "aic", "bic", "statistic", "df", "p", "npar")
+COMPARE_COLUMNS = ("loglik", "aic", "bic", "statistic", "df", "p", "npar", "likelihood")
 
 #: Relative variance below which a component counts as estimated at the boundary (zero).
 BOUNDARY_TOL = 1e-8
@@ -1084,8 +1084,12 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     *results : MixedResult
         Two or more fits to the same observations.
     refit : bool
-        When the fits are by REML but their fixed parts differ (or some are by ML), refit them
-        by ML before comparing (lme4's rule; a warning says so). ``False`` raises instead.
+        lme4's ``anova(..., refit = TRUE)`` (the default): every REML fit is refitted by ML
+        before the comparison, so that the likelihoods are comparable whatever the fixed
+        parts. ``False`` compares the fits as they are: REML fits must then all be REML and
+        share their fixed effects (the right test for models that differ only in their random
+        terms or residual variances, as lme4's ``refit = FALSE`` and nlme's ``anova.lme``); a
+        :class:`~irmodels.ModelError` says so otherwise.
 
     Returns
     -------
@@ -1094,16 +1098,26 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
         heteroscedastic), ordered by number of parameters as R's ``anova`` does; columns
         ``loglik``, ``aic``, ``bic``, ``statistic`` (``2 * (loglik - loglik of the previous
         row)``, clipped at 0), ``df`` (difference in parameters), ``p`` (chi-squared upper
-        tail; NaN in the first row), ``npar``.
+        tail; NaN in the first row), ``npar``, ``likelihood`` (which likelihood was compared:
+        ``"ML"``, ``"ML (refitted)"`` for a REML fit refitted by ML, or ``"REML"``).
+        ``attrs["likelihood"]`` is ``"ML"`` or ``"REML"``.
+
+    Raises
+    ------
+    ModelError
+        ``refit=False`` with REML fits whose fixed effects differ, or REML and ML fits mixed.
+    DesignError
+        The fits were made on different observations or responses.
 
     Notes
     -----
-    REML likelihoods are comparable only between models with the same fixed effects; such
-    comparisons (e.g. a heteroscedastic against a homoscedastic residual, R's ``anova.lme``)
-    are made on the REML fits. BIC follows nlme's convention (``log(n - p)`` under REML)
-    when any model is heteroscedastic, lme4's (``log(n)``) otherwise. The chi-squared
-    reference is conservative for variance components tested on the boundary (Self & Liang
-    1987); it is what R reports.
+    REML likelihoods are comparable only between models with the same fixed effects, hence
+    lme4's default refit. For variance components (nested random parts, or a heteroscedastic
+    against a homoscedastic residual) the REML test (``refit=False``) is the better one: REML
+    estimates of the variances are less biased. BIC follows nlme's convention (``log(n - p)``
+    under REML) when any model is heteroscedastic, lme4's (``log(n)``) otherwise. The
+    chi-squared reference is conservative for variance components tested on the boundary
+    (Self & Liang 1987); it is what R reports.
 
     Examples
     --------
@@ -1111,17 +1125,24 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     >>> data = irm.datasets.load("adhoc3", "AP")
     >>> m0 = irm.mixed("score ~ (1|topic)", data)
     >>> m1 = irm.mixed("score ~ (1|system) + (1|topic)", data)
-    >>> irm.compare_models(m0, m1)[["loglik", "statistic", "df"]].round(3)
-                                      loglik  statistic   df
+    >>> irm.compare_models(m0, m1, refit=False)[["loglik", "statistic", "df", "likelihood"]].round(3)
+                                      loglik  statistic   df likelihood
     model
-    score ~ (1|topic)               1074.150        NaN  NaN
-    score ~ (1|system) + (1|topic)  1497.476    846.653  1.0
+    score ~ (1|topic)               1074.150        NaN  NaN       REML
+    score ~ (1|system) + (1|topic)  1497.476    846.653  1.0       REML
+    >>> irm.compare_models(m0, m1)[["loglik", "statistic", "likelihood"]].round(3)
+                                     loglik  statistic     likelihood
+    model
+    score ~ (1|topic)               1077.08        NaN  ML (refitted)
+    score ~ (1|system) + (1|topic)  1500.24    846.319  ML (refitted)
     """
     if len(results) < 2 or not all(isinstance(r, MixedResult) for r in results):
         raise ModelError(
             "compare_models needs two or more MixedResult objects (fits of irm.mixed); got "
             + ", ".join(type(r).__name__ for r in results)
         )
+    if not isinstance(refit, (bool, np.bool_)):
+        raise ModelError(f"refit must be True or False; got {refit!r}")
     n = {r.n_obs for r in results}
     resp = {r.spec.response_label for r in results}
     if len(n) > 1 or len(resp) > 1:
@@ -1132,21 +1153,21 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
         )
     fixed_parts = {(r.spec.intercept, frozenset(t.key for t in r.spec.fixed)) for r in results}
     methods = {r.method for r in results}
-    if "REML" in methods and (len(fixed_parts) > 1 or len(methods) > 1):
-        why = ("their fixed effects differ" if len(fixed_parts) > 1
-               else "some are fitted by ML and some by REML")
-        if not refit:
-            raise ModelError(
-                f"REML fits cannot be compared here: {why}, and REML likelihoods are comparable "
-                "only between models with the same fixed effects. Fit them with method='ML' or "
-                "pass refit=True."
-            )
-        warnings.warn(
-            f"refitting the REML models by ML before the comparison ({why}; REML likelihoods "
-            "are comparable only between models with the same fixed effects).",
-            IRModelsWarning, stacklevel=2,
-        )
+    if refit:
+        kinds = ["ML" if r.method == "ML" else "ML (refitted)" for r in results]
         results = tuple(r if r.method == "ML" else r._refit_ml() for r in results)
+        kind = "ML"
+    else:
+        if "REML" in methods and (len(fixed_parts) > 1 or len(methods) > 1):
+            why = ("their fixed effects differ" if len(fixed_parts) > 1
+                   else "some are fitted by ML and some by REML")
+            raise ModelError(
+                f"REML fits cannot be compared as fitted: {why}, and REML likelihoods are "
+                "comparable only between models with the same fixed effects. Pass refit=True "
+                "(lme4's default: refit by ML) or fit them with method='ML'."
+            )
+        kind = methods.pop()
+        kinds = [kind] * len(results)
     order = sorted(range(len(results)), key=lambda i: results[i].n_params)
     ordered = [results[i] for i in order]
     convention: Literal["lme4", "nlme"] = (
@@ -1166,9 +1187,12 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
         stat[i] = 2.0 * max(0.0, ll[i] - ll[i - 1])
         dfd[i] = npar[i] - npar[i - 1]
         pv[i] = stats.chi2.sf(stat[i], dfd[i]) if dfd[i] > 0 else np.nan
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {"loglik": ll, "aic": [r.aic for r in ordered],
          "bic": [r.information_criterion(convention) for r in ordered],
-         "statistic": stat, "df": dfd, "p": pv, "npar": npar.astype(int)},
+         "statistic": stat, "df": dfd, "p": pv, "npar": npar.astype(int),
+         "likelihood": [kinds[i] for i in order]},
         index=pd.Index(labels, name="model"),
     )
+    table.attrs["likelihood"] = kind
+    return table

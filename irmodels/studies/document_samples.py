@@ -198,7 +198,7 @@ def _pair_unit(args: tuple) -> dict:
             rec["p_mixed"] = _system_p(homo, df_method, n_topics)
             hetero = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML",
                            residual="topic:system")
-            lrt = compare_models(homo, hetero)
+            lrt = compare_models(homo, hetero, refit=False)  # same fixed part: REML LRT (nlme)
             rec["p_mixed_hetero"] = _system_p(hetero, df_method, n_topics)
     except (IRModelsError, np.linalg.LinAlgError) as exc:  # a failed pair is recorded, not fatal
         rec["failure"] = f"{type(exc).__name__}: {exc}"

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import BoundaryFitWarning, IRModelsWarning
+from irmodels.errors import BoundaryFitWarning
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "mixed.json").read_text())
@@ -117,9 +117,10 @@ def test_closed_form_components_equal_anova_route(datasets: dict[str, pd.DataFra
 def test_lme4_anova(datasets: dict[str, pd.DataFrame]) -> None:
     ref = FIXTURE["lme4_anova"]
     fits = [_fit(f, datasets["crossed"], "REML") for f in reversed(ref["models"])]
-    with pytest.warns(IRModelsWarning, match="refitting the REML models by ML"):
-        table = irm.compare_models(*fits)
-    assert list(table.columns) == ["loglik", "aic", "bic", "statistic", "df", "p", "npar"]
+    table = irm.compare_models(*fits)  # refit=True: lme4's default
+    assert list(table.columns) == ["loglik", "aic", "bic", "statistic", "df", "p", "npar",
+                                   "likelihood"]
+    assert (table["likelihood"] == "ML (refitted)").all() and table.attrs["likelihood"] == "ML"
     assert table["npar"].tolist() == ref["npar"]
     assert np.allclose(table["loglik"], ref["logLik"], rtol=1e-9)
     assert np.allclose(table["aic"], ref["AIC"], rtol=1e-9)
@@ -182,7 +183,7 @@ def test_nlme_anova_varident(method: str, datasets: dict[str, pd.DataFrame]) -> 
     d = datasets["hetero"]
     homo = _fit("score ~ system + (1|topic/system)", d, method)
     het = _fit("score ~ system + (1|topic/system)", d, method, residual="topic:system")
-    table = irm.compare_models(het, homo)  # same fixed part: compared as fitted (anova.lme)
+    table = irm.compare_models(het, homo, refit=False)  # same fixed part: anova.lme
     assert table.index[1].endswith("residual=topic:system")
     assert table["npar"].tolist() == ref["df"]
     assert np.allclose(table["loglik"], ref["logLik"], atol=1e-6)
