@@ -31,16 +31,16 @@ from scipy import special, stats
 from irmodels._display import ResultDisplay, TableAccess
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
-__all__ = ["ADJUSTMENTS", "COLUMNS", "TESTS", "PairwiseResult", "p_adjust", "pairwise",
-           "score_matrix"]
+__all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "PairwiseResult", "p_adjust",
+           "pairwise", "score_matrix"]
 
 Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 Alternative = Literal["two-sided", "greater", "less"]
-Adjust = Literal["bonferroni", "holm", "bh", "tukey"]
+Adjust = Literal["bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey"]
 
 TESTS = ("t", "t2", "wilcoxon", "sign", "bootstrap", "randomization")
 ALTERNATIVES = ("two-sided", "greater", "less")
-ADJUSTMENTS = ("bonferroni", "holm", "bh", "tukey")
+ADJUSTMENTS = ("bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey")
 COLUMNS = (
     "a", "b", "diff", "statistic", "p", "p_adj", "reject",
     "ci_lower", "ci_upper", "effect_sd", "effect_mse", "n",
@@ -255,22 +255,42 @@ def _resolve_pairs(
     return np.asarray(ia_l, dtype=np.int64), np.asarray(ib_l, dtype=np.int64)
 
 
-def p_adjust(p: Sequence[float] | np.ndarray, method: Literal["bonferroni", "holm", "bh"]) -> np.ndarray:
+#: Methods of :func:`p_adjust` (R's ``p.adjust`` names, lower case; ``"fdr"`` is ``"bh"``).
+P_ADJUST_METHODS = ("bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none")
+
+
+def p_adjust(
+    p: Sequence[float] | np.ndarray,
+    method: Literal["bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none"],
+) -> np.ndarray:
     """Adjust p-values for multiplicity, exactly as R's ``p.adjust``.
 
     Parameters
     ----------
     p : array_like
-        Unadjusted p-values (the family is the whole vector).
-    method : {"bonferroni", "holm", "bh"}
-        Bonferroni: ``min(1, m p)``. Holm (step-down): the sorted ``p_(i)`` become
-        ``max_{j <= i} min(1, (m - j + 1) p_(j))``. Benjamini-Hochberg (false discovery rate,
-        step-up): ``min_{j >= i} min(1, m p_(j) / j)``.
+        Unadjusted p-values. Missing values (NaN) stay NaN and are not counted in the family:
+        the family size ``m`` is the number of non-missing p-values, as in R.
+    method : {"bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none"}
+        R's names, case-insensitive (``"BH"``, ``"BY"``, and ``"fdr"`` for ``"bh"``), with
+        ``p_(1) <= ... <= p_(m)`` the sorted p-values:
+
+        - Bonferroni: ``min(1, m p)``;
+        - Holm (step-down): ``max_{j <= i} min(1, (m - j + 1) p_(j))``;
+        - Hochberg (step-up): ``min_{j >= i} min(1, (m - j + 1) p_(j))``;
+        - Hommel (1988): R's algorithm (closed testing with Simes tests);
+        - Benjamini-Hochberg (false discovery rate): ``min_{j >= i} min(1, m p_(j) / j)``;
+        - Benjamini-Yekutieli (FDR under any dependence): BH times ``sum_{i<=m} 1/i``;
+        - none: unchanged.
 
     Returns
     -------
     ndarray
         Adjusted p-values in the input order.
+
+    Raises
+    ------
+    DataFormatError
+        Unknown method, or p-values outside ``[0, 1]``.
 
     Examples
     --------
@@ -278,22 +298,68 @@ def p_adjust(p: Sequence[float] | np.ndarray, method: Literal["bonferroni", "hol
     [0.04, 0.09, 0.09, 0.2]
     >>> p_adjust([0.01, 0.04, 0.03, 0.2], "bh").round(4).tolist()
     [0.04, 0.0533, 0.0533, 0.2]
+    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "hommel").round(4).tolist()
+    [0.04, 0.08, 0.06, 0.2]
+    >>> p_adjust([0.01, float("nan"), 0.03], "bonferroni").tolist()  # m = 2, as R
+    [0.02, nan, 0.06]
     """
-    _choice(method, ("bonferroni", "holm", "bh"), "adjustment")
-    p = np.asarray(p, dtype=np.float64)
-    m = p.size
-    if m == 0:
-        return p.copy()
-    if method == "bonferroni":
-        return np.minimum(1.0, m * p)
-    out = np.empty(m)
-    if method == "holm":
-        order = np.argsort(p, kind="stable")
-        adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    else:  # bh
-        order = np.argsort(-p, kind="stable")
-        adj = np.minimum.accumulate(m / np.arange(m, 0, -1) * p[order])
-    out[order] = np.minimum(1.0, adj)
+    meth = method.lower() if isinstance(method, str) else method
+    meth = "bh" if meth == "fdr" else meth
+    _choice(meth, P_ADJUST_METHODS, "adjustment")
+    p0 = np.asarray(p, dtype=np.float64)
+    out = p0.copy()
+    ok = ~np.isnan(p0)
+    q = p0[ok]
+    if q.size and (q.min() < 0 or q.max() > 1):
+        raise DataFormatError(
+            f"p-values must lie in [0, 1]; got values from {q.min():g} to {q.max():g}."
+        )
+    n = q.size
+    if n <= 1 or meth == "none":
+        return out
+    if meth == "hommel" and n == 2:
+        meth = "hochberg"
+    i = np.arange(1, n + 1)
+    if meth == "bonferroni":
+        adj = np.minimum(1.0, n * q)
+    elif meth == "hommel":
+        adj = _hommel(q)
+    else:
+        adj = np.empty(n)
+        if meth == "holm":
+            order = np.argsort(q, kind="stable")
+            adj[order] = np.minimum(1.0, np.maximum.accumulate((n + 1 - i) * q[order]))
+        else:
+            order = np.argsort(-q, kind="stable")
+            ii = n + 1 - i  # n, n-1, ..., 1
+            if meth == "hochberg":
+                factor = (n + 1 - ii).astype(float)
+            elif meth == "bh":
+                factor = n / ii
+            else:  # by
+                factor = np.sum(1.0 / i) * n / ii
+            adj[order] = np.minimum(1.0, np.minimum.accumulate(factor * q[order]))
+    out[ok] = adj
+    return out
+
+
+def _hommel(p: np.ndarray) -> np.ndarray:
+    """R's ``p.adjust(p, "hommel")`` for ``len(p) >= 3`` (no missing values)."""
+    n = p.size
+    i = np.arange(1, n + 1)
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    q = np.full(n, np.min(n * ps / i))
+    pa = q.copy()
+    for m in range(n - 1, 1, -1):
+        n1 = n - m + 1  # i1 = 1..n1, i2 = n1+1..n
+        q1 = np.min(m * ps[n1:] / np.arange(2, m + 1))
+        q[:n1] = np.minimum(m * ps[:n1], q1)
+        q[n1:] = q[n1 - 1]
+        pa = np.maximum(pa, q)
+    res = np.maximum(pa, ps)
+    out = np.empty(n)
+    out[order] = res
     return out
 
 
@@ -588,9 +654,10 @@ def pairwise(
         ``b`` in the frame's system order.
     alternative : {"two-sided", "greater", "less"}
         ``"greater"``: the alternative is that ``a`` scores higher than ``b``.
-    adjust : {None, "bonferroni", "holm", "bh", "tukey"}
+    adjust : {None, "bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey"}
         Multiplicity adjustment of ``p`` over the tested pairs (the family): Bonferroni, Holm,
-        Benjamini-Hochberg (as R's ``p.adjust``), or ``"tukey"``: the randomised Tukey HSD
+        Hochberg, Hommel, Benjamini-Hochberg, Benjamini-Yekutieli (as R's ``p.adjust``, see
+        :func:`p_adjust`), or ``"tukey"``: the randomised Tukey HSD
         (always two-sided, see Notes). ``None``: ``p_adj`` equals ``p``.
     alpha : float
         Significance level for ``reject`` and ``1 - alpha`` confidence intervals.

@@ -254,12 +254,14 @@ class AnovaResult(ResultDisplay):
         >>> d = pd.DataFrame({"topic": ["t1", "t2", "t3", "t1", "t2", "t1", "t2", "t3"],
         ...                   "system": ["a", "a", "a", "b", "b", "c", "c", "c"],
         ...                   "score": [0.5, 0.6, 0.1, 0.7, 0.8, 0.4, 0.5, 0.05]})
-        >>> import warnings; warnings.simplefilter("ignore", irm.errors.UnbalancedDesignWarning)
-        >>> fit = irm.anova("score ~ topic + system", d)
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", irm.errors.UnbalancedDesignWarning)
+        ...     fit = irm.anova("score ~ topic + system", d)
         >>> fit.marginal_means("system", kind="raw").round(4).tolist()
         [0.4, 0.75, 0.3167]
-        >>> fit.marginal_means("system").round(4).tolist()
-        [0.4, 0.6071, 0.3167]
+        >>> fit.marginal_means("system").round(4).tolist()  # R: emmeans(lm(...), ~ system)
+        [0.4, 0.6083, 0.3167]
         """
         names = self._factor_list(factor)
         if kind not in ("ls", "raw"):
@@ -407,11 +409,13 @@ class AnovaResult(ResultDisplay):
         >>> x = rng.normal(0.3, 0.1, (12, 1)) + [0.0, 0.01, 0.06, 0.08] + rng.normal(0, 0.03, (12, 4))
         >>> fit = irm.anova("MD1", irm.from_wide(pd.DataFrame(x, columns=["base", "a", "b", "c"])))
         >>> res = fit.dunnett("base")
-        >>> res.table[["level", "diff", "p_adj", "reject"]].round(4)
-          level    diff   p_adj  reject
-        0     a  0.0070  0.8737   False
-        1     b  0.0591  0.0001    True
-        2     c  0.0852  0.0000    True
+        >>> res.table[["level", "diff", "se", "p_adj", "reject"]].round(4)
+          level    diff      se   p_adj  reject
+        0     a  0.0212  0.0112  0.1606   False
+        1     b  0.0667  0.0112  0.0000    True
+        2     c  0.0716  0.0112  0.0000    True
+        >>> round(res.critical_value, 4)  # R: mvtnorm::qmvt(0.95, ...) 2.461862 at abseps 1e-7
+        2.4619
         """
         from irmodels.inference.dunnett import dunnett
 
@@ -592,7 +596,7 @@ def anova(
     *,
     ss_type: Literal[1, 2, 3] | None = None,
     alpha: float = 0.05,
-    method: Literal["auto", "balanced", "lstsq"] = "auto",
+    method: Literal["auto", "balanced", "lstsq", "sparse", "dense"] = "auto",
 ) -> AnovaResult:
     """Fit a crossed fixed-effects ANOVA of a long frame.
 
@@ -614,10 +618,15 @@ def anova(
         sum-to-zero contrasts). On a balanced design all three coincide.
     alpha : float
         Significance level of the ``power`` column.
-    method : {"auto", "balanced", "lstsq"}
+    method : {"auto", "balanced", "lstsq", "sparse", "dense"}
         ``"auto"`` uses the closed form when the design is balanced, least squares otherwise;
         ``"lstsq"`` forces least squares (to check the two agree); ``"balanced"`` raises if
-        the design is not balanced.
+        the design is not balanced. Least squares of a hierarchical factor model is sparse
+        (:mod:`irmodels.models._sparse_lsq`: the largest term absorbed, no dense design);
+        models with covariates or missing margins, and type III tables the sparse path cannot
+        give exactly (aliasing, empty cells of the absorbed term), use a dense design.
+        ``"sparse"`` and ``"dense"`` force one of the two least-squares paths (``"dense"`` is
+        the reference the sparse path is tested against).
 
     Returns
     -------
@@ -691,8 +700,10 @@ def anova(
         raise DesignError(
             f"ss_type must be 1, 2 or 3 (or None for the default, 2); got {ss_type!r}."
         )
-    if method not in ("auto", "balanced", "lstsq"):
-        raise DesignError(f"method must be 'auto', 'balanced' or 'lstsq'; got {method!r}.")
+    if method not in ("auto", "balanced", "lstsq", "sparse", "dense"):
+        raise DesignError(
+            f"method must be 'auto', 'balanced', 'lstsq', 'sparse' or 'dense'; got {method!r}."
+        )
     if not 0 < alpha < 1:
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     spec = _resolve(model, [str(c) for c in data.columns])
@@ -763,7 +774,7 @@ def anova(
             f"often; found {int((counts == 0).sum())} empty cell(s) and between {int(counts[counts > 0].min())} "
             f"and {int(counts.max())} rows per observed cell. Use method='auto'."
         )
-    if balanced and method != "lstsq" and not margins and not covariates:
+    if balanced and method in ("auto", "balanced") and not margins and not covariates:
         n_rep = int(counts[0])
         bf = fit_balanced(y, factors, flat, shape, n_rep, [t.key for t in terms])
         if bf.df_resid == 0:
@@ -787,7 +798,7 @@ def anova(
             )
         ss, df, ss_resid, df_resid, fitted = _fit_lsq(
             y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
-            values=values,
+            values=values, solver=method,
         )
         used_method = f"lstsq-type{used_type}"
 
@@ -824,7 +835,64 @@ def anova(
     )
 
 
-def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None):
+def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
+             solver="auto"):
+    """Least-squares table: sparse for hierarchical factor models, else dense."""
+    sparse_ok = not full_cells and not any(t.is_covariate for t in terms)
+    if solver == "sparse" and not sparse_ok:
+        raise DesignError(
+            "method='sparse' fits hierarchical models of factors; this one has covariates or "
+            "an interaction without its margins. Use method='auto' or 'dense'."
+        )
+    if sparse_ok and solver != "dense":
+        from irmodels.models._sparse_lsq import SparseUnavailable, fit_sparse
+
+        try:
+            ss, df, ss_resid, df_resid, fitted = fit_sparse(
+                y, terms, codes, {f: len(v) for f, v in levels.items()}, ss_type)
+        except SparseUnavailable as exc:
+            if solver == "sparse":
+                raise DesignError(
+                    f"the sparse path cannot give type {'I' * ss_type} sums of squares exactly "
+                    f"here ({exc}); use method='dense'."
+                ) from exc
+        else:
+            if ss_type != 1 and (np.any(df == 0) or df_resid <= 0):
+                # the dense path's order of checks: sequential aliasing first
+                seq_df = fit_sparse(y, terms, codes, {f: len(v) for f, v in levels.items()}, 1)[1]
+                _check_lsq(terms, seq_df, 1, 1, counts)
+            _check_lsq(terms, df, df_resid, ss_type, counts)
+            return ss, df, ss_resid, df_resid, fitted
+    return _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells, values)
+
+
+def _check_lsq(terms, df, df_resid, ss_type, counts) -> None:
+    if ss_type != 1 and df_resid <= 0:
+        _check_lsq(terms, [1] * len(terms), df_resid, 1, counts)
+    for t, d in zip(terms, df):
+        if d == 0:
+            if ss_type == 1:
+                raise DesignError(
+                    f"term {t.name} is aliased: in these data it is fully determined by the terms "
+                    "before it (no degree of freedom left). Drop it from the model or add the "
+                    "missing combinations of levels."
+                )
+            raise DesignError(
+                f"term {t.name} has no degree of freedom left under type "
+                f"{'I' * ss_type} sums of squares: with the empty cells of these data it is "
+                "aliased with the other terms. Use ss_type=1 or 2, drop the term, or add the "
+                "missing combinations of levels."
+            )
+    if df_resid <= 0:
+        top = max(terms, key=lambda t: t.order)
+        raise DesignError(
+            f"{top.name} needs replicates to be separated from the residual; every observed "
+            f"cell has {int(counts[counts > 0].max())} row(s), leaving no residual degree of "
+            "freedom. Drop the term or add shards or samples."
+        )
+
+
+def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None):
     n_obs = y.shape[0]
     n_cols = 1 + sum(
         math.prod(len(levels[f]) - (t.name not in full_cells) for f in t.categorical_factors)
