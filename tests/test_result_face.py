@@ -120,6 +120,17 @@ def _comparability():
                          n_halvings=5, seed=1)
 
 
+def _pooling_bias():
+    col = irm.collection.generate(preset="tiny")
+    return irm.studies.pooling_bias(col.runs, col.qrels, widths=[2], common_topics=[2],
+                                    n_samples=2, seed=0)
+
+
+def _pooling_adjustment():
+    return irm.pooling.adjust({"1": 0.2, "2": 0.3, "3": 0.25, "4": 0.4},
+                              {"1": 0.26, "2": 0.34})
+
+
 def _dunnett():
     return _anova().dunnett("run_1")
 
@@ -150,6 +161,8 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "DunnettResult": _dunnett,
     "BootstrapEffects": _bootstrap_effects,
     "Comparability": _comparability,
+    "PoolingBiasStudy": _pooling_bias,
+    "PoolingAdjustment": _pooling_adjustment,
     "ResidualDiagnostics": _residual_diagnostics,
 }
 
