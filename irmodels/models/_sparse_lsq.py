@@ -1,0 +1,286 @@
+"""Least squares for unbalanced crossed factor designs without a dense design matrix.
+
+Used by :func:`irmodels.anova` for hierarchical models of factors (no covariates). Every model
+compared by the sums of squares of type I and II is hierarchical, so its column space is the sum
+of the spaces of the cell indicators of its terms, whatever the coding. Each such model is
+fitted by **absorbing** its term with the most cells (Frisch-Waugh-Lovell: subtracting cell
+means, one ``np.bincount``, as fixest/pyfixest "demean" does) and solving for the remaining
+terms exactly: they are coded by treatment contrasts in a ``scipy.sparse`` matrix ``X`` (one
+non-zero per term and row), and their normal equations after absorption,
+
+    G = X'X - S' W^-1 S,      S = D'X,  W = D'D  (D: indicators of the absorbed cells),
+
+are formed from sparse products and solved by a pivoted Cholesky factorisation (LAPACK
+``dpstrf``) of the unit-diagonal scaled ``G``, which reveals the rank (aliasing by empty cells
+removes degrees of freedom as in R) and is followed by one step of iterative refinement. A sum
+of squares is the squared norm of the difference of two residual vectors (no subtraction of
+large residual sums of squares).
+
+Type III with sum-to-zero contrasts (``car::Anova(type = 3)``): a term contained in no other term
+has its type II sum of squares; a term contained in others (``topic`` under ``topic:system``) is
+the Wald statistic of its ``contr.sum`` coefficients, written as linear functions of the absorbed
+cell effects and the treatment coefficients of the full model (the inclusion-exclusion contrast
+of the unweighted marginal means of the fitted cell table), ``SS = l' (L C L')^-1 l`` with ``C``
+the unscaled covariance from the same factorisation. It needs every absorbed cell observed and
+no aliasing; otherwise :class:`SparseUnavailable` is raised and the caller falls back to the
+dense path.
+
+Cost: one pass over the rows per model for the absorption and the sparse products, and a dense
+factorisation of the order of the number of remaining columns (1,341 for MD6 on 50 x 100 x 10).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, sparse
+from scipy.linalg import lapack
+
+from irmodels.formula.spec import Term
+
+__all__ = ["PIVOT_TOL", "SparseUnavailable", "fit_sparse"]
+
+#: Pivot tolerance of the Cholesky factorisation of the unit-diagonal normal equations: a column
+#: whose squared norm, after the columns before it, is below this share of its own is aliased
+#: (about R's ``lm`` tolerance of 1e-7 on the QR diagonal, with room for rounding).
+PIVOT_TOL = 1e-10
+
+
+class SparseUnavailable(Exception):
+    """The sparse path cannot compute this table exactly (the caller uses the dense path)."""
+
+
+@dataclass
+class _Fit:
+    resid: np.ndarray
+    rank: int
+    # kept for the type III Wald statistics of the full model
+    absorbed: Term | None = None
+    cell: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    X: sparse.csr_matrix | None = None
+    S: sparse.csr_matrix | None = None
+    chol: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (factor, piv, scale)
+    rank_g: int = 0
+    b: np.ndarray | None = None
+    columns: list[tuple[Term, np.ndarray]] | None = None  # (term, kept column ids)
+
+
+class _Engine:
+    def __init__(self, y: np.ndarray, codes: Mapping[str, np.ndarray], n_levels: Mapping[str, int]):
+        self.y = y
+        self.n = y.shape[0]
+        self.codes = codes
+        self.L = {f: int(v) for f, v in n_levels.items()}
+        self._cells: dict[frozenset[str], np.ndarray] = {}
+        self._treat: dict[frozenset[str], tuple[np.ndarray, np.ndarray]] = {}
+        self._fits: dict[frozenset[frozenset[str]], _Fit] = {}
+
+    # ---- codes
+    def cells(self, t: Term) -> np.ndarray:
+        """Flat cell index of every row over the full grid of ``t``'s factors."""
+        c = self._cells.get(t.key)
+        if c is None:
+            c = np.zeros(self.n, dtype=np.int64)
+            for f in t.factors:
+                c = c * self.L[f] + self.codes[f]
+            self._cells[t.key] = c
+        return c
+
+    def n_cells(self, t: Term) -> int:
+        return math.prod(self.L[f] for f in t.factors)
+
+    def treatment(self, t: Term) -> tuple[np.ndarray, np.ndarray]:
+        """Rows with every factor past its first level, and their treatment column (0-based)."""
+        out = self._treat.get(t.key)
+        if out is None:
+            ok = np.ones(self.n, dtype=bool)
+            col = np.zeros(self.n, dtype=np.int64)
+            for f in t.factors:
+                c = self.codes[f]
+                ok &= c > 0
+                col = col * (self.L[f] - 1) + np.maximum(c - 1, 0)
+            rows = np.flatnonzero(ok)
+            out = (rows, col[rows])
+            self._treat[t.key] = out
+        return out
+
+    # ---- one model
+    def fit(self, terms: Sequence[Term]) -> _Fit:
+        key = frozenset(t.key for t in terms)
+        got = self._fits.get(key)
+        if got is not None:
+            return got
+        y = self.y
+        if not terms:
+            f = _Fit(resid=y - y.mean(), rank=1)
+            self._fits[key] = f
+            return f
+        absorbed = max(terms, key=lambda t: (self.n_cells(t), -terms.index(t)))
+        cell = self.cells(absorbed)
+        counts = np.bincount(cell, minlength=self.n_cells(absorbed)).astype(float)
+        observed = int(np.count_nonzero(counts))
+        safe = np.where(counts > 0, counts, 1.0)
+
+        def demean(v: np.ndarray) -> np.ndarray:
+            return v - (np.bincount(cell, weights=v, minlength=counts.size) / safe)[cell]
+
+        rest = [t for t in terms if not t.key <= absorbed.key]
+        yd = demean(y)
+        if not rest:
+            f = _Fit(resid=yd, rank=observed, absorbed=absorbed, cell=cell, counts=counts)
+            self._fits[key] = f
+            return f
+        rows_l, cols_l, columns = [], [], []
+        offset = 0
+        for t in rest:
+            rows, col = self.treatment(t)
+            size = math.prod(self.L[f] - 1 for f in t.factors)
+            used = np.bincount(col, minlength=size) > 0
+            new_id = np.cumsum(used) - 1
+            rows_l.append(rows)
+            cols_l.append(offset + new_id[col])
+            columns.append((t, np.flatnonzero(used)))
+            offset += int(used.sum())
+        rows = np.concatenate(rows_l)
+        cols = np.concatenate(cols_l)
+        X = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.n, offset))
+        D = sparse.csr_matrix((np.ones(self.n), (np.arange(self.n), cell)),
+                              shape=(self.n, counts.size))
+        S = (D.T @ X).tocsr()
+        winv = sparse.diags(np.where(counts > 0, 1.0 / safe, 0.0))
+        G = (X.T @ X - S.T @ winv @ S).toarray()
+        scale = np.sqrt(np.clip(np.diag(G), 0.0, None))
+        scale[scale == 0] = 1.0
+        Gs = G / scale[:, None] / scale[None, :]
+        factor, piv, rank_g, _ = lapack.dpstrf(Gs, lower=0, tol=PIVOT_TOL)
+        piv = piv - 1
+        chol = (np.triu(factor[:rank_g, :rank_g]), piv, scale)
+
+        def solve(rhs: np.ndarray) -> np.ndarray:
+            r, p, s = chol
+            out = np.zeros(rhs.shape[0])
+            z = rhs[p[:rank_g]] / s[p[:rank_g]]
+            z = linalg.solve_triangular(r, z, trans="T")
+            z = linalg.solve_triangular(r, z)
+            out[p[:rank_g]] = z / s[p[:rank_g]]
+            return out
+
+        def zt(v: np.ndarray) -> np.ndarray:  # Z'v for a demeaned v
+            return X.T @ v
+
+        b = solve(zt(yd))
+        resid = yd - demean(X @ b)
+        b = b + solve(zt(resid))  # one step of iterative refinement
+        resid = yd - demean(X @ b)
+        f = _Fit(resid=resid, rank=observed + int(rank_g), absorbed=absorbed, cell=cell,
+                 counts=counts, X=X, S=S, chol=chol, rank_g=int(rank_g), b=b, columns=columns)
+        self._fits[key] = f
+        return f
+
+    # ---- type III Wald statistic of a term contained in others
+    def wald_type3(self, full: _Fit, t: Term, terms: Sequence[Term]) -> float:
+        A = full.absorbed
+        assert A is not None and full.counts is not None and full.cell is not None
+        if np.any(full.counts == 0):
+            raise SparseUnavailable("an absorbed cell is empty")
+        n_rest = 0 if full.X is None else full.X.shape[1]
+        if full.rank_g < n_rest:
+            raise SparseUnavailable("aliased coefficients")
+        # contr.sum coefficients of t = first L-1 levels of the centred marginal of the fitted
+        # cell table; C maps a table over t's cells to them
+        C = np.ones((1, 1))
+        for f in t.factors:
+            L = self.L[f]
+            c = (np.eye(L) - 1.0 / L)[: L - 1]
+            C = np.kron(C, c)
+
+        def tcell_of(u: Term, combos: np.ndarray) -> np.ndarray:
+            # combos: (k, len(u.factors)) levels -> flat cell of t
+            pos = {f: i for i, f in enumerate(u.factors)}
+            flat = np.zeros(combos.shape[0], dtype=np.int64)
+            for f in t.factors:
+                flat = flat * self.L[f] + combos[:, pos[f]]
+            return flat
+
+        def weight(u: Term) -> float:
+            return 1.0 / math.prod(self.L[f] for f in u.factors if f not in t.key)
+
+        y = self.y
+        cell, counts = full.cell, full.counts
+        if t.key <= A.key:
+            grid = np.array(np.unravel_index(np.arange(counts.size), [self.L[f] for f in A.factors])).T
+            Ltheta = C[:, tcell_of(A, grid)] * weight(A)
+        else:
+            Ltheta = np.zeros((C.shape[0], counts.size))
+        Lb = np.zeros((C.shape[0], n_rest))
+        offset = 0
+        for u, kept in full.columns or []:
+            if t.key <= u.key:
+                grid = np.array(np.unravel_index(kept, [self.L[f] - 1 for f in u.factors])).T + 1
+                Lb[:, offset:offset + kept.size] = C[:, tcell_of(u, grid)] * weight(u)
+            offset += kept.size
+        fitted_rest = full.X @ full.b if full.X is not None else np.zeros_like(y)
+        theta = np.bincount(cell, weights=y - fitted_rest, minlength=counts.size) / counts
+        lam = Ltheta @ theta + (Lb @ full.b if n_rest else 0.0)
+        LW = Ltheta / counts[None, :]
+        V = LW @ Ltheta.T
+        if n_rest:
+            K = Lb - (full.S.T @ LW.T).T
+            r, p, s = full.chol
+            Ks = (K / s[None, :])[:, p]
+            W = linalg.solve_triangular(r, Ks.T, trans="T")
+            V = V + W.T @ W
+        return float(lam @ linalg.solve(V, lam, assume_a="pos"))
+
+
+def fit_sparse(y: np.ndarray, terms: Sequence[Term], codes: Mapping[str, np.ndarray],
+               n_levels: Mapping[str, int], ss_type: int
+               ) -> tuple[np.ndarray, np.ndarray, float, int, np.ndarray]:
+    """Sums of squares of ``terms`` (hierarchical, factors only) by sparse least squares.
+
+    Returns ``ss, df, ss_resid, df_resid, fitted`` as the dense path does. Raises
+    :class:`SparseUnavailable` when type III needs what the sparse path cannot give exactly.
+
+    >>> import numpy as np
+    >>> from irmodels.formula import Term
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.integers(0, 3, 40), rng.integers(0, 4, 40)
+    >>> y = a + 0.5 * b + rng.normal(size=40)
+    >>> ss, df, ssr, dfr, _ = fit_sparse(y, [Term(("a",)), Term(("b",))], {"a": a, "b": b},
+    ...                                  {"a": 3, "b": 4}, 2)
+    >>> df.tolist(), dfr
+    ([2.0, 3.0], 34)
+    """
+    eng = _Engine(np.asarray(y, dtype=float), codes, n_levels)
+    terms = list(terms)
+    full = eng.fit(terms)
+    n = y.shape[0]
+    ss = np.empty(len(terms))
+    df = np.empty(len(terms))
+    if ss_type == 1:
+        prev = eng.fit([])
+        for i in range(len(terms)):
+            cur = eng.fit(terms[: i + 1])
+            d = prev.resid - cur.resid
+            ss[i] = float(d @ d)
+            df[i] = cur.rank - prev.rank
+            prev = cur
+    else:
+        for i, t in enumerate(terms):
+            contained = any(t.key < u.key for u in terms)
+            if ss_type == 3 and contained:
+                ss[i] = eng.wald_type3(full, t, terms)
+                df[i] = math.prod(eng.L[f] - 1 for f in t.factors)
+                continue
+            red_terms = [u for u in terms if not t.key <= u.key]
+            red = eng.fit(red_terms)
+            with_t = eng.fit(red_terms + [t])
+            d = red.resid - with_t.resid
+            ss[i] = float(d @ d)
+            df[i] = with_t.rank - red.rank
+    ss_resid = float(full.resid @ full.resid)
+    return ss, df, ss_resid, n - full.rank, y - full.resid
