@@ -7,7 +7,12 @@ BIN := $(VENV)/bin
 IRM_DATA_MIRROR ?= $(abspath ../shared/data/ir-scores)
 export IRM_DATA_MIRROR
 
-.PHONY: env report test bench
+# The oldest supported Python (pyenv's, when python3.10 is not on PATH) for `make test-min`.
+PYMIN ?= $(shell for p in python3.10 $$HOME/.pyenv/versions/3.10*/bin/python3.10; do \
+	$$p -c 'import sys' >/dev/null 2>&1 && { echo $$p; break; }; done)
+VENV_MIN ?= .venv-min
+
+.PHONY: env report test test-min bench docs
 
 $(BIN)/irmodels: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,6 +27,18 @@ report: env
 
 test: env
 	$(BIN)/python -m pytest -q
+
+# The suite on the declared minimum versions (.ci/constraints-min.txt) and the oldest Python.
+test-min:
+	@test -n "$(PYMIN)" || { echo "make test-min: no python3.10 found (set PYMIN=...)"; exit 2; }
+	test -x $(VENV_MIN)/bin/python || $(PYMIN) -m venv $(VENV_MIN)
+	$(VENV_MIN)/bin/python -m pip install -q --upgrade pip
+	$(VENV_MIN)/bin/python -m pip install -q -c .ci/constraints-min.txt -e ".[test]"
+	$(VENV_MIN)/bin/python -m pytest -q -p no:cacheprovider
+
+# The documentation site (MkDocs, strict) in site/.
+docs: env
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -d site
 
 bench: env
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done

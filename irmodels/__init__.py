@@ -34,7 +34,7 @@ from irmodels.errors import (
     UndefinedValueWarning,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> "module:attribute" (or "module" for a submodule)
 _LAZY: dict[str, str] = {
