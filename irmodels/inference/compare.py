@@ -307,6 +307,15 @@ class CompareResult(ResultDisplay):
                 f"pair-measures>")
 
 
+def _canonical(name: str) -> str:
+    from irmodels.data.measures import parse_measure
+
+    try:
+        return str(parse_measure(name))
+    except ValueError:  # not a measure irmodels knows (DataFormatError): compared by its name
+        return name
+
+
 def _measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[str, pd.DataFrame]:
     if not isinstance(frame, pd.DataFrame):
         raise DataFormatError(
@@ -335,7 +344,9 @@ def _measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict
             have = [c for c in cats if c in set(have)]
         chosen = have
     else:
-        chosen = [str(m) for m in measures]
+        # a measure may be asked by another of its names (AP for trec_eval's map)
+        canon = {_canonical(h): h for h in have}
+        chosen = [m if m in have else canon.get(_canonical(m), m) for m in map(str, measures)]
         unknown = [m for m in chosen if m not in have]
         if unknown:
             raise DataFormatError(
