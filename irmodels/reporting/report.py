@@ -372,12 +372,22 @@ def _method_text(fit: AnovaResult) -> str:
     return f"unbalanced design, least squares, type {fit.ss_type} sums of squares"
 
 
+def _escape_markdown_html(value: Any) -> Any:
+    """Escape the HTML metacharacters of a value printed into ``report.md``."""
+    if isinstance(value, str):
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return value
+
+
 def _environment(*, autoescape: bool) -> Any:
     import jinja2
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
         autoescape=autoescape,
+        # Markdown passes raw HTML through: escape <, > and & in every value (system names,
+        # titles, tables), as the HTML report does
+        finalize=None if autoescape else _escape_markdown_html,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
