@@ -184,10 +184,10 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
     n, p = pb.n, pb.p
     if reml:
         dof = n - p
-        dev = logdet_m + dof * (1.0 + LOG2PI + math.log(r2 / dof)) - slw
+        dev = logdet_m + dof * (1.0 + LOG2PI + math.log(max(r2, 1e-300) / dof)) - slw
     else:
         dof = n
-        dev = (logdet_m - logdet_rx) + n * (1.0 + LOG2PI + math.log(r2 / n)) - slw
+        dev = (logdet_m - logdet_rx) + n * (1.0 + LOG2PI + math.log(max(r2, 1e-300) / n)) - slw
     return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs, cho)
 
 

@@ -40,6 +40,7 @@ from irmodels.formula.spec import ModelSpec, RandomTerm, Term
 from irmodels.models import _design, _reml
 
 if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.inference.dunnett import DunnettResult
     from irmodels.inference.tukey import TukeyResult
 
 __all__ = ["COMPARE_COLUMNS", "FIXED_COLUMNS", "MixedResult", "compare_models", "mixed"]
@@ -228,6 +229,33 @@ def _degenerate_strata(y: np.ndarray, strata: np.ndarray, labels: list[str]) -> 
     return [labels[i] for i in np.flatnonzero(bad)]
 
 
+#: Residual variance relative to the response variance below which a fit counts as exact (an SD
+#: ratio of 1e-6: scores rounded to 4 decimals stay far above it).
+EXACT_FIT_TOL = 1e-12
+
+
+def _check_response_varies(y: np.ndarray, spec: ModelSpec) -> None:
+    """A constant response has no variance to split: refuse it instead of reporting p = 0."""
+    if y.size and float(np.max(y) - np.min(y)) <= 1e-12 * max(1.0, float(np.max(np.abs(y)))):
+        raise DesignError(
+            f"the response {spec.response_label} is constant ({y.size} values, all "
+            f"{float(y[0]):.6g}): there is no variance to model and no test to make. Check the "
+            "measure (every score equal, e.g. all zero on an empty qrels) or drop the data."
+        )
+
+
+def _check_exact_fit(spec: ModelSpec, y: np.ndarray, sigma2: float) -> None:
+    """A residual variance of (numerically) zero: the likelihood is unbounded, no p-value."""
+    if not sigma2 > EXACT_FIT_TOL * float(np.var(y)):
+        raise DesignError(
+            f"the model {spec} reproduces the response exactly (residual variance "
+            f"{sigma2:.3g} for a response variance of {float(np.var(y)):.3g}): the likelihood "
+            "is unbounded and standard errors and p-values would be meaningless. The scores "
+            "are a deterministic function of the model's factors; check the data (duplicated "
+            "or constant scores within cells) or drop a term."
+        )
+
+
 def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None,
            drop_degenerate: bool) -> tuple[_Design, pd.DataFrame]:
     if not isinstance(data, pd.DataFrame):
@@ -250,6 +278,7 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
             f"the response has {int((~np.isfinite(y)).sum())} missing or infinite value(s); "
             "drop them first (irm.frame(..., nan='drop'))"
         )
+    _check_response_varies(y, spec)
     if residual is not None:
         codes0 = {}
         levels0 = {}
@@ -632,18 +661,23 @@ class MixedResult(ResultDisplay):
         L, labels = self._mm_matrix(factor)
         return pd.DataFrame(L @ self._state["vcov"] @ L.T, index=labels, columns=labels)
 
-    def tukey(self, factor: str = "system", alpha: float = 0.05) -> TukeyResult:
+    def tukey(self, factor: str = "system", alpha: float = 0.05,
+              df: Literal["per-contrast", "min"] = "per-contrast") -> TukeyResult:
         """Tukey HSD over the marginal means of a fixed factor.
 
         The standard error of each difference comes from the model's covariance of the
-        marginal means (one value when all are equal, as in balanced designs, else the matrix);
-        the error df is the smallest Satterthwaite df over all pairwise differences
-        (conservative; every pair has the same df in a balanced design). When no finite
+        marginal means (one value when all are equal, as in balanced designs, else the matrix).
+        Degrees of freedom: ``df="per-contrast"`` (default) gives each pair its own
+        Satterthwaite df, as R's ``emmeans(lmer_fit, pairwise ~ factor, lmer.df =
+        "satterthwaite")``; ``df="min"`` uses the smallest of them for every pair
+        (conservative; in a balanced design all pairs have the same df). When no finite
         Satterthwaite df exists (a boundary fit), ``n_obs`` minus the number of fixed effects
         is used.
         """
         from irmodels.inference.tukey import tukey_hsd
 
+        if df not in ("per-contrast", "min"):
+            raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
         L, labels = self._mm_matrix(factor)
         means = pd.Series(L @ self.fixed_estimates.to_numpy(), index=labels)
         cov = L @ self._state["vcov"] @ L.T
@@ -651,9 +685,10 @@ class MixedResult(ResultDisplay):
         ia, ib = np.triu_indices(k, 1)
         D = L[ia] - L[ib]
         var = np.diag(cov)[ia] + np.diag(cov)[ib] - 2 * cov[ia, ib]
-        df = self._df_for(D)
-        df_err = float(np.nanmin(df)) if np.isfinite(df).any() else float(
-            self.n_obs - len(self.fixed_estimates))
+        dfs = np.asarray(self._df_for(D), dtype=float)
+        fallback = float(self.n_obs - len(self.fixed_estimates))
+        dfs = np.where(np.isfinite(dfs) & (dfs > 0), dfs, fallback)
+        df_err: Any = dfs if df == "per-contrast" else float(dfs.min())
         se = np.sqrt(np.maximum(var, 0))
         if np.allclose(se, se[0], rtol=1e-9, atol=0):
             se_diff: Any = float(se[0])
@@ -662,7 +697,46 @@ class MixedResult(ResultDisplay):
             mat[ia, ib] = se
             mat[ib, ia] = se
             se_diff = mat
-        return tukey_hsd(means, df_error=df_err, se_diff=se_diff, alpha=alpha, factor=factor)
+        return tukey_hsd(means, df_error=df_err, se_diff=se_diff, alpha=alpha, factor=factor,
+                         means_kind="marginal (model)")
+
+    def dunnett(
+        self,
+        control: str,
+        factor: str = "system",
+        alpha: float = 0.05,
+        alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+        df: Literal["per-contrast", "min"] = "per-contrast",
+    ) -> DunnettResult:
+        """Dunnett's comparisons of every level of ``factor`` with ``control``.
+
+        Differences ``level - control`` of :meth:`marginal_means` with their covariance from
+        the fit, tested with the multivariate t distribution. ``df="per-contrast"`` uses each
+        comparison's Satterthwaite df (as emmeans with ``adjust = "mvt"``, which truncates them
+        to integers; irmodels does not); ``"min"`` the smallest for all. See
+        :func:`irmodels.inference.dunnett.dunnett`.
+        """
+        from irmodels.inference.dunnett import dunnett
+
+        if df not in ("per-contrast", "min"):
+            raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
+        L, labels = self._mm_matrix(factor)
+        if str(control) not in labels:
+            shown = ", ".join(labels[:6]) + (", ..." if len(labels) > 6 else "")
+            raise DesignError(
+                f"control level {control!r} is not a level of {factor} ({len(labels)} levels: "
+                f"{shown}). Pass one of them as control (names are case-sensitive)."
+            )
+        means = pd.Series(L @ self.fixed_estimates.to_numpy(), index=labels)
+        cov = L @ self._state["vcov"] @ L.T
+        ci = labels.index(str(control))
+        D = np.delete(L, ci, axis=0) - L[ci]
+        dfs = np.asarray(self._df_for(D), dtype=float)
+        fallback = float(self.n_obs - len(self.fixed_estimates))
+        dfs = np.where(np.isfinite(dfs) & (dfs > 0), dfs, fallback)
+        return dunnett(means, cov, control=control, df=dfs if df == "per-contrast" else dfs.min(),
+                       alpha=alpha, alternative=alternative, factor=factor,
+                       means_kind="marginal (model)")
 
     def _refit_ml(self) -> MixedResult:
         st = self._state
@@ -1006,6 +1080,7 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
     reml = method == "REML"
     f = _reml.evaluate(pb, theta, eta, reml)
     sigma2 = f.sigma2
+    _check_exact_fit(spec, pb.y, sigma2 * float(np.mean(1.0 / f.w)))
     sigma = math.sqrt(sigma2)
     K = pb.K
     var_by_term = {}

@@ -252,3 +252,26 @@ def test_tukey_unbalanced_uses_covariance_matrix(rng: np.random.Generator) -> No
     assert row["q"] == pytest.approx(np.sqrt(2) * abs(row["diff"]) / se, rel=1e-9)
     with pytest.raises(ModelError, match="convention"):
         fit.information_criterion("SAS")  # type: ignore[arg-type]
+
+
+# -- degenerate responses: an error, never a p-value ---------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["REML", "ML"])
+def test_constant_response_is_refused(method: str) -> None:
+    data = irm.datasets.load("adhoc3", "AP")
+    data = data[data["system"].isin(["sys1", "sys2", "sys3"])].assign(score=0.5)
+    with pytest.raises(DesignError, match="response score is constant .150 values, all 0.5"):
+        irm.mixed("score ~ system + (1|topic)", data, method=method)
+
+
+@pytest.mark.parametrize("topic_effect", [0.0, 0.01])
+def test_exact_fit_is_refused(topic_effect: float) -> None:
+    data = irm.datasets.load("adhoc3", "AP")
+    data = data[data["system"].isin(["sys1", "sys2", "sys3"])].copy()
+    shift = data["system"].map({"sys1": 0.0, "sys2": 0.1, "sys3": 0.2}).astype(float)
+    data["score"] = 0.5 + shift + topic_effect * data["topic"].astype(int)
+    with pytest.raises(DesignError, match="reproduces the response exactly"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BoundaryFitWarning)
+            irm.mixed("score ~ system + (1|topic)", data)
