@@ -141,7 +141,7 @@ class BootstrapEffects(ResultDisplay):
         One row per pair ``a < b`` (factor order): ``a``, ``b``, ``diff`` (mean of a minus mean
         of b), ``diff_se``, ``diff_lower``, ``diff_upper`` (bootstrap SE and percentile
         interval of the difference), ``order_rate`` (share of replicates whose difference has
-        the observed sign; 1 means the order always held).
+        the observed sign; 1 means the order always held; NaN when the observed means tie).
     replicates : DataFrame
         ``n_boot`` rows (replicates) x levels: the replicated marginal means.
     n_boot, level, seed, kind, factor
@@ -375,7 +375,8 @@ def bootstrap_effects(
         rows.append(pd.DataFrame({
             "a": [labels[i] for i in a], "b": [labels[i] for i in b], "diff": d,
             "diff_se": D.std(axis=0, ddof=1), "diff_lower": dlo, "diff_upper": dhi,
-            "order_rate": (np.sign(D) == np.sign(d)[None, :]).mean(axis=0),
+            "order_rate": np.where(d != 0, (np.sign(D) == np.sign(d)[None, :]).mean(axis=0),
+                                   np.nan),
         }))
     pairs = (pd.concat(rows, ignore_index=True) if rows
              else pd.DataFrame(columns=list(PAIR_COLUMNS)))

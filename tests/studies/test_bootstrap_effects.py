@@ -127,3 +127,13 @@ def test_display_and_errors(adhoc8):
         irm.studies.bootstrap_effects(fit, n_boot=1)
     with pytest.raises(irm.DesignError, match="no factor|not a main effect"):
         irm.studies.bootstrap_effects(fit, factor="shard")
+
+
+def test_tied_means_have_no_order(adhoc8):
+    sub = _subset(adhoc8, ["run1", "run2", "run3"])
+    twin = sub[sub["system"] == "run1"].assign(system="run1b")
+    data = irm.frame(pd.concat([sub, twin], ignore_index=True)[["topic", "system", "score"]])
+    boot = irm.studies.bootstrap_effects(irm.anova("MD1", data), n_boot=50)
+    pair = boot.pairs[(boot.pairs["a"] == "run1") & (boot.pairs["b"] == "run1b")]
+    assert pair["diff"].iloc[0] == 0 and np.isnan(pair["order_rate"].iloc[0])
+    assert boot.pairs["order_rate"].notna().sum() == len(boot.pairs) - 1
