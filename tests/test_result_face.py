@@ -131,6 +131,13 @@ def _pooling_adjustment():
                               {"1": 0.26, "2": 0.34})
 
 
+def _document_sample_tests():
+    from irmodels.studies import document_samples as ds
+
+    coll = irm.collection.generate(preset="tiny", seed=1)
+    return ds.compare_tests(coll.runs, coll.qrels, n_samples=4, mixed_models=False, seed=2)
+
+
 def _dunnett():
     return _anova().dunnett("run_1")
 
@@ -161,6 +168,7 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "DunnettResult": _dunnett,
     "BootstrapEffects": _bootstrap_effects,
     "Comparability": _comparability,
+    "DocumentSampleTests": _document_sample_tests,
     "PoolingBiasStudy": _pooling_bias,
     "PoolingAdjustment": _pooling_adjustment,
     "ResidualDiagnostics": _residual_diagnostics,

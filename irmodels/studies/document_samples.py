@@ -19,6 +19,7 @@ All values are on the logit scale by default (``transform="logit"``, clipping to
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 import warnings
 from collections.abc import Sequence
 from typing import Literal
@@ -26,10 +27,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from irmodels._display import ResultDisplay, TableAccess
 from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
 
 __all__ = [
+    "DocumentSampleTests",
     "TEST_COLUMNS",
     "agreement",
     "compare_tests",
@@ -231,6 +234,59 @@ def _system_p(result: object, df_method: str = "satterthwaite", n_topics: int = 
     return float(2 * stats.t.sf(abs(t), n_topics - 1))
 
 
+@dataclass(frozen=True, repr=False, eq=False)
+class DocumentSampleTests(TableAccess, ResultDisplay):
+    """Result of :func:`compare_tests`: the p-values of the four tests for every pair.
+
+    It indexes like its :attr:`table` (``res["p_mixed"]``, ``res.columns``, ``len(res)``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per pair (columns listed in :func:`compare_tests`).
+    samples : DataFrame or None
+        The simulated document samples the tests were run on.
+    """
+
+
+    table: pd.DataFrame
+    samples: pd.DataFrame | None = field(default=None, repr=False)
+
+    def tests(self) -> list[str]:
+        """The p-value columns that were computed (all NaN when not run)."""
+        return [t for t in TEST_COLUMNS if t in self.table.columns and self.table[t].notna().any()]
+
+    def significance(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Per test: ``pairs`` with a p-value and the share ``significant`` at ``alpha``."""
+        t = self.table
+        tests = self.tests()
+        return pd.DataFrame({
+            "pairs": [int(t[c].notna().sum()) for c in tests],
+            "significant": [float((t[c].dropna() < alpha).mean()) for c in tests],
+        }, index=pd.Index(tests, name="test"))
+
+    def agreement(self, alpha: float = 0.05, reference: str = "p_t_observed") -> dict[str, pd.DataFrame]:
+        """The 2 x 2 tables of :func:`agreement`."""
+        return agreement(self.table, alpha=alpha, reference=reference)
+
+    def plot(self, alpha: float = 0.05):
+        """Each test's p-values against the paired t test on observed values (:func:`plot_pvalues`)."""
+        return plot_pvalues(self.table, alpha=alpha)
+
+    def _display_title(self) -> str:
+        return (f"Tests of {len(self.table)} system pairs on document samples: "
+                f"{', '.join(self.tests())}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = [("Share of significant pairs (alpha = 0.05)", self.significance())]
+        for test, table in self.agreement().items():
+            tables.append((f"Agreement: {test} vs p_t_observed", table))
+        return tables
+
+    def __repr__(self) -> str:
+        return f"<DocumentSampleTests {len(self.table)} pairs, tests {', '.join(self.tests())}>"
+
+
 def compare_tests(
     runs: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -250,7 +306,7 @@ def compare_tests(
     progress: bool | None = None,
     samples: pd.DataFrame | None = None,
     df: Literal["containment", "satterthwaite"] = "containment",
-) -> pd.DataFrame:
+) -> DocumentSampleTests:
     """p-values of four tests of a system difference for every pair of systems.
 
     Parameters
@@ -282,15 +338,16 @@ def compare_tests(
 
     Returns
     -------
-    DataFrame
-        One row per pair: ``a, b, diff`` (mean of a - b over topics, observed, transformed),
+    DocumentSampleTests
+        Its :attr:`~DocumentSampleTests.table` (the result indexes like it) has one row per pair:
+        ``a, b, diff`` (mean of a - b over topics, observed, transformed),
         ``p_t_observed`` (a), ``p_t_means`` (b), ``p_mixed`` (c), ``p_mixed_hetero`` (d),
         ``lrt_statistic, lrt_df, lrt_p`` (heteroscedastic vs homoscedastic, REML, as nlme's
         ``anova``), ``n_topics`` (used by the mixed models) and ``excluded_topics`` (topics
         where a system's simulated values never vary: a stratum with zero variance cannot enter
         the mixed models), ``failure`` (empty, or why the mixed models of the pair could not be
         fitted: their p-values are then NaN, a ``ConvergenceWarning`` names the pairs, and the
-        other pairs go on). ``attrs["samples"]`` holds the simulated samples.
+        other pairs go on). ``.samples`` holds the simulated samples.
 
     Notes
     -----
@@ -391,10 +448,9 @@ def compare_tests(
             )
     else:
         out["failure"] = ""
-    out.attrs["samples"] = samples
     cols = ["a", "b", "diff", *TEST_COLUMNS, "lrt_statistic", "lrt_df", "lrt_p", "n_topics",
             "excluded_topics", "failure"]
-    return out[cols]
+    return DocumentSampleTests(table=out[cols].reset_index(drop=True), samples=samples)
 
 
 def _natural_key(value: object) -> tuple:

@@ -281,7 +281,7 @@ def test_compare_tests_t_tests_only(tiny) -> None:
     mw.columns = [str(c) for c in mw.columns]
     tb = stats.ttest_rel(mw[row["a"]], mw[row["b"]])
     assert row["p_t_means"] == pytest.approx(tb.pvalue, rel=1e-10)
-    pd.testing.assert_frame_equal(res.attrs["samples"], samples)
+    pd.testing.assert_frame_equal(res.samples, samples)
 
 
 @pytest.fixture(scope="module")
