@@ -153,6 +153,7 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "AnovaResult": _anova,
     "TukeyResult": _tukey,
     "MixedResult": _mixed,
+    "MixedAnovaResult": lambda: _mixed().anova(),
     "GStudy": _gstudy,
     "PairwiseResult": _pairwise,
     "CompareResult": _compare,

@@ -42,6 +42,7 @@ from irmodels.models import _design, _reml
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.dunnett import DunnettResult
     from irmodels.inference.tukey import TukeyResult
+    from irmodels.models._mixed_anova import MixedAnovaResult
 
 __all__ = ["COMPARE_COLUMNS", "FIXED_COLUMNS", "MixedResult", "compare_models", "mixed"]
 
@@ -49,6 +50,9 @@ __all__ = ["COMPARE_COLUMNS", "FIXED_COLUMNS", "MixedResult", "compare_models", 
 FIXED_COLUMNS = ("estimate", "se", "df", "t", "p")
 #: Columns of :func:`compare_models`, in this order.
 COMPARE_COLUMNS = ("loglik", "aic", "bic", "statistic", "df", "p", "npar", "likelihood")
+
+#: Coefficients shown by ``MixedResult.summary()`` (the rest are counted; all are in ``.fixed``).
+SUMMARY_MAX_COEFFICIENTS = 10
 
 #: Relative variance below which a component counts as estimated at the boundary (zero).
 BOUNDARY_TOL = 1e-8
@@ -738,6 +742,42 @@ class MixedResult(ResultDisplay):
                        alpha=alpha, alternative=alternative, factor=factor,
                        means_kind="marginal (model)")
 
+    def anova(self, type: int = 3, ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
+              ) -> MixedAnovaResult:
+        """F tests of the fixed terms, as lmerTest's ``anova(fit, type = 3, ddf = ...)``.
+
+        Parameters
+        ----------
+        type : int
+            3: type III hypotheses (each term's effects vanish, averaged with equal weights
+            over the levels of the other fixed factors; SAS's and lmerTest's type III, whatever
+            the coding).
+        ddf : {"satterthwaite", "kenward-roger"}
+            Denominator df: Satterthwaite's approximation as lmerTest's ``contestMD``, or
+            Kenward-Roger as pbkrtest (REML, homoscedastic fits; adjusted covariance and scaled
+            F).
+
+        Returns
+        -------
+        MixedAnovaResult
+            ``table`` indexed by ``term`` with columns ``F, num_df, den_df, p``; it indexes
+            like the table (``res["p"]``) and has ``summary()``, ``to_frame()``, ``to_latex()``.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> data = irm.datasets.load("adhoc3", "AP")
+        >>> data = data[data["system"].isin(["sys1", "sys2", "sys3", "sys4"])]
+        >>> fit = irm.mixed("score ~ system + (1|topic)", data)
+        >>> fit.anova().table.round(4)
+                      F  num_df  den_df    p
+        term
+        system  97.4072       3   147.0  0.0
+        """
+        from irmodels.models._mixed_anova import anova
+
+        return anova(self, type=type, ddf=ddf)
+
     def _refit_ml(self) -> MixedResult:
         st = self._state
         with warnings.catch_warnings():
@@ -755,8 +795,25 @@ class MixedResult(ResultDisplay):
                 f"BIC = {self.bic:.4f}")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        tables = [("Variance components", self.components),
-                  ("Fixed effects", self.fixed)]
+        tables: list[tuple[str, pd.DataFrame]] = []
+        if self.spec.fixed:
+            try:
+                tables.append(("F tests of fixed effects (type III, Satterthwaite df)",
+                               self.anova().table))
+            except ModelError:  # e.g. numeric covariates: the coefficient table says it all
+                pass
+        fixed = self.fixed
+        if len(fixed) > SUMMARY_MAX_COEFFICIENTS:
+            more = len(fixed) - SUMMARY_MAX_COEFFICIENTS
+            head = fixed.iloc[:SUMMARY_MAX_COEFFICIENTS]
+            tail = pd.DataFrame(np.nan, columns=fixed.columns,
+                                index=pd.Index([f"... {more} more (all in .fixed)"]))
+            fixed = pd.concat([head, tail])
+            fixed.index.name = self.fixed.index.name
+            title = f"Fixed effects (first {SUMMARY_MAX_COEFFICIENTS} of {len(self.fixed)})"
+        else:
+            title = "Fixed effects"
+        tables += [("Variance components", self.components), (title, fixed)]
         if self.sd_ratios is not None:
             r = pd.DataFrame({"sd_ratio": self.sd_ratios, "variance": self.residual_variance})
             tables.append(("Residual variance by stratum", r))
@@ -1130,7 +1187,8 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
     bic = -2 * loglik + n_params * math.log(n_bic)
     vcov = sigma2 * _reml.fixed_cov_unscaled(pb, f)
     state = {"problem": pb, "theta": theta, "eta": eta, "sigma": sigma, "vcov": vcov,
-             "levels": design.levels, "order": order, "data": data}
+             "levels": design.levels, "order": order, "data": data,
+             "codes": design.codes, "fixed_terms": design.fixed_terms_of_col}
     return MixedResult(
         spec=spec, method=method, residual=residual,
         n_obs=pb.n, components=vc, residual_variance=res_var,

@@ -1,0 +1,350 @@
+"""F tests of the fixed terms of a linear mixed model: ``MixedResult.anova(type=3, ddf=...)``.
+
+Type III hypotheses (each term's effects vanish, averaged with equal weights over the levels of
+the other factors: SAS's type III, lmerTest's ``anova(type = 3)``), tested by
+
+- Satterthwaite's approximation for multi-df contrasts as lmerTest's ``contestMD`` (Kuznetsova,
+  Brockhoff & Christensen, J. Stat. Softw. 82(13), 2017): the hypothesis ``L beta = 0`` is split
+  into the eigen-contrasts of ``L C L'``, each with its Satterthwaite df ``nu_m``; ``F`` is the
+  mean of their squared t statistics and the denominator df is ``2E / (E - q)`` with
+  ``E = sum nu_m / (nu_m - 2)``;
+- Kenward & Roger (Biometrics 53, 1997) as pbkrtest computes it (Halekoh & Hojsgaard,
+  J. Stat. Softw. 59(9), 2014): the small-sample adjusted covariance of the fixed effects in
+  the (linear) variance-component parametrisation, a scaled Wald F and its df.
+
+References for the formulas: the project's docs/mixed.md, "F tests of fixed effects".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay, TableAccess
+from irmodels.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.models.mixed import MixedResult
+
+#: Columns of :class:`MixedAnovaResult` tables, in this order.
+ANOVA_COLUMNS = ("F", "num_df", "den_df", "p")
+#: Above this many observations Kenward-Roger (which needs n x n matrices) is refused.
+KR_MAX_OBS = 6000
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class MixedAnovaResult(TableAccess, ResultDisplay):
+    """Type III F tests of the fixed terms of a mixed model (see :meth:`MixedResult.anova`).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Index ``term`` (fixed terms in formula order); columns ``F``, ``num_df``, ``den_df``,
+        ``p``.
+    ddf : {"satterthwaite", "kenward-roger"}
+        The denominator-df method.
+    model : str
+        The formula of the fit.
+    """
+
+    table: pd.DataFrame
+    ddf: str
+    model: str
+    type: int = 3
+
+    def to_frame(self) -> pd.DataFrame:
+        """The F tests, tidy: columns ``term, F, num_df, den_df, p``."""
+        return self.table.reset_index()
+
+    def _display_title(self) -> str:
+        how = "Satterthwaite" if self.ddf == "satterthwaite" else "Kenward-Roger"
+        return f"Type III F tests of fixed effects ({how} df): {self.model}"
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("F tests of fixed effects", self.table)]
+
+    def __repr__(self) -> str:
+        return f"<MixedAnovaResult type {self.type}, {self.ddf} df, {len(self.table)} terms: {self.model}>"
+
+
+# --------------------------------------------------------------------------------------------
+# type III hypotheses
+
+
+def _dense_x(fit: MixedResult) -> np.ndarray:
+    """The fixed-effects design matrix (n x p), dense."""
+    pb = fit._state["problem"]
+    X = np.zeros((pb.n, pb.p))
+    rows = np.arange(pb.n)
+    for j in range(pb.K, pb.cols.shape[1]):
+        np.add.at(X, (rows, pb.cols[:, j] - pb.q), pb.vals[:, j])
+    return X
+
+
+def _term_columns(fit: MixedResult) -> dict[str, list[int]]:
+    terms = fit._state.get("fixed_terms")
+    names = list(fit.fixed_estimates.index)
+    out: dict[str, list[int]] = {t.name: [] for t in fit.spec.fixed}
+    for j, t in enumerate(terms if terms is not None else ["(Intercept)"] * len(names)):
+        if t in out:
+            out[t].append(j)
+    return out
+
+
+def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
+    """Contrast matrix (rows) of the type III hypothesis of every fixed term, as lmerTest.
+
+    With one fixed term, lmerTest's type I contrasts: the term's rows of the unit upper
+    triangular factor of the Doolittle decomposition of ``X'X``. With several, lmerTest's
+    ``get_contrasts_type3``: ``L = (X^+ X_full)'`` with ``X_full`` the rank-deficient design of
+    every level (combination) of every term, the columns of a term made orthogonal to those of
+    the terms containing it (highest order first), the rows of the model's coefficients kept.
+    The F statistic does not depend on the basis of the rows; the Satterthwaite denominator df
+    of a multi-df hypothesis does, hence lmerTest's basis.
+    """
+    spec = fit.spec
+    if any(getattr(t, "numeric", ()) for t in spec.fixed):
+        raise ModelError(
+            f"anova() of a model with numeric covariates ({spec}) is not available: the type "
+            "III hypotheses here are built for factors. Use fit.fixed (the t tests of each "
+            "coefficient) or compare_models of nested ML fits."
+        )
+    names = list(fit.fixed_estimates.index)
+    cols = _term_columns(fit)
+    X = _dense_x(fit)
+    p = X.shape[1]
+    terms = list(spec.fixed)
+    if len(terms) <= 1 or p <= 1:
+        R = np.linalg.cholesky(X.T @ X).T  # X'X = R'R, R upper
+        U = R / np.diag(R)[:, None]
+        return {t.name: U[cols[t.name]] for t in terms if cols[t.name]}
+    st = fit._state
+    codes, levels = st["codes"], st["levels"]
+    full_parts = []
+    full_names: list[str] = []
+    if spec.intercept:
+        full_parts.append(np.ones((X.shape[0], 1)))
+        full_names.append("(Intercept)")
+    for t in terms:
+        sizes = [len(levels[f]) for f in t.factors]
+        cell = np.zeros(X.shape[0], dtype=np.int64)
+        for f, sz in zip(t.factors, sizes):
+            cell = cell * sz + codes[f]
+        ncell = int(np.prod(sizes))
+        if ncell > 100_000:
+            raise ModelError(f"anova(): the term {t.name} has {ncell} cells, too many")
+        M = np.zeros((X.shape[0], ncell))
+        M[np.arange(X.shape[0]), cell] = 1.0
+        full_parts.append(M)
+        for combo in product(*[range(sz) for sz in sizes]):
+            full_names.append(":".join(f"{f}{levels[f][c]}" for f, c in zip(t.factors, combo)))
+    rdX = np.hstack(full_parts)
+    L = np.linalg.pinv(X) @ rdX  # (p x r); lmerTest's L is its transpose
+    L = L.T
+    L[np.abs(L) < 1e-12 * max(1.0, float(np.abs(L).max()))] = 0.0
+    keys = {t.key for t in terms}
+    for t in sorted(terms, key=lambda t: -t.order):
+        containing = [u for u in terms if u is not t and t.key < u.key and u.key in keys]
+        if not containing or not cols[t.name]:
+            continue
+        Cc = L[:, [j for u in containing for j in cols[u.name]]]
+        Y = L[:, cols[t.name]]
+        coef = np.linalg.lstsq(Cc, Y, rcond=None)[0]
+        resid = Y - Cc @ coef
+        resid[np.abs(resid) < 1e-12] = 0.0
+        L[:, cols[t.name]] = resid
+    pos = {n: i for i, n in enumerate(full_names)}
+    Lk = L[[pos[n] for n in names]]  # rows of the model's coefficients (p x p)
+    out: dict[str, np.ndarray] = {}
+    for t in terms:
+        Lt = Lk[:, cols[t.name]].T
+        out[t.name] = Lt[np.abs(Lt).sum(axis=1) > 1e-8]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Satterthwaite (lmerTest's contestMD)
+
+
+def _ddf_from_nu(nu: np.ndarray) -> float:
+    """lmerTest's ``get_Fstat_ddf``."""
+    if nu.size == 1:
+        return float(nu[0])
+    if np.all(np.abs(nu - nu[0]) < 1e-8):
+        return float(nu[0])
+    if np.any(nu <= 2):
+        return 2.0
+    E = float(np.sum(nu / (nu - 2.0)))
+    return 2.0 * E / (E - nu.size)
+
+
+def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]:
+    """(F, numerator df, denominator df) of ``L beta = 0`` as lmerTest's ``contestMD``."""
+    beta = fit.fixed_estimates.to_numpy()
+    vb = fit._state["vcov"]
+    jac, acov = fit._satterthwaite
+    VL = L @ vb @ L.T
+    d, P = np.linalg.eigh(VL)
+    order = np.argsort(d)[::-1]
+    d, P = d[order], P[:, order]
+    tol = max(np.sqrt(np.finfo(float).eps) * d[0], 0.0)
+    pos = d > tol
+    q = int(pos.sum())
+    PtL = (P.T @ L)[:q]
+    t2 = (PtL @ beta) ** 2 / d[:q]
+    F = float(np.sum(t2) / q)
+    g = np.einsum("ij,pjk,ik->ip", PtL, jac, PtL)
+    nu = 2.0 * d[:q] ** 2 / np.einsum("ip,pq,iq->i", g, acov, g)
+    return F, q, _ddf_from_nu(nu)
+
+
+# --------------------------------------------------------------------------------------------
+# Kenward-Roger (pbkrtest's vcovAdj and .KR_adjust)
+
+
+def _dense_parts(fit: MixedResult) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
+    """X (n x p), the derivatives G_i of V in the variance components, V, and beta."""
+    st = fit._state
+    pb = st["problem"]
+    theta, sigma = st["theta"], st["sigma"]
+    n, K = pb.n, pb.K
+    X = _dense_x(fit)
+    G: list[np.ndarray] = []
+    V = np.zeros((n, n))
+    for k in range(K):
+        codes = pb.cols[:, k]
+        Gk = (codes[:, None] == codes[None, :]).astype(float)
+        G.append(Gk)
+        V += (sigma * theta[k]) ** 2 * Gk
+    G.append(np.eye(n))
+    V[np.diag_indices(n)] += sigma**2
+    return X, G, V, fit.fixed_estimates.to_numpy()
+
+
+def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+    """(Phi, PhiA, P list, W): pbkrtest's ``vcovAdj`` in the variance-component parametrisation."""
+    X, G, V, _ = _dense_parts(fit)
+    import scipy.linalg as sla
+
+    cho = sla.cho_factor(V, lower=True, check_finite=False)
+    Vinv = sla.cho_solve(cho, np.eye(V.shape[0]), check_finite=False)
+    TT = Vinv @ X
+    Phi = np.linalg.inv(X.T @ TT)
+    HH = [Gi @ Vinv for Gi in G]
+    OO = [H @ X for H in HH]
+    m = len(G)
+    PP = [-(O.T @ TT) for O in OO]
+    PP = [(p + p.T) / 2 for p in PP]
+    Q = {}
+    for r in range(m):
+        for s in range(r, m):
+            Q[r, s] = OO[r].T @ Vinv @ OO[s]
+    IE2 = np.zeros((m, m))
+    for r in range(m):
+        PhiPr = Phi @ PP[r]
+        for s in range(r, m):
+            ktr = float(np.sum(HH[r].T * HH[s]))
+            IE2[r, s] = IE2[s, r] = (ktr - 2.0 * float(np.sum(Phi * Q[r, s]))
+                                     + float(np.sum(PhiPr * (PP[s] @ Phi))))
+    ev = np.linalg.eigvalsh(IE2)
+    W = 2.0 * (np.linalg.inv(IE2) if np.min(np.abs(ev)) > 1e-10 else np.linalg.pinv(IE2))
+    W = (W + W.T) / 2
+    U = np.zeros_like(Phi)
+    for r in range(m - 1):
+        for s in range(r + 1, m):
+            U += W[r, s] * (Q[r, s] - PP[r] @ Phi @ PP[s])
+    U = U + U.T
+    for r in range(m):
+        U += W[r, r] * (Q[r, r] - PP[r] @ Phi @ PP[r])
+    PhiA = Phi + 2.0 * Phi @ U @ Phi
+    return Phi, PhiA, PP, W
+
+
+def kenward_roger_f(L: np.ndarray, beta: np.ndarray, Phi: np.ndarray, PhiA: np.ndarray,
+                    PP: list[np.ndarray], W: np.ndarray) -> tuple[float, int, float]:
+    """(F, numerator df, denominator df) of ``L beta = 0`` as pbkrtest's ``.KR_adjust``."""
+    Theta = L.T @ np.linalg.solve(L @ Phi @ L.T, L)
+    TP = Theta @ Phi
+    m = len(PP)
+    A1 = A2 = 0.0
+    for i in range(m):
+        ui = TP @ PP[i] @ Phi
+        for j in range(i, m):
+            e = 1.0 if i == j else 2.0
+            uj = TP @ PP[j] @ Phi
+            A1 += e * W[i, j] * np.trace(ui) * np.trace(uj)
+            A2 += e * W[i, j] * float(np.sum(ui * uj.T))
+    q = int(np.linalg.matrix_rank(L))
+    B = (A1 + 6.0 * A2) / (2.0 * q)
+    g = ((q + 1) * A1 - (q + 4) * A2) / ((q + 2) * A2)
+    den = 3.0 * q + 2.0 * (1.0 - g)
+    c1, c2, c3 = g / den, (q - g) / den, (q + 2 - g) / den
+    V0 = 1.0 + c1 * B
+    V1 = 1.0 - c2 * B
+    V2 = 1.0 - c3 * B
+    V0 = 0.0 if abs(V0) < 1e-10 else V0
+    ratio = (1.0 - A2 / q) / V1 if V1 != 0 else 0.0
+    rho = 1.0 / q * ratio**2 * V0 / V2
+    df2 = 4.0 + (q + 2.0) / (q * rho - 1.0)
+    scaling = 1.0 if abs(df2 - 4.0) < 1e-2 else df2 * (1.0 - A2 / q) / (df2 - 2.0)
+    Lb = L @ beta
+    wald = float(Lb @ np.linalg.solve(L @ PhiA @ L.T, Lb))
+    return scaling * wald / q, q, float(df2)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedAnovaResult:
+    """Type III F tests of the fixed terms (see :meth:`MixedResult.anova`)."""
+    if type != 3:
+        raise ModelError(f"anova(type=...) supports type=3 (lmerTest's default); got {type!r}")
+    key = str(ddf).lower().replace("_", "-")
+    if key not in ("satterthwaite", "kenward-roger"):
+        raise ModelError(
+            f"ddf must be 'satterthwaite' or 'kenward-roger'; got {ddf!r}"
+        )
+    hyps = type3_hypotheses(fit)
+    if not hyps:
+        raise ModelError(
+            f"the model {fit.spec} has no fixed terms to test (only an intercept); add a fixed "
+            "term such as system"
+        )
+    rows = []
+    if key == "satterthwaite":
+        for L in hyps.values():
+            rows.append(satterthwaite_f(fit, L))
+    else:
+        if fit.method != "REML":
+            raise ModelError(
+                "Kenward-Roger df are defined for REML fits (pbkrtest and lmerTest refuse ML "
+                "fits); refit with method='REML' or use ddf='satterthwaite'."
+            )
+        if fit.residual is not None:
+            raise ModelError(
+                "Kenward-Roger df are available for homoscedastic fits only (pbkrtest works "
+                "on lmer fits); use ddf='satterthwaite' for a heteroscedastic fit."
+            )
+        if fit.n_obs > KR_MAX_OBS:
+            raise ModelError(
+                f"Kenward-Roger needs n x n matrices; {fit.n_obs} observations exceed the "
+                f"limit of {KR_MAX_OBS}. Use ddf='satterthwaite' (the two agree closely on "
+                "large designs)."
+            )
+        Phi, PhiA, PP, W = kr_adjusted(fit)
+        beta = fit.fixed_estimates.to_numpy()
+        for L in hyps.values():
+            rows.append(kenward_roger_f(L, beta, Phi, PhiA, PP, W))
+    F = np.array([r[0] for r in rows])
+    num = np.array([r[1] for r in rows], dtype=float)
+    den = np.array([r[2] for r in rows])
+    with np.errstate(invalid="ignore"):
+        p = stats.f.sf(F, num, den)
+    table = pd.DataFrame({"F": F, "num_df": num.astype(int), "den_df": den, "p": p},
+                         index=pd.Index(list(hyps), name="term"))
+    return MixedAnovaResult(table=table, ddf=key, model=str(fit.spec))
