@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
 from irmodels.errors import DataFormatError, DesignError
@@ -84,13 +84,26 @@ _CHUNK = 50
 # vectorised statistics of one batch of topic sets
 
 
-def _tukey_sf_table(k: int, df: float) -> tuple[np.ndarray, np.ndarray]:
-    """A fine grid of the studentized-range upper tail, interpolated for the ASL curves."""
-    from irmodels.inference.studentized import qtukey, sf
+# p-values are interpolated in z = x / (1 + x) (x = |t| or q >= 0), which maps [0, inf) onto
+# [0, 1): dense where p changes fast, and covering every tail whatever the df
+_Z = np.linspace(0.0, 1.0, 20001)[:-1]
+_X = _Z / (1.0 - _Z)
 
-    top = float(qtukey(1 - 1e-9, k, df))
-    grid = np.linspace(0.0, top, 2001)
-    return grid, np.asarray(sf(grid, k, df), dtype=np.float64)
+
+def _interp(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    return np.interp(x / (1.0 + x), _Z, table, right=0.0)
+
+
+def _t_table(df: float, alpha: float) -> tuple[float, np.ndarray]:
+    """Critical |t| and the two-sided p-value of a t statistic on the z grid."""
+    return float(special.stdtrit(df, 1 - alpha / 2)), 2.0 * special.stdtr(df, -_X)
+
+
+def _tukey_sf_table(k: int, df: float) -> np.ndarray:
+    """The studentized-range upper tail on the z grid (for the ASL curves)."""
+    from irmodels.inference.studentized import sf
+
+    return np.asarray(sf(_X, k, df), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,8 @@ class _Context:
     bin_width: float
     n_bins: int
     n_resamples: int
-    tukey: dict[int, tuple[float, np.ndarray, np.ndarray]]  # size -> (critical q, grid, sf)
+    tukey: dict[int, tuple[float, np.ndarray]]  # size -> (critical q, sf on the z grid)
+    t_tables: dict[int, tuple[float, np.ndarray]]  # size -> (critical |t|, p on the z grid)
 
 
 def _draw(rng: np.random.Generator, method: str, T: int, c: int, n: int
@@ -133,15 +147,16 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
     ia, ib = ctx.ia, ctx.ib
     if test == "t":
         centred = S - means[:, None, :]
-        cov = np.einsum("ncr,ncs->nrs", centred, centred) / (c - 1)
+        cov = np.matmul(centred.transpose(0, 2, 1), centred) / (c - 1)
         diag = np.einsum("nrr->nr", cov)
         var = np.maximum(diag[:, ia] + diag[:, ib] - 2.0 * cov[:, ia, ib], 0.0)
         se = np.sqrt(var / c)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = d / se
         t = np.where((se == 0) & (d == 0), 0.0, t)
-        p = 2.0 * stats.t.sf(np.abs(t), c - 1)
-        return p, p <= ctx.alpha
+        crit, table = ctx.t_tables[c]
+        at = np.abs(t)
+        return _interp(np.where(np.isfinite(at), at, 1e300), table), at >= crit
     if test == "tukey":
         grand = means.mean(axis=1)
         tmeans = S.mean(axis=2)
@@ -150,9 +165,8 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
         with np.errstate(divide="ignore", invalid="ignore"):
             q = np.abs(d) / np.sqrt(mse / c)[:, None]
         q = np.where(np.abs(d) == 0, 0.0, q)
-        crit, grid, sfv = ctx.tukey[c]
-        p = np.interp(q, grid, sfv, right=0.0)
-        return p, q > crit
+        crit, table = ctx.tukey[c]
+        return _interp(np.where(np.isfinite(q), q, 1e300), table), q > crit
     p = np.empty_like(d)
     for k in range(n):
         D = S[k][:, ia] - S[k][:, ib]
@@ -484,8 +498,9 @@ def topic_sets(
     A pair with a zero difference on X has no order and is left out of the swap counts; a
     swap is a strictly opposite sign on Y. Discriminative power and the error rates use both
     sets of every sample (X against Y and Y against X). Tukey's p-values for the ASL curves
-    are interpolated on a grid of 2001 points of the studentized range distribution (error
-    below 1e-6); significance itself compares q with the exact critical value. Kendall's
+    and the paired t test's are interpolated on a grid of 20000 points of ``x / (1 + x)``
+    (error below 1e-6); significance itself compares the statistic with the exact critical
+    value. Kendall's
     tau-b is computed from the signs of the pairwise differences (ties on either side as in
     tau-b), for X and Y alike.
 
@@ -542,15 +557,20 @@ def topic_sets(
     full = X.mean(axis=0)
     span = float(X.max() - X.min())
     n_bins = int(math.floor(span / bin_width)) + 2
-    tukey: dict[int, tuple[float, np.ndarray, np.ndarray]] = {}
+    tukey: dict[int, tuple[float, np.ndarray]] = {}
     if "tukey" in tests:
+        if (size_list[0] - 1) * (R - 1) < 2:
+            raise DesignError(
+                f"Tukey's HSD on {size_list[0]} topics x {R} systems leaves "
+                f"{(size_list[0] - 1) * (R - 1)} error degree of freedom; it needs 2. Use larger "
+                "sizes or another test.")
         for c in size_list:
             df = (c - 1) * (R - 1)
-            grid, sfv = _tukey_sf_table(R, df)
-            tukey[c] = (float(qtukey(1 - alpha, R, df)), grid, sfv)
+            tukey[c] = (float(qtukey(1 - alpha, R, df)), _tukey_sf_table(R, df))
+    t_tables = {c: _t_table(c - 1, float(alpha)) for c in size_list} if "t" in tests else {}
     ctx = _Context(X=X, ia=ia, ib=ib, full_sign=np.sign(full[ia] - full[ib]), method=method,
                    tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
-                   n_resamples=int(n_resamples), tukey=tukey)
+                   n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables)
     units = []
     for c in size_list:
         n_chunks = -(-int(n_samples) // _CHUNK)

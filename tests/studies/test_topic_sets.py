@@ -88,27 +88,29 @@ def test_swap_counts_and_taus_by_brute_force(data):
 
 def test_pvalues_agree_with_pairwise_and_anova(data):
     """The batched t, Wilcoxon and Tukey statistics equal irm.pairwise / irm.anova on one set."""
-    from irmodels.studies.topic_set_study import _Context, _pvalues, _tukey_sf_table
+    from irmodels.studies.topic_set_study import _Context, _pvalues, _t_table, _tukey_sf_table
     from irmodels.inference.studentized import qtukey
 
     X = _matrix(data)
     T, R = X.shape
     ia, ib = np.triu_indices(R, 1)
     c = 8
-    grid, sfv = _tukey_sf_table(R, (c - 1) * (R - 1))
     ctx = _Context(X=X, ia=ia, ib=ib, full_sign=np.zeros(len(ia)), method="disjoint",
                    tests=("t",), alpha=0.05, bin_width=0.01, n_bins=200, n_resamples=100,
-                   tukey={c: (float(qtukey(0.95, R, (c - 1) * (R - 1))), grid, sfv)})
+                   tukey={c: (float(qtukey(0.95, R, (c - 1) * (R - 1))),
+                             _tukey_sf_table(R, (c - 1) * (R - 1)))},
+                   t_tables={c: _t_table(c - 1, 0.05)})
     rows = np.array([[3, 7, 1, 12, 20, 25, 0, 9]])
     S = X[rows]
     m = S.mean(axis=1)
     d = m[:, ia] - m[:, ib]
     sub = data[data["topic"].isin([f"t{i}" for i in rows[0]])]
     labels = [(f"s{a}", f"s{b}") for a, b in zip(ia, ib)]
-    for test in ("t", "wilcoxon"):
-        p, _ = _pvalues(ctx, S, m, d, test, np.random.default_rng(0))
+    for test, atol in (("t", 1e-6), ("wilcoxon", 1e-12)):
+        p, reject = _pvalues(ctx, S, m, d, test, np.random.default_rng(0))
         ref = irm.pairwise(sub, test=test, adjust=None).set_index(["a", "b"])["p"]
-        np.testing.assert_allclose(p[0], ref.loc[labels].to_numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(p[0], ref.loc[labels].to_numpy(), rtol=1e-9, atol=atol)
+        np.testing.assert_array_equal(reject[0], ref.loc[labels].to_numpy() <= 0.05)
     p, reject = _pvalues(ctx, S, m, d, "tukey", np.random.default_rng(0))
     hsd = irm.anova("MD1", sub).tukey("system").pairs.set_index(["a", "b"])
     np.testing.assert_allclose(p[0], hsd.loc[labels, "p_adj"].to_numpy(), atol=2e-6)
@@ -193,3 +195,19 @@ def test_cli_topics(tmp_path, capsys):
                  "--n-samples", "5"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "at most 25 (half the topics)" in err
+
+
+@pytest.mark.parametrize("df", [1, 3, 24, 500])
+def test_interpolated_pvalues_are_accurate(df):
+    from scipy import stats
+
+    from irmodels.inference.studentized import sf
+    from irmodels.studies.topic_set_study import _interp, _t_table, _tukey_sf_table
+
+    x = np.concatenate([np.linspace(0, 10, 2001), [25.0, 100.0, 1e4]])
+    crit, table = _t_table(df, 0.05)
+    np.testing.assert_allclose(_interp(x, table), 2 * stats.t.sf(x, df), atol=1e-6)
+    assert crit == pytest.approx(stats.t.isf(0.025, df))
+    q = np.linspace(0, 12, 301)
+    dft = max(df, 2)  # the studentized range needs df >= 2
+    np.testing.assert_allclose(_interp(q, _tukey_sf_table(6, dft)), sf(q, 6, dft), atol=1e-6)
