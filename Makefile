@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 IRM_DATA_MIRROR ?= $(abspath ../shared/data/ir-scores)
 export IRM_DATA_MIRROR
 
-# The oldest supported Python (pyenv's, when python3.10 is not on PATH) for `make test-min`.
-PYMIN ?= $(shell for p in python3.10 $$HOME/.pyenv/versions/3.10*/bin/python3.10; do \
+# The oldest supported Python (pyenv's, when python3.11 is not on PATH) for `make test-min`.
+PYMIN ?= $(shell for p in python3.11 $$HOME/.pyenv/versions/3.11*/bin/python3.11; do \
 	$$p -c 'import sys' >/dev/null 2>&1 && { echo $$p; break; }; done)
 VENV_MIN ?= .venv-min
 
@@ -30,7 +30,7 @@ test: env
 
 # The suite on the declared minimum versions (.ci/constraints-min.txt) and the oldest Python.
 test-min:
-	@test -n "$(PYMIN)" || { echo "make test-min: no python3.10 found (set PYMIN=...)"; exit 2; }
+	@test -n "$(PYMIN)" || { echo "make test-min: no python3.11 found (set PYMIN=...)"; exit 2; }
 	test -x $(VENV_MIN)/bin/python || $(PYMIN) -m venv $(VENV_MIN)
 	$(VENV_MIN)/bin/python -m pip install -q --upgrade pip
 	$(VENV_MIN)/bin/python -m pip install -q -c .ci/constraints-min.txt -e ".[test]"
