@@ -151,7 +151,8 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     decimals; p-value columns (:data:`P_COLUMNS`) with four decimals and ``<0.0001`` below;
     other numbers with the decimals that give the smallest non-zero magnitude ``digits``
     significant digits (at most 6), in scientific notation when the column needs it; NaN as
-    blank; anything else as text.
+    blank; anything else as text. A column named ``value`` (a key-value table, one quantity a
+    row) is formatted cell by cell.
 
     >>> f = column_formatter("SS", [0.444, 0.0314, 12.5])
     >>> [f(v) for v in [0.444, 0.0314, 12.5]]
@@ -163,6 +164,8 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     ['yes', '']
     """
     vals = [v for v in values if not _is_missing(v)]
+    if str(name) == "value":  # a key-value table: one quantity per row, each its own format
+        return lambda v: "" if _is_missing(v) else format_number(v, digits)
     if vals and all(isinstance(v, (bool, np.bool_)) for v in vals):
         return lambda v: "" if _is_missing(v) else ("yes" if bool(v) else "")
     numeric = [float(v) for v in vals

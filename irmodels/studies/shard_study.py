@@ -211,7 +211,13 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = anova(model, data)
-        tk = fit.tukey("system", alpha=alpha)
+        try:
+            tk = fit.tukey("system", alpha=alpha)
+        except DesignError:
+            # undefined="missing" leaves whole (topic, shard) cells empty: under a model with
+            # topic:shard the least-squares system means are not estimable, so there is no
+            # Tukey test or ranking for this fit (NaN), only its ANOVA row
+            return _anova_only_record(model, fit, reference)
         iv = tk.intervals("tukey")
     row = fit.table.loc["system"]
     means = fit.marginal_means("system")
@@ -236,6 +242,20 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
         "tau": _kendall_tau(means, reference),
     }
     return rec, sig_set, means.reindex(reference.index).to_numpy(dtype=float), half
+
+
+def _anova_only_record(model: str, fit: Any, reference: pd.Series
+                       ) -> tuple[dict[str, Any], frozenset[tuple[str, str]], np.ndarray, float]:
+    row = fit.table.loc["system"]
+    rec = {
+        "model": model, "n_topics": int(fit.levels.get("topic", 0)),
+        "n_systems": int(fit.levels.get("system", 0)), "F_system": float(row["F"]),
+        "p_system": float(row["p"]), "omega2_system": float(row["omega2_partial"]),
+        "ms_error": float(fit.ms_error), "df_error": int(fit.df_resid),
+        "n_significant": np.nan, "n_not_significant": np.nan, "top_group": np.nan,
+        "ci_width": np.nan, "tau": np.nan,
+    }
+    return rec, frozenset(), np.full(len(reference), np.nan), np.nan
 
 
 def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd.DataFrame, int]:
@@ -501,6 +521,10 @@ class ShardStudy(ResultDisplay):
                 f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)})")
 
     # ---- plots
+    def plot(self, n_shards: int | None = None, split: int = 0) -> Figure:
+        """The figure of the study: :meth:`plot_intervals` (Tukey intervals per model)."""
+        return self.plot_intervals(n_shards, split)
+
     def plot_intervals(self, n_shards: int | None = None, split: int = 0) -> Figure:
         """Tukey intervals of every system mean, one panel per model (one split of one S).
 
@@ -755,7 +779,8 @@ def shards(
     runs["model"] = runs["model"].astype("str")
     for c in ("n_shards", "split", "n_topics", "n_systems", "n_undefined", "df_error",
               "n_significant", "n_not_significant", "top_group"):
-        runs[c] = runs[c].astype("int64")
+        # nullable where a fit had no estimable system means (undefined="missing")
+        runs[c] = runs[c].astype("Int64" if runs[c].isna().any() else "int64")
     order = {m: i for i, m in enumerate(DEFAULT_MODELS)}
     runs = runs.sort_values(
         ["n_shards", "split", "model"], key=lambda c: c.map(order) if c.name == "model" else c,
