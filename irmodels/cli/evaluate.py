@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="policy for topics without relevant documents (in a shard): a number "
                         "to substitute (default 0, as trec_eval), 'drop' or 'missing'")
     p.add_argument("--depth", type=positive_int, help="evaluate the top DEPTH documents only (trec_eval -M)")
-    p.add_argument("--relevance-level", type=int, default=1,
+    p.add_argument("--relevance-level", type=positive_int, default=1,
                    help="grade from which a document is relevant (trec_eval -l, default 1)")
     p.add_argument("--complete", action="store_true",
                    help="score topics a run missed as empty rankings (trec_eval -c)")

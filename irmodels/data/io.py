@@ -46,7 +46,7 @@ from irmodels.data.frame import (
     to_wide,
 )
 from irmodels._safeio import atomic_file, check_target, output_error
-from irmodels.errors import DataFormatError, DataQualityWarning, require
+from irmodels.errors import DataFormatError, DataQualityWarning, UsageError, require
 
 __all__ = [
     "check_topics",
@@ -1213,23 +1213,25 @@ def read_matrix(
     first = next(t for _, t in lines if t.strip())
     delim = sep if sep is not None else _sep_for(p, first)
     if not isinstance(delim, str) or len(delim) != 1 or delim in "\"\r\n":
-        raise DataFormatError(f"sep must be one character (not a quote or a line break), got {delim!r}")
+        raise UsageError(f"sep must be one character (not a quote or a line break), got {delim!r}")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
     header: list[str] | None = None
     header_line = 0
     rows: list[tuple[int, list[str]]] = []
     while True:
+        start = reader.line_num + 1  # the line where the next record starts
         try:
             row = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
             raise DataFormatError(
-                f"the line cannot be read as {'TSV' if delim == chr(9) else 'CSV'} ({exc}); "
-                "check the quotes on this line (a field longer than 128 KiB usually means an "
-                "unclosed quote)",
+                f"the record starting on this line cannot be read as "
+                f"{'TSV' if delim == chr(9) else 'CSV'} ({exc}, at line {reader.line_num}); "
+                "check the quotes on this line: a quote that is never closed swallows the "
+                "lines after it",
                 path=str(p),
-                line=reader.line_num,
+                line=start,
             ) from None
         line = reader.line_num
         cells = [c.strip() for c in row]
@@ -1416,8 +1418,8 @@ def _frame_format(path: Path) -> str:
     if suffix in (".csv", ".tsv", ".tab"):
         return "csv"
     raise DataFormatError(
-        f"cannot tell the format of {str(path)!r} from its extension {suffix!r}; use .csv, "
-        ".tsv or .parquet"
+        f"cannot tell the format from the extension {suffix!r}; use .csv, .tsv or .parquet",
+        path=str(path),
     )
 
 
