@@ -5,7 +5,10 @@ Run: ``python benchmarks/anova.py``. Prints, in one run:
 1. MD6 on T=50 topics x R=40 systems x S=5 shards (10,000 rows): irmodels vs
    ``statsmodels.formula.api.ols(...).fit()`` + ``anova_lm(typ=1)``; asserts every SS, df, F and
    p agree to 1e-8 (relative) and prints the times and the speed-up (goal >= 1000x);
-2. MD6 on T=50 x R=129 x S=50 (322,500 rows), irmodels alone (goal < 0.2 s).
+2. MD6 on T=50 x R=129 x S=50 (322,500 rows), irmodels alone (goal < 0.2 s);
+3. fixed cost: MD1 on 50 topics x 20 systems (1,000 rows), ``irm.anova`` against a plain numpy
+   pass that reads the columns and computes the same sums of squares (goal: within 5x), medians
+   of 300 calls, with the load average.
 
 Scores are seeded random numbers with topic, system and shard effects. Times are the best of
 several repetitions (statsmodels: one run, it takes seconds).
@@ -84,6 +87,53 @@ def large() -> float:
     return t_irm
 
 
+def fixed_cost() -> float:
+    import os
+
+    t, r = 50, 20
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({
+        "topic": pd.Categorical.from_codes(np.repeat(np.arange(t), r), [f"t{i}" for i in range(t)]),
+        "system": pd.Categorical.from_codes(np.tile(np.arange(r), t), [f"s{j}" for j in range(r)]),
+        "score": rng.uniform(size=t * r),
+    })
+
+    def numpy_pass():
+        y = data["score"].to_numpy()
+        tc = data["topic"].cat.codes.to_numpy()
+        sc = data["system"].cat.codes.to_numpy()
+        g = y.mean()
+        mt = np.bincount(tc, weights=y) / np.bincount(tc)
+        ms = np.bincount(sc, weights=y) / np.bincount(sc)
+        res = y - mt[tc] - ms[sc] + g
+        return r * ((mt - g) ** 2).sum(), t * ((ms - g) ** 2).sum(), res @ res
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = irm.anova("MD1", data)
+        ref = numpy_pass()
+        np.testing.assert_allclose(fit.table["SS"].to_numpy(), ref, rtol=1e-10)
+        times_irm, times_np = [], []
+        for _ in range(300):  # interleaved, so that load changes hit both alike
+            t0 = time.perf_counter()
+            irm.anova("MD1", data)
+            t1 = time.perf_counter()
+            numpy_pass()
+            t2 = time.perf_counter()
+            times_irm.append(t1 - t0)
+            times_np.append(t2 - t1)
+    t_irm, t_np = float(np.median(times_irm)), float(np.median(times_np))
+    print(f"MD1, T=50 R=20 (1,000 rows, balanced), load average {os.getloadavg()[0]:.2f}")
+    print(f"  irmodels     {t_irm * 1e6:10.0f} us")
+    print(f"  numpy pass   {t_np * 1e6:10.0f} us")
+    print(f"  ratio        {t_irm / t_np:10.1f} x   (goal <= 5x)")
+    return t_irm / t_np
+
+
 if __name__ == "__main__":
-    compare_statsmodels()
-    large()
+    import sys
+
+    if "--fixed-cost" not in sys.argv:
+        compare_statsmodels()
+        large()
+    fixed_cost()

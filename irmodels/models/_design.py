@@ -21,6 +21,7 @@ Public helpers (importable by other model modules):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -50,9 +51,15 @@ def resolve_model(model: str | ModelSpec, columns: Sequence[str] | None = None) 
             f"model must be a formula string, a preset name (MD1..MD6) or a ModelSpec; "
             f"got {type(model).__name__}"
         )
+    return _resolve_cached(model, None if columns is None else tuple(str(c) for c in columns))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_cached(model: str, columns: tuple[str, ...] | None) -> ModelSpec:
+    # a study refits one formula thousands of times: parse it once (ModelSpec is frozen)
     from irmodels.formula.parser import resolve
 
-    return resolve(model, None if columns is None else [str(c) for c in columns])
+    return resolve(model, None if columns is None else list(columns))
 
 
 def encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -67,18 +74,30 @@ def encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy().astype(np.int64)
+        if codes.size and codes.min() < 0:
+            _missing_labels(col.name, int((codes < 0).sum()))
         cats = col.cat.categories
         used = np.bincount(codes, minlength=len(cats)) > 0
         if used.all():
-            return codes, pd.Index(cats)
+            return codes, cats
         remap = np.cumsum(used) - 1
-        return remap[codes], pd.Index(cats[used])
+        return remap[codes], cats[used]
+    missing = col.isna()
+    if missing.any():
+        _missing_labels(col.name, int(missing.sum()))
     inv, uniq = pd.factorize(col.astype(str), sort=False)
     labels = [str(u) for u in uniq]
     order = sorted(range(len(labels)), key=lambda i: natural_key(labels[i]))
     rank = np.empty(len(labels), dtype=np.int64)
     rank[order] = np.arange(len(labels))
     return rank[np.asarray(inv, dtype=np.int64)], pd.Index([labels[i] for i in order])
+
+
+def _missing_labels(name: object, count: int) -> None:
+    raise DataFormatError(
+        f"factor column {name!r} has {count} missing label(s); every row needs a level. Drop "
+        "those rows or label them."
+    )
 
 
 def _is_numeric(col: pd.Series) -> bool:

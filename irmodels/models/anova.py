@@ -8,6 +8,7 @@ designs or designs with empty cells by least squares with type I, II or III sums
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from irmodels._display import ResultDisplay
 from irmodels.data.frame import natural_key
@@ -731,12 +732,7 @@ def anova(
     codes: dict[str, np.ndarray] = {}
     levels: dict[str, pd.Index] = {}
     for f in factors:
-        if data[f].isna().any():
-            raise DataFormatError(
-                f"factor column {f!r} has {int(data[f].isna().sum())} missing label(s); every "
-                "row needs a level. Drop those rows or label them."
-            )
-        codes[f], levels[f] = _encode(data[f])
+        codes[f], levels[f] = _encode(data[f])  # missing labels raise DataFormatError
         if len(levels[f]) < 2:
             raise DesignError(
                 f"factor {f!r} has {len(levels[f])} level(s) ({', '.join(map(str, levels[f]))}); "
@@ -804,9 +800,13 @@ def anova(
 
     ms_error = ss_resid / df_resid
     table = _table(names, ss, df, ss_resid, df_resid, n_obs, alpha)
-    clipped = tuple(table.index[:-1][table["omega2_partial"].to_numpy()[:-1] < 0])
+    omega_col = table.columns.get_loc("omega2_partial")
+    neg = table.to_numpy()[:-1, omega_col] < 0
+    clipped = tuple(np.asarray(names, dtype=object)[neg])
     if clipped:
-        table.loc[list(clipped), "omega2_partial"] = 0.0
+        values = table.to_numpy(copy=True)
+        values[:-1, omega_col] = np.where(neg, 0.0, values[:-1, omega_col])
+        table = pd.DataFrame(values, index=table.index, columns=table.columns)
         warnings.warn(
             f"partial omega squared is negative (F < 1) for {', '.join(clipped)}; shown as 0 "
             "(see AnovaResult.omega2_clipped).",
@@ -969,32 +969,48 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
     return ss, df, ss_resid, df_resid, fitted
 
 
+def _power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: float) -> np.ndarray:
+    """:func:`irmodels.inference.effects.anova_power` with scipy's ufuncs called directly (the
+    same functions ``stats.f.isf`` and ``stats.ncf.sf`` evaluate, without their overhead)."""
+    from scipy.special import _ufuncs
+
+    ncf_sf = getattr(_ufuncs, "_ncf_sf", None)
+    if ncf_sf is None:  # pragma: no cover - other scipy versions
+        return _eff.anova_power(f2, df, df_resid, n_obs, alpha)
+    crit = special.fdtri(df, df_resid, 1.0 - alpha)
+    lam = f2 * float(n_obs)
+    with np.errstate(invalid="ignore"):
+        out = np.where(lam > 0, ncf_sf(crit, df, df_resid, np.where(lam > 0, lam, 1.0)), alpha)
+    return np.where(np.isfinite(f2), out, np.nan)
+
+
 def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:
+    """The ANOVA table (effect sizes as :mod:`irmodels.inference.effects` defines them), built
+    from one float array: a few microseconds of numpy, one DataFrame constructor."""
+    ss = np.asarray(ss, dtype=float)
+    df = np.asarray(df, dtype=float)
     ms = ss / df
     ms_error = ss_resid / df_resid
     with np.errstate(divide="ignore", invalid="ignore"):
         f = ms / ms_error
-    p = stats.f.sf(f, df, df_resid)
-    ss_total = float(ss.sum() + ss_resid)
-    eta2 = _eff.eta_squared(ss, ss_total)
-    eta2p = _eff.partial_eta_squared(ss, ss_resid)
-    omega = _eff.partial_omega_squared(f, df, n_obs)
-    f2 = _eff.cohen_f2(ss, ss_resid)
-    power = _eff.anova_power(f2, df, df_resid, n_obs, alpha)
-    nan = np.nan
-    table = pd.DataFrame(
-        {
-            "SS": [*ss, ss_resid],
-            "df": [*df, float(df_resid)],
-            "MS": [*ms, ms_error],
-            "F": [*f, nan],
-            "p": [*p, nan],
-            "eta2": [*eta2, nan],
-            "eta2_partial": [*eta2p, nan],
-            "omega2_partial": [*omega, nan],
-            "cohen_f2": [*f2, nan],
-            "power": [*power, nan],
-        },
-        index=pd.Index([*names, "Residual"]),
-    )
-    return table.astype("float64")
+        p = special.fdtrc(df, df_resid, f)
+        ss_total = float(ss.sum() + ss_resid)
+        eta2 = ss / ss_total
+        eta2p = ss / (ss + ss_resid)
+        num = df * (f - 1.0)
+        omega = num / (num + n_obs)
+        f2 = ss / ss_resid
+    power = _power(f2, df, df_resid, n_obs, alpha)
+    k = len(names)
+    out = np.full((k + 1, len(TABLE_COLUMNS)), np.nan)
+    for j, col in enumerate((ss, df, ms, f, p, eta2, eta2p, omega, f2, power)):
+        out[:k, j] = col
+    out[k, :3] = (ss_resid, float(df_resid), ms_error)
+    index, columns = _table_axes(tuple(names))
+    return pd.DataFrame(out, index=index, columns=columns, copy=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _table_axes(names: tuple[str, ...]) -> tuple[pd.Index, pd.Index]:
+    # immutable Index objects, shared by the tables of repeated fits of one model
+    return pd.Index([*names, "Residual"]), pd.Index(TABLE_COLUMNS)

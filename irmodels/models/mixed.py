@@ -69,6 +69,8 @@ def _resolve(model: str | ModelSpec, columns: list[str],
     spec = _design.resolve_model(model, columns)
     if data is not None and isinstance(data, pd.DataFrame):
         spec = _design.classify(spec, data)
+        for f in spec.covariates:  # refuse NaN/constant covariates before anything else
+            _design.covariate_values(data, f)
     return spec
 
 
