@@ -75,6 +75,10 @@ LATEX_HEADERS: dict[str, str] = {
     "Phi": r"$\Phi$",
     "rho_I": r"$\rho_I$",
     "sd_ratio": "SD ratio",
+    "num_df": r"$\mathrm{df}_1$",
+    "den_df": r"$\mathrm{df}_2$",
+    "df1": r"$\mathrm{df}_1$",
+    "df2": r"$\mathrm{df}_2$",
     "se": "SE",
     "sd": "SD",
 }
@@ -107,9 +111,17 @@ def latex_header(name: object) -> str:
 
     >>> latex_header("omega2_partial"), latex_header("Pr(>F)"), latex_header("n_splits")
     ('$\\omega^2_p$', '$\\Pr(>F)$', 'n\\_splits')
+    >>> latex_header("Phi_lower")
+    '$\\Phi$ lower'
+
     """
     key = str(name)
-    return LATEX_HEADERS.get(key, latex_escape(key))
+    if key in LATEX_HEADERS:
+        return LATEX_HEADERS[key]
+    base, _, end = key.rpartition("_")
+    if end in ("lower", "upper") and base in LATEX_HEADERS:
+        return f"{LATEX_HEADERS[base]} {end}"
+    return latex_escape(key)
 
 
 def format_number(value: object, digits: int = 4) -> str:
@@ -350,8 +362,16 @@ def frame_to_latex(
         b = bold.to_numpy(dtype=bool)
         cells = [[rf"\textbf{{{v}}}" if (v and b[i, j]) else v for i, v in enumerate(col)]
                  for j, col in enumerate(cells)]
-    idx = [latex_escape(i) for i in _index_labels(df.index)]
-    index_name = latex_escape(_index_name(df.index))
+    # a default (unnamed 0..n-1) index carries no information: the first column leads instead
+    show_index = not (isinstance(df.index, pd.RangeIndex) and df.index.name is None)
+    if not show_index and df.shape[1] > 1:
+        idx = cells[0]
+        index_name = latex_header(df.columns[0])
+        df = df.iloc[:, 1:]
+        cells = cells[1:]
+    else:
+        idx = [latex_escape(i) for i in _index_labels(df.index)]
+        index_name = latex_escape(_index_name(df.index))
     headers = [latex_header(c) for c in df.columns]
     index_width = max([_visible_length(x) for x in [index_name, *idx]] or [0])
     widths = [max([_visible_length(x) for x in [h, *col]]) for h, col in zip(headers, cells)]
