@@ -230,6 +230,24 @@ def _str_column(values: np.ndarray, codes: np.ndarray | None = None) -> pd.Serie
         return pd.Series(vals if codes is None else vals[codes], dtype="str")
 
 
+def _smallest(keys: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` smallest non-negative float32 ``keys`` per row, in increasing
+    order of (key, index).
+
+    ``np.argpartition`` alone leaves the chosen entries in an order numpy does not specify (and,
+    among ties at the boundary, may choose different ones), so the same seed could give another
+    collection on another numpy. Keys are made unique (bits of the key, then the index) before the
+    partition, and the chosen ones are sorted.
+
+    >>> _smallest(np.array([[0.5, 0.1, 0.5, 0.2]], dtype=np.float32), 3).tolist()
+    [[1, 3, 0]]
+    """
+    bits = np.ascontiguousarray(keys, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    unique = (bits << np.uint64(32)) | np.arange(keys.shape[1], dtype=np.uint64)[None, :]
+    chosen = np.sort(np.partition(unique, k - 1, axis=1)[:, :k], axis=1)
+    return (chosen & np.uint64(0xFFFFFFFF)).astype(np.intp)
+
+
 def generate(
     topics: int | None = None,
     systems: int | None = None,
@@ -366,7 +384,7 @@ def generate(
         pool = rng.choice(np.flatnonzero(~rel_set), size=m, replace=False)
         weight = (rng.gamma(0.7, 1.0, size=m) + 1e-3).astype(np.float32)
         nkeys = rng.standard_exponential(size=(n_s, m), dtype=np.float32) / weight[None, :]
-        top = np.argpartition(nkeys, kth=depth_ - 1, axis=1)[:, :depth_]
+        top = _smallest(nkeys, depth_)
         nonrel = pool[top]
         # a ranking: r relevant documents, then depth - r non-relevant ones
         is_rel = cols[None, :] < r[t][:, None]
