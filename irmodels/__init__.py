@@ -17,6 +17,7 @@ import importlib
 from typing import Any
 
 from irmodels.errors import (
+    ArgumentError,
     BoundaryFitWarning,
     ConvergenceError,
     ConvergenceWarning,
@@ -92,7 +93,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = sorted(
-    [*_LAZY, "IRModelsError", "IRModelsWarning", "DataFormatError", "DesignError", "FormulaError",
+    [*_LAZY, "ArgumentError", "IRModelsError", "IRModelsWarning", "DataFormatError", "DesignError", "FormulaError",
      "ModelError", "ConvergenceError", "DatasetError", "MissingDependencyError",
      "UnbalancedDesignWarning", "BoundaryFitWarning", "NegativeVarianceWarning",
      "UndefinedValueWarning", "DataQualityWarning", "ConvergenceWarning", "__version__"]

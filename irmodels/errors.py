@@ -87,7 +87,12 @@ class MissingDependencyError(IRModelsError, ImportError):
     """An optional dependency is needed; the message says how to install it."""
 
 
-class UsageError(IRModelsError, ValueError):
+class ArgumentError(IRModelsError, ValueError):
+    """A function argument has an invalid value: a negative count or seed, a probability outside
+    (0, 1), an unknown option (the helpers in ``irmodels._validate`` raise it)."""
+
+
+class UsageError(ArgumentError):
     """A command-line option or a combination of options is invalid (exit status 2)."""
 
 

@@ -1,0 +1,158 @@
+"""Validation of function arguments: one set of helpers, one error class.
+
+Every public function checks its counts, seeds, probabilities and choices through these helpers,
+so the same mistake gets the same error (:class:`~irmodels.errors.ArgumentError`, a ``ValueError``)
+with the same wording wherever it is made.
+
+>>> check_int(5, "n_boot", low=1)
+5
+>>> check_int(0, "n_boot", low=1)
+Traceback (most recent call last):
+...
+irmodels.errors.ArgumentError: n_boot must be a whole number >= 1; got 0.
+>>> check_probability(0.05, "alpha")
+0.05
+>>> check_choice("holm", "adjust", ("holm", "bonferroni"))
+'holm'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from irmodels.errors import ArgumentError
+
+__all__ = [
+    "check_choice",
+    "check_int",
+    "check_int_list",
+    "check_number",
+    "check_probability",
+    "check_seed",
+]
+
+T = TypeVar("T")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an ``int`` if it is a whole number in ``[low, high]``; booleans are refused.
+
+    >>> check_int(np.int64(3), "k", low=2, high=3)
+    3
+    >>> check_int(True, "k")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ArgumentError: k must be a whole number; got True.
+    """
+    bounds = ""
+    if low is not None and high is not None:
+        bounds = f" between {low} and {high}"
+    elif low is not None:
+        bounds = f" >= {low}"
+    elif high is not None:
+        bounds = f" <= {high}"
+    if not _is_int(value) or (low is not None and value < low) or (
+            high is not None and value > high):
+        raise ArgumentError(f"{name} must be a whole number{bounds}; got {value!r}.")
+    return int(value)
+
+
+def check_int_list(values: Any, name: str, *, low: int | None = None, unique: bool = True,
+                   hint: str = "") -> tuple[int, ...]:
+    """A non-empty tuple of whole numbers ``>= low`` (a single number is a list of one).
+
+    >>> check_int_list([2, 5], "n_shards", low=2)
+    (2, 5)
+    >>> check_int_list(4, "sizes", low=1)
+    (4,)
+    """
+    if _is_int(values):
+        values = (values,)
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ArgumentError(f"{name} must be a list of whole numbers; got {values!r}.")
+    out = tuple(values)
+    bound = f" >= {low}" if low is not None else ""
+    if not out or any(not _is_int(v) or (low is not None and v < low) for v in out):
+        raise ArgumentError(
+            f"{name} must be a non-empty list of whole numbers{bound}; got {list(out)}."
+            + (f" {hint}" if hint else ""))
+    if unique and len(set(out)) != len(out):
+        raise ArgumentError(f"{name} repeats values: {list(out)}; list each once.")
+    return tuple(int(v) for v in out)
+
+
+def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False) -> float:
+    """A finite real number in the given interval (open or closed at each end).
+
+    >>> check_number(0.5, "p", low=0, high=1, low_open=True, high_open=True)
+    0.5
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(float(value)):
+        raise ArgumentError(f"{name} must be a finite number; got {value!r}.")
+    v = float(value)
+    too_low = low is not None and (v <= low if low_open else v < low)
+    too_high = high is not None and (v >= high if high_open else v > high)
+    if too_low or too_high:
+        lo = "" if low is None else ("(" if low_open else "[") + f"{low:g}"
+        hi = "" if high is None else f"{high:g}" + (")" if high_open else "]")
+        interval = f"in {lo}, {hi}" if low is not None and high is not None else (
+            f"{'>' if low_open else '>='} {low:g}" if low is not None
+            else f"{'<' if high_open else '<='} {high:g}")
+        raise ArgumentError(f"{name} must be {interval}; got {value!r}.")
+    return v
+
+
+def check_probability(value: Any, name: str = "alpha", *, closed: bool = False) -> float:
+    """A probability strictly between 0 and 1 (``closed=True`` allows 0 and 1).
+
+    >>> check_probability(1.5, "target")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ArgumentError: target must be in (0, 1); got 1.5.
+    """
+    return check_number(value, name, low=0.0, high=1.0, low_open=not closed,
+                        high_open=not closed)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int | np.random.SeedSequence | np.random.Generator | None:
+    """A seed numpy accepts: ``None``, a whole number ``>= 0``, a ``SeedSequence`` or a ``Generator``.
+
+    >>> check_seed(0)
+    0
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ArgumentError: seed must be None or a whole number >= 0; got -1.
+    """
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
+        return seed
+    if not _is_int(seed) or seed < 0:
+        raise ArgumentError(f"{name} must be None or a whole number >= 0; got {seed!r}.")
+    return int(seed)
+
+
+def check_choice(value: T, name: str, choices: Sequence[T]) -> T:
+    """``value`` if it is one of ``choices`` (compared by equality and type, so ``True`` is not
+    ``1``), else an error listing them.
+
+    >>> check_choice("bogus", "undefined", ("zero", "drop", "missing"))
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ArgumentError: undefined must be one of 'zero', 'drop', 'missing'; got 'bogus'.
+    """
+    for c in choices:
+        if type(value) is type(c) and value == c:
+            return value
+    listed = ", ".join(repr(c) for c in choices)
+    raise ArgumentError(f"{name} must be one of {listed}; got {value!r}.")
