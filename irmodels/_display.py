@@ -11,6 +11,7 @@ import html
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -532,6 +533,24 @@ class ResultDisplay:
             out.append(frame_to_latex(table, caption=cap, label=base if i == 0 else f"{base}-{i + 1}",
                                       digits=digits, columns=cols))
         return "\n\n".join(out)
+
+    def to_section(self, *, digits: int = 4) -> Any:
+        """The report section this result renders (:class:`irmodels._section.Section`): its
+        title line as the heading, every table in HTML and Markdown, and :meth:`to_latex`.
+        Results with figures or prose override it."""
+        from irmodels._section import Section, frame_to_markdown
+
+        lines = self._display_title().splitlines()
+        tables = list(self._display_tables())
+        rest = " ".join(lines[1:])
+        body_html = [f"<p>{html.escape(rest)}</p>"] if rest else []
+        body_md = [rest] if rest else []
+        for title, table in tables:
+            body_html.append(frame_to_html(table, title=title, digits=digits))
+            body_md += [f"**{title}**", frame_to_markdown(table, digits=digits)]
+        return Section(title=lines[0] if lines else type(self).__name__,
+                       html="".join(body_html), markdown="\n\n".join(body_md),
+                       latex=self.to_latex(digits=digits))
 
     def _repr_html_(self) -> str:
         parts = [f"<div class='irmodels-result'><strong>{html.escape(self._display_title())}</strong>"]

@@ -230,6 +230,9 @@ def test_face(name: str) -> None:
     assert isinstance(page, str) and "<table" in page
     r = repr(res)
     assert isinstance(r, str) and "\n" not in r and r.strip() and len(r) < 300
+    section = res.to_section() if hasattr(res, "to_section") else None
+    assert section is not None, f"{name} renders no report section (to_section)"
+    assert section.title and "<" in section.html and section.markdown and section.latex
     if hasattr(res, "plot"):
         from matplotlib.figure import Figure
 

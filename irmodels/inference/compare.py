@@ -22,7 +22,7 @@ import itertools
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -286,8 +286,18 @@ class CompareResult(ResultDisplay):
         return frame_to_latex(table, caption=caption or self.caption(),
                               label=label or "tab:compare", raw_cells=True)
 
-    def _repr_html_(self) -> str:
-        table = self._table(4, "html")
+    def to_section(self, *, digits: int = 4) -> Any:
+        """The report section: the table (HTML with bold and superscripts, Markdown, LaTeX)
+        and its caption."""
+        from irmodels._section import Section
+
+        text = self._table(digits, "text").to_string()
+        return Section(title="Comparison of systems", html=self._repr_html_(digits),
+                       markdown=f"{self._display_title()}\n\n```\n{text}\n```\n\n{self.caption()}",
+                       latex=self.to_latex(digits=digits))
+
+    def _repr_html_(self, digits: int = 4) -> str:
+        table = self._table(digits, "html")
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
         rows = "".join(
             f"<tr><th>{html.escape(str(s))}</th>"

@@ -355,6 +355,10 @@ class TopicSetStudy(ResultDisplay):
         return fig
 
     # ---- report
+    def to_section(self, *, digits: int = 4) -> Section:
+        """The report section of the study (the same as :meth:`to_report_section`)."""
+        return self.to_report_section()
+
     def to_report_section(self) -> Section:
         """This study as a report :class:`~irmodels._section.Section`.
 
