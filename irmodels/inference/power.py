@@ -36,8 +36,8 @@ __all__ = [
     "pair_sd",
     "TopicSetDesign",
     "topics_table",
-    "anova_power",
-    "anova_topics",
+    "oneway_power",
+    "oneway_topics",
     "ci_half_width",
     "ci_width_topics",
     "simulate_paired_t",
@@ -473,7 +473,7 @@ def topics_table(
 
 
 # ---------------------------------------------------------------------------- Sakai designs
-def anova_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float = 0.05) -> float:
+def oneway_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float = 0.05) -> float:
     """Power of the one-way ANOVA F test over ``m`` systems with ``n`` topics each.
 
     The least favourable configuration with range ``min_range`` (two systems ``min_range``
@@ -481,7 +481,7 @@ def anova_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float 
     (2 sigma^2)``; ``F ~ F'(m - 1, m (n - 1), lambda)`` and the power is
     ``P(F > F(1 - alpha; m - 1, m (n - 1)))`` (Sakai 2016, the ANOVA-based design).
 
-    >>> round(anova_power(10, 50, 0.1, 0.2), 4)
+    >>> round(oneway_power(10, 50, 0.1, 0.2), 4)
     0.3471
     """
     if m < 2 or n < 2:
@@ -493,7 +493,7 @@ def anova_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float 
     return float(stats.ncf.sf(stats.f.ppf(1 - alpha, df1, df2), df1, df2, lam))
 
 
-def anova_topics(
+def oneway_topics(
     m: int, min_range: float, sigma: float, *, power: float = 0.8, alpha: float = 0.05,
     max_topics: int = 100_000,
 ) -> int:
@@ -515,24 +515,24 @@ def anova_topics(
     Returns
     -------
     int
-        Smallest ``n`` with :func:`anova_power` ``>= power``.
+        Smallest ``n`` with :func:`oneway_power` ``>= power``.
 
-    >>> anova_topics(10, 0.1, 0.2)
+    >>> oneway_topics(10, 0.1, 0.2)
     127
     """
     if not 0 < power < 1:
         raise DesignError(f"power must be in (0, 1); got {power!r}")
-    if anova_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
+    if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
         raise DesignError(
             f"even {max_topics} topics do not reach power {power}; increase min_range or "
             "max_topics."
         )
     lo, hi = 2, 2
-    while anova_power(m, hi, min_range, sigma, alpha=alpha) < power:
+    while oneway_power(m, hi, min_range, sigma, alpha=alpha) < power:
         lo, hi = hi, min(hi * 2, max_topics)
     while lo < hi:  # power increases with n: bisection on integers
         mid = (lo + hi) // 2
-        if anova_power(m, mid, min_range, sigma, alpha=alpha) >= power:
+        if oneway_power(m, mid, min_range, sigma, alpha=alpha) >= power:
             hi = mid
         else:
             lo = mid + 1

@@ -1,4 +1,5 @@
-"""Replicates of an evaluation: collection shards, document samples, topic subsets.
+"""Replicates of an evaluation: collection shards and document samples (topic subsets are drawn by
+``irm.studies.topic_sets``).
 
 Submodules are imported lazily: ``irm.replicates.shards`` and ``irm.replicates.document_samples``.
 """
@@ -14,7 +15,7 @@ _LAZY = {
     "read_docids": "irmodels.replicates.sharding:read_docids",
     "docids_from": "irmodels.replicates.sharding:docids_from",
     "document_samples": "irmodels.replicates.documents:document_samples",
-    "topic_subsets": "irmodels.replicates.topics:topic_subsets",
+    "sample_record": "irmodels.replicates.documents:sample_record",
 }
 
 

@@ -104,15 +104,15 @@ def test_errors():
 
 def test_anova_power_against_r(ref):
     for row in ref["anova"]:
-        got = P.anova_power(row["m"], row["n"], row["minD"], row["sigma"], alpha=row["alpha"])
+        got = P.oneway_power(row["m"], row["n"], row["minD"], row["sigma"], alpha=row["alpha"])
         assert got == pytest.approx(row["power"], abs=1e-9), row
 
 
 def test_anova_topics_is_smallest():
-    n = P.anova_topics(10, 0.1, 0.2, power=0.8)
-    assert P.anova_power(10, n, 0.1, 0.2) >= 0.8 > P.anova_power(10, n - 1, 0.1, 0.2)
+    n = P.oneway_topics(10, 0.1, 0.2, power=0.8)
+    assert P.oneway_power(10, n, 0.1, 0.2) >= 0.8 > P.oneway_power(10, n - 1, 0.1, 0.2)
     with pytest.raises(DesignError, match="do not reach"):
-        P.anova_topics(10, 1e-5, 0.2, max_topics=1000)
+        P.oneway_topics(10, 1e-5, 0.2, max_topics=1000)
 
 
 def test_ci_width():
