@@ -1,6 +1,6 @@
 """Write notebooks/06-document-samples.ipynb (run from notebooks/: ``python build_06_document_samples.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it (under a minute:
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it (under a minute:
 the small demo collection, C = 200 for the validation, 4 systems for the mixed models).
 """
 
@@ -24,8 +24,6 @@ cells = [
     ),
     new_code_cell(
         "import warnings\n\n"
-        "import matplotlib\n"
-        "matplotlib.use('Agg')\n"
         "import numpy as np\n"
         "import pandas as pd\n\n"
         "import irmodels as irm\n"
@@ -45,7 +43,7 @@ cells = [
         "    warnings.simplefilter('ignore', irm.DataQualityWarning)\n"
         "    sims = irm.replicates.document_samples(coll.runs, coll.qrels, model='bootstrap',\n"
         "                                           n_samples=10, seed=11)\n"
-        "record = sims.attrs['record']\n"
+        "record = irm.replicates.sample_record(sims)\n"
         "print(len(sims), 'simulated AP values;', int(record['zero_draws'].sum()), 'zero draws redrawn;',\n"
         "      int(record['degenerate'].sum()), 'degenerate (topic, run) pairs')\n"
         "sims.head()"

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             zeros=args.zeros, seed=args.seed, systems=systems, backend=args.backend,
         )
         samples.to_csv(out / "samples.csv", index=False)
-        samples.attrs["record"].to_csv(out / "record.csv", index=False)
+        irm.replicates.sample_record(samples).to_csv(out / "record.csv", index=False)
         print(f"simulated {len(samples)} scores")
         v = res = None
         if args.validate:

@@ -3,7 +3,9 @@
 ``evaluate(runs, qrels, measures)`` scores every (topic, system) pair, or every (topic, system,
 shard) triple when a document -> shard assignment is given, and returns the canonical long frame
 (:func:`irmodels.frame`). All rankings are sorted once and every measure is a weighted
-``np.bincount`` over ranking segments: there is no Python loop over rankings.
+``np.bincount`` over ranking segments: there is no Python loop over rankings. The measure
+grammar, the undefined-value policy and the measure kernels live in
+:mod:`irmodels.data._kernels`, shared with the shard study and the document-sample simulator.
 
 Conventions follow trec_eval 9/10 (the values equal ``trec_eval -q`` and pytrec_eval-terrier);
 see :func:`evaluate` and ``docs/measures.md``.
@@ -15,185 +17,31 @@ ACM TOIS 20(4), 2002 (nDCG).
 
 from __future__ import annotations
 
-import difflib
-import math
-import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from irmodels.data._kernels import (
+    KNOWN_MEASURES,
+    Hits,
+    Measure,
+    UndefinedPolicy,
+    parse_measure,
+    parse_measures,
+    score,
+    trec_order_key,
+)
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, UndefinedValueWarning
 
-__all__ = ["DEFAULT_MEASURES", "KNOWN_MEASURES", "Measure", "evaluate", "parse_measure"]
+__all__ = ["DEFAULT_MEASURES", "KNOWN_MEASURES", "Measure", "UndefinedPolicy", "evaluate",
+           "parse_measure", "undefined_cells"]
 
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RBP(0.8)")
-
-#: The measure grammar, one form per line (``k`` a positive integer, ``p`` in (0, 1)).
-KNOWN_MEASURES = (
-    "AP", "AP@k", "P@k", "R@k", "Rprec", "RR", "nDCG", "nDCG@k", "RBP(p=0.8)", "RBP(0.8)",
-    "RBP_res(p=0.8)", "num_rel", "num_ret", "num_rel_ret",
-)
-
-# kinds whose value needs at least one relevant document (else undefined)
-_NEEDS_RELEVANT = {"AP", "R", "Rprec", "RR"}
-_NEEDS_GAIN = {"nDCG"}
-
-_KIND_CASE = {
-    "ap": "AP", "p": "P", "r": "R", "rprec": "Rprec", "rr": "RR", "ndcg": "nDCG",
-    "rbp": "RBP", "rbp_res": "RBP_res", "num_rel": "num_rel", "num_ret": "num_ret",
-    "num_rel_ret": "num_rel_ret",
-}
-_CUT_RE = re.compile(r"^(AP|P|R|nDCG)@([1-9][0-9]{0,6})$", re.IGNORECASE)
-_PLAIN_RE = re.compile(r"^(AP|Rprec|RR|nDCG|num_rel|num_ret|num_rel_ret)$", re.IGNORECASE)
-_RBP_RE = re.compile(
-    r"^(RBP|RBP_res)(?:\(\s*(?:p\s*=\s*)?([0-9]*\.?[0-9]+(?:[eE]-?[0-9]+)?)\s*\))?$", re.IGNORECASE
-)
-# trec_eval spellings -> canonical forms
-_TREC_CUT_RE = re.compile(r"^(P|map_cut|ndcg_cut|recall)_([1-9][0-9]{0,6})$")
-_TREC_PLAIN = {"map": "AP", "recip_rank": "RR", "ndcg": "nDCG", "rbp": "RBP(p=0.9)",
-               "rbp_resid": "RBP_res(p=0.9)"}
-_TREC_CUT_KIND = {"P": "P", "map_cut": "AP", "ndcg_cut": "nDCG", "recall": "R"}
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One effectiveness measure: a kind, an optional rank cutoff, an optional persistence.
-
-    Build measures with :func:`parse_measure`; ``str(m)`` (or ``m.name``) is the canonical name,
-    which parses back to an equal measure.
-
-    Attributes
-    ----------
-    kind : str
-        ``AP``, ``P``, ``R`` (recall), ``Rprec``, ``RR``, ``nDCG``, ``RBP``, ``RBP_res``,
-        ``num_rel``, ``num_ret`` or ``num_rel_ret``.
-    cutoff : int or None
-        Rank cutoff ``k`` of ``AP@k``, ``P@k``, ``R@k``, ``nDCG@k``.
-    p : float or None
-        Persistence of ``RBP`` and ``RBP_res``.
-
-    Examples
-    --------
-    >>> from irmodels.data.measures import parse_measure
-    >>> m = parse_measure("nDCG@10")
-    >>> m, m.name, parse_measure(m.name) == m
-    (Measure('nDCG@10'), 'nDCG@10', True)
-    """
-
-    kind: str
-    cutoff: int | None = None
-    p: float | None = None
-
-    @property
-    def name(self) -> str:
-        """The canonical name (ir_measures spelling)."""
-        if self.kind in ("RBP", "RBP_res"):
-            return f"{self.kind}(p={format(self.p, '.12g')})"
-        if self.cutoff is not None:
-            return f"{self.kind}@{self.cutoff}"
-        return self.kind
-
-    @property
-    def undefined_without_relevant(self) -> bool:
-        """True when the value is undefined for a topic with no relevant document."""
-        return self.kind in _NEEDS_RELEVANT or self.kind in _NEEDS_GAIN
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"Measure({self.name!r})"
-
-
-def _unknown(text: str) -> DataFormatError:
-    forms = ["AP", "P@10", "R@100", "Rprec", "RR", "nDCG", "nDCG@10", "RBP(p=0.8)",
-             "RBP_res(p=0.8)", "num_rel", "num_ret", "num_rel_ret", "map", "P_10", "ndcg_cut_10"]
-    close = difflib.get_close_matches(str(text), forms, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return DataFormatError(
-        f"unknown measure {text!r}{hint}. Known measures: AP, AP@k, P@k, R@k, Rprec, RR, nDCG, "
-        "nDCG@k, RBP(p=0.8) (or RBP(0.8)), RBP_res(p=0.8), num_rel, num_ret, num_rel_ret, with k a "
-        "positive integer and p in (0, 1); trec_eval names (map, P_10, ndcg_cut_10, recip_rank, "
-        "map_cut_10, recall_10) are accepted too."
-    )
-
-
-def parse_measure(text: str | Measure) -> Measure:
-    """Parse a measure name with a whitelisted grammar (nothing is evaluated).
-
-    Parameters
-    ----------
-    text : str or Measure
-        ``AP``, ``AP@k``, ``P@k``, ``R@k`` (recall at k), ``Rprec``, ``RR``, ``nDCG``, ``nDCG@k``,
-        ``RBP(p=0.8)`` / ``RBP(0.8)`` / ``RBP`` (p = 0.8), ``RBP_res(p=0.8)`` (the RBP residual),
-        ``num_rel``, ``num_ret``, ``num_rel_ret``. Names are case-insensitive
-        (``ndcg@10``). trec_eval spellings are accepted: ``map``, ``map_cut_k``, ``P_k``,
-        ``recall_k``, ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``rbp`` (trec_eval's default
-        p = 0.9).
-
-    Returns
-    -------
-    Measure
-        With a canonical ``name``.
-
-    Raises
-    ------
-    DataFormatError
-        For an unknown name; the message lists the known measures.
-
-    Examples
-    --------
-    >>> from irmodels.data.measures import parse_measure
-    >>> [parse_measure(s).name for s in ["map", "P_10", "RBP(0.8)", "ndcg_cut_20", "rr"]]
-    ['AP', 'P@10', 'RBP(p=0.8)', 'nDCG@20', 'RR']
-    """
-    if isinstance(text, Measure):
-        return text
-    if not isinstance(text, str):
-        raise DataFormatError(
-            f"a measure name must be a string, got {type(text).__name__} {text!r}; "
-            "pass names such as 'AP' or 'nDCG@10'"
-        )
-    s = text.strip()
-    if s in _TREC_PLAIN:
-        return parse_measure(_TREC_PLAIN[s])
-    m = _TREC_CUT_RE.match(s)
-    if m:
-        return Measure(_TREC_CUT_KIND[m.group(1)], cutoff=int(m.group(2)))
-    m = _CUT_RE.match(s)
-    if m:
-        return Measure(_KIND_CASE[m.group(1).lower()], cutoff=int(m.group(2)))
-    m = _PLAIN_RE.match(s)
-    if m:
-        return Measure(_KIND_CASE[m.group(1).lower()])
-    m = _RBP_RE.match(s)
-    if m:
-        p = 0.8 if m.group(2) is None else float(m.group(2))
-        if not 0.0 < p < 1.0:
-            raise DataFormatError(
-                f"RBP persistence must be in (0, 1), got p={m.group(2)} in {text!r}; "
-                "use e.g. RBP(p=0.8)"
-            )
-        return Measure(_KIND_CASE[m.group(1).lower()], p=p)
-    raise _unknown(text)
-
-
-def _parse_all(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
-    out: list[Measure] = []
-    for item in measures:
-        m = parse_measure(item)
-        if m not in out:
-            out.append(m)
-    if not out:
-        raise DataFormatError("no measure requested; pass e.g. measures=['AP', 'nDCG@10']")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,7 +220,8 @@ def evaluate(
         Policy for undefined values (a topic, or a topic in a shard, with no relevant
         document): a constant substituted for every system (default 0.0, which is what
         trec_eval reports), ``"drop"`` (drop such topics for that measure everywhere, in every
-        shard) or ``"missing"`` (leave those rows out: the design becomes unbalanced).
+        shard) or ``"missing"`` (leave those rows out: the design becomes unbalanced). For
+        ``GMAP`` a substituted constant is an AP (0 gives trec_eval's ``log(1e-5)``).
     depth : int, optional
         Evaluate only the top ``depth`` documents of each ranking (trec_eval ``-M``). With
         shards the cut is applied to the whole run, before it is split.
@@ -388,8 +237,10 @@ def evaluate(
     -------
     DataFrame
         Canonical long frame with columns ``measure`` (canonical measure name), ``topic``,
-        ``system``, ``shard`` (only with ``shards``) and ``score``. ``frame.attrs["undefined"]``
-        is a DataFrame (columns ``measure, topic`` and ``shard``) of the undefined cells.
+        ``system``, ``shard`` (only with ``shards``) and ``score``. The undefined cells are in
+        ``frame.attrs["undefined"]`` as plain lists (JSON-able, so the frame concatenates,
+        merges and writes to Parquet); :func:`undefined_cells` gives them as a DataFrame
+        (columns ``measure, topic`` and ``shard``).
 
     Raises
     ------
@@ -407,7 +258,10 @@ def evaluate(
     -----
     *Order.* Within each (system, topic) the documents are ranked by score descending and ties
     by document id in decreasing ``strcmp`` (byte) order, exactly as trec_eval's
-    ``form_res_rels.c`` sorts them; the ``rank`` column of a run file is ignored. trec_eval's
+    ``form_res_rels.c`` sorts them; the ``rank`` column of a run file is ignored. trec_eval
+    holds scores as C ``float``: scores are compared in single precision, so two scores that
+    differ only beyond float precision (e.g. 5000.001 and 5000.0012) tie and the document id
+    decides, as in trec_eval and pytrec_eval-terrier. trec_eval's
     test run ``results.test`` has tied scores, one of them between a relevant and a
     non-relevant document of topic 301: this order reproduces trec_eval there to 1e-12
     (pytrec_eval-terrier), the opposite order does not (AP 0.032417 instead of 0.032425; the
@@ -439,6 +293,9 @@ def evaluate(
       grow if every unjudged retrieved document and everything below depth d were relevant.
       trec_eval's ``rbp_resid`` (p = 0.9) reports 0 when no retrieved document is unjudged;
       here the tail p^d is always included.
+    - ``GMAP``: per topic ``log(max(AP, 1e-5))``, the value trec_eval ``-q`` reports for
+      ``gm_map``; a system's GMAP is ``exp`` of its mean over topics (trec_eval's ``all``
+      line). Undefined when R = 0.
     - ``num_rel`` (R), ``num_ret`` (retrieved, after ``depth``), ``num_rel_ret``.
 
     *Shards* (Ferro & Sanderson, SIGIR 2019; METHODS.md section 4). The cells are every
@@ -463,262 +320,280 @@ def evaluate(
     4  nDCG@3     1      s  0.7602
     5  nDCG@3     2      s  0.6309
     """
-    ms = _parse_all(measures)
-    if isinstance(undefined, str):
-        if undefined not in ("drop", "missing"):
-            raise DataFormatError(
-                f"undefined={undefined!r} is not a policy; use a number (substitute it), "
-                "'drop' or 'missing'"
-            )
-    elif (isinstance(undefined, (bool, np.bool_))
-          or not isinstance(undefined, (int, float, np.number))
-          or not math.isfinite(float(undefined))):
-        raise DataFormatError(
-            f"undefined={undefined!r} is not a policy; use a finite number, 'drop' or 'missing'"
-        )
-    if depth is not None and (isinstance(depth, bool) or int(depth) != depth or depth < 1):
+    opts = _options(measures, undefined, depth, relevance_level, complete)
+    q = _encode_qrels(_as_qrels(qrels))
+    runs = _as_runs(runs)
+    from irmodels.data.io import warn_topic_id_mismatch  # ids equal up to leading zeros
+
+    warn_topic_id_mismatch(runs["topic"], q.topics, stacklevel=3)
+    r = _rank(_encode_runs(runs, q.topics))
+    _refuse_duplicates(r)
+    if opts.depth is not None:
+        r = _cut_depth(r, opts.depth)
+    present = _scored_pairs(r, opts.complete)
+    cells = _split_shards(r, q, shards)
+    hits = _hits(r, q, cells, opts.level)
+    results = [(m, *score(m, hits)) for m in opts.measures]
+    return _assemble(results, present, r, cells, opts.policy)
+
+
+# ---------------------------------------------------------------------------------------------
+# the steps of evaluate
+
+
+@dataclass(frozen=True)
+class _Options:
+    measures: list[Measure]
+    policy: UndefinedPolicy
+    depth: int | None
+    level: int
+    complete: bool
+
+
+def _options(measures: object, undefined: object, depth: object, relevance_level: object,
+             complete: object) -> _Options:
+    """Validate every option before reading any data."""
+    ms = parse_measures(measures)  # type: ignore[arg-type]
+    policy = UndefinedPolicy.parse(undefined)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+                              or depth < 1):
         raise DataFormatError(f"depth must be a positive integer or None, got {depth!r}")
-    if isinstance(relevance_level, bool) or int(relevance_level) != relevance_level \
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) \
             or relevance_level < 1:
         raise DataFormatError(
             f"relevance_level must be an integer >= 1 (trec_eval -l), got {relevance_level!r}"
         )
-    level = int(relevance_level)
+    return _Options(ms, policy, None if depth is None else int(depth), int(relevance_level),
+                    bool(complete))
 
-    run_df = _as_runs(runs)
-    q_df = _as_qrels(qrels)
 
-    # --- qrels: topics, docids, grades
-    qd_codes, qd_uniques = _factorize(q_df["docid"])
-    q_rel = _rels(q_df["rel"])
-    q_tcode, topics = _natural_codes(q_df["topic"])
-    n_topics = len(topics)
+@dataclass(frozen=True)
+class _Qrels:
+    doc: np.ndarray          # document code of each judgement
+    docids: np.ndarray       # the qrels' document ids (object array of str)
+    rel: np.ndarray          # integer grade of each judgement
+    topic: np.ndarray        # topic code of each judgement (natural order)
+    topics: list[str]
 
-    # --- runs: keep topics present in the qrels (trec_eval skips the others)
+
+def _encode_qrels(q_df: pd.DataFrame) -> _Qrels:
+    """Integer codes of the qrels; a document judged twice for one topic is refused."""
+    doc, docids = _factorize(q_df["docid"])
+    rel = _rels(q_df["rel"])
+    topic, topics = _natural_codes(q_df["topic"])
+    pair = topic.astype(np.int64) * len(docids) + doc
+    if len(pd.unique(pair)) != len(pair):
+        dup = pd.Series(pair).duplicated().to_numpy()
+        i = int(np.flatnonzero(dup)[0])
+        raise DataFormatError(
+            f"the qrels judge document {docids[doc[i]]!r} twice for topic "
+            f"{topics[topic[i]]!r} ({int(dup.sum())} duplicate row(s)); trec_eval refuses "
+            "such qrels. Keep one judgement per (topic, docid)."
+        )
+    return _Qrels(doc, docids, rel, topic, topics)
+
+
+@dataclass(frozen=True)
+class _Rankings:
+    """Every retrieved row of the topics in the qrels; after :func:`_rank`, in trec_eval order.
+
+    ``key`` is ``system * T + topic``; each ranking is contiguous once ranked.
+    """
+
+    key: np.ndarray          # (N,) ranking of each row
+    doc: np.ndarray          # (N,) document code
+    score: np.ndarray        # (N,) trec_eval's sort key (float32)
+    docids: np.ndarray       # document ids of the runs
+    systems: list[str]
+    topics: list[str]
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.systems) * len(self.topics)
+
+    def take(self, sel: np.ndarray) -> _Rankings:
+        return _Rankings(self.key[sel], self.doc[sel], self.score[sel], self.docids,
+                         self.systems, self.topics)
+
+
+def _encode_runs(run_df: pd.DataFrame, topics: list[str]) -> _Rankings:
+    """Integer codes of the runs, keeping the topics of the qrels (trec_eval skips others)."""
     if len(run_df) == 0:
         raise DataFormatError("the runs have no rows; nothing can be evaluated")
     rt_codes, rt_uniques = _factorize(run_df["topic"])
-    topic_map = pd.Index(topics).get_indexer(rt_uniques)
-    r_tcode_all = topic_map[rt_codes]
-    keep = r_tcode_all >= 0
-    s_codes_all, systems = _natural_codes(run_df["system"])
-    n_sys = len(systems)
+    topic = pd.Index(topics).get_indexer(rt_uniques)[rt_codes]
+    keep = topic >= 0
+    system, systems = _natural_codes(run_df["system"])
     if not keep.any():
         raise DataFormatError(
             f"no topic of the runs is in the qrels (runs: {sorted(rt_uniques)[:5]}, "
             f"qrels: {topics[:5]}); check that both files belong to the same collection"
         )
-    d_codes, d_uniques = _factorize(run_df["docid"])
-    r_score = _scores(run_df["score"])
-    if keep.all():
-        r_tcode, r_scode = r_tcode_all, s_codes_all
-    else:
-        r_tcode, r_scode = r_tcode_all[keep], s_codes_all[keep]
-        d_codes, r_score = d_codes[keep], r_score[keep]
+    doc, docids = _factorize(run_df["docid"])
+    key = trec_order_key(_scores(run_df["score"]))
+    st_key = system.astype(np.int64) * len(topics) + topic
+    r = _Rankings(st_key, doc, key, docids, systems, topics)
+    return r if keep.all() else r.take(keep)
 
-    # --- document ids: tie-break rank in strcmp order (code points = UTF-8 byte order)
-    n_docs = len(d_uniques)
-    by_name = np.argsort(d_uniques.astype(str), kind="stable")
-    d_rank = np.empty(n_docs, dtype=np.int64)
-    d_rank[by_name] = np.arange(n_docs)
 
-    # --- one sort: (system, topic), score descending, docid descending. Rankings that are
-    # already contiguous and in this order (run files usually are) skip the sort: the
-    # measures only need each ranking contiguous and ordered, not the rankings in any order.
-    st_key = r_scode.astype(np.int64) * n_topics + r_tcode
-    if not _in_trec_order(st_key, r_score, d_rank[d_codes], n_sys * n_topics):
-        order = np.lexsort((-d_rank[d_codes], -r_score, st_key))
-        st_key, d_codes, r_score = st_key[order], d_codes[order], r_score[order]
-    seg_info = _segment_positions(st_key)
-    pos = seg_info[2]
-    pair = st_key * n_docs + d_codes
-    if n_sys * n_topics * n_docs < 2**31:  # a narrower sort when the keys fit in 32 bits
+def _rank(r: _Rankings) -> _Rankings:
+    """trec_eval's order: score (as C float) descending, then document id descending.
+
+    Rankings already contiguous and in this order (run files usually are) skip the sort: the
+    measures need each ranking contiguous and ordered, not the rankings in any order.
+    """
+    by_name = np.argsort(r.docids.astype(str), kind="stable")  # strcmp = UTF-8 byte order
+    d_rank = np.empty(len(r.docids), dtype=np.int64)
+    d_rank[by_name] = np.arange(len(r.docids))
+    dr = d_rank[r.doc]
+    if _in_trec_order(r.key, r.score, dr, r.n_keys):
+        return r
+    return r.take(np.lexsort((-dr, -r.score, r.key)))
+
+
+def _refuse_duplicates(r: _Rankings) -> None:
+    """A document retrieved twice in one ranking is refused, as trec_eval does."""
+    n_docs = len(r.docids)
+    pair = r.key * n_docs + r.doc
+    if r.n_keys * n_docs < 2**31:  # a narrower sort when the keys fit in 32 bits
         pair = pair.astype(np.int32)
     pair = np.sort(pair)
-    dup_mask = pair[1:] == pair[:-1]
-    if dup_mask.any():
-        k = int(pair[1:][np.flatnonzero(dup_mask)[0]])
-        st, dc = divmod(k, n_docs)
-        sy, tp = divmod(st, n_topics)
+    dup = pair[1:] == pair[:-1]
+    if dup.any():
+        st, dc = divmod(int(pair[1:][np.flatnonzero(dup)[0]]), n_docs)
+        sy, tp = divmod(st, r.n_topics)
         raise DataFormatError(
-            f"{int(dup_mask.sum())} document(s) appear twice in one ranking, e.g. "
-            f"{d_uniques[dc]!r} for system {systems[sy]!r}, topic {topics[tp]!r}; trec_eval "
+            f"{int(dup.sum())} document(s) appear twice in one ranking, e.g. "
+            f"{r.docids[dc]!r} for system {r.systems[sy]!r}, topic {r.topics[tp]!r}; trec_eval "
             "refuses such runs. Remove the duplicates (keep the best-scored copy)."
         )
-    del pair
-    if depth is not None:
-        cut = pos < int(depth)
-        if not cut.all():
-            st_key, d_codes = st_key[cut], d_codes[cut]
-            seg_info = _segment_positions(st_key)
-            pos = seg_info[2]
-    present = np.zeros(n_sys * n_topics, dtype=bool)
-    present[st_key] = True
+
+
+def _cut_depth(r: _Rankings, depth: int) -> _Rankings:
+    """The top ``depth`` rows of each ranking (trec_eval ``-M``)."""
+    pos = _segment_positions(r.key)[2]
+    cut = pos < depth
+    return r if cut.all() else r.take(cut)
+
+
+def _scored_pairs(r: _Rankings, complete: bool) -> np.ndarray:
+    """(system, topic) pairs scored: retrieved something, or every pair with ``complete``."""
+    present = np.zeros(r.n_keys, dtype=bool)
+    present[r.key] = True
     if complete:
         present[:] = True
+    return present
 
-    # --- shards
-    if shards is not None:
-        shard_map = pd.Series(shards) if not isinstance(shards, pd.Series) else shards
-        if len(shard_map) == 0:
-            raise DataFormatError("the shard assignment is empty; pass a mapping doc id -> shard")
-        shard_map = pd.Series(shard_map.to_numpy(), index=shard_map.index.astype(str))
-        if shard_map.index.has_duplicates:
-            d = shard_map.index[shard_map.index.duplicated()][0]
-            raise DataFormatError(f"the shard assignment lists document {d!r} more than once")
-        sh_codes_map, shard_levels = _natural_codes(shard_map.astype(str))
-        sh_index = pd.Index(shard_map.index)
-        n_shards = len(shard_levels)
-        pos_in_map = sh_index.get_indexer(d_uniques)
-        q_pos_in_map = sh_index.get_indexer(qd_uniques)
-        missing = np.concatenate([d_uniques[pos_in_map < 0], qd_uniques[q_pos_in_map < 0]])
-        if len(missing):
-            miss = pd.unique(missing)
-            raise DataFormatError(
-                f"{len(miss)} document(s) of the runs or qrels have no shard, e.g. "
-                f"{list(miss[:3])}; the assignment must cover the whole collection (build it "
-                "from the collection's doc ids, or from the union of runs and qrels)."
-            )
-        doc_shard = sh_codes_map[pos_in_map]
-        q_shard = sh_codes_map[q_pos_in_map][qd_codes]
-        cell = st_key * n_shards + doc_shard[d_codes]
-        o2 = np.argsort(cell, kind="stable")  # keeps each run's order inside a shard
-        cell, d_codes, st_key = cell[o2], d_codes[o2], st_key[o2]
-        seg_info = _segment_positions(cell)
-        pos = seg_info[2]
-    else:
-        n_shards = 1
-        shard_levels = None
-        q_shard = np.zeros(len(qd_codes), dtype=np.int64)
-        cell = st_key
 
-    # --- qrels per (topic, shard) and relevance of each retrieved document
-    ts_q = q_tcode * n_shards + q_shard
-    q_docpos = pd.Index(d_uniques).get_indexer(qd_uniques)[qd_codes]
-    qkey_all = q_tcode.astype(np.int64) * (n_docs + 1) + (q_docpos + 1)
-    qpair = q_tcode.astype(np.int64) * len(qd_uniques) + qd_codes
-    if len(pd.unique(qpair)) != len(qpair):
-        dupq = pd.Series(qpair).duplicated().to_numpy()
-        i = int(np.flatnonzero(dupq)[0])
+@dataclass(frozen=True)
+class _Cells:
+    """Rankings split by shard: cell ``(system * T + topic) * S + shard`` of each row."""
+
+    cell: np.ndarray         # (N,) cell of each row, contiguous, rows in ranking order
+    doc: np.ndarray          # (N,) document code of each row
+    key: np.ndarray          # (N,) (system, topic) of each row
+    q_shard: np.ndarray      # shard of each judgement
+    n_shards: int
+    shard_levels: list[str] | None
+
+
+def _split_shards(r: _Rankings, q: _Qrels, shards: object) -> _Cells:
+    """Split every ranking (keeping its order) and the qrels by a document -> shard map."""
+    if shards is None:
+        return _Cells(r.key, r.doc, r.key, np.zeros(len(q.doc), dtype=np.int64), 1, None)
+    shard_map = shards if isinstance(shards, pd.Series) else pd.Series(shards)
+    if len(shard_map) == 0:
+        raise DataFormatError("the shard assignment is empty; pass a mapping doc id -> shard")
+    shard_map = pd.Series(shard_map.to_numpy(), index=shard_map.index.astype(str))
+    if shard_map.index.has_duplicates:
+        d = shard_map.index[shard_map.index.duplicated()][0]
+        raise DataFormatError(f"the shard assignment lists document {d!r} more than once")
+    codes, levels = _natural_codes(shard_map.astype(str))
+    index = pd.Index(shard_map.index)
+    pos = index.get_indexer(r.docids)
+    q_pos = index.get_indexer(q.docids)
+    missing = np.concatenate([r.docids[pos < 0], q.docids[q_pos < 0]])
+    if len(missing):
+        miss = pd.unique(missing)
         raise DataFormatError(
-            f"the qrels judge document {qd_uniques[qd_codes[i]]!r} twice for topic "
-            f"{topics[q_tcode[i]]!r} ({int(dupq.sum())} duplicate row(s)); trec_eval refuses "
-            "such qrels. Keep one judgement per (topic, docid)."
+            f"{len(miss)} document(s) of the runs or qrels have no shard, e.g. "
+            f"{list(miss[:3])}; the assignment must cover the whole collection (build it "
+            "from the collection's doc ids, or from the union of runs and qrels)."
         )
-    n_ts = n_topics * n_shards
-    is_rel_q = q_rel >= level
-    num_rel_ts = np.bincount(ts_q, weights=is_rel_q, minlength=n_ts)
+    n_shards = len(levels)
+    cell = r.key * n_shards + codes[pos][r.doc]
+    order = np.argsort(cell, kind="stable")  # keeps each run's order inside a shard
+    return _Cells(cell[order], r.doc[order], r.key[order], codes[q_pos][q.doc], n_shards,
+                  levels)
+
+
+def _grades(r: _Rankings, q: _Qrels, c: _Cells) -> np.ndarray:
+    """The grade of each retrieved row; -1 for a document not in the qrels (unjudged)."""
+    n_docs = len(r.docids)
+    q_docpos = pd.Index(r.docids).get_indexer(q.docids)[q.doc]
     judged = q_docpos >= 0
-    t_of_row = (st_key % n_topics).astype(np.int64)
     if not judged.any():
-        relv = np.full(len(d_codes), -1, dtype=np.int64)
-    elif n_topics * (n_docs + 1) <= 20_000_000:  # dense (topic, doc) -> grade table
-        table = np.full(n_topics * (n_docs + 1), -1, dtype=np.int32)
-        table[qkey_all[judged]] = q_rel[judged]
-        relv = table[t_of_row * (n_docs + 1) + (d_codes + 1)].astype(np.int64)
-        del table
-    else:  # sorted keys and a binary search
-        qkeys = qkey_all[judged]
-        qrel_j = q_rel[judged]
-        qsort = np.argsort(qkeys)
-        qkeys, qrel_j = qkeys[qsort], qrel_j[qsort]
-        rkeys = t_of_row * (n_docs + 1) + (d_codes + 1)
-        loc = np.minimum(np.searchsorted(qkeys, rkeys), len(qkeys) - 1)
-        found = qkeys[loc] == rkeys
-        relv = np.where(found, qrel_j[loc], -1)  # -1: not in the pool
-    isrel = relv >= level
+        return np.full(len(c.doc), -1, dtype=np.int64)
+    qkey = q.topic.astype(np.int64) * (n_docs + 1) + (q_docpos + 1)
+    rkey = (c.key % r.n_topics).astype(np.int64) * (n_docs + 1) + (c.doc + 1)
+    if r.n_topics * (n_docs + 1) <= 20_000_000:  # dense (topic, doc) -> grade table
+        table = np.full(r.n_topics * (n_docs + 1), -1, dtype=np.int32)
+        table[qkey[judged]] = q.rel[judged]
+        return table[rkey].astype(np.int64)
+    qkeys, grades = qkey[judged], q.rel[judged]  # sorted keys and a binary search
+    o = np.argsort(qkeys)
+    qkeys, grades = qkeys[o], grades[o]
+    loc = np.minimum(np.searchsorted(qkeys, rkey), len(qkeys) - 1)
+    return np.where(qkeys[loc] == rkey, grades[loc], -1)
 
-    n_cells = n_sys * n_topics * n_shards
-    # cell index = (system * T + topic) * S + shard  ->  (topic, shard) index
-    cells = np.arange(n_cells, dtype=np.int64)
-    shard_of_cell = cells % n_shards
-    topic_of_cell = (cells // n_shards) % n_topics
-    ts_of_cell = topic_of_cell * n_shards + shard_of_cell
-    num_rel_cell = num_rel_ts[ts_of_cell]
 
-    rank1 = pos + 1.0
-    c = np.cumsum(isrel, dtype=np.int64)
-    start, seg, _ = seg_info
+def _hits(r: _Rankings, q: _Qrels, c: _Cells, level: int) -> Hits:
+    """The kernels' input: relevant rows, positive-gain rows, unjudged rows, per-cell counts."""
+    grade = _grades(r, q, c)
+    s = c.n_shards
+    n_ts = r.n_topics * s
+    n_cells = r.n_keys * s
+    ts_q = q.topic * s + c.q_shard
+    ts_of_cell = (np.arange(n_cells, dtype=np.int64) // s % r.n_topics) * s \
+        + np.arange(n_cells, dtype=np.int64) % s
+    num_rel = np.bincount(ts_q, weights=q.rel >= level, minlength=n_ts)[ts_of_cell]
+    start, seg, pos = _segment_positions(c.cell)
+    rank = pos + 1.0
+    isrel = grade >= level
+    cum = np.cumsum(isrel, dtype=np.int64)
     starts = np.flatnonzero(start)
-    base = (c[starts] - isrel[starts])[seg] if len(starts) else c
-    cumrel = c - base
-    gains = np.where(relv > 0, relv, 0).astype(np.float64)
-    disc = 1.0 / np.log2(pos + 2.0)
+    cumrel = cum - ((cum[starts] - isrel[starts])[seg] if len(starts) else 0)
+    gain = grade > 0
+    unjudged = grade < 0
 
-    def bc(w: np.ndarray) -> np.ndarray:
-        return np.bincount(cell, weights=w, minlength=n_cells)
+    def ideal(k: int | None) -> np.ndarray:  # ideal DCG per cell from the judged grades
+        pos_g = q.rel > 0
+        g_ts, g = ts_q[pos_g], q.rel[pos_g].astype(np.float64)
+        o = np.lexsort((-g, g_ts))
+        g_ts, g = g_ts[o], g[o]
+        gp = _segment_positions(g_ts)[2]
+        w = g / np.log2(gp + 2.0)
+        if k is not None:
+            w = np.where(gp < k, w, 0.0)
+        return np.bincount(g_ts, weights=w, minlength=n_ts)[ts_of_cell]
 
-    def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        out = np.zeros_like(num, dtype=np.float64)
-        np.divide(num, den, out=out, where=den > 0)
-        return out
-
-    # ideal DCG per (topic, shard), for the cutoffs needed
-    ideal_cache: dict[int | None, np.ndarray] = {}
-
-    def ideal(k: int | None) -> np.ndarray:
-        if k not in ideal_cache:
-            pos_g = q_rel > 0
-            g_ts, g = ts_q[pos_g], q_rel[pos_g].astype(np.float64)
-            o = np.lexsort((-g, g_ts))
-            g_ts, g = g_ts[o], g[o]
-            _, _, gp = _segment_positions(g_ts)
-            w = g / np.log2(gp + 2.0)
-            if k is not None:
-                w = np.where(gp < k, w, 0.0)
-            ideal_cache[k] = np.bincount(g_ts, weights=w, minlength=n_ts)
-        return ideal_cache[k]
-
-    results: list[tuple[Measure, np.ndarray, np.ndarray]] = []  # measure, values, undefined
-    no_rel = num_rel_cell == 0
-    for m in ms:
-        cut_k = m.cutoff
-        within = pos < cut_k if cut_k is not None else np.ones(len(pos), dtype=bool)
-        undef = np.zeros(n_cells, dtype=bool)
-        if m.kind == "AP":
-            w = np.where(isrel, cumrel / rank1, 0.0)
-            if cut_k is not None:
-                w = np.where(within, w, 0.0)
-            val, undef = divide(bc(w), num_rel_cell), no_rel
-        elif m.kind == "P":
-            val = bc(isrel & within) / cut_k
-        elif m.kind == "R":
-            val, undef = divide(bc(isrel & within), num_rel_cell), no_rel
-        elif m.kind == "Rprec":
-            val = divide(bc(isrel & (pos < num_rel_cell[cell])), num_rel_cell)
-            undef = no_rel
-        elif m.kind == "RR":
-            val, undef = bc(np.where(isrel & (cumrel == 1), 1.0 / rank1, 0.0)), no_rel
-        elif m.kind == "nDCG":
-            w = gains * disc
-            if cut_k is not None:
-                w = np.where(within, w, 0.0)
-            idcg = ideal(cut_k)[ts_of_cell]
-            val, undef = divide(bc(w), idcg), idcg <= 0
-        elif m.kind == "RBP":
-            p = 0.8 if m.p is None else float(m.p)
-            val = (1.0 - p) * bc(np.where(isrel, p**pos, 0.0))
-        elif m.kind == "RBP_res":
-            p = 0.8 if m.p is None else float(m.p)
-            n_ret = np.bincount(cell, minlength=n_cells)
-            val = (1.0 - p) * bc(np.where(relv < 0, p**pos, 0.0)) + p**n_ret
-        elif m.kind == "num_rel":
-            val = num_rel_cell.astype(np.float64)
-        elif m.kind == "num_ret":
-            val = np.bincount(cell, minlength=n_cells).astype(np.float64)
-        elif m.kind == "num_rel_ret":
-            val = bc(isrel.astype(np.float64))
-        else:  # pragma: no cover - the parser only makes the kinds above
-            raise DataFormatError(f"measure {m.name!r} is not implemented")
-        results.append((m, val, np.asarray(undef, dtype=bool)))
-
-    return _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shard_levels,
-                     undefined)
+    return Hits(
+        cell=c.cell[isrel], rank=rank[isrel], nrel=cumrel[isrel].astype(np.float64),
+        n_rel=num_rel, n_cells=n_cells, n_ret=np.bincount(c.cell, minlength=n_cells),
+        gain_cell=c.cell[gain], gain_rank=rank[gain], gain=grade[gain].astype(np.float64),
+        ideal_dcg=ideal, unjudged_cell=c.cell[unjudged], unjudged_rank=rank[unjudged],
+    )
 
 
-def _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shard_levels,
-              undefined) -> pd.DataFrame:
-    n_cells = n_sys * n_topics * n_shards
+def _assemble(results: list[tuple[Measure, np.ndarray, np.ndarray]], present: np.ndarray,
+              r: _Rankings, c: _Cells, policy: UndefinedPolicy) -> pd.DataFrame:
+    """The canonical long frame, with the undefined-value policy applied."""
+    n_shards, shard_levels, n_topics = c.n_shards, c.shard_levels, r.n_topics
+    n_cells = r.n_keys * n_shards
     cells = np.arange(n_cells, dtype=np.int64)
     st_of_cell = cells // n_shards
     shard_of_cell = cells % n_shards
@@ -727,74 +602,95 @@ def _assemble(results, present, n_sys, n_topics, n_shards, systems, topics, shar
     present_cell = present[st_of_cell]
     # output order: measure, topic, system, shard
     out_order = np.lexsort((shard_of_cell, sys_of_cell, topic_of_cell))
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    undef_parts: list[pd.DataFrame] = []
+    out_order = out_order[present_cell[out_order]]
+    topic_out = topic_of_cell[out_order]
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    undef_cells: dict[str, list[str]] = {"measure": [], "topic": []}
+    if shard_levels is not None:
+        undef_cells["shard"] = []
     n_undef_total = 0
     for m, val, undef in results:
-        undef_here = undef & present_cell
-        # a (topic, shard) is undefined when undefined for the systems present there
-        keep = present_cell.copy()
+        undef_here = undef[out_order]
+        values, keep = policy.apply(m, val[out_order], undef_here, topic_out)
         if undef_here.any():
             n_undef_total += int(undef_here.sum())
-            if undefined == "missing":
-                keep &= ~undef_here
-            elif undefined == "drop":
-                bad_topics = np.unique(topic_of_cell[undef_here])
-                keep &= ~np.isin(topic_of_cell, bad_topics)
-            else:
-                val = np.where(undef_here, float(undefined), val)
-            ts = np.unique(topic_of_cell[undef_here] * n_shards + shard_of_cell[undef_here])
-            u = {"measure": m.name, "topic": np.asarray(topics, dtype=object)[ts // n_shards]}
+            sel = out_order[undef_here]
+            ts = np.unique(topic_of_cell[sel] * n_shards + shard_of_cell[sel])
+            undef_cells["measure"] += [m.name] * len(ts)
+            undef_cells["topic"] += [r.topics[i] for i in ts // n_shards]
             if shard_levels is not None:
-                u["shard"] = np.asarray(shard_levels, dtype=object)[ts % n_shards]
-            undef_parts.append(pd.DataFrame(u))
-        sel = out_order[keep[out_order]]
-        parts.append((np.full(len(sel), len(parts), dtype=np.int64), sel, val[sel]))
-    if sum(len(p[1]) for p in parts) == 0:
+                undef_cells["shard"] += [shard_levels[i] for i in ts % n_shards]
+        parts.append((out_order[keep], values[keep]))
+    if sum(len(p[0]) for p in parts) == 0:
         raise DataFormatError(
             "every cell was dropped by the undefined-value policy; no topic has a relevant "
             "document in every shard. Use undefined=0.0 or undefined='missing'."
         )
-    m_code = np.concatenate([p[0] for p in parts])
-    sel = np.concatenate([p[1] for p in parts])
-    score = np.concatenate([p[2] for p in parts]).astype(np.float64)
+    m_code = np.repeat(np.arange(len(parts)), [len(p[0]) for p in parts])
+    sel = np.concatenate([p[0] for p in parts])
+    score_col = np.concatenate([p[1] for p in parts]).astype(np.float64)
     names = [m.name for m, _, _ in results]
-
-    def factor(codes: np.ndarray, levels: list[str]) -> pd.Categorical:
-        used = np.zeros(len(levels), dtype=bool)
-        used[codes] = True
-        if used.all():
-            return pd.Categorical.from_codes(codes, categories=levels)
-        remap = np.cumsum(used) - 1
-        return pd.Categorical.from_codes(remap[codes],
-                                         categories=[lv for lv, u in zip(levels, used) if u])
-
     # the canonical long frame (irm.frame's contract: factor columns as categoricals in
     # natural order, measures in the order asked for, float64 scores, a RangeIndex), built
     # from codes directly
     out = pd.DataFrame({
-        "measure": factor(m_code, names),
-        "topic": factor(topic_of_cell[sel], list(topics)),
-        "system": factor(sys_of_cell[sel], list(systems)),
+        "measure": _factor(m_code, names),
+        "topic": _factor(topic_of_cell[sel], list(r.topics)),
+        "system": _factor(sys_of_cell[sel], list(r.systems)),
     })
     if shard_levels is not None:
-        out["shard"] = factor(shard_of_cell[sel], list(shard_levels))
-    out["score"] = score
-    cols = ["measure", "topic"] + (["shard"] if shard_levels is not None else [])
-    undef_df = (pd.concat(undef_parts, ignore_index=True) if undef_parts
-                else pd.DataFrame({c: pd.Series(dtype=object) for c in cols}))
-    out.attrs["undefined"] = undef_df
+        out["shard"] = _factor(shard_of_cell[sel], list(shard_levels))
+    out["score"] = score_col
+    out.attrs["undefined"] = undef_cells
     if n_undef_total:
         key = "topic, system, shard" if shard_levels is not None else "topic, system"
-        cell = "(measure, topic, shard)" if shard_levels is not None else "(measure, topic)"
-        policy = (f"substituted {float(undefined)!r}" if not isinstance(undefined, str)
-                  else ("dropped those topics everywhere" if undefined == "drop"
-                        else "left those rows out (unbalanced)"))
+        where = "(measure, topic, shard)" if shard_levels is not None else "(measure, topic)"
         warnings.warn(
-            f"{n_undef_total} ({key}) value(s) are undefined: {len(undef_df)} {cell} cell(s) "
-            f"have no relevant document; {policy}. The cells are listed in "
-            "frame.attrs['undefined']; choose the policy with undefined=<number>|'drop'|'missing'.",
+            f"{n_undef_total} ({key}) value(s) are undefined: {len(undef_cells['topic'])} "
+            f"{where} cell(s) have no relevant document; {policy.describe()}. The cells are "
+            "listed by undefined_cells(frame) (frame.attrs['undefined']); choose the policy with "
+            "undefined=<number>|'drop'|'missing'.",
             UndefinedValueWarning,
             stacklevel=3,
         )
     return out
+
+
+def _factor(codes: np.ndarray, levels: list[str]) -> pd.Categorical:
+    """A categorical of the levels used, in the order of ``levels``."""
+    used = np.zeros(len(levels), dtype=bool)
+    used[codes] = True
+    if used.all():
+        return pd.Categorical.from_codes(codes, categories=levels)
+    remap = np.cumsum(used) - 1
+    return pd.Categorical.from_codes(remap[codes],
+                                     categories=[lv for lv, u in zip(levels, used) if u])
+
+
+def undefined_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The undefined cells of an :func:`evaluate` output, as a DataFrame.
+
+    ``frame.attrs["undefined"]`` holds them as plain lists (``{"measure": [...], "topic":
+    [...]}`` and ``"shard"`` with shards), so that the frame still concatenates, merges and
+    writes to Parquet; this gives the table (columns ``measure, topic`` and ``shard``).
+
+    Examples
+    --------
+    >>> import warnings, pandas as pd, irmodels as irm
+    >>> from irmodels.data.measures import undefined_cells
+    >>> qrels = pd.DataFrame({"topic": ["1", "2"], "docid": ["a", "b"], "rel": [1, 0]})
+    >>> runs = pd.DataFrame({"system": "s", "topic": ["1", "2"], "docid": ["a", "b"],
+    ...                      "score": [1.0, 1.0]})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", irm.UndefinedValueWarning)
+    ...     f = irm.evaluate(runs, qrels, ["AP", "P@1"])
+    >>> undefined_cells(f)
+      measure topic
+    0      AP     2
+    """
+    cells = frame.attrs.get("undefined")
+    if cells is None:
+        return pd.DataFrame({"measure": pd.Series(dtype=object), "topic": pd.Series(dtype=object)})
+    if isinstance(cells, pd.DataFrame):  # written by an older irmodels
+        return cells.copy()
+    return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in cells.items()})

@@ -42,7 +42,6 @@ instead of an O(n log n) sort of ``n`` simulated scores, and it is exact in dist
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +51,8 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
+from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
 
@@ -61,10 +62,14 @@ __all__ = [
     "fit_score_model",
     "simulate_relevant_ranks",
     "measure_from_ranks",
+    "sample_record",
     "SUPPORTED_MEASURES",
 ]
 
-SUPPORTED_MEASURES = ("AP", "P@k", "RR", "Rprec", "nDCG@k", "RBP(p)")
+SUPPORTED_MEASURES = ("AP", "AP@k", "GMAP", "P@k", "R@k", "RR", "Rprec", "nDCG", "nDCG@k",
+                      "RBP(p)", "num_rel_ret")
+_SIMULATED_KINDS = frozenset({"AP", "GMAP", "P", "R", "RR", "Rprec", "nDCG", "RBP",
+                              "num_rel_ret"})
 
 Model = Literal["bootstrap", "kde", "gmg"]
 
@@ -342,17 +347,23 @@ def simulate_relevant_ranks(
     return ranks
 
 
-def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str) -> np.ndarray:
+def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str | Measure) -> np.ndarray:
     """A measure from the ranks of the relevant documents (binary relevance).
+
+    The values come from the evaluation kernels of :func:`irmodels.evaluate`
+    (:mod:`irmodels.data._kernels`); a sample without a relevant document scores 0 (``GMAP``:
+    ``log(1e-5)``).
 
     Parameters
     ----------
     ranks : ndarray (C, K)
-        Increasing ranks of the relevant retrieved documents, padded with values beyond depth.
+        Increasing ranks of the relevant retrieved documents, padded with ``inf``.
     n_rel : array of int
         Relevant documents in each sample (the recall base ``R_s``).
-    measure : str
-        ``AP``, ``P@k``, ``RR``, ``Rprec``, ``nDCG@k`` or ``RBP(p)`` / ``RBP(p=..)``.
+    measure : str or Measure
+        ``AP``, ``AP@k``, ``GMAP``, ``P@k``, ``R@k``, ``RR``, ``Rprec``, ``nDCG``, ``nDCG@k``
+        (binary gains), ``RBP(p)`` or ``num_rel_ret`` (any spelling :func:`irmodels.evaluate`
+        accepts).
 
     Examples
     --------
@@ -363,43 +374,20 @@ def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str) -> np
     >>> float(measure_from_ranks(ranks, np.array([4]), "P@5")[0])
     0.4
     """
+    m = _simulated_measure(measure)
     ranks = np.asarray(ranks, dtype=float)
-    n_rel = np.asarray(n_rel, dtype=float)
-    C, K = ranks.shape
-    if K == 0:
-        return np.zeros(C)
-    pos = np.arange(1, K + 1)[None, :]
-    name = measure.strip()
-    upper = name.upper()
-    if upper == "AP":
-        contrib = pos / ranks
-        return np.divide(contrib.sum(axis=1), n_rel, out=np.zeros(C), where=n_rel > 0)
-    m = re.fullmatch(r"P@(\d+)", name, flags=re.IGNORECASE)
-    if m:
-        k = int(m.group(1))
-        return (ranks <= k).sum(axis=1) / k
-    if upper == "RR":
-        return 1.0 / ranks[:, 0]
-    if upper == "RPREC":
-        hits = (ranks <= n_rel[:, None]).sum(axis=1)
-        return np.divide(hits, n_rel, out=np.zeros(C), where=n_rel > 0)
-    m = re.fullmatch(r"nDCG@(\d+)", name, flags=re.IGNORECASE)
-    if m:
-        k = int(m.group(1))
-        dcg = np.where(ranks <= k, 1.0 / np.log2(ranks + 1.0), 0.0).sum(axis=1)
-        ideal_n = np.minimum(n_rel, k).astype(int)
-        disc = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2)))])
-        idcg = disc[ideal_n]
-        return np.divide(dcg, idcg, out=np.zeros(C), where=idcg > 0)
-    m = re.fullmatch(r"RBP\((?:p=)?([0-9.]+)\)", name, flags=re.IGNORECASE)
-    if m:
-        p = float(m.group(1))
-        if not 0 < p < 1:
-            raise DataFormatError(f"RBP persistence must be in (0, 1), got {p}")
-        return ((1 - p) * p ** (ranks - 1)).sum(axis=1)
-    raise DataFormatError(
-        f"measure {measure!r} is not supported by the simulator; use one of {', '.join(SUPPORTED_MEASURES)}"
-    )
+    return kernel_score(m, hits_from_ranks(ranks, n_rel))[0]
+
+
+def _simulated_measure(measure: str | Measure) -> Measure:
+    """The parsed measure, refused when it needs more than the ranks of relevant documents."""
+    m = parse_measure(measure)
+    if m.kind not in _SIMULATED_KINDS:
+        raise DataFormatError(
+            f"measure {m.name!r} is not supported by the simulator; use one of "
+            f"{', '.join(SUPPORTED_MEASURES)}"
+        )
+    return m
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,8 +412,8 @@ def _observed(
     t_codes, t_uniq = pd.factorize(r["topic"].astype(str), sort=True)
     d_codes, d_uniq = pd.factorize(r["docid"].astype(str), sort=True)
     score = r["score"].to_numpy(dtype=float)
-    # trec_eval order: (system, topic) groups, score descending, docid descending
-    order = np.lexsort((-d_codes, -score, t_codes, s_codes))
+    # trec_eval order: (system, topic) groups, score (as a C float) descending, docid descending
+    order = np.lexsort((-d_codes, -trec_order_key(score), t_codes, s_codes))
     group = s_codes[order].astype(np.int64) * (len(t_uniq) + 1) + t_codes[order]
     start = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
     pos = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
@@ -501,9 +489,10 @@ def document_samples(
     -------
     DataFrame
         Long frame with columns ``measure, topic, system, sample, score`` (``sample`` = 1..C).
-        ``attrs["record"]`` is a DataFrame per (topic, system): ``n_ret, r, R, zero_draws,
-        capped, skipped, degenerate`` (all simulated values equal), ``rel_model``,
-        ``nonrel_model`` (the fitted model kinds, with fallbacks noted).
+        ``attrs["record"]`` records per (topic, system), as plain lists (JSON-able, so the
+        frame concatenates and writes to Parquet; :func:`sample_record` gives the table):
+        ``n_ret, r, R, zero_draws, capped, skipped, degenerate`` (all simulated values equal),
+        ``rel_model``, ``nonrel_model`` (the fitted model kinds, with fallbacks noted).
 
     Notes
     -----
@@ -528,7 +517,7 @@ def document_samples(
         raise DataFormatError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}")
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
-    measure_from_ranks(np.full((1, 1), 2.0), np.array([1]), measure)  # validate the name early
+    measure = _simulated_measure(measure).name  # validate the name early
     obs, n_rel = _observed(runs, qrels, depth, relevance_level, systems, topics)
     if obs.empty:
         raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
@@ -580,17 +569,38 @@ def document_samples(
     )
     out = frame(long)
     record = pd.DataFrame.from_records(records)
-    out.attrs["record"] = record
+    out.attrs["record"] = record.to_dict("list")  # JSON-able: see sample_record
     n_deg = int(record["degenerate"].sum())
     if n_deg:
         warnings.warn(
             f"{n_deg} of {len(record)} (topic, system) pairs have simulated values that never vary "
             "(e.g. no relevant document retrieved); mixed models must exclude them "
-            "(see attrs['record'])",
+            "(see sample_record(samples))",
             DataQualityWarning,
             stacklevel=2,
         )
     return out
+
+
+def sample_record(samples: pd.DataFrame) -> pd.DataFrame:
+    """The per-(topic, system) record of a :func:`document_samples` output, as a DataFrame.
+
+    Examples
+    --------
+    >>> import warnings, irmodels as irm
+    >>> coll = irm.collection.generate(preset="tiny", seed=1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", irm.DataQualityWarning)
+    ...     sims = irm.replicates.document_samples(coll.runs, coll.qrels, n_samples=3, seed=7)
+    >>> rec = sample_record(sims)
+    >>> list(rec.columns[:5]), len(rec)
+    (['topic', 'system', 'n_ret', 'r', 'R'], 20)
+    """
+    rec = samples.attrs.get("record")
+    if rec is None:
+        raise DataFormatError("this frame has no simulation record; pass the output of "
+                              "irm.replicates.document_samples")
+    return rec.copy() if isinstance(rec, pd.DataFrame) else pd.DataFrame(rec)
 
 
 def _simulate_chunk(units: list) -> list:

@@ -3,54 +3,54 @@
 A shard study scores the same runs and qrels under many shard assignments. Everything that does
 not depend on the assignment (parsing the ids, trec_eval's ranking order, which retrieved
 document is relevant) is done once by :func:`prepare`; each assignment then costs one stable
-integer sort of the retrieved rows by (system, topic, shard) and a few ``bincount`` calls
-(:func:`evaluate_assignment`). The values are those of
+radix sort of the retrieved rows by shard and the kernels of :mod:`irmodels.data._kernels`
+(:func:`evaluate_assignment`), the same kernels and undefined-value policy as
+:func:`irmodels.evaluate`. The values are those of
 ``irm.evaluate(runs, qrels, [measure], shards=assignment, undefined=...)`` (the study's tests
-compare the two cell by cell); measures other than ``AP``, ``P@k`` and ``RR`` go through
-``irm.evaluate`` itself.
+compare the two cell by cell). Measures of binary relevance (``AP``, ``AP@k``, ``GMAP``,
+``P@k``, ``R@k``, ``Rprec``, ``RR``, ``RBP``, ``num_rel``, ``num_rel_ret``) have the fast path;
+the others (graded ``nDCG``, ``num_ret``, ``RBP_res``) go through ``irm.evaluate`` itself.
 
 Conventions are those of :func:`irmodels.data.measures.evaluate`: a (topic, system) pair is
 scored when the topic is in the qrels and the system retrieved something for it; within a
-ranking documents are ordered by score descending and ties by document id descending (byte
-order); relevant means grade >= 1; with shards every (topic, system) pair gets every shard, a
+ranking documents are ordered by score (as a C float, as trec_eval holds it) descending and
+ties by document id descending (byte order); relevant means grade >= 1; with shards every (topic, system) pair gets every shard, a
 shard where the system retrieved nothing being an empty ranking; a (topic, shard) with no
 relevant document is undefined for every system and handled by the ``undefined`` policy.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score, trec_order_key
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
 
-__all__ = ["FAST_MEASURES", "PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
+__all__ = ["PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
 
-FAST_MEASURES = ("AP", "P@k", "RR")
-_P_AT = re.compile(r"^P@(\d+)$")
+# kinds whose kernel needs only the relevant retrieved documents and R (binary relevance)
+_FAST_KINDS = frozenset({"AP", "GMAP", "P", "R", "Rprec", "RR", "RBP", "num_rel", "num_rel_ret"})
 
 
-def fast_measure(name: str) -> tuple[str, int | None] | None:
-    """``(kind, k)`` when ``name`` (canonical) has a fast path, else None."""
-    if name in ("AP", "RR"):
-        return name, None
-    m = _P_AT.match(name)
-    if m and int(m.group(1)) >= 1:
-        return "P", int(m.group(1))
-    return None
+def fast_measure(name: str | Measure) -> Measure | None:
+    """The parsed measure when it has a fast path (binary relevance at grade 1), else None.
+
+    >>> fast_measure("map"), fast_measure("nDCG@10")
+    (Measure('AP'), None)
+    """
+    m = parse_measure(name)
+    return m if m.kind in _FAST_KINDS else None
 
 
 @dataclass(frozen=True)
 class PreparedCollection:
     """Runs and qrels reduced to integer arrays (picklable; about 13 bytes per retrieved row)."""
 
-    measure: str
-    kind: str
-    k: int | None
+    measure: Measure
     topics: tuple[str, ...]          # qrels topics, natural order
     systems: tuple[str, ...]         # natural order
     n_docs: int                      # documents of the collection list
@@ -80,9 +80,13 @@ def _in_ranking_order(group_key: np.ndarray, score: np.ndarray, doc_rank: np.nda
     return bool(ok[same].all())
 
 
-def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: str,
-            kind: str, k: int | None) -> PreparedCollection:
+def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
+            measure: str | Measure) -> PreparedCollection:
     """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once."""
+    fast = fast_measure(measure)
+    if fast is None:
+        raise DataFormatError(f"measure {str(measure)!r} has no fast sharded path; use "
+                              "irm.evaluate(..., shards=...)")
     doc_index = pd.Index(docids)
     q_topic = _str_array(qrels["topic"])
     q_doc = _str_array(qrels["docid"])
@@ -134,6 +138,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
             f"run column 'score' has {bad} missing, non-numeric or infinite value(s); every "
             "retrieved document needs a finite score."
         )
+    score = trec_order_key(score)  # trec_eval compares scores as C floats
     if keep.all():
         r_t_k, r_s_k, r_d_k, score_k = r_t, r_s, r_d, score
     else:
@@ -146,7 +151,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
             f"e.g. {docs[:3].tolist()}. Every document of the runs and qrels needs a "
             "shard: pass the collection's full list of doc ids."
         )
-    # trec_eval order: score descending, ties by docid descending (byte order)
+    # trec_eval order: score (single precision) descending, ties by docid descending (bytes)
     doc_rank = np.empty(len(doc_index), dtype=np.int64)
     doc_rank[np.argsort(doc_index.to_numpy(dtype=object).astype(str))] = np.arange(len(doc_index))
     n_topics = len(topics)
@@ -191,7 +196,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
     sys_map = np.full(len(systems_all), -1, dtype=np.int64)
     sys_map[used_systems] = np.arange(len(used_systems))
     return PreparedCollection(
-        measure=measure, kind=kind, k=k,
+        measure=fast,
         topics=tuple(topics), systems=tuple(systems_all[i] for i in used_systems),
         n_docs=len(doc_index),
         group_topic=(uniq % n_topics).astype(np.int32),
@@ -202,84 +207,60 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index, measure: 
 
 
 def evaluate_assignment(prep: PreparedCollection, labels: np.ndarray, n_shards: int,
-                        undefined: float | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+                        undefined: float | str | UndefinedPolicy
+                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every (topic, system, shard) for one assignment ``labels`` (1..S per document).
 
     Returns the long frame (``measure, topic, system, shard, score``) and the undefined
-    (topic, shard) cells (columns ``measure, topic, shard``).
+    (topic, shard) cells (columns ``measure, topic, shard``), which the frame's
+    ``attrs["undefined"]`` also holds as plain lists.
+
+    The rows are put in shard-major order by one stable radix sort of the shard labels (16-bit
+    integers): each (shard, system, topic) ranking is then contiguous and keeps the run's order,
+    which is all the kernels need.
     """
+    policy = UndefinedPolicy.parse(undefined)
     s = int(n_shards)
     n_groups = len(prep.group_topic)
     n_topics = len(prep.topics)
     sh = labels[prep.row_doc] - 1
-    key = prep.row_group.astype(np.int64) * s + sh
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
+    order = np.argsort(sh.astype(np.int16) if s < 2**15 else sh, kind="stable")
+    # shard-major cell of each row: shard * G + group; its rows are contiguous in ``order``
+    row_cell = sh.astype(np.int64) * n_groups + prep.row_group
+    counts = np.bincount(row_cell, minlength=s * n_groups)
+    first_pos = np.cumsum(counts) - counts
     rel_pos = np.flatnonzero(prep.row_rel[order])
-    kr = ks[rel_pos]
-    # rank of each relevant row in its (system, topic, shard) ranking
-    seg_start = np.searchsorted(ks, kr, side="left")
-    rank = (rel_pos - seg_start + 1).astype(np.float64)
-    # relevant documents up to and including it
-    first = np.searchsorted(kr, kr, side="left")
-    nrel = (np.arange(len(kr)) - first + 1).astype(np.float64)
-    size = n_groups * s
+    ck = row_cell[order[rel_pos]]  # nondecreasing
+    rank = (rel_pos - first_pos[ck] + 1).astype(np.float64)
+    nrel = (np.arange(len(ck)) - np.searchsorted(ck, ck, side="left") + 1).astype(np.float64)
     n_rel = np.bincount(prep.rel_topic.astype(np.int64) * s + labels[prep.rel_doc] - 1,
                         minlength=n_topics * s).reshape(n_topics, s)
-    r_cell = n_rel[prep.group_topic]  # (G, S)
-    if prep.kind == "AP":
-        num = np.bincount(kr, weights=nrel / rank, minlength=size).reshape(n_groups, s)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = num / r_cell
-        undefined_cells = n_rel == 0
-    elif prep.kind == "RR":
-        firsts = nrel == 1
-        value = np.zeros(size)
-        value[kr[firsts]] = 1.0 / rank[firsts]
-        value = value.reshape(n_groups, s)
-        undefined_cells = n_rel == 0
-    else:  # P@k: defined (0) without relevant documents
-        hit = rank <= prep.k
-        value = np.bincount(kr[hit], minlength=size).reshape(n_groups, s) / float(prep.k)
-        undefined_cells = np.zeros_like(n_rel, dtype=bool)
-    undef_group = undefined_cells[prep.group_topic]  # (G, S)
+    hits = Hits(cell=(ck % n_groups) * s + ck // n_groups, rank=rank, nrel=nrel,
+                n_rel=n_rel[prep.group_topic].reshape(-1), n_cells=n_groups * s)
+    value, undef_flat = score(prep.measure, hits)
     topic_code = np.repeat(prep.group_topic, s)
     system_code = np.repeat(prep.group_system, s)
     shard_code = np.tile(np.arange(s, dtype=np.int32), n_groups)
-    value = value.reshape(-1).astype(np.float64)
-    undef_flat = undef_group.reshape(-1)
-    keep = np.ones(len(value), dtype=bool)
-    if isinstance(undefined, str):
-        if undefined == "drop":
-            bad_topics = undefined_cells.any(axis=1)
-            keep = ~bad_topics[topic_code]
-        else:  # "missing"
-            keep = ~undef_flat
-    else:
-        value[undef_flat] = float(undefined)
+    value, keep = policy.apply(prep.measure, value, undef_flat, topic_code)
     if not keep.any():
         raise DataFormatError(
             "every cell was dropped by the undefined-value policy; no topic has a relevant "
             "document in every shard. Use undefined=0.0 or undefined='missing', or fewer shards."
         )
+    name = prep.measure.name
     shard_levels = [str(i) for i in range(1, s + 1)]
     out = pd.DataFrame({
         "measure": pd.Categorical.from_codes(np.zeros(int(keep.sum()), dtype=np.int8),
-                                             categories=[prep.measure]),
+                                             categories=[name]),
         "topic": pd.Categorical.from_codes(topic_code[keep], categories=list(prep.topics)),
         "system": pd.Categorical.from_codes(system_code[keep], categories=list(prep.systems)),
         "shard": pd.Categorical.from_codes(shard_code[keep], categories=shard_levels),
         "score": value[keep],
     })
     out["topic"] = out["topic"].cat.remove_unused_categories()
-    ut, us = np.nonzero(undefined_cells)
-    scored = np.zeros(n_topics, dtype=bool)
-    scored[prep.group_topic] = True
-    sel = scored[ut]
-    undef = pd.DataFrame({
-        "measure": [prep.measure] * int(sel.sum()),
-        "topic": [prep.topics[i] for i in ut[sel]],
-        "shard": [shard_levels[i] for i in us[sel]],
-    })
-    out.attrs["undefined"] = undef
-    return out, undef
+    ts = np.unique(topic_code[undef_flat] * s + shard_code[undef_flat])
+    cells = {"measure": [name] * len(ts),
+             "topic": [prep.topics[i] for i in ts // s],
+             "shard": [shard_levels[i] for i in ts % s]}
+    out.attrs["undefined"] = cells
+    return out, pd.DataFrame(cells, columns=["measure", "topic", "shard"], dtype=object)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
-from irmodels.data.measures import Measure, parse_measure
+from irmodels.data.measures import Measure, parse_measure, undefined_cells
 from irmodels.errors import DataFormatError, UndefinedValueWarning
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -141,7 +141,7 @@ def test_rank_column_is_ignored(trec):
 PTE = {"AP": "map", "P@5": "P_5", "P@10": "P_10", "Rprec": "Rprec", "RR": "recip_rank",
        "nDCG": "ndcg", "nDCG@10": "ndcg_cut_10", "nDCG@5": "ndcg_cut_5", "AP@10": "map_cut_10",
        "R@10": "recall_10", "num_rel": "num_rel", "num_ret": "num_ret",
-       "num_rel_ret": "num_rel_ret"}
+       "num_rel_ret": "num_rel_ret", "GMAP": "gm_map"}
 
 
 def _pytrec(runs: pd.DataFrame, qrels: pd.DataFrame, level: int = 1) -> dict:
@@ -149,7 +149,7 @@ def _pytrec(runs: pd.DataFrame, qrels: pd.DataFrame, level: int = 1) -> dict:
     for t, d, r in qrels[["topic", "docid", "rel"]].itertuples(index=False):
         qd.setdefault(str(t), {})[str(d)] = int(r)
     wanted = {"map", "P", "Rprec", "recip_rank", "ndcg", "ndcg_cut", "map_cut", "recall",
-              "num_rel", "num_ret", "num_rel_ret"}
+              "num_rel", "num_ret", "num_rel_ret", "gm_map"}
     ev = pytrec_eval.RelevanceEvaluator(qd, wanted, relevance_level=level)
     out = {}
     for s, g in runs.groupby("system", sort=False):
@@ -268,7 +268,7 @@ def test_topics_without_relevant_documents_follow_trec_eval_by_default():
     d = _as_dict(f)
     assert d[("AP", "2", "s")] == 0.0 and d[("AP", "1", "s")] == 0.5
     assert d[("P@1", "2", "s")] == 0.0
-    u = f.attrs["undefined"]
+    u = undefined_cells(f)
     assert u.to_dict("records") == [{"measure": "AP", "topic": "2"}]
     with pytest.warns(UndefinedValueWarning):
         m = irm.evaluate(runs, qrels, ["AP", "P@1"], undefined="missing")
@@ -343,7 +343,7 @@ def test_undefined_policies(rng):
     names = ["AP", "P@5"]
     with pytest.warns(UndefinedValueWarning, match="undefined"):
         f0 = irm.evaluate(runs, qrels, names, shards=shards)
-    u = f0.attrs["undefined"]
+    u = undefined_cells(f0)
     assert list(u.columns) == ["measure", "topic", "shard"]
     assert set(zip(u["topic"], u["shard"])) == empty
     assert set(u["measure"]) == {"AP"}  # P@k is defined without relevant documents
@@ -453,3 +453,133 @@ def test_categorical_and_object_inputs_give_the_same_values(trec):
     for variant in (as_cat, as_obj):
         got = irm.evaluate(variant, qrels.astype({"docid": "category"}), ["AP", "nDCG@10"])
         pd.testing.assert_frame_equal(got, ref)
+
+
+# --------------------------------------------------------------------------------------------
+# trec_eval holds scores as C float; GMAP; frames that behave like frames; one policy
+
+
+def _offset(runs: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Large, offset scores (5000 + s/100): many distinct doubles tie in single precision."""
+    return runs.assign(score=5000.0 + rng.normal(size=len(runs)) / 100.0)
+
+
+def test_scores_are_ranked_in_single_precision_as_trec_eval(rng):
+    n_float32_ties = n_differs = 0
+    for _ in range(4):
+        runs, qrels = _random_collection(rng, graded=True)
+        runs = _offset(runs, rng)
+        s32 = runs["score"].to_numpy().astype(np.float32)
+        n_float32_ties += len(s32) - len(np.unique(s32)) - (len(runs) - runs["score"].nunique())
+        ours = _as_dict(_quiet_evaluate(runs, qrels, list(PTE)))
+        ref = _pytrec(runs, qrels)
+        assert set(ours) == set(ref)
+        for key, value in ref.items():
+            assert ours[key] == pytest.approx(value, abs=1e-12), key
+        # ranking in double precision (ties broken as the doubles say) differs from trec_eval
+        by_double = runs.sort_values(["system", "topic", "score"], ascending=[True, True, False])
+        by_double = by_double.assign(score=-np.arange(len(by_double), dtype=float))
+        dbl = _as_dict(_quiet_evaluate(by_double, qrels, ["AP"]))
+        n_differs += sum(abs(dbl[k] - ref[k]) > 1e-9 for k in dbl)
+    assert n_float32_ties > 100  # the case exercises single-precision ties
+    assert n_differs > 0  # and double precision would not reproduce trec_eval
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), offset=st.sampled_from([0.0, 1e3, 5e3, 1e6]),
+       scale=st.sampled_from([1e-2, 1e-4, 1.0]))
+def test_property_single_precision_ranking_equals_pytrec_eval(seed, offset, scale):
+    rng = np.random.default_rng(seed)
+    runs, qrels = _random_collection(rng, n_sys=2, n_topics=3, n_docs=30, graded=True)
+    runs = runs.assign(score=offset + scale * rng.normal(size=len(runs)))
+    ours = _as_dict(_quiet_evaluate(runs, qrels, list(PTE)))
+    for key, value in _pytrec(runs, qrels).items():
+        assert ours[key] == pytest.approx(value, abs=1e-12), key
+    # the shard study's fast path ranks the same way (one shard = the whole collection)
+    from irmodels.studies._sharded import evaluate_assignment, prepare
+
+    docs = pd.Index(sorted(set(runs["docid"]) | set(qrels["docid"])))
+    for name in ("AP", "P@5", "RR"):
+        prep = prepare(runs, qrels, docs, parse_measure(name))
+        fast, _ = evaluate_assignment(prep, np.ones(len(docs), dtype=np.int64), 1, 0.0)
+        fd = _as_dict(fast.drop(columns="shard"))
+        for key, value in fd.items():
+            assert value == pytest.approx(ours[key], abs=1e-12), key
+
+
+def test_gmap_equals_trec_eval_gm_map(trec, shared_data):
+    f = irm.evaluate(trec["run"], trec["qrels"], ["gm_map", "AP"])
+    gm = f.loc[f["measure"] == "GMAP"].set_index("topic")["score"]
+    ap = f.loc[f["measure"] == "AP"].set_index("topic")["score"]
+    np.testing.assert_allclose(gm.to_numpy(), np.log(np.maximum(ap.to_numpy(), 1e-5)), rtol=0,
+                               atol=1e-15)
+    out = pd.read_csv(shared_data / "trec_eval" / "out.test.aq", sep=r"\s+", header=None,
+                      names=["measure", "topic", "value"], dtype=str)
+    ref = float(out.loc[(out["measure"] == "gm_map") & (out["topic"] == "all"), "value"].iloc[0])
+    assert ref == pytest.approx(0.1051)
+    assert round(float(np.exp(gm.mean())), 4) == pytest.approx(ref, abs=1e-12)
+
+
+def test_gmap_of_a_topic_without_relevant_documents_is_trec_evals_floor():
+    qrels = pd.DataFrame({"topic": ["1", "2"], "docid": ["a", "b"], "rel": [1, 0]})
+    runs = pd.DataFrame({"system": "s", "topic": ["1", "2"], "docid": ["x", "b"],
+                         "score": [1.0, 1.0]})
+    f = _as_dict(_quiet_evaluate(runs, qrels, ["GMAP"]))
+    ref = _pytrec(runs, qrels)
+    assert f[("GMAP", "1", "s")] == ref[("GMAP", "1", "s")] == pytest.approx(np.log(1e-5))
+    assert f[("GMAP", "2", "s")] == ref[("GMAP", "2", "s")]  # undefined=0 -> log(1e-5)
+    g = _as_dict(_quiet_evaluate(runs, qrels, ["GMAP"], undefined=0.5))
+    assert g[("GMAP", "2", "s")] == pytest.approx(np.log(0.5))
+
+
+def _with_undefined(rng, shards: bool):
+    runs, qrels, assignment = _sharded_case(rng, n_shards=4)
+    with pytest.warns(UndefinedValueWarning):
+        f = irm.evaluate(runs, qrels, ["AP", "P@5"], shards=assignment if shards else None)
+    assert f.attrs  # the undefined cells are recorded
+    return f
+
+
+@pytest.mark.parametrize("shards", [False, True])
+def test_evaluate_output_behaves_like_a_frame(rng, tmp_path, shards):
+    """pandas 3 compares attrs when concatenating: a DataFrame in attrs broke every operation."""
+    import json
+
+    if not shards:
+        qrels = pd.DataFrame({"topic": ["1", "2"], "docid": ["a", "b"], "rel": [1, 0]})
+        runs = pd.DataFrame({"system": ["s", "s", "t", "t"], "topic": ["1", "2", "1", "2"],
+                             "docid": ["a", "b", "b", "a"], "score": 1.0})
+        with pytest.warns(UndefinedValueWarning):
+            f = irm.evaluate(runs, qrels, ["AP", "P@1"])
+    else:
+        f = _with_undefined(rng, shards=True)
+    json.dumps(f.attrs)  # JSON-able scalars and lists only
+    assert len(undefined_cells(f)) > 0
+    both = pd.concat([f, f], ignore_index=True)
+    assert len(both) == 2 * len(f)
+    merged = f.merge(f, on=[c for c in f.columns if c != "score"], suffixes=("", "_2"))
+    np.testing.assert_array_equal(merged["score"], merged["score_2"])
+    assert f.astype({"score": "float32"})["score"].dtype == np.float32
+    assert f.groupby("system", observed=True)["score"].mean().notna().all()
+    try:
+        f.to_parquet(tmp_path / "f.parquet")
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        pytest.skip("no parquet engine")
+    back = pd.read_parquet(tmp_path / "f.parquet")
+    np.testing.assert_array_equal(back["score"], f["score"])
+    pd.testing.assert_frame_equal(undefined_cells(back), undefined_cells(f))
+
+
+@pytest.mark.parametrize("bad", ["bogus", True, np.bool_(False), float("nan"), None, [0.0]])
+def test_one_undefined_policy_everywhere(trec, bad):
+    with pytest.raises(DataFormatError, match="is not a policy"):
+        irm.evaluate(trec["run"], trec["qrels"], ["AP"], undefined=bad)
+    from irmodels.studies._sharded import evaluate_assignment, prepare
+
+    docs = pd.Index(sorted(set(trec["run"]["docid"]) | set(trec["qrels"]["docid"])))
+    prep = prepare(trec["run"], trec["qrels"], docs, parse_measure("AP"))
+    with pytest.raises(DataFormatError, match="is not a policy"):
+        evaluate_assignment(prep, np.ones(len(docs), dtype=np.int64), 1, bad)
+    col = irm.collection.generate(preset="tiny", seed=0)
+    with pytest.raises(DataFormatError, match="is not a policy"):
+        irm.studies.shards(col, n_shards=[2], n_splits=1, undefined=bad)

@@ -6,6 +6,8 @@ z-scores of 4 (a false alarm probability of 6e-5 had the seed been drawn at rand
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,7 @@ from irmodels.replicates.documents import (
     ScoreModel,
     fit_score_model,
     measure_from_ranks,
+    sample_record,
     simulate_relevant_ranks,
 )
 
@@ -132,7 +135,9 @@ def test_document_samples_frame_record_and_reproducibility(rng: np.random.Genera
     assert not np.allclose(a["score"], c["score"])
     assert list(a.columns) == ["measure", "topic", "system", "sample", "score"]
     assert len(a) == 4 * 3 * 5
-    rec = a.attrs["record"]
+    rec = sample_record(a)
+    json.dumps(a.attrs)  # JSON-able: the frame concatenates and writes to Parquet
+    assert len(pd.concat([a, b])) == 2 * len(a)
     assert set(rec.columns) >= {"topic", "system", "n_ret", "r", "R", "zero_draws", "degenerate"}
     assert (rec["R"] == 12).all() and (rec["n_ret"] == 60).all()
 
@@ -158,11 +163,11 @@ def test_zero_draw_policies() -> None:
     redraw = irm.replicates.document_samples(runs, qrels, n_samples=400, seed=3, zeros="redraw")
     keep = irm.replicates.document_samples(runs, qrels, n_samples=400, seed=3, zeros="keep")
     skip = irm.replicates.document_samples(runs, qrels, n_samples=400, seed=3, zeros="skip")
-    rec = keep.attrs["record"].iloc[0]
+    rec = sample_record(keep).iloc[0]
     assert 0.30 < rec["zero_draws"] / 400 < 0.44
     assert (redraw["score"] > 0).all()
     assert int((keep["score"] == 0).sum()) == rec["zero_draws"]
-    assert len(skip) == 400 - skip.attrs["record"].iloc[0]["skipped"]
+    assert len(skip) == 400 - sample_record(skip).iloc[0]["skipped"]
     assert (skip["score"] > 0).all()
 
 
@@ -171,7 +176,7 @@ def test_degenerate_pairs_are_recorded_and_warned() -> None:
     qrels = pd.DataFrame({"topic": ["1"], "docid": ["zzz"], "rel": [1]})  # nothing retrieved is relevant
     with pytest.warns(DataQualityWarning, match="never vary"):
         out = irm.replicates.document_samples(runs, qrels, n_samples=5, seed=0)
-    assert bool(out.attrs["record"]["degenerate"].iloc[0])
+    assert bool(sample_record(out)["degenerate"].iloc[0])
     assert (out["score"] == 0).all()
 
 
@@ -179,8 +184,10 @@ def test_bad_arguments() -> None:
     runs, qrels = _single_relevant_run()
     with pytest.raises(DataFormatError, match="unknown score model"):
         irm.replicates.document_samples(runs, qrels, model="normal")
-    with pytest.raises(DataFormatError, match="not supported by the simulator"):
+    with pytest.raises(DataFormatError, match="unknown measure 'ERR@20'"):
         irm.replicates.document_samples(runs, qrels, measure="ERR@20")
+    with pytest.raises(DataFormatError, match="not supported by the simulator"):
+        irm.replicates.document_samples(runs, qrels, measure="num_ret")
     with pytest.raises(DataFormatError, match="n_samples"):
         irm.replicates.document_samples(runs, qrels, n_samples=0)
     with pytest.raises(DataFormatError, match="zeros"):
