@@ -32,7 +32,7 @@ factorisation of the order of the number of remaining columns (1,341 for MD6 on 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +49,16 @@ __all__ = ["PIVOT_TOL", "SparseUnavailable", "fit_sparse"]
 PIVOT_TOL = 1e-10
 
 
+#: A remaining term with at least this many columns, whose normal-equation block splits into
+#: blocks of at most ``ELIMINATE_MAX_BLOCK``, is eliminated first (block-diagonal pseudo-inverse,
+#: then the Schur complement of the other columns): MD6 with many shards.
+#: Only when the remaining columns number at least ``ELIMINATE_TOTAL`` (below that one dense
+#: factorisation is cheaper).
+ELIMINATE_MIN = 256
+ELIMINATE_MAX_BLOCK = 512
+ELIMINATE_TOTAL = 2500
+
+
 class SparseUnavailable(Exception):
     """The sparse path cannot compute this table exactly (the caller uses the dense path)."""
 
@@ -63,7 +73,7 @@ class _Fit:
     counts: np.ndarray | None = None
     X: sparse.csr_matrix | None = None
     S: sparse.csr_matrix | None = None
-    chol: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (factor, piv, scale)
+    solve: Callable[[np.ndarray], np.ndarray] | None = None  # G^+ rhs (1-D or 2-D)
     rank_g: int = 0
     b: np.ndarray | None = None
     columns: list[tuple[Term, np.ndarray]] | None = None  # (term, kept column ids)
@@ -152,22 +162,12 @@ class _Engine:
                               shape=(self.n, counts.size))
         S = (D.T @ X).tocsr()
         winv = sparse.diags(np.where(counts > 0, 1.0 / safe, 0.0))
-        G = (X.T @ X - S.T @ winv @ S).toarray()
-        scale = np.sqrt(np.clip(np.diag(G), 0.0, None))
-        scale[scale == 0] = 1.0
-        Gs = G / scale[:, None] / scale[None, :]
-        factor, piv, rank_g, _ = lapack.dpstrf(Gs, lower=0, tol=PIVOT_TOL)
-        piv = piv - 1
-        chol = (np.triu(factor[:rank_g, :rank_g]), piv, scale)
-
-        def solve(rhs: np.ndarray) -> np.ndarray:
-            r, p, s = chol
-            out = np.zeros(rhs.shape[0])
-            z = rhs[p[:rank_g]] / s[p[:rank_g]]
-            z = linalg.solve_triangular(r, z, trans="T")
-            z = linalg.solve_triangular(r, z)
-            out[p[:rank_g]] = z / s[p[:rank_g]]
-            return out
+        elim = self._elimination(absorbed, columns)
+        if elim is None:
+            G = (X.T @ X - S.T @ winv @ S).toarray()
+            solve, rank_g = _dense_solver(G)
+        else:
+            solve, rank_g = _block_solver(X, S, winv, *elim)
 
         def zt(v: np.ndarray) -> np.ndarray:  # Z'v for a demeaned v
             return X.T @ v
@@ -177,9 +177,32 @@ class _Engine:
         b = b + solve(zt(resid))  # one step of iterative refinement
         resid = yd - demean(X @ b)
         f = _Fit(resid=resid, rank=observed + int(rank_g), absorbed=absorbed, cell=cell,
-                 counts=counts, X=X, S=S, chol=chol, rank_g=int(rank_g), b=b, columns=columns)
+                 counts=counts, X=X, S=S, solve=solve, rank_g=int(rank_g), b=b, columns=columns)
         self._fits[key] = f
         return f
+
+    def _elimination(self, absorbed: Term, columns: list[tuple[Term, np.ndarray]]
+                     ) -> tuple[int, int, np.ndarray] | None:
+        """A remaining term whose normal-equation block is block-diagonal (it shares factors
+        with the absorbed term: its columns couple only within a level of those factors), worth
+        eliminating first: (first column, end column, group of each of its columns)."""
+        best = None
+        offset = 0
+        for u, kept in columns:
+            shared = [f for f in u.factors if f in absorbed.key]
+            if shared and kept.size >= ELIMINATE_MIN:
+                levels = np.unravel_index(kept, [self.L[f] - 1 for f in u.factors])
+                pos = {f: i for i, f in enumerate(u.factors)}
+                group = np.zeros(kept.size, dtype=np.int64)
+                for f in shared:
+                    group = group * (self.L[f] - 1) + levels[pos[f]]
+                largest = int(np.bincount(group).max())
+                if largest <= ELIMINATE_MAX_BLOCK and (best is None or kept.size > best[1] - best[0]):
+                    best = (offset, offset + kept.size, group)
+            offset += kept.size
+        if best is None or best[1] - best[0] == offset or offset < ELIMINATE_TOTAL:
+            return None  # nothing to gain (or nothing left once eliminated)
+        return best
 
     # ---- type III Wald statistic of a term contained in others
     def wald_type3(self, full: _Fit, t: Term, terms: Sequence[Term]) -> float:
@@ -230,11 +253,92 @@ class _Engine:
         V = LW @ Ltheta.T
         if n_rest:
             K = Lb - (full.S.T @ LW.T).T
-            r, p, s = full.chol
-            Ks = (K / s[None, :])[:, p]
-            W = linalg.solve_triangular(r, Ks.T, trans="T")
-            V = V + W.T @ W
+            V = V + K @ full.solve(np.ascontiguousarray(K.T))
         return float(lam @ linalg.solve(V, lam, assume_a="pos"))
+
+
+def _dense_solver(G: np.ndarray, ref_diag: np.ndarray | None = None
+                  ) -> tuple[Callable[[np.ndarray], np.ndarray], int]:
+    """Pivoted Cholesky of ``G`` scaled to a unit diagonal (or by ``ref_diag``, the diagonal of
+    the matrix ``G`` is a Schur complement of, so that a column reduced to rounding noise stays
+    below the tolerance): a solver of ``G b = r`` (a basic solution when ``G`` is singular) and
+    the rank."""
+    scale = np.sqrt(np.clip(np.diag(G) if ref_diag is None else ref_diag, 0.0, None))
+    scale[scale == 0] = 1.0
+    Gs = G / scale[:, None] / scale[None, :]
+    factor, piv, rank, _ = lapack.dpstrf(Gs, lower=0, tol=PIVOT_TOL)
+    rank = int(rank)
+    keep = piv[:rank] - 1
+    r = np.triu(factor[:rank, :rank])
+    s = scale[keep]
+
+    def solve(rhs: np.ndarray) -> np.ndarray:
+        out = np.zeros(rhs.shape, dtype=float)
+        sk = s.reshape((-1,) + (1,) * (rhs.ndim - 1))
+        z = rhs[keep] / sk
+        z = linalg.solve_triangular(r, z, trans="T")
+        z = linalg.solve_triangular(r, z)
+        out[keep] = z / sk
+        return out
+
+    return solve, rank
+
+
+def _block_solver(X: sparse.csr_matrix, S: sparse.csr_matrix, winv: sparse.dia_matrix,
+                  u0: int, u1: int, group: np.ndarray
+                  ) -> tuple[Callable[[np.ndarray], np.ndarray], int]:
+    """Solve ``G b = r`` with ``G = X'X - S'W^-1 S`` by eliminating the columns ``u0:u1``
+    first: their block of ``G`` is block-diagonal (``group``), so its pseudo-inverse is a set of
+    small eigen-decompositions, and the rest is the (generalised) Schur complement
+    ``H = G_RR - G_RU G_UU^+ G_UR``, factorised by pivoted Cholesky. For a positive
+    semi-definite ``G``, ``rank G = rank G_UU + rank H`` and the two-step solution solves every
+    consistent system."""
+    p = X.shape[1]
+    uidx = np.arange(u0, u1)
+    ridx = np.concatenate([np.arange(0, u0), np.arange(u1, p)])
+    XU, XR = X[:, uidx], X[:, ridx]
+    SU, SR = S[:, uidx], S[:, ridx]
+    G_RR = (XR.T @ XR - SR.T @ winv @ SR).toarray()
+    G_RU = (XR.T @ XU - SR.T @ winv @ SU).toarray()
+    G_UU = (XU.T @ XU - SU.T @ winv @ SU).tocsr()
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(np.concatenate([[-1], group[order], [group.max() + 1]])))
+    blocks = []
+    rank_u = 0
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        ids = order[a:b]
+        g = G_UU[ids][:, ids].toarray()
+        d = np.sqrt(np.clip(np.diag(g), 0.0, None))
+        d[d == 0] = 1.0
+        w, v = np.linalg.eigh(g / d[:, None] / d[None, :])
+        ok = w > PIVOT_TOL * max(1.0, float(w.max()) if w.size else 1.0)
+        rank_u += int(ok.sum())
+        vs = v[:, ok] / d[:, None]
+        blocks.append((ids, vs, w[ok]))  # pinv = vs diag(1/w) vs'
+
+    def pinv_u(rhs: np.ndarray) -> np.ndarray:
+        out = np.zeros(rhs.shape, dtype=float)
+        for ids, vs, w in blocks:
+            coef = vs.T @ rhs[ids]
+            coef = coef / w.reshape((-1,) + (1,) * (rhs.ndim - 1))
+            out[ids] = vs @ coef
+        return out
+
+    M = pinv_u(np.ascontiguousarray(G_RU.T)).T  # G_RU G_UU^+
+    H = G_RR - M @ G_RU.T
+    H = (H + H.T) / 2
+    solve_h, rank_h = _dense_solver(H, np.diag(G_RR))
+
+    def solve(rhs: np.ndarray) -> np.ndarray:
+        r_u, r_r = rhs[uidx], rhs[ridx]
+        b_r = solve_h(r_r - M @ r_u)
+        b_u = pinv_u(r_u - G_RU.T @ b_r)
+        out = np.empty(rhs.shape, dtype=float)
+        out[uidx] = b_u
+        out[ridx] = b_r
+        return out
+
+    return solve, rank_u + rank_h
 
 
 def fit_sparse(y: np.ndarray, terms: Sequence[Term], codes: Mapping[str, np.ndarray],

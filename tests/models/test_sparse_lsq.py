@@ -86,3 +86,23 @@ def test_large_unbalanced_md6_has_no_dense_limit() -> None:
     fast = _fit("MD6", data, 2, "auto")
     dense = _fit("MD6", data, 2, "dense")
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("empty_share", [0.0, 0.3])
+def test_block_elimination_equals_dense(monkeypatch, empty_share) -> None:
+    # the Schur-complement solver used for many shards, forced on a small design
+    from irmodels.models import _sparse_lsq
+
+    monkeypatch.setattr(_sparse_lsq, "ELIMINATE_MIN", 2)
+    monkeypatch.setattr(_sparse_lsq, "ELIMINATE_TOTAL", 0)
+    data = _design(11, 6, 7, 5, 1, 0.15)
+    rng = np.random.default_rng(5)
+    empty = rng.uniform(size=(6, 5)) < empty_share  # empty topic x shard cells ("missing")
+    ti = data["topic"].str[1:].astype(int).to_numpy()
+    ki = data["shard"].str[1:].astype(int).to_numpy()
+    data = data[~empty[ti, ki]].reset_index(drop=True)
+    for ss_type in (1, 2) if empty_share else (1, 2, 3):
+        fast = _fit("MD6", data, ss_type, "sparse")
+        dense = _fit("MD6", data, ss_type, "dense")
+        np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
+        np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9)
