@@ -59,6 +59,10 @@ _ADJUST_NAMES = {None: "no adjustment", "bonferroni": "Bonferroni", "holm": "Hol
                  "bh": "Benjamini-Hochberg", "tukey": "randomised Tukey HSD"}
 
 
+#: Pairs shown by ``summary()``, ``to_latex()`` and the HTML view (all are in ``table``).
+_SHOWN_PAIRS = 45
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class PairwiseResult(TableAccess, ResultDisplay):
     """Result of :func:`pairwise`: one row per pair in :attr:`table`.
@@ -117,7 +121,11 @@ class PairwiseResult(TableAccess, ResultDisplay):
         if shown["ci_lower"].notna().any():
             cols += ["ci_lower", "ci_upper"]
         cols.append("effect_sd")
-        return [(f"Pairs ({_TEST_NAMES[self.test]}, {_ADJUST_NAMES[self.adjust]})", shown[cols])]
+        title = f"Pairs ({_TEST_NAMES[self.test]}, {_ADJUST_NAMES[self.adjust]})"
+        if len(shown) > _SHOWN_PAIRS:  # a page: the pairs with the smallest adjusted p-values
+            shown = shown.iloc[np.argsort(shown["p_adj"].to_numpy(), kind="stable")[:_SHOWN_PAIRS]]
+            title += f", the {_SHOWN_PAIRS} smallest adjusted p-values of {self.n_pairs} pairs"
+        return [(title, shown[cols])]
 
     def __repr__(self) -> str:
         return (
