@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python benchmarks/mixed.py [--quick] [--sm-timeout 300]``.
 
-Cases (METHODS.md section 5; issue 4):
+Cases (docs/methods.md: "Linear mixed-effects models"; issue 4):
 
 1. ``hetero``: 2 systems x 50 topics x 10 samples, ``score ~ system + (1|topic/system)`` with one
    residual variance per topic:system stratum (nlme's varIdent). statsmodels has no varIdent:

@@ -9,7 +9,7 @@ categoricals whose categories are the observed levels in *natural* order ("2" be
 "run2" before "run10"), so the same data give the same frame whatever the row order.
 ``score`` is float64 with no NaN. Every later stage takes such a frame.
 
-References: METHODS.md section 1.
+References: docs/methods.md: "Long-format evaluation data".
 """
 
 from __future__ import annotations

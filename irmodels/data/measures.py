@@ -10,8 +10,7 @@ grammar, the undefined-value policy and the measure kernels live in
 Conventions follow trec_eval 9/10 (the values equal ``trec_eval -q`` and pytrec_eval-terrier);
 see :func:`evaluate` and ``docs/measures.md``.
 
-References: Ferro & Sanderson, SIGIR 2019 (sharded evaluation, undefined cells; METHODS.md
-section 4); Moffat & Zobel, ACM TOIS 27(1), 2008 (RBP and its residual); Jarvelin & Kekalainen,
+References: Ferro & Sanderson, SIGIR 2019 (sharded evaluation, undefined cells; docs/methods.md: "Shards and undefined values"); Moffat & Zobel, ACM TOIS 27(1), 2008 (RBP and its residual); Jarvelin & Kekalainen,
 ACM TOIS 20(4), 2002 (nDCG).
 """
 
@@ -298,7 +297,7 @@ def evaluate(
       line). Undefined when R = 0.
     - ``num_rel`` (R), ``num_ret`` (retrieved, after ``depth``), ``num_rel_ret``.
 
-    *Shards* (Ferro & Sanderson, SIGIR 2019; METHODS.md section 4). The cells are every
+    *Shards* (Ferro & Sanderson, SIGIR 2019; docs/methods.md: "Shards and undefined values"). The cells are every
     shard for each (topic, system) pair that would be scored without shards: a system that
     retrieved nothing in a shard gets the values of an empty ranking there. A (topic, shard)
     with no relevant document is undefined for every system and handled by ``undefined``.

@@ -6,7 +6,7 @@ Standardization rescales each topic by the mean ``mu_t`` and the standard deviat
 ``z`` into [0, 1]. The factors are fitted once, saved or published (also in trec_eval's
 ``-Z`` zscores format) and applied to new systems or collections.
 
-References: METHODS.md section 8; Webber, Moffat & Zobel, "Score Standardization for
+References: docs/methods.md: "Score standardization"; Webber, Moffat & Zobel, "Score Standardization for
 Inter-collection Comparison of Retrieval Systems", SIGIR 2008; Sakai, "A Simple and
 Effective Approach to Score Standardisation", ICTIR 2016 (U-std); Urbano, Lima & Hanjalic,
 "A New Perspective on Score Standardization", SIGIR 2019 (E-std).

@@ -5,7 +5,7 @@ interaction, and with shards or document samples the extra facets); a D-study pr
 stable the comparison of systems would be with ``n'`` topics (and shards). The object of
 measurement is the system; every other facet is random.
 
-References: METHODS.md section 7; Brennan, *Generalizability Theory* (2001), ch. 3-6;
+References: docs/methods.md: "Variance components"; Brennan, *Generalizability Theory* (2001), ch. 3-6;
 Webber, *Measurement in Information Retrieval Evaluation* (PhD thesis, 2010), ch. 4;
 Urbano, Marrero & Martin, "On the Measurement of Test Collection Reliability", SIGIR 2013.
 """
@@ -634,7 +634,7 @@ def gstudy(
 
     Notes
     -----
-    Random-effects estimates from the expected mean squares (METHODS.md section 7;
+    Random-effects estimates from the expected mean squares (docs/methods.md: "Variance components";
     Brennan 2001, ch. 3 and 4): ``var_s = (MS_s - MS_e)/n_t``, ``var_t = (MS_t - MS_e)/n_s``,
     ``var_e = MS_e``. For system x topic x shard, fully crossed with one score per cell,
     ``var_st = (MS_st - MS_e)/n_h``, ``var_s = (MS_s - MS_st - MS_sh + MS_e)/(n_t n_h)`` and so

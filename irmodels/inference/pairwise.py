@@ -8,7 +8,7 @@ of the P pairs is built once and every statistic is a matrix operation on it; re
 draw one B x T matrix of random signs (or bootstrap counts) shared by all pairs and compute every
 resampled mean with one matrix product per chunk of pairs.
 
-References: METHODS.md section 10; W. Webber, *Measurement in Information Retrieval
+References: docs/methods.md: "Power and topic-set size"; W. Webber, *Measurement in Information Retrieval
 Evaluation*, PhD thesis, University of Melbourne, 2010, ch. 3 and 5; M. D. Smucker, J. Allan and
 B. Carterette, "A comparison of statistical significance tests for information retrieval
 evaluation", CIKM 2007; B. Carterette, "Multiple testing in statistical analysis of

@@ -8,7 +8,7 @@ the large-sample normal approximation; it turns a collection's distribution of p
 and confidence-interval-width designs of Sakai (2016), and checks the exact formula against
 rejection rates on resampled real topics.
 
-References: METHODS.md section 10; Webber, *Measurement in Information Retrieval Evaluation*
+References: docs/methods.md: "Power and topic-set size"; Webber, *Measurement in Information Retrieval Evaluation*
 (PhD thesis, 2010), ch. 5; Sakai, "Topic set size design", Information Retrieval Journal 19
 (2016); Nagata, *How to Design the Sample Size* (2003, in Japanese), as used by Sakai;
 R's ``power.t.test(type = "paired", strict = TRUE)``.
@@ -208,7 +208,7 @@ def paired_t(
     and ``t_c = t(1 - alpha/2; n - 1)``; one equation in one unknown, solved by Brent's
     method (``n`` in ``[2, 1e7]``, ``delta`` in ``sigma [1e-7, 1e7]``, ``sigma`` in
     ``delta [1e-7, 1e7]``, as R does). Normal: ``sqrt(n) delta / sigma = z(1 - alpha/2) +
-    z(power)``, solved in closed form. (METHODS.md section 10; Webber 2010, ch. 5.)
+    z(power)``, solved in closed form. (docs/methods.md: "Power and topic-set size"; Webber 2010, ch. 5.)
 
     Examples
     --------

@@ -12,7 +12,7 @@ Inputs are either scores or ranked lists:
 - :func:`rbo` takes *ranked lists* (best first, possibly of different lengths, items need not
   be shared) or any of the score inputs above, which are turned into lists by descending score.
 
-References: METHODS.md section 11; M. G. Kendall, "A new measure of rank correlation",
+References: docs/methods.md: "Rank similarity"; M. G. Kendall, "A new measure of rank correlation",
 Biometrika 1938 (tau-b: Kendall 1945); E. Yilmaz, J. A. Aslam and S. Robertson, "A new rank
 correlation coefficient for information retrieval", SIGIR 2008; W. Webber, A. Moffat and
 J. Zobel, "A similarity measure for indefinite rankings", ACM TOIS 28(4), 2010.

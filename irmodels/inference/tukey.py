@@ -6,7 +6,7 @@ each mean), every pair of levels is compared with the studentized range: this is
 Ferro & Sanderson (SIGIR 2019) and of R's ``TukeyHSD(aov(score ~ topic + system))``, not the
 one-way Tukey of generic packages, whose error term ignores the topic (and shard) effects.
 
-References: METHODS.md section 3; Tukey (1949); Piepho (2004) for the letter display.
+References: docs/methods.md: "Multiple comparisons"; Tukey (1949); Piepho (2004) for the letter display.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ class TukeyResult(ResultDisplay):
 
     # -- intervals of single means ------------------------------------------------------------
     def intervals(self, kind: Literal["tukey", "anova", "sem"] = "tukey") -> pd.DataFrame:
-        """Confidence intervals for each level's mean (METHODS section 3).
+        """Confidence intervals for each level's mean (docs/methods.md: "Multiple comparisons").
 
         Parameters
         ----------
@@ -342,7 +342,7 @@ def tukey_hsd(
     Notes
     -----
     Systems ``u`` and ``v`` differ when ``|m_u - m_v| / sqrt(MS_error / n) > Q(alpha; k,
-    df_error)`` (Ferro & Sanderson, SIGIR 2019, section 3; METHODS.md section 3). The adjusted
+    df_error)`` (Ferro & Sanderson, SIGIR 2019, section 3; docs/methods.md: "Multiple comparisons"). The adjusted
     p-value is ``P[Q_{k, df_error} >= q]`` from :func:`irmodels.ptukey`, and the simultaneous
     interval of a difference is ``diff +- Q / sqrt(2) * SE_diff``, ``SE_diff = sqrt(2 MS_error /
     n)`` (Tukey-Kramer ``sqrt(MS_error (1/n_a + 1/n_b))`` when ``n`` varies). With the error

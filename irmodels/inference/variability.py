@@ -12,7 +12,7 @@ capped by the mean, so raw SDs of systems with different means are not comparabl
 first: ``"logit"`` (``log((x + eps) / (1 - x + eps))``) or ``"z"`` (per-topic z-scores across
 systems, Webber, Moffat & Zobel 2008).
 
-References: METHODS.md section 9; M. Hosseini, I. J. Cox, N. Milic-Frayling and V. Vinay,
+References: docs/methods.md: "Variability of effectiveness"; M. Hosseini, I. J. Cox, N. Milic-Frayling and V. Vinay,
 "Measuring the variability in effectiveness of a retrieval system", IRFC 2010 (LNCS 6107);
 H. Levene, "Robust tests for equality of variances", 1960; M. B. Brown and A. B. Forsythe,
 "Robust tests for the equality of variances", JASA 69, 1974.
@@ -552,7 +552,7 @@ def error_rate(
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
-    """Swap rate of variability comparisons against the topic-set size (METHODS section 9).
+    """Swap rate of variability comparisons against the topic-set size (docs/methods.md: "Variability of effectiveness").
 
     For each size c and each of ``n_trials`` trials, the topics are shuffled and split into two
     disjoint sets X and Y of c topics. For every pair of systems (A, B) whose variability

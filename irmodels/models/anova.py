@@ -3,7 +3,7 @@
 Balanced crossed designs (every combination of the model's factors observed equally often) are
 solved in closed form from cell means in one pass over the data (:mod:`._balanced`); unbalanced
 designs or designs with empty cells by least squares with type I, II or III sums of squares
-(:mod:`._lsq`). References: METHODS.md sections 2, 3 and 7; Ferro & Sanderson (SIGIR 2019).
+(:mod:`._lsq`). References: docs/methods.md: "Crossed ANOVA models", "Multiple comparisons", "Variance components"; Ferro & Sanderson (SIGIR 2019).
 """
 
 from __future__ import annotations

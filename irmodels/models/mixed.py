@@ -3,7 +3,7 @@
 Crossed or nested random intercepts (``(1|topic)``, ``(1|topic:system)``, ``(1|topic/system)``,
 ``(1|topic:shard)``, ...), a fixed part with treatment contrasts (as R's default), and optionally
 one residual variance per stratum (nlme's ``varIdent``). Fitted by REML or ML; likelihood-ratio
-comparisons with :func:`compare_models`. References: METHODS.md sections 5 and 7; Robertson &
+comparisons with :func:`compare_models`. References: docs/methods.md: "Linear mixed-effects models", "Variance components"; Robertson &
 Kanoulas, "On Per-topic Variance in IR Evaluation", SIGIR 2012; Bates et al., "Fitting Linear
 Mixed-Effects Models Using lme4", J. Stat. Softw. 67(1), 2015; Pinheiro & Bates, "Mixed-Effects
 Models in S and S-PLUS", 2000 (varIdent, section 5.2); Kuznetsova, Brockhoff & Christensen,

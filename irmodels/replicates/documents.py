@@ -1,4 +1,4 @@
-"""Document-sample simulation (Robertson & Kanoulas, SIGIR 2012; METHODS.md section 6).
+"""Document-sample simulation (Robertson & Kanoulas, SIGIR 2012; docs/methods.md: "Document-sample simulation").
 
 The test collection is one sample from a large population of documents. For each (topic, run)
 we simulate other samples: the number of relevant documents the run retrieves in a new sample,

@@ -3,11 +3,11 @@
 A *shard* is a random subset of the collection's documents. Splitting the collection into S
 shards of (near) equal size and scoring every run on every shard turns one score per
 (topic, system) into S replicates, which separates the topic*system interaction from the error
-(models MD3-MD6 of METHODS.md section 2). The assignment returned here (doc id -> shard) is what
+(models MD3-MD6 of docs/methods.md: "Crossed ANOVA models"). The assignment returned here (doc id -> shard) is what
 ``irm.evaluate(runs, qrels, measures, shards=assignment)`` takes.
 
 References: N. Ferro and M. Sanderson, "Improving the Accuracy of System Performance Estimation
-by Using Shards", SIGIR 2019, section 4; METHODS.md section 4.
+by Using Shards", SIGIR 2019, section 4; docs/methods.md: "Shards and undefined values".
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def shards(
     Notes
     -----
     Ferro & Sanderson (SIGIR 2019, section 4) split the collection at random into S shards of
-    equal size; a run and the qrels are split by the same assignment. See METHODS.md section 4.
+    equal size; a run and the qrels are split by the same assignment. See docs/methods.md: "Shards and undefined values".
 
     Examples
     --------

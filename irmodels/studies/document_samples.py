@@ -1,6 +1,6 @@
 """Significance with per-topic noise: the document-sample study of Robertson & Kanoulas (SIGIR 2012).
 
-Two steps, METHODS.md section 6:
+Two steps, docs/methods.md: "Document-sample simulation":
 
 - :func:`validate` simulates many samples (C = 1000) per (topic, run) and compares the observed
   value with the simulated mean and SD, per topic: does the simulator reproduce the collection?
@@ -352,7 +352,7 @@ def compare_tests(
     Notes
     -----
     The paired t-test on observed values equals the mixed model ``y ~ system + (1|topic)`` on
-    them (METHODS.md section 5). The mixed models are fitted by REML with :func:`irmodels.mixed`
+    them (docs/methods.md: "Linear mixed-effects models"). The mixed models are fitted by REML with :func:`irmodels.mixed`
     (``residual="topic:system"`` for (d)); their t statistic is the estimate of the system
     coefficient over its model-based SE, referred to a t distribution on ``df`` (see above). The
     results equal nlme's ``lme(y ~ system, random = ~1|topic/system)`` and the same with

@@ -11,7 +11,7 @@ runs serially, on local processes or on a Dask cluster with the same results (ev
 its own seed, spawned from ``seed``).
 
 References: N. Ferro and M. Sanderson, "Improving the Accuracy of System Performance Estimation
-by Using Shards", SIGIR 2019 (sections 3-5, Tables 2-4); METHODS.md sections 2-4.
+by Using Shards", SIGIR 2019 (sections 3-5, Tables 2-4); docs/methods.md: "Crossed ANOVA models", "Multiple comparisons", "Shards and undefined values".
 """
 
 from __future__ import annotations
@@ -683,10 +683,10 @@ def shards(
 
     Notes
     -----
-    Models (METHODS.md section 2): MD1 ``topic + system`` on the whole collection; on shards
+    Models (docs/methods.md: "Crossed ANOVA models"): MD1 ``topic + system`` on the whole collection; on shards
     MD2 ``topic + system``, MD3 ``+ topic:system``, MD4 ``+ shard``, MD5 ``+ system:shard``,
     MD6 ``+ topic:shard``. Tukey's HSD uses the model's ``MS_error`` and ``df_error`` with
-    ``n = T*S`` observations per system mean (METHODS.md section 3). With a constant
+    ``n = T*S`` observations per system mean (docs/methods.md: "Multiple comparisons"). With a constant
     substituted for undefined cells, MD6's system effect, error term and Tukey intervals do
     not depend on the constant (the topic:shard interaction absorbs the undefined cells;
     Ferro & Sanderson, Propositions 7.2-7.4); under MD2-MD5 only the differences of system
@@ -797,7 +797,7 @@ def shards(
             f"{n_undef_total} of {n_cells_total} (topic, shard) cells over all splits (and "
             f"{n_whole_undef} topic(s) of the whole collection) had no relevant document, so "
             f"{canonical} is undefined there for every system; they were {policy}. Under MD6 the system effect and Tukey's HSD do not depend on a "
-            "substituted constant (METHODS.md section 4); see .runs['n_undefined'] per split.",
+            "substituted constant (docs/methods.md, 'Shards and undefined values'); see .runs['n_undefined'] per split.",
             UndefinedValueWarning,
             stacklevel=2,
         )

@@ -144,7 +144,7 @@ def test_md1_on_trec8(designs) -> None:
     means = res.marginal_means("system")
     wide = pd.read_csv(Path(irm.__file__).parents[2] / "shared" / "data" / "ir-scores" / "adhoc8_ap.csv")
     np.testing.assert_allclose(means.to_numpy(), wide.mean().to_numpy(), rtol=1e-13)
-    # EMS by hand (METHODS section 7)
+    # EMS by hand (docs/methods.md: "Variance components")
     ms = res.table["MS"]
     mse = res.ms_error
     vc = res.variance_components()

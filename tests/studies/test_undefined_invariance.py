@@ -1,4 +1,4 @@
-"""Undefined-value invariance (Ferro & Sanderson, SIGIR 2019, Propositions 7.2-7.4; METHODS §4).
+"""Undefined-value invariance (Ferro & Sanderson, SIGIR 2019, Propositions 7.2-7.4; docs/methods.md: "Shards and undefined values").
 
 A (topic, shard) cell without relevant documents is undefined for *every* system and gets a
 constant x. Changing x adds delta * 1[(i, k) undefined] to the data: a function of (topic, shard)
