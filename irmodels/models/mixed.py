@@ -17,6 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -779,6 +780,60 @@ class MixedResult(ResultDisplay):
         from irmodels.models._mixed_anova import anova
 
         return anova(self, type=type, ddf=ddf)
+
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
+                level: float = 0.95, *, parm: Sequence[str] | None = None, n_boot: int = 500,
+                seed: Any = 0, backend: Any = "serial", n_workers: int | None = None
+                ) -> pd.DataFrame:
+        """Confidence intervals of the standard deviations and the fixed effects (lme4's
+        ``confint``).
+
+        Parameters
+        ----------
+        method : {"profile", "bootstrap", "wald"}
+            ``"profile"``: likelihood-profile intervals as lme4's ``confint(method =
+            "profile")`` (the ML deviance, also for REML fits, as lme4; each bound a root of the
+            signed square root of the deviance difference). ``"bootstrap"``: parametric
+            bootstrap percentile intervals (lme4's ``method = "boot"``), refits by the fit's
+            criterion. ``"wald"``: ``estimate +- z se`` for the fixed effects, NaN for the
+            standard deviations (as lme4).
+        level : float
+            Confidence level.
+        parm : sequence of str, optional
+            Rows to compute (component or coefficient names); all by default.
+        n_boot, seed, backend, n_workers
+            Bootstrap replicates, seed (the same seed gives the same intervals on every
+            backend) and where they run (:func:`irmodels.parallel.map`).
+
+        Returns
+        -------
+        DataFrame
+            Index ``parameter``: the standard deviation of each random term (named as in
+            :meth:`variance_components`), ``Residual`` (the residual SD), then the fixed
+            effects; columns ``lower, upper``. A lower bound of 0 means the profile does not
+            reach the critical value before the SD is zero.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> data = irm.datasets.load("adhoc3", "AP")
+        >>> data = data[data["system"].isin(["sys1", "sys2", "sys3"])]
+        >>> fit = irm.mixed("score ~ system + (1|topic)", data)
+        >>> fit.confint().round(4)
+                      lower   upper
+        parameter
+        topic        0.1022  0.1642
+        Residual     0.0854  0.1127
+        (Intercept)  0.0370  0.1276
+        systemsys2   0.2295  0.3067
+        systemsys3   0.2330  0.3102
+        >>> fit.confint("wald").round(4).loc["systemsys2"].tolist()
+        [0.2295, 0.3067]
+        """
+        from irmodels.models._mixed_confint import confint
+
+        return confint(self, method=method, level=level, parm=parm, n_boot=n_boot, seed=seed,
+                       backend=backend, n_workers=n_workers)
 
     def _refit_ml(self) -> MixedResult:
         st = self._state

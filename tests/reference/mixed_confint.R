@@ -1,0 +1,35 @@
+# Reference values for MixedResult.confint(method="profile"|"wald"): lme4's confint().
+# Data: data/mixed_crossed_unbalanced.csv (python make_mixed_data.py).
+# Run from tests/reference/:  Rscript mixed_confint.R   (writes mixed_confint.json)
+suppressPackageStartupMessages({ library(lme4); library(jsonlite) })
+# lme4's default optimiser settings: the tight ones used for the fits elsewhere break its profiling
+ctrl <- lmerControl(check.conv.singular = "ignore")
+d <- read.csv("data/mixed_crossed_unbalanced.csv", colClasses = "character")
+d$score <- as.numeric(d$score); d$topic <- factor(d$topic); d$system <- factor(d$system)
+fits <- list()
+for (formula in c("score ~ system + (1|topic) + (1|topic:system)", "score ~ system + (1|topic)"))
+  for (method in c("REML", "ML")) {
+    m <- lmer(as.formula(formula), data = d, REML = (method == "REML"), control = ctrl)
+    vc <- as.data.frame(VarCorr(m))
+    sdnames <- ifelse(is.na(vc$grp) | vc$grp == "Residual", "Residual", vc$grp)
+    entries <- list()
+    for (lv in c(0.95, 0.9)) {
+      pr <- confint(m, method = "profile", level = lv, oldNames = FALSE)
+      wa <- confint(m, method = "Wald", level = lv, oldNames = FALSE)
+      entries[[as.character(lv)]] <- list(level = lv, names = rownames(pr),
+                                          profile_lower = unname(pr[, 1]), profile_upper = unname(pr[, 2]),
+                                          wald_lower = unname(wa[, 1]), wald_upper = unname(wa[, 2]))
+    }
+    fits[[length(fits) + 1]] <- list(formula = formula, method = method, sd_names = sdnames,
+                                     sd = vc$sdcor, intervals = unname(entries))
+  }
+out <- list(
+  generated_by = "tests/reference/mixed_confint.R",
+  R = R.version.string,
+  packages = list(lme4 = as.character(packageVersion("lme4")),
+                  jsonlite = as.character(packageVersion("jsonlite"))),
+  file = "data/mixed_crossed_unbalanced.csv",
+  fits = fits
+)
+writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE), "mixed_confint.json")
+cat("wrote mixed_confint.json\n")
