@@ -24,6 +24,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,8 @@ from scipy import stats
 from irmodels._display import ResultDisplay
 from irmodels.errors import DataFormatError, DataQualityWarning
 
-__all__ = ["RBOResult", "kendall_tau", "rbo", "rbo_p_for_depth", "rbo_top_weight", "tau_ap"]
+__all__ = ["RBOResult", "average_overlap", "kendall_tau", "rbo", "rbo_p_for_depth",
+           "rbo_top_weight", "tau_ap"]
 
 
 def _scores(x: object, what: str) -> pd.Series:
@@ -155,7 +157,53 @@ def _tau_ap_one(ref: pd.Series, est: pd.Series) -> float:
     return float(2.0 / (n - 1) * np.sum(c / np.arange(1, n)) - 1.0)
 
 
-def tau_ap(a: object, b: object, *, symmetric: bool = False) -> float:
+def _tie_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: the first (1-based) position of its tie group in descending order, and the
+    group's size."""
+    order = np.argsort(-values, kind="stable")
+    sorted_v = values[order]
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = sorted_v[1:] != sorted_v[:-1]
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new) + 1
+    sizes = np.diff(np.append(np.flatnonzero(new), len(values)))
+    first = np.empty(len(values), dtype=np.int64)
+    size = np.empty(len(values), dtype=np.int64)
+    first[order] = starts[group]
+    size[order] = sizes[group]
+    return first, size
+
+
+def _tau_ap_a(x: np.ndarray, y: np.ndarray) -> float:
+    """Urbano & Marrero's tau_AP,a: reference x without ties, ties in y averaged over their
+    orders (the expected tau_AP when y's ties are broken at random)."""
+    n = len(x)
+    p, t = _tie_ranks(y)
+    above_y = p[None, :] < p[:, None]  # [i, j]: j's group is above i's in y
+    above_x = x[None, :] > x[:, None]  # [i, j]: j above i in x
+    c_above = (above_y & above_x).sum(axis=1)
+    total = 0.0
+    for pi, ti, ci in zip(p, t, c_above):
+        k = np.arange(1, ti + 1)
+        if pi != 1:
+            total += ci * float(np.sum(1.0 / (pi + k - 2))) / ti
+        kk = np.arange(1, ti)
+        total += float(np.sum(kk / (pi + kk - 1))) / (2.0 * ti)
+    return float(2.0 / (n - 1) * total - 1.0)
+
+
+def _tau_ap_b_one(x: np.ndarray, y: np.ndarray) -> float:
+    p, _ = _tie_ranks(y)
+    not_top = p != 1
+    if not not_top.any():
+        return float("nan")
+    above = (p[None, :] < p[:, None]) & (x[None, :] > x[:, None])
+    c = above.sum(axis=1)[not_top] / (p[not_top] - 1)
+    return float(2.0 / not_top.sum() * c.sum() - 1.0)
+
+
+def tau_ap(a: object, b: object, *, symmetric: bool = False,
+           ties: Literal["input", "a", "b"] = "input") -> float:
     r"""AP rank correlation tau_AP (Yilmaz, Aslam & Robertson 2008), top-weighted.
 
     Parameters
@@ -166,7 +214,17 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False) -> float:
         Scores of the ranking being compared with it.
     symmetric : bool
         Return the average of ``tau_ap(a, b)`` and ``tau_ap(b, a)`` (the symmetric version,
-        for when neither ranking is the reference).
+        for when neither ranking is the reference). Ignored by ``ties="b"`` (symmetric by
+        definition).
+    ties : {"input", "a", "b"}
+        How tied scores are treated (Urbano & Marrero, ICTIR 2017). ``"input"`` (default):
+        ordered by their position in the input, with a warning. ``"a"``: tau_AP,a, for when
+        ``a`` is the true ranking (without ties) and ``b`` an estimate whose ties are not
+        meaningful: the expected tau_AP over the orders of ``b``'s tied systems. ``"b"``:
+        tau_AP,b, for when ties in both rankings mean equality: a pair tied in either ranking
+        is never concordant, each system is compared with those strictly above its tie group
+        in the other ranking, and the two directions are averaged. Without ties ``"a"``
+        equals tau_AP and ``"b"`` the symmetric tau_AP.
 
     Returns
     -------
@@ -178,9 +236,11 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False) -> float:
 
     Notes
     -----
-    tau_AP is defined for rankings without ties. Tied scores are ordered by their position in
-    the input (stable sort) and a :class:`~irmodels.errors.DataQualityWarning` says so; to
-    average over tie orders, perturb the scores yourself. O(n^2) time and memory.
+    tau_AP is defined for rankings without ties. With ``ties="input"`` tied scores are
+    ordered by their position in the input (stable sort) and a
+    :class:`~irmodels.errors.DataQualityWarning` says so; ``ties="a"`` and ``"b"`` are the
+    tie-aware coefficients of J. Urbano and M. Marrero, "The treatment of ties in AP
+    correlation", ICTIR 2017. O(n^2) time and memory.
 
     Examples
     --------
@@ -192,8 +252,26 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False) -> float:
     (0.3333, 0.7778)
     >>> round(kendall_tau(truth, top_swap), 4), round(kendall_tau(truth, bottom_swap), 4)
     (0.6667, 0.6667)
+
+    Ties in the estimate, averaged over their orders:
+
+    >>> tied = pd.Series({"s1": 3.0, "s2": 3.0, "s3": 2.0, "s4": 1.0})
+    >>> round(tau_ap(truth, tied, ties="a"), 4), round(tau_ap(truth, tied, ties="b"), 4)
+    (0.6667, 0.6667)
     """
+    if ties not in ("input", "a", "b"):
+        raise DataFormatError(f"unknown ties {ties!r}; choose 'input', 'a' or 'b'.")
     sa, sb = _common(a, b)
+    if ties == "a":
+        x = sa.to_numpy()
+        if len(np.unique(x)) < len(x):
+            raise DataFormatError(
+                "tau_AP,a (ties='a') needs a reference ranking a without ties; a has tied "
+                "scores. Use ties='b' when ties in both rankings mean equality.")
+        return _tau_ap_a(x, sb.to_numpy())
+    if ties == "b":
+        x, y = sa.to_numpy(), sb.to_numpy()
+        return 0.5 * (_tau_ap_b_one(x, y) + _tau_ap_b_one(y, x))
     if symmetric:
         return 0.5 * (_tau_ap_one(sa, sb) + _tau_ap_one(sb, sa))
     return _tau_ap_one(sa, sb)
@@ -272,7 +350,50 @@ def _as_list(x: object, what: str) -> list[str]:
     return items
 
 
-def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RBOResult:
+def _positions(x: object, what: str, ties: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Items in ranked order with the 0-based start and size of each one's tie group."""
+    if ties == "expected" and (isinstance(x, (pd.Series, Mapping, pd.DataFrame))
+                               or hasattr(x, "marginal_means")):
+        sc = _scores(x, what)
+        values = sc.to_numpy()
+        first, size = _tie_ranks(values)
+        order = np.argsort(first, kind="stable")
+        return [str(sc.index[i]) for i in order], first[order] - 1.0, size[order].astype(float)
+    items = _as_list(x, what)
+    return items, np.arange(len(items), dtype=np.float64), np.ones(len(items))
+
+
+def _overlaps(a: object, b: object, depth: int | None, ties: str
+              ) -> tuple[np.ndarray, int, int]:
+    """X_d for d = 1..l (the shorter list S contributes its s items beyond depth s)."""
+    if ties not in ("input", "expected"):
+        raise DataFormatError(f"unknown ties {ties!r}; choose 'input' or 'expected'.")
+    la, sa, ta = _positions(a, "a", ties)
+    lb, sb, tb = _positions(b, "b", ties)
+    if depth is not None:
+        if not (isinstance(depth, (int, np.integer)) and depth >= 1):
+            raise DataFormatError(f"depth must be a positive integer; got {depth!r}.")
+    na = len(la) if depth is None else min(len(la), depth)
+    nb = len(lb) if depth is None else min(len(lb), depth)
+    if not na or not nb:
+        raise DataFormatError("RBO needs two non-empty rankings; one of them is empty.")
+    s, l_ = min(na, nb), max(na, nb)
+    pos_b = {item: i for i, item in enumerate(lb)}
+    shared = [(i, pos_b[item]) for i, item in enumerate(la) if item in pos_b]
+    d = np.arange(1, l_ + 1, dtype=np.float64)
+    da = np.minimum(d, na) if na <= nb else d  # the shorter list stops growing at s
+    db = np.minimum(d, nb) if nb < na else d
+    if not shared:
+        return np.zeros(l_), s, l_
+    ia = np.array([i for i, _ in shared])
+    ib = np.array([j for _, j in shared])
+    pa = np.clip((da[None, :] - sa[ia][:, None]) / ta[ia][:, None], 0.0, 1.0)
+    pb = np.clip((db[None, :] - sb[ib][:, None]) / tb[ib][:, None], 0.0, 1.0)
+    return (pa * pb).sum(axis=0), s, l_
+
+
+def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
+        ties: Literal["input", "expected"] = "input") -> RBOResult:
     r"""Rank-biased overlap (Webber, Moffat & Zobel 2010) with its bounds.
 
     Parameters
@@ -285,6 +406,12 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RB
         is ``1 / (1 - p)`` (see :func:`rbo_p_for_depth`).
     depth : int, optional
         Evaluate only the first ``depth`` items of each list.
+    ties : {"input", "expected"}
+        Score inputs with tied scores: ``"input"`` (default) orders tied items by their position
+        in the input, with a warning; ``"expected"`` averages over the orders of the ties: every
+        overlap X_d is replaced by its expectation when each list's ties are broken uniformly
+        at random (independently in the two lists). RBO_min and RBO_ext are linear in the
+        X_d, so they are the exact expectations; the residual uses the expected X_l.
 
     Returns
     -------
@@ -305,10 +432,13 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RB
       + ((X_l - X_s) / l + X_s / s) p^l (eq. 32): the agreement at the end of the seen lists is
       extrapolated to infinite depth.
 
-    Ties: RBO here is the untied measure. Score inputs with ties are ordered by input
-    position (stable sort) with a :class:`~irmodels.errors.DataQualityWarning`; for the tie
-    treatments of Webber et al. section 5 and Corsi & Urbano (SIGIR 2024), break the ties
-    yourself or use their reference code.
+    Ties (score inputs): with ``ties="input"`` RBO is the untied measure on the input order of
+    tied items (a :class:`~irmodels.errors.DataQualityWarning` says so); with
+    ``ties="expected"``, ``E[X_d] = sum_i P_a(i in top d) P_b(i in top d)`` where an item of a
+    tie group occupying positions p+1..p+t is in the top d with probability
+    ``clip((d - p) / t, 0, 1)``. This is the expected RBO under random tie-breaking; the
+    treatments of Webber et al. (section 5) and Corsi & Urbano (SIGIR 2024), which let tied
+    items share a rank, are not implemented.
 
     Examples
     --------
@@ -323,22 +453,17 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RB
     >>> r = rbo(["a", "b"], ["b", "a", "c"], p=0.9)
     >>> round(r.min, 4), round(r.max, 4), round(r.ext, 4)
     (0.3117, 0.9, 0.9)
+
+    Tied scores, averaged over their orders:
+
+    >>> x = {"a": 3.0, "b": 2.0, "c": 1.0}
+    >>> y = {"a": 2.0, "b": 2.0, "c": 1.0}
+    >>> round(rbo(x, y, p=0.9, ties="expected").ext, 4)  # mean of 1.0 (a, b) and 0.9 (b, a)
+    0.95
     """
     if not (isinstance(p, (int, float)) and 0 < p < 1):
         raise DataFormatError(f"p must be in (0, 1); got {p!r}. Try rbo_p_for_depth(10) = 0.9.")
-    la, lb = _as_list(a, "a"), _as_list(b, "b")
-    if depth is not None:
-        if not (isinstance(depth, (int, np.integer)) and depth >= 1):
-            raise DataFormatError(f"depth must be a positive integer; got {depth!r}.")
-        la, lb = la[:depth], lb[:depth]
-    if not la or not lb:
-        raise DataFormatError("RBO needs two non-empty rankings; one of them is empty.")
-    S, L = (la, lb) if len(la) <= len(lb) else (lb, la)
-    s, l_ = len(S), len(L)
-    pos_s = {item: i for i, item in enumerate(S)}
-    # depth (0-based) at which each shared item is in both prefixes
-    starts = [max(pos_s[item], j) for j, item in enumerate(L) if item in pos_s]
-    X = np.cumsum(np.bincount(np.asarray(starts, dtype=np.int64), minlength=l_)[:l_]).astype(float)
+    X, s, l_ = _overlaps(a, b, depth, ties)
     d = np.arange(1, l_ + 1, dtype=np.float64)
     pd_ = p**d
     Xs, Xl = X[s - 1], X[l_ - 1]
@@ -352,7 +477,7 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RB
     rbo_ext = k * (base + ext_mid) + ((Xl - Xs) / l_ + Xs / s) * p**l_
 
     x_max = np.where(tail, X + (d - s), X)
-    f = int(l_ + s - Xl)
+    f = int(round(l_ + s - Xl))
     dd = np.arange(l_ + 1, f + 1, dtype=np.float64)
     sec3 = float(np.sum((2 * dd - l_ - s + Xl) / dd * p**dd)) + p ** (f + 1) / (1.0 - p)
     rbo_max = k * (float(np.sum(x_max * pd_ / d)) + sec3)
@@ -360,6 +485,42 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None) -> RB
         min=float(rbo_min), residual=float(rbo_max - rbo_min), ext=float(rbo_ext), p=float(p),
         depth=l_, short=s,
     )
+
+
+def average_overlap(a: object, b: object, *, depth: int | None = None,
+                    ties: Literal["input", "expected"] = "input") -> float:
+    r"""Average overlap of two rankings: ``AO@k = (1/k) sum_{d=1}^{k} X_d / d``.
+
+    The top-weighted overlap measure that RBO generalises (Fagin, Kumar & Sivakumar 2003; Webber,
+    Moffat & Zobel 2010, section 3): the proportion of the top d items the two rankings share,
+    averaged over depths 1..k. Unlike RBO it is not convergent: its value depends on ``k``.
+
+    Parameters
+    ----------
+    a, b : sequence of items, or scores per item
+        As in :func:`rbo`.
+    depth : int, optional
+        k (default: the longer list's length). When one list is shorter than d, its whole
+        list is its prefix.
+    ties : {"input", "expected"}
+        As in :func:`rbo`: ``"expected"`` averages over random orders of tied scores (exact,
+        AO being linear in the X_d).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 for identical prefixes.
+
+    Examples
+    --------
+    >>> average_overlap(["a", "b", "c"], ["b", "a", "c"])
+    0.6666666666666666
+    >>> round(average_overlap({"a": 2.0, "b": 2.0, "c": 1.0}, ["a", "b", "c"], ties="expected"), 4)
+    0.8333
+    """
+    X, _, l_ = _overlaps(a, b, depth, ties)
+    d = np.arange(1, l_ + 1, dtype=np.float64)
+    return float(np.mean(X / d))
 
 
 def rbo_p_for_depth(expected_depth: float) -> float:
