@@ -82,6 +82,7 @@ _LAZY: dict[str, str] = {
     "tau_ap": "irmodels.inference.rank:tau_ap",
     "rbo": "irmodels.inference.rank:rbo",
     "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
+    "average_overlap": "irmodels.inference.rank:average_overlap",
     "comparability": "irmodels.inference.comparability:comparability",
     "pooling": "irmodels.pooling",
     # replicates, studies, parallel, reporting
