@@ -33,6 +33,9 @@ class BalancedFit:
     fitted: np.ndarray
     grand_mean: float
     replicates: int
+    #: fitted value of every cell (flat, in the order of ``cell_layout``): the row-level
+    #: fitted values are ``cell_fitted[flat]``, so a result can keep this instead of them
+    cell_fitted: np.ndarray | None = None
 
 
 def cell_layout(codes: list[np.ndarray], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -89,8 +92,9 @@ def fit_balanced(
         ss[t] = float(n_obs / e.size * np.sum(e * e))
         df[t] = int(np.prod([shape[a] - 1 for a in sub]))
         fitted_c = fitted_c + e
-    fitted = grand + fitted_c.reshape(-1)[flat]
+    cell_fitted = grand + fitted_c.reshape(-1)
+    fitted = cell_fitted[flat]
     resid = y - fitted
     ss_resid = float(np.dot(resid, resid))
     df_resid = n_obs - 1 - sum(df.values())
-    return BalancedFit(ss, df, ss_resid, int(df_resid), fitted, grand, replicates)
+    return BalancedFit(ss, df, ss_resid, int(df_resid), fitted, grand, replicates, cell_fitted)

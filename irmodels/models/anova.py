@@ -151,7 +151,7 @@ class AnovaResult(ResultDisplay):
     omega2_clipped: tuple[str, ...]
     hierarchical: bool
     _y: np.ndarray = field(repr=False)
-    _fitted: np.ndarray = field(repr=False)
+    _fitted: np.ndarray | tuple[np.ndarray, tuple[str, ...]] = field(repr=False)
     _codes: dict[str, np.ndarray] = field(repr=False)
     _levels: dict[str, pd.Index] = field(repr=False)
     _replicates: int | None = field(repr=False)
@@ -159,13 +159,23 @@ class AnovaResult(ResultDisplay):
     # ---- arrays aligned with the data rows
     @property
     def fitted(self) -> np.ndarray:
-        """Fitted values, one per data row (in data order)."""
-        return self._fitted.copy()
+        """Fitted values, one per data row (in data order).
+
+        Computed on demand: a balanced fit keeps only the fitted value of each cell.
+        """
+        f = self._fitted
+        if isinstance(f, tuple):  # (fitted value per cell, factors of the cells)
+            cells, factors = f
+            codes = [self._codes[x] for x in factors]
+            shape = tuple(len(self._levels[x]) for x in factors)
+            flat = np.ravel_multi_index(codes, shape) if len(codes) > 1 else codes[0]
+            return cells[flat]
+        return f.copy()
 
     @property
     def residuals(self) -> np.ndarray:
-        """Residuals ``y - fitted``, one per data row (in data order)."""
-        return self._y - self._fitted
+        """Residuals ``y - fitted``, one per data row (in data order), computed on demand."""
+        return self._y - self.fitted
 
     @property
     def factors(self) -> tuple[str, ...]:
@@ -778,7 +788,8 @@ def anova(
             raise DesignError(_zero_df_message(top.name, counts))
         ss = np.array([bf.ss[t.key] for t in terms])
         df = np.array([bf.df[t.key] for t in terms], dtype=float)
-        ss_resid, df_resid, fitted = bf.ss_resid, bf.df_resid, bf.fitted
+        ss_resid, df_resid = bf.ss_resid, bf.df_resid
+        fitted = (bf.cell_fitted, factors)  # row-level values on demand (AnovaResult.fitted)
         used_method = "balanced"
         used_type = 2 if ss_type is None else int(ss_type)
     else:
