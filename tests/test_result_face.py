@@ -138,6 +138,13 @@ def _document_sample_tests():
     return ds.compare_tests(coll.runs, coll.qrels, n_samples=4, mixed_models=False, seed=2)
 
 
+def _document_sample_validation():
+    from irmodels.studies import document_samples as ds
+
+    coll = irm.collection.generate(preset="tiny", seed=1)
+    return ds.validate(coll.runs, coll.qrels, n_samples=20, seed=1)
+
+
 def _dunnett():
     return _anova().dunnett("run_1")
 
@@ -170,6 +177,7 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "BootstrapEffects": _bootstrap_effects,
     "Comparability": _comparability,
     "DocumentSampleTests": _document_sample_tests,
+    "DocumentSampleValidation": _document_sample_validation,
     "PoolingBiasStudy": _pooling_bias,
     "PoolingAdjustment": _pooling_adjustment,
     "ResidualDiagnostics": _residual_diagnostics,

@@ -33,6 +33,7 @@ from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
 
 __all__ = [
     "DocumentSampleTests",
+    "DocumentSampleValidation",
     "TEST_COLUMNS",
     "agreement",
     "compare_tests",
@@ -50,9 +51,76 @@ TEST_COLUMNS = ("p_t_observed", "p_t_means", "p_mixed", "p_mixed_hetero")
 def _observed_scores(runs: pd.DataFrame, qrels: pd.DataFrame, measure: str, depth: int) -> pd.DataFrame:
     from irmodels.data.measures import evaluate
 
-    top = runs.sort_values(["system", "topic", "score", "docid"], ascending=[True, True, False, False],
-                           kind="mergesort").groupby(["system", "topic"], sort=False).head(depth)
-    return evaluate(top, qrels, measures=[measure])
+    # the top ``depth`` of each ranking in trec_eval's order (scores as C floats), as trec_eval -M
+    return evaluate(runs, qrels, measures=[measure], depth=depth)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class DocumentSampleValidation(TableAccess, ResultDisplay):
+    """Result of :func:`validate`: observed values against their simulated distribution.
+
+    It indexes like its :attr:`table` (``v["within_1sd"]``, ``v.columns``, ``len(v)``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per (topic, system), columns listed in :func:`validate`.
+    transform : str or None
+        Scale of the comparison.
+    """
+
+    table: pd.DataFrame
+    transform: str | None = "logit"
+
+    def per_run(self) -> pd.DataFrame:
+        """Per run: ``topics``, shares ``within_1sd`` / ``within_2sd`` (non-degenerate topics),
+        ``mean_sim_minus_obs`` and the number of ``degenerate`` topics."""
+        from irmodels.data.frame import natural_key
+
+        v = self.table
+        ok = v.loc[~v["degenerate"]].assign(diff=lambda d: d["sim_mean"] - d["observed"])
+        g = ok.groupby("system", observed=True)
+        out = pd.DataFrame({
+            "topics": v.groupby("system", observed=True).size(),
+            "within_1sd": g["within_1sd"].mean(),
+            "within_2sd": g["within_2sd"].mean(),
+            "mean_sim_minus_obs": g["diff"].mean(),
+            "degenerate": v.groupby("system", observed=True)["degenerate"].sum().astype(int),
+        })
+        out = out.loc[sorted(out.index, key=natural_key)]
+        out.index.name = "system"
+        return out
+
+    def sd_correlation(self) -> pd.DataFrame:
+        """:func:`sd_correlation` of the table."""
+        return sd_correlation(self.table)
+
+    def plot(self, systems: Sequence[str] | None = None, *, ylabel: str | None = None):
+        """:func:`plot_validation` for ``systems`` (default: the first three runs)."""
+        from irmodels.data.frame import natural_key
+
+        shown = list(systems) if systems is not None else sorted(
+            set(self.table["system"].astype(str)), key=natural_key)[:3]
+        label = ylabel or (f"{self.transform}(score)" if self.transform else "score")
+        return plot_validation(self.table, shown, ylabel=label)
+
+    def _display_title(self) -> str:
+        v = self.table
+        ok = v.loc[~v["degenerate"]]
+        return (f"Validation of document samples: {len(v)} (topic, run) pairs, "
+                f"{ok['within_1sd'].mean():.1%} within 1 simulated SD, "
+                f"{ok['within_2sd'].mean():.1%} within 2 SD")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Validation per run", self.per_run())]
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table` (one row per (topic, system)), a copy."""
+        return self.table.copy()
+
+    def __repr__(self) -> str:
+        return (f"<DocumentSampleValidation {len(self.table)} (topic, run) pairs, "
+                f"transform={self.transform!r}>")
 
 
 def validate(
@@ -69,7 +137,7 @@ def validate(
     seed: int | None = 0,
     backend: object = "serial",
     n_workers: int | None = None,
-) -> pd.DataFrame:
+) -> DocumentSampleValidation:
     """Observed value vs simulated mean and SD for every (topic, run).
 
     Parameters
@@ -85,8 +153,9 @@ def validate(
 
     Returns
     -------
-    DataFrame
-        One row per (topic, system): ``topic, system, observed, sim_mean, sim_sd, z, within_1sd,
+    DocumentSampleValidation
+        Its :attr:`~DocumentSampleValidation.table` (the result indexes like it) has one row per
+        (topic, system): ``topic, system, observed, sim_mean, sim_sd, z, within_1sd,
         within_2sd, degenerate`` where ``z = (observed - sim_mean) / sim_sd`` (NaN when the
         simulated values never vary).
 
@@ -127,7 +196,8 @@ def validate(
     out["within_1sd"] = np.abs(z) <= 1
     out["within_2sd"] = np.abs(z) <= 2
     out["degenerate"] = degenerate
-    return out.sort_values(["system", "topic"], key=_natural).reset_index(drop=True)
+    table = out.sort_values(["system", "topic"], key=_natural).reset_index(drop=True)
+    return DocumentSampleValidation(table=table, transform=transform)
 
 
 def _natural(col: pd.Series) -> pd.Series:
