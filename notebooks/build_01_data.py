@@ -1,6 +1,6 @@
 """Write notebooks/01-data.ipynb (run from notebooks/: ``python build_01_data.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it.
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it.
 """
 
 from __future__ import annotations

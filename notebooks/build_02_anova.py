@@ -1,6 +1,6 @@
 """Write notebooks/02-anova.ipynb (run from notebooks/: ``python build_02_anova.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it.
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,8 @@ cells = [
         "import os\n"
         "import tempfile\n"
         "from pathlib import Path\n\n"
-        "import matplotlib\n"
-        "matplotlib.use('Agg')\n"
         "import pandas as pd\n\n"
-        "import irmodels as irm\n"
-        "from irmodels.reporting import build_report\n\n"
+        "import irmodels as irm\n\n"
         "try:\n"
         "    data = irm.datasets.load('adhoc8', 'AP')\n"
         "except (ImportError, AttributeError, irm.DatasetError):  # no registry or offline\n"
@@ -74,18 +71,32 @@ cells = [
     new_code_cell("hsd.pairs.sort_values('q', ascending=False).head().round(6)"),
     new_markdown_cell(
         "## The report\n\n"
-        "`build_report` (or `irmodels report DATA`) writes the self-contained HTML page and the "
-        "Markdown version; it only formats the results above."
+        "`irm.build_report` (or `irmodels report DATA`) fits the model, runs the Tukey HSD, the "
+        "G-study and the residual diagnostics of the same fit, and writes the self-contained HTML "
+        "page and the Markdown version, which open with a \"Conclusions\" paragraph in plain "
+        "words. The Tukey plot of the report (measure on the axis, the best and worst systems "
+        "named):"
     ),
     new_code_cell(
-        "report = build_report(data, model='MD1', alpha=0.05)\n"
+        "from irmodels.reporting.plots import tukey_means_plot\n\n"
+        "tukey_means_plot(hsd, measure='AP')"
+    ),
+    new_code_cell(
+        "report = irm.build_report(data, model='MD1', alpha=0.05)\n"
+        "print(report.conclusions())\n"
         "with tempfile.TemporaryDirectory() as tmp:\n"
         "    written = report.save(tmp, formats=('html', 'md'), latex=True)\n"
         "    print(sorted(p.name for p in written))\n"
         "    page = (Path(tmp) / 'report.html').read_text()\n"
         "print(f'{len(page) / 1024:.0f} KiB of HTML, {page.count(\"data:image/png\")} embedded figures')\n"
-        "report"
+        "report.diagnostics"
     ),
+    new_markdown_cell(
+        "The residual diagnostics: the QQ plot bends in the tails and the spread grows with the "
+        "fitted value, as expected of AP (bounded by 0 and 1); with one score per (topic, "
+        "system) the residual is the topic:system interaction."
+    ),
+    new_code_cell("report.diagnostics.plot()"),
 ]
 
 nb = new_notebook(cells=cells, metadata={

@@ -1,6 +1,6 @@
 """Write notebooks/04-shards.ipynb (run from notebooks/: ``python build_04_shards.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it (under a minute:
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it (under a minute:
 small demo collection, reduced shard counts and splits).
 """
 
@@ -28,9 +28,8 @@ cells = [
         "see `docs/benchmarks.md`). Pages: `docs/shards.md`, `docs/parallel.md`."
     ),
     new_code_cell(
+        "%matplotlib inline\n"
         "import warnings\n\n"
-        "import matplotlib\n"
-        "matplotlib.use('Agg')\n"
         "import numpy as np\n"
         "import pandas as pd\n\n"
         "import irmodels as irm\n\n"
@@ -51,7 +50,8 @@ cells = [
         "## Sharded evaluation and undefined values\n\n"
         "A (topic, shard) without a relevant document has an undefined AP for every system. "
         "`irm.evaluate` substitutes a constant (default 0), drops those topics, or leaves the "
-        "cells missing, and lists them in `attrs['undefined']`."
+        "cells missing, and lists them in `attrs['undefined']` (plain lists; "
+        "`irmodels.data.measures.undefined_cells(frame)` gives them as a frame)."
     ),
     new_code_cell(
         "assignment = irm.replicates.shards(col.docids, 25, seed=1)\n"
@@ -59,8 +59,10 @@ cells = [
         "    warnings.simplefilter('ignore', irm.UndefinedValueWarning)\n"
         "    at0 = irm.evaluate(col.runs, col.qrels, ['AP'], shards=assignment, undefined=0.0)\n"
         "    at1 = irm.evaluate(col.runs, col.qrels, ['AP'], shards=assignment, undefined=1.0)\n"
-        "print(len(at0), 'scores;', len(at0.attrs['undefined']), 'undefined (topic, shard) cells')\n"
-        "at0.attrs['undefined'].head()"
+        "from irmodels.data.measures import undefined_cells\n\n"
+        "cells = undefined_cells(at0)\n"
+        "print(len(at0), 'scores;', len(cells), 'undefined (topic, shard) cells')\n"
+        "cells.head()"
     ),
     new_markdown_cell(
         "## Invariance: MD6 does not care about the substituted constant\n\n"

@@ -1,6 +1,6 @@
 """Write notebooks/05-toolkit.ipynb (run from notebooks/: ``python build_05_toolkit.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it.
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ cells = [
         "Pages: `docs/gtheory.md`, `docs/standardize.md`, `docs/power.md`."
     ),
     new_code_cell(
-        "import matplotlib\n"
-        "matplotlib.use('Agg')\n"
         "import numpy as np\n"
         "import pandas as pd\n\n"
         "import irmodels as irm\n\n"

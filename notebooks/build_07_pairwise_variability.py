@@ -1,7 +1,7 @@
 """Write notebooks/07-pairwise-variability.ipynb (run from notebooks/:
 ``python build_07_pairwise_variability.py``).
 
-The notebook is committed without outputs; tests/test_notebooks.py executes it.
+The notebook is committed executed (`python run_all.py`); tests/test_notebooks.py re-executes it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ cells = [
         "import os\n"
         "import warnings\n"
         "from pathlib import Path\n\n"
-        "import matplotlib\n"
-        "matplotlib.use('Agg')\n"
         "import pandas as pd\n"
         "from IPython.display import Image\n\n"
         "import irmodels as irm\n\n"

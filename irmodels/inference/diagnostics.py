@@ -107,12 +107,13 @@ class ResidualDiagnostics(ResultDisplay):
         Returns
         -------
         matplotlib.figure.Figure
-            Not registered with pyplot (nothing is displayed twice in a notebook).
+            Closed in pyplot before it is returned (a notebook displays it once).
         """
-        from matplotlib.figure import Figure
+        import matplotlib.pyplot as plt
         from scipy import stats
 
-        fig = Figure(figsize=(11, 3.6), layout="constrained")
+        fig = plt.figure(figsize=(11, 3.6), layout="constrained")
+        plt.close(fig)  # returned, not left open: a notebook shows it once
         ax1, ax2, ax3 = fig.subplots(1, 3)
         r = self.residuals
         (osm, osr), (slope, intercept, _) = stats.probplot(r, dist="norm")

@@ -85,12 +85,33 @@ def _truncate(var: dict[str, float], stacklevel: int) -> dict[str, float]:
 def _components_frame(var: dict[str, float]) -> pd.DataFrame:
     values = np.array(list(var.values()), dtype=float)
     total = values.sum()
-    share = values / total if total > 0 else np.full(len(values), np.nan)
+    if not total > 0:
+        raise DesignError(
+            "every variance component is 0 (the scores do not vary): the shares of variance "
+            "and the coefficients (Erho2, Phi) are undefined. Check the measure or the fit."
+        )
+    share = values / total
     out = pd.DataFrame(
         {"variance": values, "sd": np.sqrt(values), "share": share},
         index=pd.Index(list(var.keys()), name="component"),
     )
     return out
+
+
+def _check_scores(y: np.ndarray) -> None:
+    """Refuse missing, infinite or constant scores (no variance to decompose)."""
+    bad = int((~np.isfinite(y)).sum())
+    if bad:
+        raise DataFormatError(
+            f"{bad} score(s) of {y.size} are missing or infinite; a G-study needs a finite "
+            "score in every cell. Drop or impute them first (irm.frame(..., nan='drop'))."
+        )
+    if float(np.max(y)) == float(np.min(y)):
+        raise DesignError(
+            f"all {y.size} scores are equal ({float(y.flat[0]):g}); there is no variance to "
+            "decompose, so the shares and the coefficients (Erho2, Phi) are undefined. Check "
+            "the measure (e.g. 0 for every run) or pick another one."
+        )
 
 
 def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
@@ -180,6 +201,10 @@ class GStudy(ResultDisplay):
     facet: str | None = None
     mean_squares: pd.Series | None = field(default=None, repr=False)
     source: str = "data"
+    #: Bootstrap draws of the variance components (one row per replicate, columns as
+    #: ``components.index``), set by ``MixedResult.gstudy(n_boot=...)``: the D-study's
+    #: intervals are then their percentiles where no closed form applies.
+    component_draws: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ indices
     def _var(self, name: str) -> float:
@@ -341,7 +366,9 @@ class GStudy(ResultDisplay):
         n = np.asarray(out["topics"], dtype=float)
         nan = np.full(len(out), np.nan)
         lo_e = up_e = lo_p = up_p = nan
-        if self._has_intervals():
+        if self.component_draws is not None and not self._has_intervals():
+            lo_e, up_e, lo_p, up_p = _draw_limits(self, out, alpha, sided)
+        elif self._has_intervals():
             tail = alpha / 2 if sided == "two" else alpha
             if sided in ("two", "lower"):
                 r, p1 = self._single_topic_bounds(1 - tail)
@@ -494,12 +521,16 @@ class GStudy(ResultDisplay):
         Returns
         -------
         matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned (the matplotlib idiom for
+            functions that return figures): a notebook displays it once, from the return
+            value; ``fig.savefig`` works as usual.
         """
         import matplotlib.pyplot as plt
 
         if topics is None:
             topics = range(1, 2 * self.n_topics + 1)
         d = self.dstudy(list(topics), alpha=0.05 if alpha is None else alpha)
+        created = ax is None
         if ax is None:
             fig, ax = plt.subplots(figsize=(6, 4))
         else:
@@ -517,6 +548,9 @@ class GStudy(ResultDisplay):
         ax.set_ylabel("stability")
         ax.set_ylim(0, 1)
         ax.legend(loc="lower right")
+        if created:
+            # returned, not left open in pyplot: a notebook shows it once (from the return value)
+            plt.close(fig)
         return fig
 
     # ------------------------------------------------------------------ display
@@ -529,7 +563,7 @@ class GStudy(ResultDisplay):
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
         tables = [("Variance components", self.components)]
-        if self._has_intervals() or self.facet is None:
+        if self._has_intervals() or self.facet is None or self.component_draws is not None:
             tables.append(("D-study", self.dstudy(sorted({10, 25, 50, 100, self.n_topics}))))
         return tables
 
@@ -539,6 +573,31 @@ class GStudy(ResultDisplay):
             f"<GStudy systems={self.n_systems}, topics={self.n_topics}{facet}, "
             f"phi={self.phi:.4f}, rho_I={self.rho_I:.4f}>"
         )
+
+
+def _draw_limits(gs: GStudy, out: pd.DataFrame, alpha: float, sided: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile limits of Erho2 and Phi over the bootstrap draws of the components."""
+    from dataclasses import replace
+
+    draws = gs.component_draws
+    assert draws is not None
+    e = np.full((len(draws), len(out)), np.nan)
+    p = np.full_like(e, np.nan)
+    for b, row in enumerate(draws.itertuples(index=False)):
+        g = replace(gs, components=_components_frame(dict(zip(draws.columns, row))),
+                    component_draws=None)
+        for i, (t, h) in enumerate(zip(out["topics"], out["shards"])):
+            rel, absolute = g._errors(t, h)
+            e[b, i] = _ratio(g._var("system"), rel)
+            p[b, i] = _ratio(g._var("system"), absolute)
+    tail = alpha / 2 if sided == "two" else alpha
+    n = len(out)
+    lo_e, lo_p = ((np.nanquantile(e, tail, axis=0), np.nanquantile(p, tail, axis=0))
+                  if sided in ("two", "lower") else (np.zeros(n), np.zeros(n)))
+    up_e, up_p = ((np.nanquantile(e, 1 - tail, axis=0), np.nanquantile(p, 1 - tail, axis=0))
+                  if sided in ("two", "upper") else (np.ones(n), np.ones(n)))
+    return lo_e, up_e, lo_p, up_p
 
 
 def _ratio(var_s: float, err: float) -> float:
@@ -684,11 +743,18 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
     facet = _pick_facet(df, facets)
     axes = ["system", "topic"] + ([facet] if facet else [])
     y = _dense(df, axes)
+    _check_scores(y)
     if min(y.shape) < 2:
         raise DesignError(
             f"a G-study needs at least 2 levels of every facet; found {dict(zip(axes, y.shape))}."
         )
     ms, var = _three_way(y, facet) if facet else _two_way(y)
+    if not all(np.isfinite(v) for v in ms.values()):
+        raise DataFormatError(
+            f"the scores are too large for double precision: the mean squares overflow "
+            f"(largest |score| {float(np.max(np.abs(y))):.3g}). Rescale the scores first; the "
+            "shares of variance and the coefficients do not change under rescaling."
+        )
     var = _truncate(var, stacklevel=4)
     return GStudy(
         components=_components_frame(var),

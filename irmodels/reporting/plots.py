@@ -1,7 +1,8 @@
 """Figures of the report: variance components and system means with Tukey intervals.
 
 Every function draws results that already exist (no statistic is computed here) on a new
-:class:`matplotlib.figure.Figure` (no pyplot state, works with the Agg backend) and returns it.
+:class:`matplotlib.figure.Figure`, closed in pyplot at once (no pyplot state, works with the Agg
+backend, shown once in a notebook), and returns it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ _TOP = "#dd8452"
 
 
 def _figure(width: float, height: float) -> Figure:
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt
 
-    return Figure(figsize=(width, height), layout="constrained")
+    # created through pyplot (so a notebook's inline backend knows how to show it) and closed
+    # at once: the caller gets the figure, pyplot keeps no state, nothing is shown twice
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    plt.close(fig)
+    return fig
 
 
 def variance_components_plot(components: pd.DataFrame, *, title: str | None = None) -> Figure:
