@@ -39,3 +39,19 @@ def test_unreachable_target_is_reported():
         g = irm.gstudy(irm.from_wide(w))
     s = gstudy_section(g, plot=False)
     assert "not reachable" in s.markdown
+
+
+def test_gstudy_plot_is_returned_closed_so_a_notebook_shows_it_once(adhoc3):
+    import matplotlib.pyplot as plt
+
+    from irmodels.reporting.plots import tukey_means_plot
+
+    plt.close("all")
+    fig = irm.gstudy(adhoc3).plot(target=0.95)
+    assert plt.get_fignums() == []  # not left open: the inline backend will not show it again
+    assert fig.axes[0].get_xlabel() == "topics" and len(fig.axes[0].lines) >= 3
+    fig2 = tukey_means_plot(irm.anova("MD1", adhoc3).tukey())
+    assert plt.get_fignums() == [] and fig2.axes
+    _, ax = plt.subplots()
+    assert irm.gstudy(adhoc3).plot(ax=ax) is ax.figure and plt.get_fignums()  # caller's figure
+    plt.close("all")
