@@ -180,8 +180,20 @@ class VariabilityResult(TableAccess, ResultDisplay):
         return (f"<VariabilityResult {len(self.table)} systems, transform={self.transform!r}>")
 
 
+def _spread(Y: np.ndarray, spread: str) -> np.ndarray:
+    """Per column: sample SD, interquartile range (R's type 7 quantiles) or scaled MAD."""
+    if spread == "sd":
+        return Y.std(axis=0, ddof=1)
+    if spread == "iqr":
+        q1, q3 = np.quantile(Y, [0.25, 0.75], axis=0)
+        return q3 - q1
+    med = np.median(Y, axis=0)
+    return 1.4826 * np.median(np.abs(Y - med), axis=0)
+
+
 def variability(
-    frame: pd.DataFrame, transform: Transform | None = "logit", *, epsilon: float = 0.01
+    frame: pd.DataFrame, transform: Transform | None = "logit", *, epsilon: float = 0.01,
+    robust: bool = False,
 ) -> VariabilityResult:
     """Mean and SD across topics of every system's (transformed) scores.
 
@@ -193,6 +205,8 @@ def variability(
         See :func:`transform_scores`. Default ``"logit"`` (Hosseini et al.).
     epsilon : float
         Offset of the logit.
+    robust : bool
+        Also report two robust measures of spread: ``iqr`` and ``mad`` (columns appended).
 
     Returns
     -------
@@ -205,6 +219,9 @@ def variability(
         - ``sd_pop``: population SD (divisor T), the one in the bound
           ``(mean - 1/2)^2 + sd_pop^2 <= 1/4`` for raw scores in [0, 1].
         - ``n``: number of topics.
+        - with ``robust=True``: ``iqr``, the interquartile range (quantiles as R's default,
+          type 7), and ``mad``, the median absolute deviation from the median scaled by
+          1.4826 (R's ``mad()``, consistent with the SD for normal scores).
 
     Examples
     --------
@@ -215,6 +232,11 @@ def variability(
     system
     steady   0.3250  0.0289  0.0250  4
     erratic  0.3250  0.3775  0.3269  4
+    >>> res = irm.variability.variability(irm.from_wide(w), None, robust=True)
+    >>> res.to_frame()[["system", "iqr", "mad"]].round(4)
+        system    iqr     mad
+    0   steady  0.050  0.0371
+    1  erratic  0.625  0.4448
     """
     X, _, systems = score_matrix(frame)
     Y = transform_scores(X, transform, epsilon)
@@ -228,6 +250,9 @@ def variability(
         },
         index=pd.Index(systems, name="system", dtype="str"),
     )
+    if robust:
+        table["iqr"] = _spread(Y, "iqr")
+        table["mad"] = _spread(Y, "mad")
     return VariabilityResult(table=table, transform=transform, epsilon=epsilon)
 
 
@@ -426,18 +451,22 @@ class TieBreaking(ResultDisplay):
     ----------
     pairs : DataFrame
         One row per pair: ``a, b, diff, p_mean, sd_a, sd_b, p_var, tied, broken``
-        (``diff`` the mean difference of raw scores, ``p_mean`` its paired t p-value, ``sd_*``
+        (``diff`` the mean difference on the scale of the mean test, ``p_mean`` its paired t
+        p-value, ``sd_*``
         the SDs of the transformed scores, ``p_var`` the variability test's p-value,
         ``tied`` = ``p_mean >= alpha``, ``broken`` = tied and ``p_var < alpha``).
     alpha : float
     test : str
     transform : str or None
+    means : str
+        ``"raw"`` or ``"transformed"``: the scores the paired t test of the means used.
     """
 
     pairs: pd.DataFrame = field(repr=False)
     alpha: float
     test: str
     transform: str | None
+    means: str = "raw"
 
     @property
     def n_pairs(self) -> int:
@@ -460,7 +489,7 @@ class TieBreaking(ResultDisplay):
 
     def _display_title(self) -> str:
         return (f"Tie-breaking by variability ({self.test}, transform {self.transform}, "
-                f"alpha {self.alpha:g})")
+                f"means on {self.means} scores, alpha {self.alpha:g})")
 
     def _display_tables(self):
         return [("Summary", pd.DataFrame(
@@ -480,6 +509,7 @@ def tie_breaking(
     transform: Transform | None = "logit",
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
+    means: Literal["raw", "transformed"] = "raw",
 ) -> TieBreaking:
     """Among pairs not significantly different in mean, the share that differ in variability.
 
@@ -492,10 +522,13 @@ def tie_breaking(
     test : {"f", "levene_mean", "levene_median"}
         Variability test, see :func:`compare`.
     transform, epsilon
-        Transform for the variability test (:func:`transform_scores`). The means are compared
-        on the raw scores with the paired t test.
+        Transform for the variability test (:func:`transform_scores`).
     pairs : list of (a, b), optional
         Default all pairs.
+    means : {"raw", "transformed"}
+        Scores on which the paired t test compares the means: the raw scores (default, the
+        behaviour of earlier versions) or the transformed ones, as Hosseini et al. do (both
+        tests then look at the same scale; with ``transform=None`` the two coincide).
 
     Returns
     -------
@@ -505,8 +538,9 @@ def tie_breaking(
     Notes
     -----
     Hosseini et al. (2010), section on breaking ties: a pair is *tied* when the paired t test
-    on the raw scores gives ``p >= alpha``; it is *broken* when, in addition, the variability
-    test on the transformed scores gives ``p < alpha``. No multiplicity adjustment is applied.
+    of the means gives ``p >= alpha``; it is *broken* when, in addition, the variability test
+    on the transformed scores gives ``p < alpha``. Hosseini et al. compare the means after the
+    transformation (``means="transformed"``). No multiplicity adjustment is applied.
 
     Examples
     --------
@@ -518,23 +552,35 @@ def tie_breaking(
     >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median")
     >>> tb.n_tied, tb.n_broken
     (3, 2)
+    >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median",
+    ...                                   means="transformed")
+    >>> tb.n_tied, tb.n_broken, round(float(tb.pairs["p_mean"].iloc[0]), 4)
+    (3, 2, 0.3132)
     """
     _check(test, _TESTS, "test")
-    mean_tests = pairwise(frame, "t", pairs=pairs).table
+    _check(means, ("raw", "transformed"), "means")
     X, _, systems = score_matrix(frame)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)
+    if means == "raw":
+        mean_tests = pairwise(frame, "t", pairs=pairs).table
+        diff, p_mean = mean_tests["diff"].to_numpy(), mean_tests["p"].to_numpy()
+    else:
+        from irmodels.inference.pairwise import _paired_t
+
+        D = Y[:, ia] - Y[:, ib]
+        diff, p_mean = D.mean(axis=0), _paired_t(D, "two-sided", alpha)["p"]
     _, p_var = _pair_tests(Y, ia, ib, test)
     sd = Y.std(axis=0, ddof=1)
-    tied = mean_tests["p"].to_numpy() >= alpha
+    tied = p_mean >= alpha
     out = pd.DataFrame(
         {
-            "a": mean_tests["a"], "b": mean_tests["b"], "diff": mean_tests["diff"],
-            "p_mean": mean_tests["p"], "sd_a": sd[ia], "sd_b": sd[ib], "p_var": p_var,
+            "a": [systems[i] for i in ia], "b": [systems[i] for i in ib], "diff": diff,
+            "p_mean": p_mean, "sd_a": sd[ia], "sd_b": sd[ib], "p_var": p_var,
             "tied": tied, "broken": tied & (p_var < alpha),
         }
     )
-    return TieBreaking(pairs=out, alpha=alpha, test=test, transform=transform)
+    return TieBreaking(pairs=out, alpha=alpha, test=test, transform=transform, means=means)
 
 
 # ----------------------------------------------------------------------------- error rate
@@ -551,6 +597,7 @@ def error_rate(
     transform: Transform | None = "logit",
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
+    spread: Literal["sd", "iqr", "mad"] = "sd",
 ) -> pd.DataFrame:
     """Swap rate of variability comparisons against the topic-set size (docs/methods.md: "Variability of effectiveness").
 
@@ -572,6 +619,9 @@ def error_rate(
     test, alpha, transform, epsilon, pairs
         As in :func:`tie_breaking`. The transform is applied to the whole matrix first (the
         per-topic z-scores do not depend on the split).
+    spread : {"sd", "iqr", "mad"}
+        The variability whose sign is compared between X and Y: the SD (default, as Hosseini
+        et al.), the interquartile range or the scaled MAD (see :func:`variability`).
 
     Returns
     -------
@@ -593,6 +643,7 @@ def error_rate(
     1      20             50          0
     """
     _check(test, _TESTS, "test")
+    _check(spread, ("sd", "iqr", "mad"), "spread")
     if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
         raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
     X, _, systems = score_matrix(frame)
@@ -616,7 +667,7 @@ def error_rate(
             perm = rng.permutation(T)
             YX, YY = Y[perm[:c]], Y[perm[c : 2 * c]]
             _, p = _pair_tests(YX, ia, ib, test)
-            sdx, sdy = YX.std(axis=0, ddof=1), YY.std(axis=0, ddof=1)
+            sdx, sdy = _spread(YX, spread), _spread(YY, spread)
             sig = p < alpha
             swap = np.sign(sdx[ia] - sdx[ib]) != np.sign(sdy[ia] - sdy[ib])
             n_sig += int(sig.sum())
