@@ -390,3 +390,43 @@ def confint(fit: MixedResult, method: str = "profile", level: float = 0.95,
         if method == "bootstrap":
             return bootstrap_intervals(fit, level, parm, n_boot, seed, backend, n_workers)
     raise ModelError(f"method must be 'profile', 'bootstrap' or 'wald'; got {method!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# G-study ratios
+
+
+def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
+                          data: pd.DataFrame | None = None, *, n_boot: int = 500,
+                          seed: Any = 0, level: float = 0.95, backend: Any = "serial",
+                          n_workers: int | None = None) -> Any:
+    """The G-study of a mixed fit with parametric-bootstrap intervals of its ratios.
+
+    The components' variances are re-estimated on ``n_boot`` responses simulated from the fit
+    (:func:`bootstrap_draws`); the shares of variance get percentile limits
+    (``share_lower``, ``share_upper`` appended to ``components``) and the D-study's ``Erho2``
+    and ``Phi`` get theirs from the same draws (``GStudy.component_draws``).
+    """
+    from dataclasses import replace
+
+    from irmodels.inference.gtheory import _term_name, gstudy
+
+    level = _check_level(level)
+    gs = gstudy(fit, facets=facets, data=data)
+    draws = bootstrap_draws(fit, n_boot, seed, backend, n_workers)
+    ok = draws.notna().all(axis=1)
+    if not ok.all():
+        warnings.warn(f"{int((~ok).sum())} of {n_boot} bootstrap refits failed and were left out",
+                      ConvergenceWarning, stacklevel=3)
+    draws = draws.loc[ok]
+    var = pd.DataFrame(0.0, index=draws.index, columns=gs.components.index)
+    for name in fit.components.index:
+        key = "Residual" if name == "Residual" else _term_name(str(name).split(":"))
+        if key in var.columns:
+            var[key] += draws[name].to_numpy() ** 2
+    share = var.div(var.sum(axis=1), axis=0)
+    a = (1.0 - level) / 2.0
+    comps = gs.components.copy()
+    comps["share_lower"] = share.quantile(a).to_numpy()
+    comps["share_upper"] = share.quantile(1.0 - a).to_numpy()
+    return replace(gs, components=comps, component_draws=var.reset_index(drop=True))

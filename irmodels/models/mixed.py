@@ -42,6 +42,7 @@ from irmodels.models import _design, _reml
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.dunnett import DunnettResult
+    from irmodels.inference.gtheory import GStudy
     from irmodels.inference.tukey import TukeyResult
     from irmodels.models._mixed_anova import MixedAnovaResult
 
@@ -633,7 +634,15 @@ class MixedResult(ResultDisplay):
                 f"{factor} a fixed term of the formula."
             )
         levels = st["levels"]
-        others = [f for f in dict.fromkeys(fixed_factors) if f != factor]
+        cov = self.spec.covariates
+        if factor in cov:
+            raise DesignError(
+                f"{factor!r} is a numeric covariate of {self.spec}; marginal means exist for "
+                "factors (write C(x) to read a column as a factor)."
+            )
+        # covariates at their means, as emmeans does
+        at = {f: float(np.mean(np.asarray(st["data"][f], dtype=float))) for f in cov}
+        others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
         grids = [range(len(levels[f])) for f in others]
         rows = []
         for lv in range(len(levels[factor])):
@@ -641,7 +650,7 @@ class MixedResult(ResultDisplay):
             count = 0
             for combo in np.ndindex(*[len(g) for g in grids]) if others else [()]:
                 assign = {factor: lv, **dict(zip(others, combo))}
-                acc += _coding_row(self.spec, levels, assign, names)
+                acc += _coding_row(self.spec, levels, assign, names, at)
                 count += 1
             rows.append(acc / count)
         return np.array(rows), levels[factor]
@@ -835,6 +844,37 @@ class MixedResult(ResultDisplay):
         return confint(self, method=method, level=level, parm=parm, n_boot=n_boot, seed=seed,
                        backend=backend, n_workers=n_workers)
 
+    def gstudy(self, facets: Sequence[str] | None = None, data: pd.DataFrame | None = None,
+               *, n_boot: int = 500, seed: Any = 0, level: float = 0.95,
+               backend: Any = "serial", n_workers: int | None = None) -> GStudy:
+        """The G-study of this fit (``irm.gstudy(fit)``) with bootstrap intervals of its ratios.
+
+        Needed where no closed form exists (three-facet designs, unbalanced data): the
+        variance components are re-estimated on ``n_boot`` parametric-bootstrap responses
+        (seeded, through :func:`irmodels.parallel.map`), the shares of variance get percentile
+        limits at ``level`` (``share_lower``, ``share_upper`` in ``components``) and the
+        D-study's ``Erho2`` and ``Phi`` limits come from the same draws (``dstudy(alpha=...)``).
+        The random terms must be the facets (``(1|system) + (1|topic) + ...``).
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> data = irm.datasets.load("adhoc3", "AP")
+        >>> data = data[data["system"].isin([f"sys{i}" for i in range(1, 11)])]
+        >>> fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
+        >>> gs = fit.gstudy(n_boot=50, seed=1)
+        >>> gs.components[["share", "share_lower", "share_upper"]].round(2)
+                  share  share_lower  share_upper
+        component
+        system     0.20         0.10         0.34
+        topic      0.60         0.48         0.72
+        Residual   0.19         0.14         0.26
+        """
+        from irmodels.models._mixed_confint import gstudy_with_intervals
+
+        return gstudy_with_intervals(self, facets, data, n_boot=n_boot, seed=seed, level=level,
+                                     backend=backend, n_workers=n_workers)
+
     def _refit_ml(self) -> MixedResult:
         st = self._state
         with warnings.catch_warnings():
@@ -882,13 +922,27 @@ class MixedResult(ResultDisplay):
 
 
 def _coding_row(spec: ModelSpec, levels: dict[str, list[str]], assign: dict[str, int],
-                names: list[str]) -> np.ndarray:
-    """Row of the fixed design for one combination of fixed-factor levels."""
+                names: list[str], covariates: dict[str, float] | None = None) -> np.ndarray:
+    """Row of the fixed design for one combination of fixed-factor levels, with numeric
+    covariates at the values ``covariates`` (emmeans: their means)."""
     row = np.zeros(len(names))
     pos = {n: i for i, n in enumerate(names)}
     if spec.intercept:
         row[pos["(Intercept)"]] = 1.0
     for term in spec.fixed:
+        if term.is_covariate:
+            if covariates is None:
+                raise DesignError(
+                    f"predictions at factor levels need a value for the covariate(s) of "
+                    f"{term.name}; this computation is not available for models with "
+                    "covariates."
+                )
+            value = math.prod(covariates[f] for f in term.numeric_factors)
+            label = ":".join(f if f in term.numeric else f"{f}{levels[f][assign[f]]}"
+                             for f in term.factors)
+            if label in pos:
+                row[pos[label]] = value
+            continue
         lv = [assign[f] for f in term.factors]
         label = ":".join(f"{f}{levels[f][c]}" for f, c in zip(term.factors, lv))
         if label in pos:
