@@ -112,8 +112,8 @@ def latex_header(name: object) -> str:
 
     >>> latex_header("omega2_partial"), latex_header("Pr(>F)"), latex_header("n_splits")
     ('$\\omega^2_p$', '$\\Pr(>F)$', 'n\\_splits')
-    >>> latex_header("Phi_lower")
-    '$\\Phi$ lower'
+    >>> latex_header("Phi_lower"), latex_header("tau_change")
+    ('$\\Phi$ lower', '$\\tau$ $\\Delta$\\%')
 
     """
     key = str(name)
@@ -122,6 +122,8 @@ def latex_header(name: object) -> str:
     base, _, end = key.rpartition("_")
     if end in ("lower", "upper") and base in LATEX_HEADERS:
         return f"{LATEX_HEADERS[base]} {end}"
+    if end == "change" and base:  # a percentage change (ShardStudy.by_model)
+        return rf"{latex_header(base)} $\Delta$\%"
     return latex_escape(key)
 
 
