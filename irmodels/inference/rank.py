@@ -132,7 +132,7 @@ def kendall_tau(a: object, b: object) -> float:
     return float(stats.kendalltau(x, y, variant="b").statistic)
 
 
-def _order(s: pd.Series, what: str) -> np.ndarray:
+def _order(s: pd.Series, what: str, stacklevel: int = 4) -> np.ndarray:
     """Positions sorted by descending score, ties kept in input order (with a warning)."""
     values = s.to_numpy()
     order = np.argsort(-values, kind="stable")
@@ -142,7 +142,7 @@ def _order(s: pd.Series, what: str) -> np.ndarray:
             f"{what} has tied scores ({n_tied} system(s) share a score with another); ties are "
             "broken by the order of the systems in the input",
             DataQualityWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
     return order
 
@@ -332,10 +332,10 @@ class RBOResult(ResultDisplay):
         )
 
 
-def _as_list(x: object, what: str) -> list[str]:
+def _as_list(x: object, what: str, stacklevel: int = 4) -> list[str]:
     if isinstance(x, (pd.Series, Mapping, pd.DataFrame)) or hasattr(x, "marginal_means"):
         s = _scores(x, what)
-        return [str(i) for i in s.index[_order(s, what)]]
+        return [str(i) for i in s.index[_order(s, what, stacklevel)]]
     if isinstance(x, str) or not isinstance(x, (Sequence, np.ndarray, pd.Index)):
         raise DataFormatError(
             f"{what} must be a ranked list of items (best first) or scores per item; "
@@ -359,7 +359,7 @@ def _positions(x: object, what: str, ties: str) -> tuple[list[str], np.ndarray, 
         first, size = _tie_ranks(values)
         order = np.argsort(first, kind="stable")
         return [str(sc.index[i]) for i in order], first[order] - 1.0, size[order].astype(float)
-    items = _as_list(x, what)
+    items = _as_list(x, what, stacklevel=6)  # warn at the caller of rbo / average_overlap
     return items, np.arange(len(items), dtype=np.float64), np.ones(len(items))
 
 
