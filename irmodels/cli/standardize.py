@@ -34,19 +34,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sub = p.add_subparsers(title="actions", metavar="ACTION")
     f = sub.add_parser("fit", help="fit factors on reference systems and save them")
-    f.add_argument("data", help="scores (long frame or wide matrix)")
+    f.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(f)
     f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with --zscores)")
     ref = f.add_mutually_exclusive_group()
     ref.add_argument("--reference", help="comma-separated reference systems (default: all)")
     ref.add_argument("--top", type=positive_int, help="use the TOP systems with the highest mean score")
     f.add_argument("--method", choices=METHODS, default="normal", help="mapping of z (default normal)")
     f.add_argument("--virtual", action="store_true", help="add virtual systems scoring 0 and 1")
+    f.add_argument("--ddof", type=int, choices=(0, 1), default=1,
+                   help="SD divisor n - DDOF: 1 sample SD (default), 0 population SD")
     f.add_argument("--measure", help="measure to use (data with several), or its name in --zscores")
     f.add_argument("--zscores", action="store_true", help="write trec_eval's zscores format")
     add_force(f)
     f.set_defaults(func=run_fit)
     a = sub.add_parser("apply", help="standardize scores with saved factors")
-    a.add_argument("data", help="scores (long frame or wide matrix)")
+    a.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
+    add_systems(a)
     a.add_argument("--factors", required=True, help="factors from 'fit' or a trec_eval zscores file")
     a.add_argument("--out", required=True, help="output long frame (.csv or .parquet)")
     a.add_argument("--method", choices=METHODS,
@@ -68,11 +74,12 @@ def run_fit(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, write_zscores
 
     check_target(args.out, force=args.force)  # refuse before the work
-    data = load_data(args.data, measure=args.measure, single_measure=False)
+    data = load_data(args.data, measure=args.measure, single_measure=False,
+                     systems=getattr(args, "systems", None))
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
     )
-    s = Standardizer(args.method, virtual=args.virtual).fit(data, reference)
+    s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
     if args.zscores:
         table = s.factors.reset_index()
         if "measure" not in table.columns:
@@ -97,7 +104,8 @@ def run_apply(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, read_zscores
 
     check_target(args.out, force=args.force)  # refuse before the work
-    data = load_data(args.data, measure=args.measure, single_measure=False)
+    data = load_data(args.data, measure=args.measure, single_measure=False,
+                     systems=getattr(args, "systems", None))
     path = Path(args.factors)
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))

@@ -28,6 +28,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._safeio import atomic_file, write_text
+from irmodels._validate import check_int
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
@@ -57,9 +58,9 @@ class StandardizationDiagnostics(ResultDisplay):
         Topics (with their measure/collection keys) whose reference scores are all equal:
         columns ``<keys>, mu, n``. Every score on them standardizes to ``z = 0``.
     beyond_bound : DataFrame
-        Scores whose ``|z|`` exceeds ``sqrt(n - 1)``, the largest value a reference score can
-        reach with the population SD of ``n`` scores (Samuelson's inequality): a sign that the
-        system is far outside the reference pool. Columns ``<keys>, system, score, z, bound``.
+        Scores whose ``|z|`` exceeds the largest value a reference score can reach among ``n``
+        scores (Samuelson's inequality: ``(n - 1)/sqrt(n)`` with the sample SD, ``sqrt(n - 1)``
+        with the population SD): a sign that the system is far outside the reference pool. Columns ``<keys>, system, score, z, bound``.
     """
 
     zero_sd: pd.DataFrame
@@ -101,22 +102,29 @@ class Standardizer:
         has ``sigma = 0`` and the factors do not depend as much on a weak pool).
     A, B : float
         Slope and intercept of ``"uniform"`` (Sakai 2016 uses 0.15 and 0.5).
+    ddof : int
+        Delta degrees of freedom of ``sigma_t``: 1 (default) for the sample standard deviation
+        (divisor ``n - 1``), as Webber, Moffat & Zobel (2008) and Urbano et al. (2019) compute
+        it; 0 for the population standard deviation (divisor ``n``), the default of irmodels
+        0.1. Factors read from a file (:meth:`from_factors`, :func:`read_zscores`) are used as
+        given.
 
     Attributes
     ----------
     factors : DataFrame
         After :meth:`fit`: indexed by topic (by ``measure, topic`` or ``collection, measure,
         topic`` when the data have those columns), columns ``mu`` (mean), ``sigma``
-        (population SD, divisor ``n``) and ``n`` (reference scores, virtual ones included).
+        (SD with divisor ``n - ddof``) and ``n`` (reference scores, virtual ones included).
     reference : list of str
         The reference systems used.
 
     Notes
     -----
-    ``mu_t`` and ``sigma_t`` are the mean and the population standard deviation (divisor
-    ``n``) of the reference systems' scores on topic ``t`` (every row counts, so shards or
-    samples of a reference system are pooled); ``z = 0`` where ``sigma_t = 0``, as trec_eval
-    does. A topic unknown to the factors raises at :meth:`transform` time unless
+    ``mu_t`` and ``sigma_t`` are the mean and the standard deviation (divisor ``n - ddof``,
+    the sample SD by default) of the reference systems' scores on topic ``t`` (every row
+    counts, so shards or samples of a reference system are pooled); ``z = 0`` where
+    ``sigma_t = 0``, as trec_eval does. A topic with ``n <= ddof`` reference scores has no
+    standard deviation: ``sigma_t = 0`` there, with a :class:`DataQualityWarning`. A topic unknown to the factors raises at :meth:`transform` time unless
     ``unknown="drop"`` (those rows are then dropped with a :class:`DataQualityWarning`);
     scores are never left missing, to keep the long-frame contract.
 
@@ -128,18 +136,20 @@ class Standardizer:
     >>> s.factors.round(3)
             mu  sigma  n
     topic
-    1      0.3   0.10  2
-    2      0.65  0.05  2
+    1      0.3   0.141  2
+    2      0.65  0.071  2
     >>> s.transform(f).round(3)
       topic system  score
-    0     1      a   -1.0
-    1     1      b    1.0
-    2     1      c    3.0
-    3     2      a   -1.0
-    4     2      b    1.0
-    5     2      c    3.0
-    >>> irm.Standardizer().fit(f).transform(f)["score"].round(4).tolist()
+    0     1      a -0.707
+    1     1      b  0.707
+    2     1      c  2.121
+    3     2      a -0.707
+    4     2      b  0.707
+    5     2      c  2.121
+    >>> irm.Standardizer(ddof=0).fit(f).transform(f)["score"].round(4).tolist()
     [0.1103, 0.5, 0.8897, 0.1103, 0.5, 0.8897]
+    >>> irm.Standardizer().fit(f).transform(f)["score"].round(4).tolist()
+    [0.1587, 0.5, 0.8413, 0.1587, 0.5, 0.8413]
     """
 
     def __init__(
@@ -149,6 +159,7 @@ class Standardizer:
         virtual: bool = False,
         A: float = 0.15,
         B: float = 0.5,
+        ddof: int = 1,
     ) -> None:
         if method not in _METHODS:
             raise DesignError(
@@ -160,6 +171,7 @@ class Standardizer:
         self.virtual = bool(virtual)
         self.A = float(A)
         self.B = float(B)
+        self.ddof = check_int(ddof, "ddof", low=0, high=1)
         self._factors: pd.DataFrame | None = None
         self._keys: list[str] = []
         self._scores: dict[tuple[str, ...], np.ndarray] = {}
@@ -229,8 +241,17 @@ class Standardizer:
             scores[lab] = np.sort(g)
         labels = sorted(labels, key=lambda t: tuple(natural_key(v) for v in t))
         mu = np.array([scores[lab].mean() for lab in labels])
-        sigma = np.array([scores[lab].std(ddof=0) for lab in labels])
         n = np.array([len(scores[lab]) for lab in labels], dtype=np.int64)
+        short = n <= self.ddof
+        sigma = np.array([0.0 if k <= self.ddof else scores[lab].std(ddof=self.ddof)
+                          for lab, k in zip(labels, n)])
+        if short.any():
+            names = [" ".join(lab) for lab, bad in zip(labels, short) if bad]
+            warnings.warn(
+                f"{short.sum()} topic(s) have a single reference score, so no sample standard "
+                f"deviation (e.g. {names[:3]}); their sigma is 0 and their z scores 0. Use more "
+                "reference systems, virtual=True, or ddof=0.",
+                DataQualityWarning, stacklevel=2)
         index = pd.MultiIndex.from_tuples(labels, names=keys) if len(keys) > 1 else pd.Index(
             [lab[0] for lab in labels], name=keys[0]
         )
@@ -386,7 +407,7 @@ class Standardizer:
         return self.fit(frame, reference).transform(frame)
 
     def diagnostics(self, frame: pd.DataFrame | None = None) -> StandardizationDiagnostics:
-        """Topics with ``sigma = 0`` and scores whose ``|z|`` exceeds ``sqrt(n - 1)``.
+        """Topics with ``sigma = 0`` and scores beyond Samuelson's bound on ``|z|``.
 
         Parameters
         ----------
@@ -405,7 +426,7 @@ class Standardizer:
         0     2  0.5  2
         >>> d.beyond_bound.round(3)
           topic system  score    z  bound
-        0     1      x    0.9  6.0    1.0
+        0     1      x    0.9  4.243  0.707
         """
         f = self._require_fit()
         if frame is None:
@@ -422,7 +443,10 @@ class Standardizer:
         mu, sigma = f["mu"].to_numpy()[pos], f["sigma"].to_numpy()[pos]
         n = f["n"].to_numpy()[pos].astype(float)
         z = self._z(x, mu, sigma)
-        bound = np.sqrt(np.maximum(n - 1, 0))
+        # Samuelson's inequality: |z| <= sqrt(n - 1) with the population SD, (n - 1)/sqrt(n)
+        # with the sample SD, for every score of the reference pool itself
+        bound = np.sqrt(np.maximum(n - 1, 0)) if self.ddof == 0 else (
+            np.maximum(n - 1, 0) / np.sqrt(np.maximum(n, 1)))
         flag = (np.abs(z) > bound + 1e-12) & (n > 0)
         cols = self._keys + (["system"] if "system" in frame.columns else [])
         beyond = frame.loc[flag, cols].astype(str).reset_index(drop=True)
@@ -434,7 +458,7 @@ class Standardizer:
     # ------------------------------------------------------------------ persistence
     def _meta(self) -> dict[str, Any]:
         return {"method": self.method, "virtual": self.virtual, "A": self.A, "B": self.B,
-                "keys": self._keys, "reference": self.reference}
+                "ddof": self.ddof, "keys": self._keys, "reference": self.reference}
 
     def save(self, path: str | Path, *, format: Literal["csv", "json"] | None = None) -> Path:
         """Write the factors to ``path`` as CSV or JSON (by suffix unless ``format`` is given).
@@ -498,8 +522,9 @@ class Standardizer:
         keys = doc.get("keys") or ["topic"]
         require_columns(table, keys + ["mu", "sigma"], f"factors in {path}")
         method = doc.get("method", "z")
+        # files of irmodels 0.1 carry no ddof: their factors used the population SD
         out = cls(method, virtual=bool(doc.get("virtual", False)), A=doc.get("A", 0.15),
-                  B=doc.get("B", 0.5))
+                  B=doc.get("B", 0.5), ddof=int(doc.get("ddof", 0)))
         index = _key_index(table, keys) if len(keys) > 1 else pd.Index(
             table[keys[0]].astype(str).to_numpy(), name=keys[0]
         )
@@ -526,6 +551,8 @@ class Standardizer:
         extra = ", virtual" if self.virtual else ""
         if self.method == "uniform":
             extra += f", A={self.A:g}, B={self.B:g}"
+        if self.ddof != 1:
+            extra += f", ddof={self.ddof}"
         return f"<Standardizer method={self.method!r}{extra}: {state}>"
 
 

@@ -123,7 +123,7 @@ def test_methods_by_hand(method, adhoc5):
     wide = irm.to_wide(adhoc5)
     x = wide.to_numpy()
     mu = x.mean(axis=1, keepdims=True)
-    sd = x.std(axis=1, ddof=0, keepdims=True)
+    sd = x.std(axis=1, ddof=1, keepdims=True)  # the sample SD (Webber et al. 2008)
     z = np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1), 0)
     expect = {
         "z": z,
@@ -142,8 +142,10 @@ def test_reference_subsets_and_top_k(adhoc5):
     assert s.reference == systems[:10]
     wide = irm.to_wide(adhoc5)[systems[:10]]
     np.testing.assert_allclose(s.factors["mu"], wide.mean(axis=1), rtol=1e-12)
-    np.testing.assert_allclose(s.factors["sigma"], wide.std(axis=1, ddof=0), rtol=1e-12)
+    np.testing.assert_allclose(s.factors["sigma"], wide.std(axis=1, ddof=1), rtol=1e-12)
     assert (s.factors["n"] == 10).all()
+    pop = Standardizer("z", ddof=0).fit(adhoc5, reference=systems[:10])
+    np.testing.assert_allclose(pop.factors["sigma"], wide.std(axis=1, ddof=0), rtol=1e-12)
     top = Standardizer("z").fit(adhoc5, reference=5)
     best = irm.to_wide(adhoc5).mean().sort_values(ascending=False).index[:5]
     assert set(top.reference) == set(best)
@@ -157,7 +159,7 @@ def test_virtual_systems(adhoc5):
     wide = irm.to_wide(adhoc5)
     aug = np.column_stack([wide.to_numpy(), np.zeros(50), np.ones(50)])
     np.testing.assert_allclose(s.factors["mu"], aug.mean(axis=1), rtol=1e-12)
-    np.testing.assert_allclose(s.factors["sigma"], aug.std(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(s.factors["sigma"], aug.std(axis=1, ddof=1), rtol=1e-12)
     assert (s.factors["n"] == wide.shape[1] + 2).all()
     assert (s.factors["sigma"] > 0).all()
 
@@ -205,12 +207,16 @@ def test_diagnostics(adhoc5):
     ref = adhoc5[adhoc5["system"].isin(list(adhoc5["system"].cat.categories[:5]))]
     s = Standardizer("z").fit(ref)
     d0 = s.diagnostics()
-    assert d0.beyond_bound.empty  # Samuelson: reference scores stay within sqrt(n - 1)
+    assert d0.beyond_bound.empty  # Samuelson: reference scores stay within (n - 1)/sqrt(n)
     d = s.diagnostics(adhoc5)
     z = s.transform(adhoc5)["score"].to_numpy()
-    assert len(d.beyond_bound) == int((np.abs(z) > 2.0 + 1e-12).sum())
-    assert (d.beyond_bound["bound"] == 2.0).all()
-    assert (d.beyond_bound["z"].abs() > 2).all()
+    bound = 4 / math.sqrt(5)
+    assert len(d.beyond_bound) == int((np.abs(z) > bound + 1e-12).sum()) > 0
+    np.testing.assert_allclose(d.beyond_bound["bound"], bound, rtol=1e-15)
+    assert (d.beyond_bound["z"].abs() > bound).all()
+    # with the population SD the bound is sqrt(n - 1)
+    d_pop = Standardizer("z", ddof=0).fit(ref).diagnostics(adhoc5)
+    assert (d_pop.beyond_bound["bound"] == 2.0).all()
     assert d.zero_sd.empty == (s.factors["sigma"] > 0).all()
     # a topic where every reference system scores the same
     flat = irm.from_wide(pd.DataFrame({"a": [0.0, 0.3], "b": [0.0, 0.5]}))
@@ -246,10 +252,14 @@ def test_properties(values):
     wz = irm.to_wide(z).to_numpy()
     sd = values.std(axis=1)
     ok = sd > 1e-9
-    # reference z-scores: mean 0, population SD 1, within Samuelson's bound sqrt(n - 1)
+    # reference z-scores: mean 0, sample SD 1, within Samuelson's bound (n - 1)/sqrt(n)
     assert np.allclose(wz[ok].mean(axis=1), 0, atol=1e-9)
-    assert np.allclose(wz[ok].std(axis=1), 1, atol=1e-6)
-    assert (np.abs(wz) <= math.sqrt(5) + 1e-9).all()
+    assert np.allclose(wz[ok].std(axis=1, ddof=1), 1, atol=1e-6)
+    assert (np.abs(wz) <= 5 / math.sqrt(6) + 1e-9).all()
+    assert Standardizer("z").fit(f).diagnostics().beyond_bound.empty
+    wz0 = irm.to_wide(Standardizer("z", ddof=0).fit_transform(f)).to_numpy()
+    assert np.allclose(wz0[ok].std(axis=1), 1, atol=1e-6)
+    assert (np.abs(wz0) <= math.sqrt(5) + 1e-9).all()
     for method in ["normal", "t1", "uniform", "ecdf"]:
         out = irm.to_wide(Standardizer(method).fit_transform(f)).to_numpy()
         assert ((out >= 0) & (out <= 1)).all()
@@ -265,3 +275,33 @@ def test_missing_key_column(adhoc5):
         s.transform(adhoc5)
     out = s.transform(adhoc5.assign(measure="AP"))
     assert len(out) == len(adhoc5)
+
+
+def test_sample_sd_by_default_and_ddof(adhoc5):
+    """Webber, Moffat & Zobel (2008) and Urbano's code standardize by the sample SD (n - 1)."""
+    wide = irm.to_wide(adhoc5)
+    s = Standardizer("z").fit(adhoc5)
+    assert s.ddof == 1
+    np.testing.assert_allclose(s.factors["sigma"], wide.std(axis=1, ddof=1), rtol=1e-12)
+    # z scores with n - 1 are those with n scaled by sqrt((n - 1)/n)
+    n = wide.shape[1]
+    z1 = irm.to_wide(s.transform(adhoc5)).to_numpy()
+    z0 = irm.to_wide(Standardizer("z", ddof=0).fit_transform(adhoc5)).to_numpy()
+    np.testing.assert_allclose(z1, z0 * math.sqrt((n - 1) / n), rtol=1e-12, atol=1e-15)
+    with pytest.raises(irm.ArgumentError, match="ddof"):
+        Standardizer(ddof=2)
+    assert "ddof=0" in repr(Standardizer(ddof=0))
+
+
+def test_single_reference_score_warns(adhoc5):
+    one = adhoc5[adhoc5["system"] == adhoc5["system"].cat.categories[0]]
+    with pytest.warns(DataQualityWarning, match="single reference score"):
+        s = Standardizer("z").fit(adhoc5, reference=[str(one["system"].iloc[0])])
+    assert (s.factors["sigma"] == 0).all()
+
+
+def test_save_load_keeps_ddof(adhoc5, tmp_path):
+    s = Standardizer("z", ddof=0).fit(adhoc5)
+    back = Standardizer.load(s.save(tmp_path / "f.json"))
+    assert back.ddof == 0
+    np.testing.assert_allclose(back.factors["sigma"], s.factors["sigma"], rtol=0)
