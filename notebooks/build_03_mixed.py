@@ -106,6 +106,24 @@ cells = [
         "null = irm.mixed('score ~ (1|topic/system)', samples)\n"
         "irm.compare_models(null, homo).round(3)"
     ),
+    new_markdown_cell(
+        "## F tests of fixed effects and confidence intervals\n\n"
+        "`anova()` tests each fixed term as lmerTest's `anova(type = 3)` does, with Satterthwaite "
+        "or Kenward-Roger (pbkrtest) denominator df. `confint()` gives lme4's intervals: the "
+        "likelihood profile (default), a seeded parametric bootstrap, or Wald for the fixed "
+        "effects."
+    ),
+    new_code_cell(
+        "print(fixed_sys.anova())\n"
+        "fixed_sys.anova(ddf='kenward-roger').table.round(4)"
+    ),
+    new_code_cell(
+        "# profile intervals of the two SDs and one system effect (all rows without parm=)\n"
+        "fixed_sys.confint(parm=['topic', 'Residual', 'systemsys2']).round(4)"
+    ),
+    new_code_cell(
+        "fixed_sys.confint('bootstrap', n_boot=100, seed=1, parm=['topic', 'Residual']).round(4)"
+    ),
 ]
 
 nb = new_notebook(cells=cells, metadata={
