@@ -84,7 +84,7 @@ _LAZY: dict[str, str] = {
     "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
     "average_overlap": "irmodels.inference.rank:average_overlap",
     "comparability": "irmodels.inference.comparability:comparability",
-    "pooling": "irmodels.pooling",
+    "pooling": "irmodels.studies.pooling",
     # replicates, studies, parallel, reporting
     "replicates": "irmodels.replicates",
     "studies": "irmodels.studies",
