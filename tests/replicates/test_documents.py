@@ -11,6 +11,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irmodels as irm
 from irmodels.errors import DataFormatError, DataQualityWarning
@@ -212,3 +214,62 @@ def test_gmg_chooses_components_by_bic() -> None:
     assert g.kind == "gamma"
     # the fitted Gamma reproduces the mean of the scores
     assert g.loc + g.shape * g.scale == pytest.approx(16.0, rel=0.03)
+
+
+# --------------------------------------------------------------------------------------------
+# the fast score-model fits equal the reference computations
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 3), n_samples=st.integers(1, 12))
+def test_property_batched_em_equals_one_sample_em(seed: int, k: int, n_samples: int) -> None:
+    from irmodels.replicates._reference import em_one_sample
+    from irmodels.replicates.documents import _fit_gmm_batch
+
+    rng = np.random.default_rng(seed)
+    xs = []
+    for _ in range(n_samples):
+        n = int(rng.integers(3 * k, 120))
+        a = int(rng.integers(0, n))
+        x = np.concatenate([rng.normal(0, 1, a), rng.normal(rng.uniform(1, 6), 0.5, n - a)])
+        xs.append(np.round(x, int(rng.integers(1, 4))))  # ties, as scores have
+    for x, (w, mu, sd, ll) in zip(xs, _fit_gmm_batch(xs, k)):
+        rw, rmu, rsd, rll = em_one_sample(x, k)
+        np.testing.assert_allclose(mu, rmu, rtol=1e-8, atol=1e-9)
+        np.testing.assert_allclose(sd, rsd, rtol=1e-8, atol=1e-9)
+        np.testing.assert_allclose(w, rw, rtol=1e-8, atol=1e-9)
+        assert ll == pytest.approx(rll, rel=1e-10)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 1500),
+       dist=st.sampled_from(["normal", "gamma", "rounded", "t3"]))
+def test_property_kde_survival_function_equals_the_exact_sum(seed: int, n: int, dist: str) -> None:
+    from irmodels.replicates.documents import _kde_model, _kde_sf
+
+    rng = np.random.default_rng(seed)
+    x = {"normal": lambda: rng.normal(5, 2, n), "gamma": lambda: rng.gamma(1.5, 2.0, n),
+         "rounded": lambda: np.round(rng.normal(0, 1, n), 1),
+         "t3": lambda: rng.standard_t(3, n)}[dist]()
+    m = _kde_model(x)
+    h = m.scale
+    q = np.concatenate([np.linspace(x.min() - 12 * h, x.max() + 12 * h, 500), x[:300],
+                        rng.choice(x, 300) + h * rng.normal(size=300)])
+    # linear binning at 0.01 bandwidths: at most 3e-6 (see _kde_model)
+    np.testing.assert_allclose(m.sf(q), _kde_sf(q, x, h), rtol=0, atol=3e-6)
+
+
+def test_gmg_batch_fits_equal_one_at_a_time_fits() -> None:
+    from irmodels.replicates.documents import fit_score_models
+
+    rng = np.random.default_rng(12)
+    xs = [rng.normal(0, 1, 2), np.full(5, 1.0), rng.normal(0, 1, 40),
+          np.concatenate([rng.normal(0, 0.3, 60), rng.normal(4, 0.3, 60)]), rng.normal(3, 2, 7)]
+    batch = fit_score_models(xs, "gmg", "relevant")
+    for x, (m, note) in zip(xs, batch):
+        one, one_note = fit_score_model(x, "gmg", "relevant")
+        assert (m.kind, note) == (one.kind, one_note)
+        if m.kind == "gmm":
+            np.testing.assert_array_equal(m.means, one.means)
+    assert [m.kind for m, _ in batch] == ["kde", "kde", "gmm", "gmm", "gmm"]
+    assert len(batch[3][0].weights) >= 2
