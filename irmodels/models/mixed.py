@@ -107,7 +107,16 @@ def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
 
 
 @dataclass
-class _Design:
+class MixedDesign:
+    """Stage 1 of a fit (lme4's ``lFormula``): the model's data in the form the deviance needs.
+
+    ``codes``/``levels`` hold the integer codes and labels of every factor, ``X_idx``/``X_val``
+    the row-sparse fixed-effects design (treatment contrasts; one column index and value per
+    term and row), ``random_codes``/``random_labels`` the levels of each random term (formula
+    order), ``strata``/``strata_labels`` the residual strata of a heteroscedastic fit. Build it
+    with :func:`mixed_design`.
+    """
+
     spec: ModelSpec
     y: np.ndarray
     codes: dict[str, np.ndarray]
@@ -121,6 +130,17 @@ class _Design:
     strata: np.ndarray | None
     strata_labels: list[str] | None
     fixed_terms_of_col: list[str]
+    #: the rows used (after dropping degenerate strata), for refits
+    data: pd.DataFrame | None = None
+    #: the residual strata factors (``("topic", "system")``), None when homoscedastic
+    residual: tuple[str, ...] | None = None
+
+    @property
+    def residual_name(self) -> str | None:
+        return ":".join(self.residual) if self.residual else None
+
+
+_Design = MixedDesign  # the name the numerical helpers below use
 
 
 def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[str, list[str]],
@@ -557,7 +577,7 @@ class MixedResult(ResultDisplay):
     random_effects: dict[str, pd.Series]
     n_params: int
     fixed_estimates: pd.Series
-    _state: dict = field(default_factory=dict)
+    _state: MixedState = field(default=None)  # type: ignore[assignment]
 
     def variance_components(self) -> pd.DataFrame:
         """The variance components (a copy of :attr:`components`), as
@@ -1118,58 +1138,148 @@ def mixed(
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    design = mixed_design(model, data, residual=residual, drop_degenerate=drop_degenerate)
+    devfun = deviance_function(design, method)
+    opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
+    return mixed_result(design, devfun, opt)
+
+
+# --------------------------------------------------------------------------------------------
+# the stages of a fit (lme4's lFormula -> mkLmerDevfun -> optimizeLmer -> mkMerMod)
+
+
+def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | None = None,
+                 drop_degenerate: bool = False) -> MixedDesign:
+    """Stage 1 (lme4's ``lFormula``): resolve the formula, check and encode the data.
+
+    Raises the data and design errors of :func:`mixed` (bad columns, degenerate strata,
+    confounded or one-level random terms, a constant response).
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     spec = _resolve(model, list(map(str, data.columns)), data)
     res_factors = _parse_residual(residual, data)
-    design, data = _build(spec, data, res_factors, drop_degenerate)
+    design, used = _build(spec, data, res_factors, drop_degenerate)
+    design.data = used
+    design.residual = res_factors
+    return design
+
+
+@dataclass
+class DevianceFunction:
+    """Stage 2 (lme4's ``mkLmerDevfun``): the profiled REML or ML deviance of one design.
+
+    Call it with ``x = (theta, eta)``: the relative SDs of the random terms (in ``order``, the
+    largest term first) and the log SD ratios of the residual strata (relative to the internal
+    reference stratum). :meth:`evaluate` returns everything one evaluation computes
+    (:class:`irmodels.models._reml.Fit`, with the analytic gradient when asked).
+    """
+
+    design: MixedDesign
+    problem: _reml.Problem
+    order: list[int]
+    reml: bool
+
+    @property
+    def method(self) -> str:
+        return "REML" if self.reml else "ML"
+
+    @property
+    def n_theta(self) -> int:
+        return self.problem.K
+
+    @property
+    def bounds(self) -> list[tuple[float | None, float | None]]:
+        """L-BFGS-B bounds of ``x``: ``theta >= 0``, ``eta`` free."""
+        return [(0.0, None)] * self.problem.K + [(None, None)] * (self.problem.n_strata - 1)
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        x = np.asarray(x, float)
+        K = self.problem.K
+        return x[:K], (x[K:] if self.problem.n_strata > 1 else None)
+
+    def evaluate(self, x: np.ndarray, gradient: bool = False) -> _reml.Fit:
+        theta, eta = self.split(x)
+        return _reml.evaluate(self.problem, theta, eta, self.reml, gradient=gradient)
+
+    def __call__(self, x: np.ndarray) -> float:
+        return self.evaluate(x).deviance
+
+
+def deviance_function(design: MixedDesign, method: Literal["REML", "ML"] = "REML"
+                      ) -> DevianceFunction:
+    """Stage 2: the deviance of ``design`` by ``method`` (checks the fixed design's rank)."""
+    if method not in ("REML", "ML"):
+        raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     pb, order = _problem(design)
     _check_rank(pb, design.fixed_names)
-    reml = method == "REML"
-    K = pb.K
+    return DevianceFunction(design, pb, order, method == "REML")
+
+
+@dataclass
+class Optimum:
+    """Stage 3 (lme4's ``optimizeLmer``): where the deviance is minimal, and how it was found."""
+
+    theta: np.ndarray
+    eta: np.ndarray | None
+    deviance: float
+    n_iter: int
+    converged: bool
+    closed_form: bool
+    message: str = ""
+
+
+def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | None = None,
+                      maxiter: int = 2000, tol: float = 1e-9) -> Optimum:
+    """Stage 3: minimise the deviance.
+
+    The balanced-design ANOVA estimates are the optimum when they apply (``closed_form``), else
+    the start of L-BFGS-B (with restarts, and a failed heteroscedastic start retried from the
+    homoscedastic fit); see :func:`mixed`. Warns :class:`ConvergenceWarning` when the gradient
+    criterion is not met; raises :class:`ConvergenceError` without a finite likelihood.
+    """
+    design, pb, order, reml = devfun.design, devfun.problem, devfun.order, devfun.reml
+    spec, method, K = design.spec, devfun.method, pb.K
     closed, theta0 = _closed_form(design, pb, order, reml)
     if start:
         for i, k in enumerate(order):
             name = spec.random[k].name
             if name in start:
                 theta0[i] = float(start[name])
-    n_iter = 0
-    converged = True
-    eta = None
     if closed is not None:
-        theta = closed
-    else:
-        eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
-        x0 = np.concatenate([theta0, eta0])
+        return Optimum(closed, None, devfun(closed), 0, True, True, "closed form")
+    n_iter = 0
+    eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
+    x0 = np.concatenate([theta0, eta0])
+    try:
+        x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+    except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+        x, res = None, None
+    if (res is None or not np.isfinite(res.fun)) and pb.n_strata > 1:
+        # restart from the homoscedastic fit (its theta, rescaled to the reference stratum)
+        x0 = np.concatenate([_homoscedastic_theta(pb, theta0, reml, maxiter, tol), eta0])
         try:
             x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             x, res = None, None
-        if (res is None or not np.isfinite(res.fun)) and pb.n_strata > 1:
-            # restart from the homoscedastic fit (its theta, rescaled to the reference stratum)
-            x0 = np.concatenate([_homoscedastic_theta(pb, theta0, reml, maxiter, tol), eta0])
-            try:
-                x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
-            except (np.linalg.LinAlgError, FloatingPointError, ValueError):
-                x, res = None, None
-        if res is None or x is None or not np.isfinite(res.fun):
-            raise ConvergenceError(
-                f"the {method} fit of {spec} produced no finite likelihood after {n_iter} "
-                "iterations. Check the data for constant or near-constant strata, rescale the "
-                "response, or give starting values (start={...})."
-            )
-        scale = max(1.0, abs(float(res.fun)))
-        converged = _pg_norm(res.jac, x, K) <= 1e-4 * scale
-        if not converged:
-            warnings.warn(
-                f"the {method} fit of {spec} did not converge in {n_iter} iterations "
-                f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
-                "starting values (start={...}), rescale the response, or simplify the random "
-                "part.", ConvergenceWarning, stacklevel=2,
-            )
-        theta = np.maximum(x[:K], 0.0)
-        eta = x[K:] if pb.n_strata > 1 else None
-    res_name = ":".join(res_factors) if res_factors else None
-    return _result(spec, design, pb, order, theta, eta, method, res_name, converged, n_iter,
-                   closed is not None, data)
+    if res is None or x is None or not np.isfinite(res.fun):
+        raise ConvergenceError(
+            f"the {method} fit of {spec} produced no finite likelihood after {n_iter} "
+            "iterations. Check the data for constant or near-constant strata, rescale the "
+            "response, or give starting values (start={...})."
+        )
+    scale = max(1.0, abs(float(res.fun)))
+    converged = _pg_norm(res.jac, x, K) <= 1e-4 * scale
+    if not converged:
+        warnings.warn(
+            f"the {method} fit of {spec} did not converge in {n_iter} iterations "
+            f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
+            "starting values (start={...}), rescale the response, or simplify the random "
+            "part.", ConvergenceWarning, stacklevel=3,
+        )
+    theta, eta = devfun.split(x)
+    return Optimum(np.maximum(theta, 0.0), eta, float(res.fun), n_iter, bool(converged), False,
+                   str(res.message))
 
 
 def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
@@ -1242,9 +1352,55 @@ def _eta_start(pb: _reml.Problem) -> np.ndarray:
     return np.log(sd[1:] / sd[0])
 
 
+@dataclass
+class MixedState:
+    """What a :class:`MixedResult` keeps of its fit for later computations (Satterthwaite df,
+    marginal means, profiles, bootstrap): the deviance function's problem and the optimum.
+
+    ``theta`` and ``eta`` are in the deviance function's parametrisation (terms in ``order``,
+    log SD ratios relative to the internal reference stratum); ``sigma`` is the residual SD of
+    that reference; ``vcov`` the covariance of the fixed effects. Item access
+    (``state["vcov"]``) is kept for code written against the former dict.
+    """
+
+    problem: _reml.Problem
+    theta: np.ndarray
+    eta: np.ndarray | None
+    sigma: float
+    vcov: np.ndarray
+    levels: dict[str, list[str]]
+    codes: dict[str, np.ndarray]
+    order: list[int]
+    data: pd.DataFrame | None
+    fixed_terms: list[str]
+    design: MixedDesign | None = None
+    devfun: DevianceFunction | None = None
+    optimum: Optimum | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+
+def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) -> MixedResult:
+    """Stage 4 (lme4's ``mkMerMod``): the :class:`MixedResult` at the optimum."""
+    res = _result(design.spec, design, devfun.problem, devfun.order, opt.theta, opt.eta,
+                  devfun.method, design.residual_name, opt.converged, opt.n_iter,
+                  opt.closed_form, design.data)
+    res._state.devfun = devfun
+    res._state.optimum = opt
+    return res
+
+
 def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
             theta: np.ndarray, eta: np.ndarray | None, method: str, residual: str | None,
-            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame) -> MixedResult:
+            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame | None
+            ) -> MixedResult:
     reml = method == "REML"
     f = _reml.evaluate(pb, theta, eta, reml)
     sigma2 = f.sigma2
@@ -1289,7 +1445,7 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
             f"the {method} estimate of the variance of {', '.join(bnd)} is zero (a boundary "
             "fit; the optimum lies on the edge of the parameter space, not a failed "
             f"convergence). The model is singular: consider dropping {', '.join(bnd)}.",
-            BoundaryFitWarning, stacklevel=3,
+            BoundaryFitWarning, stacklevel=4,
         )
     n_params = pb.p + K + 1 + (pb.n_strata - 1)
     loglik = -0.5 * f.deviance
@@ -1297,9 +1453,9 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
     n_bic = (pb.n - pb.p) if (reml and pb.n_strata > 1) else pb.n
     bic = -2 * loglik + n_params * math.log(n_bic)
     vcov = sigma2 * _reml.fixed_cov_unscaled(pb, f)
-    state = {"problem": pb, "theta": theta, "eta": eta, "sigma": sigma, "vcov": vcov,
-             "levels": design.levels, "order": order, "data": data,
-             "codes": design.codes, "fixed_terms": design.fixed_terms_of_col}
+    state = MixedState(problem=pb, theta=theta, eta=eta, sigma=sigma, vcov=vcov,
+                       levels=design.levels, codes=design.codes, order=order, data=data,
+                       fixed_terms=design.fixed_terms_of_col, design=design)
     return MixedResult(
         spec=spec, method=method, residual=residual,
         n_obs=pb.n, components=vc, residual_variance=res_var,

@@ -162,3 +162,16 @@ def test_ancova_matches_statsmodels(data) -> None:
     np.testing.assert_allclose(fit.table.loc[["system", "depth", "qlen", "system:depth"], "SS"],
                                ref.loc[["C(system, Sum)", "depth", "qlen", "C(system, Sum):depth"],
                                        "sum_sq"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("entry", FIXTURE["mixed"], ids=lambda e: f"{e['formula']}-{e['method']}")
+def test_mixed_marginal_means_at_covariate_means_equal_emmeans(data, entry) -> None:
+    fit = irm.mixed(entry["formula"], data, method=entry["method"])
+    ref = entry["emmeans"]
+    mm = fit.marginal_means("system")
+    assert [str(x) for x in mm.index] == ref["level"]
+    np.testing.assert_allclose(mm.to_numpy(), ref["mean"], rtol=1e-7)
+    se = np.sqrt(np.diag(fit.marginal_means_cov("system").to_numpy()))
+    np.testing.assert_allclose(se, ref["se"], rtol=1e-6)
+    with pytest.raises(DesignError, match="numeric covariate"):
+        fit.marginal_means(fit.spec.covariates[0])

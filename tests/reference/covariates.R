@@ -4,7 +4,7 @@
 # qlen and depth numeric (uncentred). Sum-to-zero contrasts for the ANOVA tables (type III needs
 # them); lmer keeps R's default treatment contrasts.
 suppressPackageStartupMessages({
-  library(car); library(lme4); library(lmerTest); library(jsonlite)
+  library(car); library(lme4); library(lmerTest); library(emmeans); library(jsonlite)
 })
 
 d <- read.csv("data/covariates.csv")
@@ -59,7 +59,9 @@ for (f in mixed_formulas) for (method in c("REML", "ML")) {
   m <- lmerTest::lmer(as.formula(f), data = d, REML = (method == "REML"), control = ctrl)
   vc <- as.data.frame(VarCorr(m))
   co <- summary(m)$coefficients
+  emm <- as.data.frame(emmeans(m, ~ system, lmer.df = "satterthwaite"))
   mixed_entries[[length(mixed_entries) + 1]] <- list(
+    emmeans = list(level = as.character(emm$system), mean = emm$emmean, se = emm$SE),
     formula = f, method = method, nobs = nobs(m), logLik = as.numeric(logLik(m)),
     components = setNames(as.list(vc$vcov), ifelse(is.na(vc$grp), "Residual", vc$grp)),
     fixed = list(names = rownames(co), estimate = unname(co[, "Estimate"]),
@@ -71,7 +73,8 @@ out <- list(
   R = R.version.string,
   packages = list(car = as.character(packageVersion("car")),
                   lme4 = as.character(packageVersion("lme4")),
-                  lmerTest = as.character(packageVersion("lmerTest"))),
+                  lmerTest = as.character(packageVersion("lmerTest")),
+                  emmeans = as.character(packageVersion("emmeans"))),
   data = "data/covariates.csv",
   anova = anova_entries,
   mixed = mixed_entries
