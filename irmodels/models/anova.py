@@ -21,7 +21,6 @@ import pandas as pd
 from scipy import special, stats
 
 from irmodels._display import ResultDisplay
-from irmodels.data.frame import natural_key
 from irmodels.errors import (
     DataFormatError,
     DesignError,
@@ -735,6 +734,7 @@ def anova(
             f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
             f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
         )
+    _check_scores(y, spec.response_label)
     spec = _design.classify(spec, data)
     covariates = spec.covariates
     values = {f: _design.covariate_values(data, f) for f in covariates}

@@ -25,7 +25,6 @@ import pandas as pd
 from scipy import optimize, stats
 
 from irmodels._display import ResultDisplay
-from irmodels.data.frame import natural_key
 from irmodels.errors import (
     BoundaryFitWarning,
     ConvergenceError,
