@@ -61,8 +61,8 @@ from irmodels.parallel import map as parallel_map
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["COLUMNS", "TREATMENTS", "PoolingAdjustment", "PoolingBiasStudy", "adjust", "pooling_bias",
-           "rank_weights"]
+__all__ = ["COLUMNS", "TREATMENTS", "PoolingAdjustment", "PoolingBiasStudy", "adjust",
+           "pooling_bias", "rank_weights"]
 
 TREATMENTS = ("irrelevant", "condensed")
 #: Columns of :meth:`PoolingBiasStudy.to_frame`, in order.

@@ -251,6 +251,9 @@ class TopicSetStudy(ResultDisplay):
     asl : DataFrame
         Sakai's ASL curves: columns ``size``, ``test``, ``rank`` (1 = smallest p-value),
         ``p`` (the p-value at that rank, averaged over topic sets).
+    taus : DataFrame
+        Kendall's tau-b of every topic set: columns ``size``, ``sample`` (the X sets of the
+        samples first, then the Y sets), ``tau``.
     sizes, tests, method, n_samples, alpha, seed, bin_width, n_topics, n_systems
         The study's settings and the matrix's shape.
     """
