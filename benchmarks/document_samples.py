@@ -1,7 +1,13 @@
 """Benchmark: scoring simulated document samples in bulk vs pytrec_eval, and the per-pair mixed fits.
 
-Run: ``python benchmarks/document_samples.py`` (``--quick`` for a smaller run). Prints, in one run:
+Run: ``python benchmarks/document_samples.py`` (``--quick`` for a smaller run; ``--fits-only``
+for section 0 alone). Prints, in one run:
 
+0. score-model fitting of every (topic, run) pair of 50 topics x 40 runs: the batched fits of
+   the simulator (``fit_score_models``: batched EM for ``gmg``, FFT-binned survival functions for
+   ``kde``) against the one-pair-at-a-time reference computations they replaced
+   (``irmodels.replicates._reference``), timed on a random subset of pairs and compared per
+   pair (goal: at least 20x);
 1. the simulator's throughput (rankings scored per second, C x T x R rankings of depth 1000) on
    the TREC-8-sized demo collection cut to 40 runs x 50 topics: ``model="bootstrap"`` at
    C = 100 and C = 1000 (goal: C = 1000 in under 30 s on 2 cores), ``kde`` and ``gmg`` at C = 100
@@ -55,6 +61,46 @@ class Timer:
         self.wall = time.perf_counter() - self.t0
         self.cpu = _cpu() - self.c0
         self.load = os.getloadavg()[0]
+
+
+def score_model_fits(coll, n_ref: int) -> None:
+    from irmodels.replicates import _reference
+    from irmodels.replicates.documents import _observed, _silverman, fit_score_models
+
+    obs, _ = _observed(coll.runs, coll.qrels, 1000, 1, None, None)
+    rel, non = [], []
+    for _, g in obs.groupby(["system", "topic"], sort=False):
+        r = g["rel"].to_numpy(bool)
+        sc = g["score"].to_numpy(float)
+        if r.any():
+            rel.append(sc[r])
+        non.append(sc[~r])
+    rng = np.random.default_rng(0)
+    pick = rng.choice(len(rel), size=min(n_ref, len(rel)), replace=False)
+    pick_non = rng.choice(len(non), size=min(n_ref, len(non)), replace=False)
+
+    def reference_gmg(x):
+        if len(x) < 3 or np.ptp(x) == 0:
+            return
+        for k in (1, 2, 3):
+            if k > 1 and len(x) < 3 * k:
+                break
+            _reference.em_one_sample(x, k)
+
+    for model, cls, data, sub, ref in (
+            ("gmg", "relevant", rel, pick, reference_gmg),
+            ("kde", "nonrelevant", non, pick_non,
+             lambda x: _reference.kde_spline_exact(x, _silverman(x)))):
+        fit_score_models(data[:5], model, cls)  # warm imports and caches
+        with Timer() as t_new:
+            fit_score_models(data, model, cls)
+        with Timer() as t_ref:
+            for i in sub:
+                ref(data[i])
+        new_pp, ref_pp = t_new.cpu / len(data), t_ref.cpu / len(sub)
+        print(f"  {model} {cls:11s}: batched {len(data)} pairs in {t_new.wall:5.2f} s wall "
+              f"({new_pp * 1e3:6.2f} ms CPU per pair); reference {ref_pp * 1e3:7.1f} ms CPU per "
+              f"pair ({len(sub)} pairs); {ref_pp / new_pp:5.1f}x (load {t_ref.load:.1f})")
 
 
 def simulator(coll, model: str, C: int, systems: list[str]) -> tuple[float, int, pd.DataFrame]:
@@ -176,6 +222,7 @@ def mixed_fits(coll, systems: list[str], n_pairs: int, all_pairs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller C and fewer pairs")
+    parser.add_argument("--fits-only", action="store_true", help="only section 0 (score models)")
     parser.add_argument("--pairs", type=int, default=6, help="pairs timed serially")
     parser.add_argument("--runs", type=int, default=40,
                         help="runs whose pairs go through compare_tests on 2 processes (40: 780 pairs)")
@@ -193,6 +240,10 @@ def main() -> None:
         coll = irm.collection.generate(preset="trec8", systems=40, seed=0)
     print(f"{coll!r} generated in {t.wall:.1f} s (not counted)")
     systems = list(coll.systems)
+    print("0. score-model fitting, every (topic, run) pair (50 topics x 40 runs, depth 1000)")
+    score_model_fits(coll, 30 if args.quick else 100)
+    if args.fits_only:
+        return
     Cs = (20, 100) if args.quick else (100, 1000)
     print("1. simulator throughput (50 topics x 40 runs, depth 1000, AP)")
     best = None

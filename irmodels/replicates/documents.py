@@ -247,29 +247,31 @@ def _fit_gmm_batch(xs: Sequence[np.ndarray], k: int, n_iter: int = 200) -> list[
     loglik = np.full(P, -np.inf)
     prev = np.full(P, -np.inf)
     active = np.arange(P)
-    ex = np.concatenate(xs).astype(float)[:, None]
+    ex = np.concatenate(xs).astype(float)  # (E,); per-element arrays are (k, E)
     half_log_2pi = 0.5 * np.log(2 * np.pi)
     for _ in range(n_iter):
         n_a = lens[active]
         starts = np.r_[0, np.cumsum(n_a)[:-1]]
         inv = 1.0 / sds[active]
         const = np.log(weights[active]) + np.log(inv) - half_log_2pi
-        logp = ex - np.repeat(means[active], n_a, axis=0)
-        logp *= np.repeat(inv, n_a, axis=0)
+        logp = ex - np.repeat(means[active].T, n_a, axis=1)
+        logp *= np.repeat(inv.T, n_a, axis=1)
         logp *= logp
         logp *= -0.5
-        logp += np.repeat(const, n_a, axis=0)
-        top = logp.max(axis=1, keepdims=True)
+        logp += np.repeat(const.T, n_a, axis=1)
+        top = np.maximum.reduce(list(logp)) if k > 1 else logp[0].copy()
         resp = np.exp(logp - top)
-        total = resp.sum(axis=1, keepdims=True)
+        total = resp[0].copy()
+        for row in resp[1:]:
+            total += row
         resp /= total
-        ll = np.add.reduceat(np.log(total[:, 0]) + top[:, 0], starts)
-        nk = np.add.reduceat(resp, starts, axis=0) + 1e-12
-        new_mu = np.add.reduceat(resp * ex, starts, axis=0) / nk
-        dev = ex - np.repeat(new_mu, n_a, axis=0)
+        ll = np.add.reduceat(np.log(total) + top, starts)
+        nk = (np.add.reduceat(resp, starts, axis=1) + 1e-12).T
+        new_mu = np.add.reduceat(resp * ex, starts, axis=1).T / nk
+        dev = ex - np.repeat(new_mu.T, n_a, axis=1)
         dev *= dev
         dev *= resp
-        new_sd = np.sqrt(np.add.reduceat(dev, starts, axis=0) / nk)
+        new_sd = np.sqrt(np.add.reduceat(dev, starts, axis=1).T / nk)
         weights[active] = nk / n_a[:, None]
         means[active] = new_mu
         sds[active] = np.maximum(new_sd, floor[active][:, None])
