@@ -135,6 +135,12 @@ def frame(
     >>> list(f["topic"].cat.categories), list(f["system"].cat.categories)
     (['2', '10'], ['a', 'b'])
     """
+    if not isinstance(data, pd.DataFrame) or {"name", "qid", "measure", "value"} <= set(
+            map(str, data.columns)):
+        # other tools' outputs (PyTerrier, ir_measures, ranx, polars, file-like): adapters.py
+        from irmodels.data.adapters import scores_input
+
+        data = scores_input(data)
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"expected a pandas DataFrame, got {type(data).__name__}")
     if nan not in ("raise", "drop"):

@@ -48,6 +48,9 @@ DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RBP(0.8)")
 
 
 def _as_runs(runs: object) -> pd.DataFrame:
+    from irmodels.data.adapters import runs_input  # ranx, ir_measures, PyTerrier, polars, files
+
+    runs = runs_input(runs)
     if not isinstance(runs, (pd.DataFrame, Mapping)) and hasattr(runs, "runs"):
         runs = runs.runs  # a DemoCollection or any object holding runs
     if isinstance(runs, Mapping):
@@ -87,6 +90,12 @@ def _scores(col: pd.Series) -> np.ndarray:
 
 
 def _as_qrels(qrels: object) -> pd.DataFrame:
+    from irmodels.data.adapters import qrels_input  # ranx, ir_datasets, PyTerrier, polars, files
+
+    if not isinstance(qrels, pd.DataFrame) and hasattr(qrels, "qrels") and not hasattr(
+            qrels, "qrels_iter"):
+        qrels = qrels.qrels
+    qrels = qrels_input(qrels)
     if not isinstance(qrels, pd.DataFrame) and hasattr(qrels, "qrels"):
         qrels = qrels.qrels
     if not isinstance(qrels, pd.DataFrame):
@@ -320,11 +329,14 @@ def evaluate(
     5  nDCG@3     2      s  0.6309
     """
     opts = _options(measures, undefined, depth, relevance_level, complete)
-    q = _encode_qrels(_as_qrels(qrels))
+    qrels = _as_qrels(qrels)  # once: an ir_datasets iterator can be read only once
+    q = _encode_qrels(qrels)
     runs = _as_runs(runs)
-    from irmodels.data.io import warn_topic_id_mismatch  # ids equal up to leading zeros
+    from irmodels.data.io import refuse_control_ids, warn_topic_id_mismatch
 
-    warn_topic_id_mismatch(runs["topic"], q.topics, stacklevel=3)
+    refuse_control_ids(runs, ["system", "topic", "docid"], "runs")  # a NUL in a docid...
+    refuse_control_ids(qrels, ["topic", "docid"], "qrels")
+    warn_topic_id_mismatch(runs["topic"], q.topics, stacklevel=3)  # "051" vs "51"
     r = _rank(_encode_runs(runs, q.topics))
     _refuse_duplicates(r)
     if opts.depth is not None:

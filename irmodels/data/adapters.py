@@ -1,0 +1,305 @@
+"""Inputs from the tools researchers already use, recognised by shape (duck typing).
+
+Nothing here imports those tools: an object is recognised by its columns, fields or methods, so
+irmodels keeps no dependency on them. :func:`irmodels.frame` passes its input through
+:func:`scores_input` and :func:`irmodels.evaluate` its runs and qrels through :func:`runs_input`
+and :func:`qrels_input`; a plain pandas frame in irmodels' own layout passes unchanged.
+
+Per-topic scores (``irm.frame``):
+
+- a PyTerrier ``pt.Experiment(..., perquery=True)`` frame: columns ``name, qid, measure, value``;
+- ir_measures results (``ir_measures.iter_calc``): ``Metric(query_id, measure, value)`` tuples,
+  as a dict ``{run name: results}`` (a bare list has no run name: it is refused with the way
+  out);
+- ranx ``Run`` objects evaluated per query (``ranx.evaluate(qrels, run, metrics,
+  return_mean=False)`` fills ``run.scores``), one or a list;
+- a polars DataFrame (``to_pandas()``), and a file-like object (CSV or TSV text with a header).
+
+Runs and qrels (``irm.evaluate``):
+
+- ranx ``Run`` / ``Qrels`` (``to_dict()``: ``{qid: {docid: score}}``);
+- ir_datasets / ir_measures qrels: ``(query_id, doc_id, relevance[, iteration])`` tuples;
+  ir_measures ``ScoredDoc(query_id, doc_id, score)`` tuples as a run (in a dict name -> run);
+- a PyTerrier result frame (``qid, docno, score[, rank, name]``); polars frames; file-like
+  TREC run / qrels text.
+
+Anything else is refused by a :class:`~irmodels.errors.DataFormatError` that names what was
+seen and the forms understood.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from irmodels.errors import DataFormatError
+
+__all__ = ["qrels_input", "runs_input", "scores_input"]
+
+_SCORE_FORMS = (
+    "a pandas DataFrame (topic, system, score[, measure] or columns you name), a PyTerrier "
+    "perquery frame (name, qid, measure, value), a dict {run name: ir_measures results}, ranx "
+    "Run objects with per-query scores, a polars DataFrame or a file-like CSV/TSV"
+)
+
+
+def _describe(obj: object) -> str:
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    if isinstance(obj, pd.DataFrame):
+        return f"a DataFrame with columns {list(map(str, obj.columns))[:10]}"
+    fields = getattr(obj, "_fields", None)
+    if fields:
+        return f"{kind} with fields {list(fields)}"
+    return kind
+
+
+def _is_polars(obj: object) -> bool:
+    return type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "to_pandas")
+
+
+def _is_ranx_run(obj: object) -> bool:
+    return hasattr(obj, "to_dict") and hasattr(obj, "name") and hasattr(obj, "scores") and (
+        type(obj).__name__ == "Run")
+
+
+def _is_ranx_qrels(obj: object) -> bool:
+    return hasattr(obj, "to_dict") and type(obj).__name__ == "Qrels"
+
+
+def _read_text(obj: Any) -> str:
+    text = obj.read()
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig")
+    if not isinstance(text, str):
+        raise DataFormatError(f"the file-like object's read() returned {type(text).__name__}; "
+                              "expected text or bytes.")
+    return text
+
+
+def _via_file(text: str, reader: Any, what: str) -> pd.DataFrame:
+    """Read TREC text with a path-based reader; errors name "the file-like <what>"."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="irmodels-") as tmp:
+        p = Path(tmp) / what
+        p.write_text(text, encoding="utf-8")
+        try:
+            return reader(p)
+        except DataFormatError as exc:
+            raise DataFormatError(str(exc).replace(str(p), f"the file-like {what}")) from None
+
+
+def _table_from_text(text: str) -> pd.DataFrame:
+    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    if not first:
+        raise DataFormatError("the file-like object is empty; nothing to read.")
+    sep = "\t" if ("\t" in first and "," not in first) else ","
+    return pd.read_csv(io.StringIO(text), sep=sep)
+
+
+def _metric_rows(results: Iterable[Any], system: str) -> list[tuple[str, str, str, float]]:
+    rows = []
+    for r in results:
+        if not (hasattr(r, "query_id") and hasattr(r, "measure") and hasattr(r, "value")):
+            raise DataFormatError(
+                f"run {system!r}: expected ir_measures Metric(query_id, measure, value) items; "
+                f"found {_describe(r)}."
+            )
+        rows.append((str(r.query_id), system, str(r.measure), float(r.value)))
+    return rows
+
+
+def _is_metric_iterable(obj: object) -> bool:
+    if isinstance(obj, (pd.DataFrame, str, bytes, Mapping)) or not isinstance(obj, Iterable):
+        return False
+    return True
+
+
+def scores_input(data: object) -> pd.DataFrame | object:
+    """Per-topic scores from another tool as a frame with ``topic, system, score[, measure]``
+    columns; a pandas frame in any other layout is returned unchanged (``irm.frame`` then reads
+    the columns it is told).
+
+    Examples
+    --------
+    A PyTerrier ``pt.Experiment(..., perquery=True)`` frame:
+
+    >>> import pandas as pd
+    >>> pt = pd.DataFrame({"name": ["BM25", "BM25", "DPH", "DPH"], "qid": ["1", "2", "1", "2"],
+    ...                    "measure": ["map"] * 4, "value": [0.5, 0.25, 0.75, 1.0]})
+    >>> scores_input(pt).columns.tolist()
+    ['topic', 'system', 'measure', 'score']
+
+    ir_measures results, one entry per run:
+
+    >>> from collections import namedtuple
+    >>> Metric = namedtuple("Metric", "query_id measure value")
+    >>> scores_input({"bm25": [Metric("1", "AP", 0.5), Metric("2", "AP", 0.2)]}).values.tolist()
+    [['1', 'bm25', 'AP', 0.5], ['2', 'bm25', 'AP', 0.2]]
+    """
+    if isinstance(data, pd.DataFrame):
+        cols = set(map(str, data.columns))
+        if {"name", "qid", "measure", "value"} <= cols and "topic" not in cols:
+            out = data.rename(columns={"qid": "topic", "name": "system", "value": "score"})
+            return out[["topic", "system", "measure", "score"]]
+        return data
+    if _is_polars(data):
+        return scores_input(data.to_pandas())  # type: ignore[attr-defined]
+    if hasattr(data, "read"):
+        return scores_input(_table_from_text(_read_text(data)))
+    if _is_ranx_run(data):
+        data = [data]
+    if isinstance(data, (list, tuple)) and data and all(_is_ranx_run(r) for r in data):
+        rows = []
+        for run in data:
+            per_query = {k: v for k, v in dict(run.scores).items() if isinstance(v, Mapping)}
+            if not per_query:
+                raise DataFormatError(
+                    f"ranx Run {run.name!r} holds no per-query scores (run.scores has "
+                    f"{sorted(dict(run.scores))[:5] or 'nothing'}); evaluate it with "
+                    "ranx.evaluate(qrels, run, metrics, return_mean=False) first, or pass the "
+                    "run and its qrels to irm.evaluate."
+                )
+            for metric, by_q in per_query.items():
+                rows += [(str(q), str(run.name), str(metric), float(v)) for q, v in by_q.items()]
+        return pd.DataFrame(rows, columns=["topic", "system", "measure", "score"])
+    if isinstance(data, Mapping) and data:
+        values = list(data.values())
+        if all(_is_metric_iterable(v) for v in values):
+            rows = []
+            for name, results in data.items():
+                rows += _metric_rows(results, str(name))
+            return pd.DataFrame(rows, columns=["topic", "system", "measure", "score"])
+    if _is_metric_iterable(data):
+        items = list(data)  # type: ignore[call-overload]
+        if items and all(hasattr(r, "query_id") and hasattr(r, "measure") for r in items[:5]):
+            raise DataFormatError(
+                "these ir_measures results carry no run name; pass a dict {run name: results} "
+                "(e.g. irm.frame({'bm25': list(ir_measures.iter_calc(...))}))."
+            )
+        raise DataFormatError(
+            f"expected a pandas DataFrame, got {type(data).__name__} (a sequence of "
+            f"{_describe(items[0]) if items else 'nothing'}, not per-topic scores); irm.frame "
+            f"reads {_SCORE_FORMS}."
+        )
+    raise DataFormatError(f"expected a pandas DataFrame, got {type(data).__name__} "
+                          f"(irm.frame got {_describe(data)}); it reads {_SCORE_FORMS}.")
+
+
+def _nested_to_frame(nested: Mapping[Any, Mapping[Any, Any]], value: str) -> pd.DataFrame:
+    rows = [(str(q), str(d), v) for q, docs in nested.items() for d, v in docs.items()]
+    return pd.DataFrame(rows, columns=["topic", "docid", value])
+
+
+def _tuples_frame(items: list[Any], fields: tuple[str, ...], names: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([tuple(getattr(r, f) for f in fields) for r in items], columns=names)
+
+
+def qrels_input(qrels: object) -> object:
+    """Qrels from another tool as ``topic, docid, rel``; anything else unchanged.
+
+    >>> from collections import namedtuple
+    >>> Qrel = namedtuple("Qrel", "query_id doc_id relevance iteration")
+    >>> qrels_input([Qrel("1", "d1", 2, "0"), Qrel("1", "d2", 0, "0")]).values.tolist()
+    [['1', 'd1', 2], ['1', 'd2', 0]]
+    """
+    if isinstance(qrels, pd.DataFrame):
+        cols = set(map(str, qrels.columns))
+        if {"qid", "docno", "label"} <= cols and "topic" not in cols:  # PyTerrier qrels
+            return qrels.rename(columns={"qid": "topic", "docno": "docid", "label": "rel"})
+        if {"query_id", "doc_id", "relevance"} <= cols and "topic" not in cols:
+            return qrels.rename(columns={"query_id": "topic", "doc_id": "docid",
+                                         "relevance": "rel"})
+        return qrels
+    if _is_polars(qrels):
+        return qrels_input(qrels.to_pandas())  # type: ignore[attr-defined]
+    if _is_ranx_qrels(qrels):
+        return _nested_to_frame(qrels.to_dict(), "rel")  # type: ignore[attr-defined]
+    if hasattr(qrels, "read"):
+        from irmodels.data.io import read_qrels
+
+        return _via_file(_read_text(qrels), read_qrels, "qrels")
+    if hasattr(qrels, "qrels_iter"):  # an ir_datasets dataset
+        qrels = qrels.qrels_iter()  # type: ignore[attr-defined]
+    if isinstance(qrels, Iterable) and not isinstance(qrels, (str, bytes, Mapping)):
+        items = list(qrels)
+        if items and all(hasattr(r, "query_id") and hasattr(r, "doc_id")
+                         and hasattr(r, "relevance") for r in items):
+            return _tuples_frame(items, ("query_id", "doc_id", "relevance"),
+                                 ["topic", "docid", "rel"])
+        raise DataFormatError(
+            f"qrels given as a sequence of {_describe(items[0]) if items else 'nothing'}; "
+            "irm.evaluate reads qrels as a DataFrame (topic, docid, rel), ir_datasets / "
+            "ir_measures Qrel(query_id, doc_id, relevance) tuples, a ranx Qrels, a polars frame "
+            "or a file-like TREC qrels text."
+        )
+    return qrels
+
+
+def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
+    """One run as ``system, topic, docid, score``, or None when not recognised."""
+    if _is_polars(run):
+        run = run.to_pandas()  # type: ignore[attr-defined]
+    if isinstance(run, pd.DataFrame):
+        cols = set(map(str, run.columns))
+        if {"qid", "docno", "score"} <= cols and "topic" not in cols:  # PyTerrier results
+            out = run.rename(columns={"qid": "topic", "docno": "docid"})
+            if "name" in cols and name is None:
+                out = out.rename(columns={"name": "system"})
+            elif "system" not in cols:
+                out = out.assign(system=name or "run")
+            return out[["system", "topic", "docid", "score"]]
+        return None
+    if _is_ranx_run(run):
+        out = _nested_to_frame(run.to_dict(), "score")  # type: ignore[attr-defined]
+        return out.assign(system=name or str(run.name or "run"))[  # type: ignore[attr-defined]
+            ["system", "topic", "docid", "score"]]
+    if isinstance(run, Iterable) and not isinstance(run, (str, bytes, Mapping)):
+        items = list(run)
+        if items and all(hasattr(r, "query_id") and hasattr(r, "doc_id") and hasattr(r, "score")
+                         for r in items):
+            out = _tuples_frame(items, ("query_id", "doc_id", "score"),
+                                ["topic", "docid", "score"])
+            return out.assign(system=name or "run")[["system", "topic", "docid", "score"]]
+    return None
+
+
+def runs_input(runs: object) -> object:
+    """Runs from another tool as ``system, topic, docid, score``; anything else unchanged.
+
+    >>> from collections import namedtuple
+    >>> ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")
+    >>> runs_input({"bm25": [ScoredDoc("1", "d1", 2.5)]}).values.tolist()
+    [['bm25', '1', 'd1', 2.5]]
+    """
+    if isinstance(runs, pd.DataFrame):
+        out = _run_frame(runs)
+        return runs if out is None else out
+    if hasattr(runs, "read"):
+        from irmodels.data.io import read_run
+
+        return _via_file(_read_text(runs), read_run, "run")
+    if isinstance(runs, Mapping) and runs:
+        if all(isinstance(v, pd.DataFrame) for v in runs.values()) and all(
+                {"topic", "docid", "score"} <= set(map(str, v.columns)) for v in runs.values()):
+            return runs  # irmodels' own dict form
+        parts = []
+        for name, run in runs.items():
+            out = _run_frame(run, str(name))
+            if out is None:
+                raise DataFormatError(
+                    f"run {name!r} is {_describe(run)}; expected a DataFrame (topic, docid, "
+                    "score), a PyTerrier result frame (qid, docno, score), a ranx Run or "
+                    "ir_measures ScoredDoc(query_id, doc_id, score) tuples."
+                )
+            parts.append(out.assign(system=str(name)))
+        return pd.concat(parts, ignore_index=True)
+    if _is_polars(runs) or _is_ranx_run(runs):
+        return _run_frame(runs)
+    if isinstance(runs, (list, tuple)) and runs and all(_is_ranx_run(r) for r in runs):
+        return pd.concat([_run_frame(r) for r in runs], ignore_index=True)
+    return runs
