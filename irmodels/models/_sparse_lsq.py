@@ -1,8 +1,9 @@
 """Least squares for unbalanced crossed factor designs without a dense design matrix.
 
-Used by :func:`irmodels.anova` for hierarchical models of factors (no covariates). Every model
-compared by the sums of squares of type I and II is hierarchical, so its column space is the sum
-of the spaces of the cell indicators of its terms, whatever the coding. Each such model is
+Used by :func:`irmodels.anova` for models of factors (no covariates). The column space of every
+model compared by the sums of squares is the sum of the spaces of the cell indicators of its
+terms, whatever the coding (a term written without its margins spans every cell of its factors,
+as R codes it; a hierarchical model gives the same space with any contrasts). Each such model is
 fitted by **absorbing** its term with the most cells (Frisch-Waugh-Lovell: subtracting cell
 means, one ``np.bincount``, as fixest/pyfixest "demean" does) and solving for the remaining
 terms exactly: they are coded by treatment contrasts in a ``scipy.sparse`` matrix ``X`` (one
@@ -32,6 +33,7 @@ factorisation of the order of the number of remaining columns (1,341 for MD6 on 
 from __future__ import annotations
 
 import math
+from itertools import combinations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -138,7 +140,7 @@ class _Engine:
         def demean(v: np.ndarray) -> np.ndarray:
             return v - (np.bincount(cell, weights=v, minlength=counts.size) / safe)[cell]
 
-        rest = [t for t in terms if not t.key <= absorbed.key]
+        rest = _with_margins([t for t in terms if not t.key <= absorbed.key], absorbed)
         yd = demean(y)
         if not rest:
             f = _Fit(resid=yd, rank=observed, absorbed=absorbed, cell=cell, counts=counts)
@@ -255,6 +257,27 @@ class _Engine:
             K = Lb - (full.S.T @ LW.T).T
             V = V + K @ full.solve(np.ascontiguousarray(K.T))
         return float(lam @ linalg.solve(V, lam, assume_a="pos"))
+
+
+def _with_margins(rest: list[Term], absorbed: Term) -> list[Term]:
+    """``rest`` with the margins it lacks (not absorbed, not in the model) added before the
+    terms that need them: treatment columns span a term's cell indicators only together with
+    those of its margins. A hierarchical model needs none; a term written without its margins
+    (``system + topic:shard``) spans every cell of its factors, as R codes it."""
+    have = {t.key for t in rest}
+    out: list[Term] = []
+    seen: set[frozenset[str]] = set()
+    for t in rest:
+        for r in range(1, t.order):
+            for sub in combinations(t.factors, r):
+                k = frozenset(sub)
+                if k not in have and k not in seen and not k <= absorbed.key:
+                    seen.add(k)
+                    out.append(Term(sub))
+        if t.key not in seen:
+            seen.add(t.key)
+            out.append(t)
+    return out
 
 
 def _dense_solver(G: np.ndarray, ref_diag: np.ndarray | None = None

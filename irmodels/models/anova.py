@@ -592,6 +592,26 @@ def _missing_margins(spec: ModelSpec) -> dict[str, list[str]]:
     return out
 
 
+def _check_scores(y: np.ndarray, label: str) -> None:
+    """Refuse responses without variation or whose sums of squares overflow float64."""
+    if y.size and float(np.max(y)) == float(np.min(y)):
+        raise DesignError(
+            f"all {y.size} values of the response {label} are equal ({float(y[0]):g}); there "
+            "is no variation to analyse, so no F test or p-value exists. Check that the "
+            "scores were computed (e.g. a measure that is 0 for every run) or pick another "
+            "measure."
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = float(np.max(np.abs(y)))
+        total = float(np.sum(((y / scale) - np.mean(y / scale)) ** 2)) * scale * scale
+    if not np.isfinite(total):
+        raise DataFormatError(
+            f"the response {label} is too large for double precision: its sum of squares "
+            f"overflows (largest |value| {scale:.3g}). Rescale the scores first (e.g. divide "
+            "them by a power of 10); F tests and p-values do not change under rescaling."
+        )
+
+
 def _zero_df_message(term: str, counts: np.ndarray) -> str:
     cells = int(counts.size)
     return (
@@ -849,11 +869,11 @@ def anova(
 def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
              solver="auto"):
     """Least-squares table: sparse for hierarchical factor models, else dense."""
-    sparse_ok = not full_cells and not any(t.is_covariate for t in terms)
+    sparse_ok = not any(t.is_covariate for t in terms)
     if solver == "sparse" and not sparse_ok:
         raise DesignError(
-            "method='sparse' fits hierarchical models of factors; this one has covariates or "
-            "an interaction without its margins. Use method='auto' or 'dense'."
+            "method='sparse' fits models of factors; this one has covariates. Use "
+            "method='auto' or 'dense'."
         )
     if sparse_ok and solver != "dense":
         from irmodels.models._sparse_lsq import SparseUnavailable, fit_sparse
