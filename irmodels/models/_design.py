@@ -132,6 +132,13 @@ def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
             raise DataFormatError(
                 f"column {f!r} holds complex numbers; a covariate must be real. Convert it."
             )
+        elif (pd.api.types.is_datetime64_any_dtype(col.dtype)
+              or pd.api.types.is_timedelta64_dtype(col.dtype)):
+            raise DataFormatError(
+                f"column {f!r} holds dates or durations ({col.dtype}); the model would read each "
+                f"distinct value as a level. Convert it to numbers for a covariate (e.g. days "
+                f"since a start), or write C({f}) to use it as a factor."
+            )
         elif (pd.api.types.is_string_dtype(col.dtype) or col.dtype == object) and len(col):
             as_num = pd.to_numeric(col, errors="coerce")
             if as_num.notna().all() and col.nunique() > 2:

@@ -175,3 +175,13 @@ def test_mixed_marginal_means_at_covariate_means_equal_emmeans(data, entry) -> N
     np.testing.assert_allclose(se, ref["se"], rtol=1e-6)
     with pytest.raises(DesignError, match="numeric covariate"):
         fit.marginal_means(fit.spec.covariates[0])
+
+
+def test_dates_and_complex_columns_are_refused() -> None:
+    d = _small()
+    d["when"] = pd.Timestamp("2024-01-01") + pd.to_timedelta(d["qlen"], unit="D")
+    with pytest.raises(DataFormatError, match=r"column 'when' holds dates or durations"):
+        irm.anova("score ~ topic + system + when", d)
+    d["z"] = d["qlen"] + 1j
+    with pytest.raises(DataFormatError, match="holds complex numbers"):
+        irm.anova("score ~ topic + system + z", d)
