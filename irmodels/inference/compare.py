@@ -493,7 +493,15 @@ def compare(
         sub = sub[[c for c in sub.columns if c != "measure"]].copy()
         sub["system"] = pd.Categorical(sub["system"].astype(str), categories=all_systems)
         sub["topic"] = sub["topic"].astype(str)
-        sub = make_frame(sub)
+        sub = make_frame(sub, duplicates="allow")
+        if sub.duplicated(["topic", "system"]).any():
+            extra = [c for c in ("shard", "sample", "collection") if c in sub.columns]
+            raise DesignError(
+                f"compare needs one score per (topic, system) for each measure; {m} has "
+                f"several{' (columns ' + ', '.join(extra) + ')' if extra else ''}. Average them "
+                "first: frame.groupby(['measure', 'topic', 'system'], observed=True)['score']"
+                ".mean().reset_index(), or select one shard or sample."
+            )
         mean = sub.groupby("system", observed=True)["score"].mean().reindex(all_systems)
         means[m] = mean
         n_topics[m] = int(sub["topic"].nunique())

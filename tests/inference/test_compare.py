@@ -184,8 +184,9 @@ def test_errors(small: pd.DataFrame) -> None:
     with pytest.raises(DesignError, match="two systems"):
         irm.compare(small, systems=["sys1"])
     sharded = pd.concat([small.assign(shard="1"), small.assign(shard="2")], ignore_index=True)
-    with pytest.raises(DesignError):
-        irm.compare(sharded, test="t")
+    for test in ("tukey", "t"):
+        with pytest.raises(DesignError, match="one score per"):
+            irm.compare(sharded, test=test)
 
 
 def test_letters() -> None:
