@@ -5,6 +5,7 @@ Examples::
     irmodels anova adhoc8_ap.csv --model MD1
     irmodels anova shards.parquet --formula "score ~ topic * system + shard" --type 3
     irmodels anova scores.csv --measure AP --model MD6 --latex
+    irmodels anova adhoc8_ap.csv --model MD1 --dunnett input.INQ601
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "'score ~ topic * system + shard'. Example: irmodels anova adhoc8_ap.csv --model MD1"
         ),
     )
-    p.add_argument("data", help="scores (see below)")
+    p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--model", default=None, choices=[f"MD{i}" for i in range(1, 7)],
                        help="preset model (default MD1, or MD6 when the data have shards)")
@@ -38,9 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--type", dest="ss_type", type=int, choices=[1, 2, 3], default=None,
                    help="type of sums of squares for unbalanced data (default 2)")
-    p.add_argument("--alpha", type=open_unit, default=0.05, help="level of the power column (0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="level of the power column and of --dunnett (0.05)")
     p.add_argument("--components", action="store_true",
                    help="also print variance components (balanced designs)")
+    p.add_argument("--dunnett", metavar="BASELINE", default=None,
+                   help="also compare every system with BASELINE (Dunnett's many-to-one test on "
+                        "the model's least-squares means, multivariate t)")
+    p.add_argument("--alternative", default="two-sided", choices=["two-sided", "greater", "less"],
+                   help="alternative of --dunnett: 'greater' tests system > baseline "
+                        "(default two-sided)")
     p.add_argument("--latex", action="store_true", help="print LaTeX (booktabs) instead of text")
     p.add_argument("--digits", type=digits, default=4,
                    help="significant digits shown, 1 to 17 (default 4)")
@@ -52,21 +62,30 @@ def run(args: argparse.Namespace) -> int:
     from irmodels._display import frame_to_latex, frame_to_text
     from irmodels.cli._common import load_data
 
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, systems=args.systems)
     model = args.formula or args.model
     if model is None:
         has_shards = "shard" in data.columns and data["shard"].nunique() > 1
         model = "MD6" if has_shards else "MD1"
     res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha)
     components = res.variance_components() if args.components else None
+    dunnett = (res.dunnett(args.dunnett, alpha=args.alpha, alternative=args.alternative)
+               if args.dunnett is not None else None)
     if args.latex:
         print(res.to_latex(caption=f"ANOVA: {res.spec}", digits=args.digits))
         if components is not None:
             print()
             print(frame_to_latex(components, caption="Variance components", digits=args.digits))
+        if dunnett is not None:
+            print()
+            print(dunnett.to_latex(caption=f"Dunnett: every system vs {args.dunnett}",
+                                   digits=args.digits))
         return 0
     print(res.summary(digits=args.digits))
     if components is not None:
         print("\nVariance components (expected mean squares)")
         print(frame_to_text(components, args.digits))
+    if dunnett is not None:
+        print()
+        print(dunnett.summary(digits=args.digits))
     return 0

@@ -33,7 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Example: irmodels gstudy adhoc8_ap.csv --topics 25,50,100 --target 0.95"
         ),
     )
-    p.add_argument("data", help="scores (see below)")
+    p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--topics", type=int_list, help="numbers of topics for the D-study, e.g. 25,50,100")
     p.add_argument("--shards", type=int_list, help="numbers of shards for the D-study (shard data only)")
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from irmodels._display import frame_to_text
     from irmodels.inference.gtheory import gstudy
 
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, systems=args.systems)
     g = gstudy(data)
     topics = args.topics or sorted({10, 25, 50, 100, g.n_topics})
     d = g.dstudy(topics, args.shards, alpha=args.alpha)

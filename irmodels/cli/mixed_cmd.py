@@ -30,7 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "adhoc3_ap.csv --formula 'score ~ (1|system) + (1|topic)'"
         ),
     )
-    p.add_argument("data", help="scores (see below)")
+    p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     p.add_argument("--formula", required=True,
                    help="lme4-style formula, e.g. 'score ~ system + (1|topic) + (1|topic:system)'")
     p.add_argument("--method", choices=["REML", "ML"], default="REML",
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.cli._common import load_data
 
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, systems=args.systems)
     fit = irm.mixed(args.formula, data, method=args.method, residual=args.residual,
                     drop_degenerate=args.drop_degenerate)
     if args.latex:

@@ -45,7 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels pairwise adhoc8_ap.csv --test t --adjust holm --out pairs.csv",
     )
-    p.add_argument("data", metavar="DATA", help="scores: long frame or wide matrix")
+    p.add_argument("data", metavar="DATA", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     p.add_argument("--test", default="t",
                    choices=["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"],
                    help="the test (default t, the paired t test)")
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out:
         check_target(args.out, force=args.force)  # refuse before the work
-    data = load_data(args.data, measure=args.measure)
+    data = load_data(args.data, measure=args.measure, systems=args.systems)
     if args.average:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
         data = irm.frame(mean)

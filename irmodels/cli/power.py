@@ -36,7 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
     p.add_argument("--method", choices=["exact", "normal"], default="exact")
-    p.add_argument("--data", help="scores of a collection (long frame or wide matrix)")
+    p.add_argument("--data", help="scores of a collection (long frame or wide matrix, - for "
+                   "standard input, or a dataset COLLECTION:MEASURE such as adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     p.add_argument("--measure", help="measure to use when --data holds several")
     p.add_argument("--deltas", type=float_list, default=[0.01, 0.02, 0.05, 0.1],
                    help="differences for the --data table (default 0.01,0.02,0.05,0.1)")
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 "with --data the SD comes from the collection; drop --n, --delta and --sigma "
                 "(use --deltas and --power)."
             )
-        data = load_data(args.data, measure=args.measure)
+        data = load_data(args.data, measure=args.measure, systems=args.systems)
         t = power.topics_table(data, deltas=args.deltas, powers=[args.power or 0.8],
                                quantiles=args.quantiles, **kw)
         print(t.summary())

@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "output file or directory. Example: irmodels report --demo --out irmodels-report"
         ),
     )
-    p.add_argument("data", nargs="?", help="scores to analyse (see below); omit with --demo")
+    p.add_argument("data", nargs="?", help="scores to analyse (see below; - for standard input, "
+                   "COLLECTION:MEASURE for a dataset such as adhoc8:AP); omit with --demo")
     p.add_argument(
         "--demo", action="store_true",
         help="use the built-in synthetic TREC-8-like collection (AP, model MD1)",
@@ -52,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
     p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
     p.add_argument("--title", help="title of the report")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     add_force(p)
     p.set_defaults(func=run)
 
@@ -118,17 +122,24 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         print(f"irmodels report: {msg} ...", file=sys.stderr, flush=True)
 
-    if args.demo and model == "MD1":
+    if args.demo and model == "MD1" and not args.systems:
         measure = args.measure or "AP"
         report = demo_report(measure, alpha=args.alpha, title=args.title, progress=say)
     else:
         if args.demo:
             say("generating and evaluating the demo collection")
             data = demo_scores(args.measure)
+            if args.systems:
+                from irmodels.cli._common import select_systems
+
+                data = select_systems(data, args.systems)
             measure = args.measure or "AP"
             title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
         else:
-            data = load_scores(args.data, measure=args.measure)
+            from irmodels.cli._common import load_data
+
+            data = load_data(args.data, measure=args.measure, single_measure=False,
+                             systems=args.systems)
             measure = args.measure
             title = args.title
         say(f"fitting {model}, Tukey HSD, G-study and residual diagnostics")

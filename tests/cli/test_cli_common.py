@@ -1,0 +1,66 @@
+"""DATA everywhere: registry dataset names, standard input, --systems on every analysis command."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from irmodels.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _mirror(shared_data, monkeypatch):
+    monkeypatch.setenv("IRM_DATA_MIRROR", str(shared_data / "ir-scores"))
+
+
+def test_dataset_name_as_data(capsys):
+    assert main(["gstudy", "adhoc3:AP"]) == 0
+    out = capsys.readouterr().out
+    assert "40 systems x 50 topics" in out
+
+
+def test_standard_input_as_data(shared_data, monkeypatch, capsys):
+    text = (shared_data / "ir-scores" / "adhoc3_ap.csv").read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert main(["anova", "-", "--systems", "sys1,sys2,sys3"]) == 0
+    out = capsys.readouterr().out
+    # 3 systems -> system df 2; 50 topics -> topic df 49; residual df 98
+    assert "Residual" in out and " 98" in out
+
+
+def test_trec_eval_text_on_standard_input(monkeypatch, capsys):
+    run = "map\t1\t0.1\nmap\t2\t0.2\nmap\t3\t0.35\nrunid\tall\ta\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(run + run.replace("\ta\n", "\tb\n")))
+    assert main(["pairwise", "-"]) == 1  # two runs in one stream: refused, in the CLI's terms
+    err = capsys.readouterr().err
+    assert "standard input, line 5" in err and "/tmp" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [
+    ["anova"], ["gstudy"], ["pairwise"], ["mixed", "--formula", "score ~ system + (1|topic)"],
+])
+def test_systems_selects_runs_on_every_analysis_command(command, capsys):
+    assert main([command[0], "adhoc3:AP", "--systems", "sys1", "sys2", "sys3", *command[1:]]) == 0
+    out = capsys.readouterr().out
+    assert "sys4" not in out
+    assert main([command[0], "adhoc3:AP", "--systems", "sys1", "nope", *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "--systems: nope not in DATA" in err and "Traceback" not in err
+
+
+def test_power_and_report_accept_dataset_and_systems(tmp_path, capsys):
+    assert main(["power", "--data", "adhoc3:AP", "--systems", "sys1,sys2,sys3"]) == 0
+    assert "3 system pairs" in capsys.readouterr().out
+    assert main(["report", "adhoc3:AP", "--systems", "sys1", "sys2", "sys3", "sys4",
+                 "--out", str(tmp_path / "r")]) == 0
+    captured = capsys.readouterr()
+    assert "6 pairs" in captured.out and "irmodels report:" in captured.err  # progress on stderr
+
+
+def test_unknown_dataset_and_empty_stdin(monkeypatch, capsys):
+    assert main(["anova", "nosuch:AP"]) == 1
+    assert "neither a file nor a registry dataset" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["anova", "-"]) == 1
+    assert "standard input is empty" in capsys.readouterr().err
