@@ -579,6 +579,12 @@ class TableAccess:
     def __len__(self) -> int:
         return len(self.table)
 
+    def __iter__(self) -> Any:  # as a DataFrame: the column names
+        return iter(self.table)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.table
+
     def __getattr__(self, name: str) -> object:
         # ``plot`` is the result's figure (when it has one), never the table's pandas plot
         if name.startswith("_") or name in ("table", "plot"):

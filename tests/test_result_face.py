@@ -252,6 +252,26 @@ def test_face(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_pickles_and_frame_like_access(name: str) -> None:
+    """Results travel between processes (parallel backends); those wrapping one table index,
+    measure and iterate like it."""
+    import pickle
+
+    from irmodels._display import TableAccess
+
+    res = _instance(name)
+    back = pickle.loads(pickle.dumps(res))
+    assert type(back) is type(res) and repr(back) == repr(res)
+    if isinstance(res, TableAccess):
+        table = res.table
+        assert len(res) == len(table) and list(res) == list(table.columns)
+        col = table.columns[0]
+        assert col in res
+        pd.testing.assert_series_equal(res[col], table[col])
+        pd.testing.assert_frame_equal(res.head(2), table.head(2))
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_latex_tables_are_complete(name: str) -> None:
     tex = _instance(name).to_latex()
     n_tables = tex.count(r"\begin{table}")
