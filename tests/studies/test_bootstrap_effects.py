@@ -137,3 +137,27 @@ def test_tied_means_have_no_order(adhoc8):
     pair = boot.pairs[(boot.pairs["a"] == "run1") & (boot.pairs["b"] == "run1b")]
     assert pair["diff"].iloc[0] == 0 and np.isnan(pair["order_rate"].iloc[0])
     assert boot.pairs["order_rate"].notna().sum() == len(boot.pairs) - 1
+
+
+def test_shard_models_md3_and_md6(rng):
+    """Balanced replicated design (20 topics x 6 systems x 3 shards): the closed form applies to
+    every MD model and the bootstrap SE of a system mean estimates sqrt(MS_error / (T S)).
+    B = 800: Monte Carlo SD 2.5% per system; bound 12% each, 6% on the average of 6."""
+    T, R, S = 20, 6, 3
+    topic = rng.normal(0, 0.2, T)[:, None, None]
+    system = np.linspace(0, 0.1, R)[None, :, None]
+    shard = rng.normal(0, 0.05, S)[None, None, :]
+    inter = rng.normal(0, 0.05, (T, R, 1))
+    y = 0.4 + topic + system + shard + inter + rng.normal(0, 0.08, (T, R, S))
+    t, s, k = np.meshgrid(np.arange(T), np.arange(R), np.arange(S), indexing="ij")
+    data = irm.frame(pd.DataFrame({"topic": t.ravel().astype(str),
+                                   "system": [f"s{j}" for j in s.ravel()],
+                                   "shard": k.ravel().astype(str), "score": y.ravel()}))
+    for model in ("MD3", "MD6"):
+        fit = irm.anova(model, data)
+        boot = irm.studies.bootstrap_effects(fit, n_boot=800, seed=7)
+        analytic = math.sqrt(fit.ms_error / (T * S))
+        np.testing.assert_allclose(boot.effects["se_model"], analytic, rtol=1e-12)
+        ratio = boot.effects["se"] / analytic
+        assert (ratio - 1).abs().max() < 0.12 and abs(ratio.mean() - 1) < 0.06, model
+        np.testing.assert_allclose(boot.effects["mean"], fit.marginal_means("system"))
