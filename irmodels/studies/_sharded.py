@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score, trec_order_key
-from irmodels.data.frame import natural_key
+from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score
 from irmodels.errors import DataFormatError
 
 __all__ = ["PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
@@ -63,146 +62,70 @@ class PreparedCollection:
     rel_doc: np.ndarray              # (M,) its document index
 
 
-def _str_array(col: pd.Series) -> np.ndarray:
-    return col.astype("str").to_numpy(dtype=object)
-
-
-def _in_ranking_order(group_key: np.ndarray, score: np.ndarray, doc_rank: np.ndarray) -> bool:
-    """True when groups are contiguous and ascending and each is in trec_eval order already."""
-    if len(group_key) < 2:
-        return True
-    dg = np.diff(group_key)
-    if (dg < 0).any():
-        return False
-    same = dg == 0
-    ds = score[1:] - score[:-1]
-    ok = (ds < 0) | ((ds == 0) & (doc_rank[1:] < doc_rank[:-1]))
-    return bool(ok[same].all())
-
-
 def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
             measure: str | Measure) -> PreparedCollection:
-    """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once."""
+    """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once.
+
+    The runs and qrels go through the same steps as :func:`irmodels.evaluate` (encoding,
+    trec_eval's order, refusal of duplicates, relevance of every retrieved row); then every
+    document is located in the collection's list.
+    """
+    from irmodels.data.measures import (
+        _as_qrels,
+        _as_runs,
+        _Cells,
+        _encode_qrels,
+        _encode_runs,
+        _grades,
+        _rank,
+        _refuse_duplicates,
+    )
+
     fast = fast_measure(measure)
     if fast is None:
         raise DataFormatError(f"measure {str(measure)!r} has no fast sharded path; use "
                               "irm.evaluate(..., shards=...)")
+    q = _encode_qrels(_as_qrels(qrels))
+    r = _rank(_encode_runs(_as_runs(runs), q.topics))
+    _refuse_duplicates(r)
     doc_index = pd.Index(docids)
-    q_topic = _str_array(qrels["topic"])
-    q_doc = _str_array(qrels["docid"])
-    q_rel = pd.to_numeric(qrels["rel"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    topics = sorted(pd.unique(q_topic), key=natural_key)
-    t_index = pd.Index(topics)
-    q_t = t_index.get_indexer(q_topic)
-    q_d = doc_index.get_indexer(q_doc)
-    if (q_d < 0).any():
-        bad = pd.unique(q_doc[q_d < 0])[:3].tolist()
+    q_pos = doc_index.get_indexer(q.docids)
+    if (q_pos < 0).any():
+        bad = q.docids[q_pos < 0]
         raise DataFormatError(
-            f"{int((q_d < 0).sum())} qrels row(s) name documents that are not in the document "
-            f"list, e.g. {bad}. Every document of the runs and qrels needs a shard: pass the "
-            "collection's full list of doc ids."
-        )
-    if not np.isfinite(q_rel).all():
-        raise DataFormatError("qrels column 'rel' has missing or non-numeric grades; every "
-                              "judgment needs an integer grade.")
-    q_keys = np.sort(q_t.astype(np.int64) * len(doc_index) + q_d)
-    if (q_keys[1:] == q_keys[:-1]).any():
-        raise DataFormatError(
-            f"{int((q_keys[1:] == q_keys[:-1]).sum())} document(s) are judged twice for the same "
-            "topic in the qrels; trec_eval refuses such qrels. Keep one judgment per document."
-        )
-    relevant = q_rel >= 1
-    rel_topic = q_t[relevant].astype(np.int32)
-    rel_doc = q_d[relevant].astype(np.int32)
-
-    if len(runs) == 0:
-        raise DataFormatError("the runs have no rows; nothing can be evaluated")
-    # factorize the long string columns once (C speed), then map their few unique values
-    t_codes, t_uniq = pd.factorize(runs["topic"])
-    r_t = t_index.get_indexer(np.asarray(t_uniq, dtype=object).astype(str))[t_codes]
-    keep = r_t >= 0
-    s_codes, s_uniq = pd.factorize(runs["system"])
-    s_names = [str(v) for v in s_uniq]
-    systems_all = sorted(s_names, key=natural_key)
-    r_s = pd.Index(systems_all).get_indexer(s_names)[s_codes]
-    d_codes, d_uniq = pd.factorize(runs["docid"])
-    d_names = np.asarray(d_uniq, dtype=object).astype(str)
-    r_d = doc_index.get_indexer(d_names)[d_codes]
-    score = pd.to_numeric(runs["score"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    if (t_codes < 0).any() or (s_codes < 0).any() or (d_codes < 0).any():
-        raise DataFormatError("the runs have missing topic, system or docid values; every "
-                              "retrieved document needs all three.")
-    if not np.isfinite(score).all():
-        bad = int((~np.isfinite(score)).sum())
-        raise DataFormatError(
-            f"run column 'score' has {bad} missing, non-numeric or infinite value(s); every "
-            "retrieved document needs a finite score."
-        )
-    score = trec_order_key(score)  # trec_eval compares scores as C floats
-    if keep.all():
-        r_t_k, r_s_k, r_d_k, score_k = r_t, r_s, r_d, score
-    else:
-        r_t_k, r_s_k, r_d_k, score_k = r_t[keep], r_s[keep], r_d[keep], score[keep]
-        d_codes = d_codes[keep]
-    if (r_d_k < 0).any():
-        docs = d_names[np.unique(d_codes[r_d_k < 0])]
-        raise DataFormatError(
-            f"{int((r_d_k < 0).sum())} retrieved document(s) are not in the document list, "
-            f"e.g. {docs[:3].tolist()}. Every document of the runs and qrels needs a "
+            f"{int((q_pos[q.doc] < 0).sum())} qrels row(s) name documents that are not in the "
+            f"document list, e.g. {bad[:3].tolist()}. Every document of the runs and qrels needs a "
             "shard: pass the collection's full list of doc ids."
         )
-    # trec_eval order: score (single precision) descending, ties by docid descending (bytes)
-    doc_rank = np.empty(len(doc_index), dtype=np.int64)
-    doc_rank[np.argsort(doc_index.to_numpy(dtype=object).astype(str))] = np.arange(len(doc_index))
-    n_topics = len(topics)
-    group_key = r_s_k.astype(np.int64) * n_topics + r_t_k
-    rank_k = doc_rank[r_d_k]
-    if _in_ranking_order(group_key, score_k, rank_k):
-        row_doc = r_d_k.astype(np.int32)  # runs as written by trec tools: no sort needed
-    else:
-        order = np.lexsort((-rank_k, -score_k, group_key))
-        group_key = group_key[order]
-        row_doc = r_d_k[order].astype(np.int32)
-    # groups are contiguous and ascending now
-    start = np.empty(len(group_key), dtype=bool)
-    start[0] = True
-    np.not_equal(group_key[1:], group_key[:-1], out=start[1:])
-    row_group = np.cumsum(start) - 1
-    uniq = group_key[start]
-    # relevance of each retrieved row
-    n_docs = len(doc_index)
-    dup_keys = np.sort(row_group.astype(np.int64) * n_docs + row_doc)
-    dup = dup_keys[1:] == dup_keys[:-1]
-    if dup.any():
-        g = int(dup_keys[1:][dup][0] // n_docs)
+    r_pos = doc_index.get_indexer(r.docids)
+    if (r_pos < 0).any():
+        missing = r_pos[r.doc] < 0
         raise DataFormatError(
-            f"{int(dup.sum())} document(s) are retrieved twice in the same ranking, e.g. "
-            f"{doc_index[int(dup_keys[1:][dup][0] % n_docs)]!r} by system "
-            f"{systems_all[int(uniq[g] // n_topics)]!r} for topic {topics[int(uniq[g] % n_topics)]!r}"
-            "; trec_eval refuses such runs. Remove the duplicates."
+            f"{int(missing.sum())} retrieved document(s) are not in the document list, "
+            f"e.g. {r.docids[r_pos < 0][:3].tolist()}. Every document of the runs and qrels "
+            "needs a shard: pass the collection's full list of doc ids."
         )
-    rel_keys = np.unique(rel_topic.astype(np.int64) * n_docs + rel_doc)
-    row_topic = (uniq % n_topics)[row_group].astype(np.int64)
-    row_keys = row_topic * n_docs + row_doc
-    row_rel = np.zeros(len(row_keys), dtype=bool)
-    if len(rel_keys):
-        # only rows whose document is relevant to some topic need the (topic, doc) lookup
-        rel_anywhere = np.zeros(n_docs, dtype=bool)
-        rel_anywhere[rel_doc] = True
-        cand = np.flatnonzero(rel_anywhere[row_doc])
-        pos = np.minimum(np.searchsorted(rel_keys, row_keys[cand]), len(rel_keys) - 1)
-        row_rel[cand] = rel_keys[pos] == row_keys[cand]
-    used_systems = np.unique(uniq // n_topics)
-    sys_map = np.full(len(systems_all), -1, dtype=np.int64)
+    grade = _grades(r, q, _Cells(r.key, r.doc, r.key, np.zeros(len(q.doc), np.int64), 1, None))
+    # rankings are contiguous (in any order): number them in order of appearance
+    start = np.empty(len(r.key), dtype=bool)
+    start[:1] = True
+    np.not_equal(r.key[1:], r.key[:-1], out=start[1:])
+    row_group = np.cumsum(start) - 1
+    first = r.key[start]
+    n_topics = len(q.topics)
+    used_systems = np.unique(first // n_topics)
+    sys_map = np.full(len(r.systems), -1, dtype=np.int64)
     sys_map[used_systems] = np.arange(len(used_systems))
+    relevant = q.rel >= 1
     return PreparedCollection(
-        measure=fast,
-        topics=tuple(topics), systems=tuple(systems_all[i] for i in used_systems),
-        n_docs=len(doc_index),
-        group_topic=(uniq % n_topics).astype(np.int32),
-        group_system=sys_map[uniq // n_topics].astype(np.int32),
-        row_group=row_group.astype(np.int32), row_doc=row_doc, row_rel=row_rel,
-        rel_topic=rel_topic, rel_doc=rel_doc,
+        measure=fast, topics=tuple(q.topics),
+        systems=tuple(r.systems[i] for i in used_systems), n_docs=len(doc_index),
+        group_topic=(first % n_topics).astype(np.int32),
+        group_system=sys_map[first // n_topics].astype(np.int32),
+        row_group=row_group.astype(np.int32), row_doc=r_pos[r.doc].astype(np.int32),
+        row_rel=grade >= 1,
+        rel_topic=q.topic[relevant].astype(np.int32),
+        rel_doc=q_pos[q.doc[relevant]].astype(np.int32),
     )
 
 
