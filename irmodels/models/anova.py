@@ -385,14 +385,15 @@ class AnovaResult(ResultDisplay):
         se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2.0 * cov, 0.0))
         np.fill_diagonal(se, 0.0)
         sd = self.level_sd(factor)
-        observed = counts > 0
+        # SEM intervals need every level observed with at least two rows
+        sem_ok = bool((counts > 0).all() and np.isfinite(sd.to_numpy()).all())
         return tukey_hsd(
             means,
             df_error=self.df_resid,
             se_diff=se,
-            n=counts.astype(float) if observed.all() else None,
+            n=counts.astype(float) if sem_ok else None,
             alpha=alpha,
-            sd=sd if observed.all() else None,
+            sd=sd if sem_ok else None,
             factor=factor,
             means_kind="marginal (least-squares)",
         )
