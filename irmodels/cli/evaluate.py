@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--measure AP --measure P@10 --out scores.csv"
         ),
     )
-    p.add_argument("runs", nargs="+", metavar="RUNS", help="run files or directories of runs")
+    p.add_argument("runs", nargs="+", metavar="RUNS",
+                   help="run files or directories of runs; - reads one run from standard input")
     p.add_argument("--qrels", required=True, help="qrels file (topic iter docid rel)")
     p.add_argument("--measure", "-m", action="append", dest="measures", metavar="NAME",
                    help=f"a measure; repeat for several, or separate by commas "
@@ -116,8 +117,21 @@ def run(args: argparse.Namespace) -> int:
 
     for m in measures:  # fail on a bad name before reading large files
         usage(parse_measure, m)
+    if args.out == "-":  # standard output: the CSV goes there, as without --out
+        args.out = None
     output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     policy = parse_undefined(args.undefined)
+    stdin_dir = None
+    if list(args.runs) == ["-"]:  # one run file on standard input
+        import tempfile
+
+        text = sys.stdin.read()
+        if not text.strip():
+            raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
+                             "the command (cat run.txt | irmodels evaluate - --qrels Q).")
+        stdin_dir = Path(tempfile.mkdtemp(prefix="irmodels-stdin-"))
+        (stdin_dir / "stdin").write_text(text, encoding="utf-8")
+        args.runs = [str(stdin_dir / "stdin")]
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"run file or directory {path} does not exist")
@@ -142,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
     data = irm.evaluate(runs, qrels, measures, shards=shards, undefined=policy,
                         depth=args.depth, relevance_level=args.relevance_level,
                         complete=args.complete)
+    if stdin_dir is not None:
+        import shutil
+
+        shutil.rmtree(stdin_dir, ignore_errors=True)
     if args.out:
         irm.write_frame(data, args.out, force=args.force)
         n_sys = data["system"].nunique()

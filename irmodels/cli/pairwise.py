@@ -14,6 +14,7 @@ from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._options import add_force, open_unit, positive_int, seed
 
 import argparse
+import sys
 
 from irmodels.errors import DesignError
 
@@ -74,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     from irmodels._display import frame_to_text
     from irmodels.cli._common import load_data
 
-    if args.out:
+    to_stdout = args.out == "-"  # the pairs as CSV on standard output, the summary on stderr
+    say = sys.stderr if to_stdout else sys.stdout
+    if args.out and not to_stdout:
         check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, systems=args.systems)
     if args.average:
@@ -94,16 +97,20 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{args.test} test ({args.alternative}), adjustment {args.adjust}, alpha {args.alpha:g}: "
         f"{n_sig} of {len(res)} pairs significant ({n_sig / len(res):.1%}), "
-        f"{int(res['n'].max())} topics"
+        f"{int(res['n'].max())} topics",
+        file=say,
     )
     shown = res.sort_values("p_adj", kind="stable").head(_SHOW)
     table = shown[["diff", "statistic", "p", "p_adj", "reject"]].set_axis(
         [f"{a} vs {b}" for a, b in zip(shown["a"], shown["b"])]
-    ).rename_axis("pair")
-    print(frame_to_text(table))
+    ).rename_axis("pair").rename(columns={"diff": "diff (first - second)"})
+    print(frame_to_text(table), file=say)
     if len(res) > _SHOW:
-        print(f"... {len(res) - _SHOW} more pairs" + ("" if args.out else " (use --out FILE)"))
-    if args.out:
+        print(f"... {len(res) - _SHOW} more pairs" + ("" if args.out else " (use --out FILE)"),
+              file=say)
+    if to_stdout:
+        res.to_csv(sys.stdout, index=False)
+    elif args.out:
         with atomic_file(args.out, force=args.force) as tmp:
             res.to_csv(tmp, index=False)
         print(f"wrote {len(res)} pairs to {args.out}")

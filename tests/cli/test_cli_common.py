@@ -64,3 +64,28 @@ def test_unknown_dataset_and_empty_stdin(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["anova", "-"]) == 1
     assert "standard input is empty" in capsys.readouterr().err
+
+
+def test_dash_for_standard_output_and_labelled_diff(capsys):
+    assert main(["pairwise", "adhoc3:AP", "--systems", "sys1,sys2,sys3", "--out", "-"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines[0].startswith("a,b,diff") and len(lines) == 4  # CSV only on stdout
+    assert "diff (first - second)" in captured.err and "3 pairs" in captured.err
+    import pandas as pd
+
+    pairs = pd.read_csv(io.StringIO(captured.out))
+    data = __import__("irmodels").datasets.load("adhoc3", "AP")
+    means = data.groupby("system", observed=True)["score"].mean()
+    row = pairs.iloc[0]
+    assert abs(row["diff"] - (means[row["a"]] - means[row["b"]])) < 1e-12  # first minus second
+
+
+def test_evaluate_reads_a_run_on_standard_input(tmp_path, monkeypatch, capsys):
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n")
+    run = "1 Q0 d2 1 2.0 r\n1 Q0 d1 2 1.0 r\n2 Q0 d3 1 5.0 r\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(run))
+    assert main(["evaluate", "-", "--qrels", str(tmp_path / "q"), "--measure", "AP",
+                 "--out", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "AP,1," in out and "0.5" in out and "AP,2," in out
