@@ -71,6 +71,17 @@ class StandardizationDiagnostics(ResultDisplay):
         """True when nothing was flagged."""
         return self.zero_sd.empty and self.beyond_bound.empty
 
+    def to_frame(self) -> pd.DataFrame:
+        """Every flag, one row each: column ``flag`` (``"zero_sd"`` or ``"beyond_bound"``), then
+        the columns of :attr:`zero_sd` and :attr:`beyond_bound`."""
+        parts = [t.assign(flag=name) for name, t in
+                 (("zero_sd", self.zero_sd), ("beyond_bound", self.beyond_bound)) if len(t)]
+        if not parts:
+            cols = ["flag", *dict.fromkeys([*self.zero_sd.columns, *self.beyond_bound.columns])]
+            return pd.DataFrame(columns=cols)
+        out = pd.concat(parts, ignore_index=True)
+        return out[["flag", *[c for c in out.columns if c != "flag"]]]
+
     def _display_title(self) -> str:
         return (
             f"Standardization diagnostics: {len(self.zero_sd)} topic(s) with sigma = 0, "

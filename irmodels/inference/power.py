@@ -143,6 +143,11 @@ class PairedTPower(ResultDisplay):
             dtype=float,
         )
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``n, n_topics, delta, sigma, power, alpha``."""
+        return pd.DataFrame([{"n": self.n, "n_topics": self.n_topics, "delta": self.delta,
+                              "sigma": self.sigma, "power": self.power, "alpha": self.alpha}])
+
     def _display_title(self) -> str:
         return (
             f"Paired t-test power ({self.alternative}, {self.method}); solved for "
@@ -381,6 +386,10 @@ class TopicSetDesign(ResultDisplay):
     alpha: float
     alternative: str
     method: str
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`required` (topics needed per quantile, delta and power), a copy."""
+        return self.required.copy()
 
     def _display_title(self) -> str:
         return (

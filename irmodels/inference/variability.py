@@ -487,6 +487,10 @@ class TieBreaking(ResultDisplay):
         """``n_broken / n_tied`` (NaN when no pair is tied)."""
         return self.n_broken / self.n_tied if self.n_tied else float("nan")
 
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`pairs` (one row per pair), a copy."""
+        return self.pairs.copy()
+
     def _display_title(self) -> str:
         return (f"Tie-breaking by variability ({self.test}, transform {self.transform}, "
                 f"means on {self.means} scores, alpha {self.alpha:g})")
