@@ -285,6 +285,55 @@ class TopicSetStudy(ResultDisplay):
         out = out.merge(self.rank_agreement[["size", "tau_mean"]], on="size", how="left")
         return out[list(SUMMARY_COLUMNS)]
 
+    def extrapolate(self, sizes: Sequence[int], *, min_pairs: int = 10) -> pd.DataFrame:
+        """Swap rates at other topic-set sizes from an exponential fit (Voorhees & Buckley).
+
+        For every difference bin observed with a non-zero swap rate (and at least ``min_pairs``
+        pairs) at two or more sizes, ``log(swap_rate)`` is fitted by least squares as a linear
+        function of the size, ``swap_rate(c) = exp(a + b c)``, as Voorhees & Buckley (SIGIR
+        2002) do to predict the error of topic sets larger than half the collection.
+
+        Parameters
+        ----------
+        sizes : sequence of int
+            Topic-set sizes to predict (e.g. ``[50, 100]``).
+        min_pairs : int
+            Fewest pairs behind an observed rate used in the fit (default 10).
+
+        Returns
+        -------
+        DataFrame
+            One row per (bin, size): ``diff_bin``, ``size``, ``swap_rate`` (predicted),
+            ``a``, ``b`` (the fit), ``n_sizes`` (sizes in the fit).
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> study = irm.studies.topic_sets(irm.datasets.load("adhoc3", "AP"), sizes=[5, 10, 25],
+        ...                                n_samples=100, test="t", seed=1)
+        >>> study.extrapolate([50]).head(3).round(3)
+           diff_bin  size  swap_rate      a      b  n_sizes
+        0      0.00    50      0.349 -0.728 -0.006        3
+        1      0.01    50      0.185 -0.769 -0.018        3
+        2      0.02    50      0.085 -0.820 -0.033        3
+        """
+        try:
+            targets = [int(c) for c in sizes]
+        except (TypeError, ValueError):
+            raise DesignError(f"sizes must be whole numbers; got {sizes!r}.") from None
+        sw = self.swap_rates
+        sw = sw[(sw["n_pairs"] >= min_pairs) & (sw["swap_rate"] > 0)]
+        rows = []
+        for b, g in sw.groupby("diff_bin", sort=True):
+            if g["size"].nunique() < 2:
+                continue
+            slope, intercept = np.polyfit(g["size"].to_numpy(float),
+                                          np.log(g["swap_rate"].to_numpy()), 1)
+            for c in targets:
+                rows.append((float(b), c, float(np.exp(intercept + slope * c)),
+                             float(intercept), float(slope), int(g["size"].nunique())))
+        return pd.DataFrame(rows, columns=["diff_bin", "size", "swap_rate", "a", "b", "n_sizes"])
+
     def swap_table(self) -> pd.DataFrame:
         """Swap rates as a table: one row per ``diff_bin``, one column per size."""
         return self.swap_rates.pivot(index="diff_bin", columns="size", values="swap_rate")

@@ -211,3 +211,21 @@ def test_interpolated_pvalues_are_accurate(df):
     q = np.linspace(0, 12, 301)
     dft = max(df, 2)  # the studentized range needs df >= 2
     np.testing.assert_allclose(_interp(q, _tukey_sf_table(6, dft)), sf(q, 6, dft), atol=1e-6)
+
+
+def test_extrapolation_fits_log_swap_rates():
+    from irmodels.studies.topic_set_study import TopicSetStudy
+
+    rates = pd.DataFrame({"size": [5, 10, 20, 5, 10],
+                          "diff_bin": [0.0, 0.0, 0.0, 0.01, 0.01],
+                          "swap_rate": np.exp(-0.5 - 0.04 * np.array([5, 10, 20, 5, 10])),
+                          "n_pairs": [100] * 5, "n_swaps": [1] * 5})
+    empty = pd.DataFrame()
+    study = TopicSetStudy(swap_rates=rates, discriminative_power=empty, agreement=empty,
+                          rank_agreement=empty, asl=empty, taus=empty, sizes=(5, 10, 20),
+                          tests=("t",), method="disjoint", n_samples=1, alpha=0.05, seed=0,
+                          bin_width=0.01, n_topics=40, n_systems=3)
+    ex = study.extrapolate([40, 50]).set_index(["diff_bin", "size"])
+    assert ex.loc[(0.0, 40), "swap_rate"] == pytest.approx(np.exp(-0.5 - 0.04 * 40))
+    assert ex.loc[(0.01, 50), "b"] == pytest.approx(-0.04) and ex.loc[(0.0, 50), "n_sizes"] == 3
+    assert len(study.extrapolate([40], min_pairs=101)) == 0
