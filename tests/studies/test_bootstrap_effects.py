@@ -161,3 +161,12 @@ def test_shard_models_md3_and_md6(rng):
         ratio = boot.effects["se"] / analytic
         assert (ratio - 1).abs().max() < 0.12 and abs(ratio.mean() - 1) < 0.06, model
         np.testing.assert_allclose(boot.effects["mean"], fit.marginal_means("system"))
+
+
+def test_heteroscedastic_mixed_fit_is_refused(adhoc8):
+    sub = _subset(adhoc8, ["run1", "run2", "run3"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)
+        fit = irm.mixed("score ~ system + (1|topic)", sub, residual="system")
+    with pytest.raises(irm.DesignError, match="one residual variance"):
+        irm.studies.bootstrap_effects(fit, n_boot=10)
