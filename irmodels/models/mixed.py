@@ -883,11 +883,11 @@ class MixedResult(ResultDisplay):
         >>> fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
         >>> gs = fit.gstudy(n_boot=50, seed=1)
         >>> gs.components[["share", "share_lower", "share_upper"]].round(2)
-                  share  share_lower  share_upper
+                   share  share_lower  share_upper
         component
-        system     0.20         0.10         0.34
-        topic      0.60         0.48         0.72
-        Residual   0.19         0.14         0.26
+        system      0.20         0.10         0.34
+        topic       0.61         0.48         0.72
+        Residual    0.19         0.14         0.26
         """
         from irmodels.models._mixed_confint import gstudy_with_intervals
 
