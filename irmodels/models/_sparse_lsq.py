@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, sparse
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from irmodels.formula.spec import Term
 
@@ -288,11 +288,13 @@ def _dense_solver(G: np.ndarray, ref_diag: np.ndarray | None = None
     the rank."""
     scale = np.sqrt(np.clip(np.diag(G) if ref_diag is None else ref_diag, 0.0, None))
     scale[scale == 0] = 1.0
-    Gs = G / scale[:, None] / scale[None, :]
+    inv = 1.0 / scale
+    Gs = G * inv[:, None]
+    Gs *= inv[None, :]
     factor, piv, rank, _ = lapack.dpstrf(Gs, lower=0, tol=PIVOT_TOL)
     rank = int(rank)
     keep = piv[:rank] - 1
-    r = np.triu(factor[:rank, :rank])
+    r = factor[:rank, :rank]  # upper triangle read by solve_triangular, the rest ignored
     s = scale[keep]
 
     def solve(rhs: np.ndarray) -> np.ndarray:
@@ -347,14 +349,21 @@ def _block_solver(X: sparse.csr_matrix, S: sparse.csr_matrix, winv: sparse.dia_m
             out[ids] = vs @ coef
         return out
 
-    M = pinv_u(np.ascontiguousarray(G_RU.T)).T  # G_RU G_UU^+
-    H = G_RR - M @ G_RU.T
-    H = (H + H.T) / 2
+    # G_RU G_UU^+ G_UR = Q Q' with Q = G_RU V W^-1/2 (blockwise): one symmetric rank-k update
+    Q = np.empty((G_RU.shape[0], sum(w.size for _, _, w in blocks)), order="F")
+    k = 0
+    for ids, vs, w in blocks:
+        Q[:, k:k + w.size] = G_RU[:, ids] @ (vs / np.sqrt(w)[None, :])
+        k += w.size
+    H = np.array(G_RR, order="F")
+    if Q.shape[1]:
+        H = blas.dsyrk(-1.0, Q, beta=1.0, c=H, lower=0, overwrite_c=1)
+    # only the upper triangle of H is updated and read (dpstrf with lower=0)
     solve_h, rank_h = _dense_solver(H, np.diag(G_RR))
 
     def solve(rhs: np.ndarray) -> np.ndarray:
         r_u, r_r = rhs[uidx], rhs[ridx]
-        b_r = solve_h(r_r - M @ r_u)
+        b_r = solve_h(r_r - G_RU @ pinv_u(r_u))
         b_u = pinv_u(r_u - G_RU.T @ b_r)
         out = np.empty(rhs.shape, dtype=float)
         out[uidx] = b_u
