@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -206,6 +206,8 @@ def evaluate(
     depth: int | None = None,
     relevance_level: int = 1,
     complete: bool = False,
+    backend: Any = "serial",
+    n_workers: int | None = None,
 ) -> pd.DataFrame:
     """Score runs against qrels per topic (and shard), the way trec_eval does.
 
@@ -240,6 +242,15 @@ def evaluate(
         Score a topic of the qrels that a system did not retrieve anything for as an empty
         ranking (trec_eval ``-c``). Default: such (topic, system) pairs are absent, as in
         trec_eval without ``-c``.
+    backend : {"serial", "processes"}, dask Client or str
+        Where partitions are evaluated (:func:`irmodels.parallel.map`). ``runs`` too large for
+        memory may be given partitioned by system: a directory (or list) of run files, a list
+        of frames, or a Dask DataFrame whose partitions hold whole systems. Each partition is
+        read and evaluated on its own (memory bounded by a partition per worker) and the
+        results are concatenated: the frame equals the in-memory evaluation. With another
+        backend than ``"serial"``, an in-memory frame is split by system the same way.
+    n_workers : int, optional
+        Processes for ``backend="processes"``.
 
     Returns
     -------
@@ -328,6 +339,13 @@ def evaluate(
     4  nDCG@3     1      s  0.7602
     5  nDCG@3     2      s  0.6309
     """
+    from irmodels.data.partitioned import evaluate_partitioned, is_partitioned, split_by_system
+
+    if is_partitioned(runs) or backend != "serial":
+        parts = runs if is_partitioned(runs) else split_by_system(_as_runs(runs), n_workers)
+        return evaluate_partitioned(parts, qrels, measures, backend=backend, n_workers=n_workers,
+                                    shards=shards, undefined=undefined, depth=depth,
+                                    relevance_level=relevance_level, complete=complete)
     opts = _options(measures, undefined, depth, relevance_level, complete)
     qrels = _as_qrels(qrels)  # once: an ir_datasets iterator can be read only once
     q = _encode_qrels(qrels)

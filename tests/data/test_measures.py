@@ -580,6 +580,58 @@ def test_one_undefined_policy_everywhere(trec, bad):
     prep = prepare(trec["run"], trec["qrels"], docs, parse_measure("AP"))
     with pytest.raises(DataFormatError, match="is not a policy"):
         evaluate_assignment(prep, np.ones(len(docs), dtype=np.int64), 1, bad)
-    col = irm.collection.generate(preset="tiny", seed=0)
     with pytest.raises(DataFormatError, match="is not a policy"):
-        irm.studies.shards(col, n_shards=[2], n_splits=1, undefined=bad)
+        irm.studies.shards((trec["run"], trec["qrels"], docs), n_shards=[2], n_splits=1,
+                           undefined=bad)
+
+
+# --------------------------------------------------------------------------------------------
+# runs too large for memory: partition by partition, equal to the in-memory evaluation
+
+
+def _by_system(runs: pd.DataFrame, n_parts: int) -> list[pd.DataFrame]:
+    systems = sorted(runs["system"].unique())
+    return [runs[runs["system"].isin(systems[i::n_parts])] for i in range(n_parts)]
+
+
+@pytest.mark.parametrize("undefined", [0.0, 0.4, "drop", "missing"])
+@pytest.mark.parametrize("sharded", [False, True])
+def test_partitioned_evaluation_equals_in_memory(rng, undefined, sharded):
+    runs, qrels, assignment = _sharded_case(rng, n_shards=3)
+    options = {"undefined": undefined, "shards": assignment if sharded else None}
+    names = ["AP", "P@5", "nDCG@10", "GMAP"]
+    ref = _quiet_evaluate(runs, qrels, names, **options)
+    got = _quiet_evaluate(_by_system(runs, 3), qrels, names, **options)
+    pd.testing.assert_frame_equal(got, ref)
+    assert got.attrs == ref.attrs
+
+
+def test_partitioned_run_files_and_processes(rng, tmp_path):
+    runs, qrels = _random_collection(rng, n_sys=4, n_topics=5, graded=True)
+    for s, g in runs.groupby("system"):
+        g = g.sort_values(["topic", "score"], ascending=[True, False])
+        with open(tmp_path / f"{s}.run", "w") as fh:
+            for i, (t, d, sc) in enumerate(g[["topic", "docid", "score"]].itertuples(index=False)):
+                fh.write(f"{t} Q0 {d} {i + 1} {sc!r} {s}\n")
+    ref = _quiet_evaluate(runs, qrels, list(PTE))
+    pd.testing.assert_frame_equal(_quiet_evaluate(str(tmp_path), qrels, list(PTE)), ref)
+    procs = _quiet_evaluate(runs, qrels, list(PTE), backend="processes", n_workers=2)
+    pd.testing.assert_frame_equal(procs, ref)
+
+
+def test_partitioned_dask_dataframe(rng):
+    dd = pytest.importorskip("dask.dataframe")
+    runs, qrels = _random_collection(rng, n_sys=4, n_topics=5)
+    ref = _quiet_evaluate(runs, qrels, ["AP", "RR"])
+    parts = _by_system(runs, 2)
+    ddf = dd.from_pandas(pd.concat(parts, ignore_index=True), npartitions=1)
+    ddf = dd.concat([dd.from_pandas(p.reset_index(drop=True), npartitions=1) for p in parts])
+    assert ddf.npartitions == 2
+    pd.testing.assert_frame_equal(_quiet_evaluate(ddf, qrels, ["AP", "RR"]), ref)
+
+
+def test_a_system_split_across_partitions_is_refused(rng):
+    runs, qrels = _random_collection(rng, n_sys=2, n_topics=4)
+    half = len(runs) // 2
+    with pytest.raises(DataFormatError, match="more than one partition"):
+        _quiet_evaluate([runs.iloc[:half], runs.iloc[half:]], qrels, ["AP"])
