@@ -74,7 +74,40 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+# one-line help of each command, shown by `irmodels --help` without importing any command module
+# (tests/cli/test_cli_startup.py checks that each equals the help the module registers)
+SUMMARIES: dict[str, str] = {
+    "evaluate": "score TREC runs against qrels per topic (AP, P@k, nDCG@k, RBP, ...)",
+    "demo": "generate the synthetic demo collection (qrels, runs) and its per-topic scores",
+    "report": "write the variance-component report (HTML, Markdown, LaTeX) of a collection",
+    "anova": "crossed ANOVA table (SS, df, F, p, effect sizes) of a score collection",
+    "mixed": "linear mixed model (REML/ML): variance components, fixed effects, logLik/AIC/BIC",
+    "shards": "shard study: models MD1-MD6 on random collection shards (Ferro & Sanderson 2019)",
+    "simulate": "simulate replicates (document samples) of an evaluation",
+    "gstudy": "generalizability theory: variance components, E rho^2 and Phi, topics needed",
+    "power": "paired t-test power: solve for topics, difference, SD or power",
+    "standardize": "per-topic score standardization: fit factors on reference systems, apply them",
+    "pairwise": "pairwise significance tests between systems, with multiplicity adjustment",
+    "compare": "the comparison table: mean per system and measure, best in bold, significance "
+               "letters (Tukey HSD or adjusted paired tests), LaTeX",
+    "datasets": "list and load the public per-topic score matrices of TREC tracks",
+    "topics": "topic-set study: swap rates, discriminative power, error rates, Kendall's tau",
+}
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line (the first word that is not an option)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``irmodels`` parser. Every command module is imported and registered, unless ``lazy``:
+    then only ``command`` is, and the others appear in ``--help`` by their one-line summary
+    (so ``irmodels --help`` and each command start without importing the others' dependencies).
+    """
     from irmodels import __version__
 
     parser = argparse.ArgumentParser(
@@ -88,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"irmodels {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        if lazy and name != command and name in SUMMARIES:
+            sub.add_parser(name, help=SUMMARIES[name], add_help=False)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -100,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``irmodels`` command; returns the exit status (see :data:`EXIT_CODES`)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(words), lazy=True)
+    args = parser.parse_args(words)
     if not hasattr(args, "func"):
         parser.print_help()
         return EXIT_USAGE
