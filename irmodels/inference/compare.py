@@ -502,6 +502,16 @@ def compare(
                 "first: frame.groupby(['measure', 'topic', 'system'], observed=True)['score']"
                 ".mean().reset_index(), or select one shard or sample."
             )
+        per_system = sub.groupby("system", observed=False)["topic"].nunique()
+        n_top = int(sub["topic"].nunique())
+        short = per_system[per_system < n_top]
+        if len(short):
+            raise DesignError(
+                f"compare needs every system scored on every topic; on {m}, "
+                f"{', '.join(f'{s} has {int(k)}' for s, k in short.head(3).items())} of "
+                f"{n_top} topics. Score the missing topics (e.g. 0 for a topic a run did not "
+                "answer, as trec_eval -c) or keep the topics every system has."
+            )
         mean = sub.groupby("system", observed=True)["score"].mean().reindex(all_systems)
         means[m] = mean
         n_topics[m] = int(sub["topic"].nunique())

@@ -187,6 +187,9 @@ def test_errors(small: pd.DataFrame) -> None:
     for test in ("tukey", "t"):
         with pytest.raises(DesignError, match="one score per"):
             irm.compare(sharded, test=test)
+    holes = small[~((small["system"] == "sys2") & (small["topic"].astype(str) == "3"))]
+    with pytest.raises(DesignError, match="every system scored on every topic"):
+        irm.compare(holes)
 
 
 def test_letters() -> None:
