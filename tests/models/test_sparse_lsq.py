@@ -80,12 +80,17 @@ def test_sparse_refuses_models_it_cannot_fit() -> None:
         _fit("score ~ topic + system + x", data, 2, "sparse")
 
 
-def test_large_unbalanced_md6_has_no_dense_limit() -> None:
-    # 20 x 30 x 5 with 5% dropped: the dense design would have 2,850 x 976 cells; the sparse
-    # path never builds it, and type II agrees with the dense path
-    data = _design(7, 20, 30, 5, 1, 0.05)
-    fast = _fit("MD6", data, 2, "auto")
+def test_sparse_path_has_no_dense_limit(monkeypatch) -> None:
+    # 10 x 12 x 4 with 5% dropped; with the dense limit lowered below this design, the dense path
+    # refuses it and the sparse path (the default) still gives the dense path's table
+    from irmodels.models import anova as anova_module
+
+    data = _design(7, 10, 12, 4, 1, 0.05)
     dense = _fit("MD6", data, 2, "dense")
+    monkeypatch.setattr(anova_module, "MAX_DENSE_CELLS", 10_000)
+    with pytest.raises(DesignError, match="larger than the limit of 10,000 cells"):
+        _fit("MD6", data, 2, "dense")
+    fast = _fit("MD6", data, 2, "auto")
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9)
 
 
