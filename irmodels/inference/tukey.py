@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit  # t quantiles without importing scipy.stats
 
 from irmodels._display import ResultDisplay, format_number
 from irmodels.errors import DataFormatError, DesignError
@@ -46,7 +46,9 @@ class TukeyResult(ResultDisplay):
         later level ``b``), with columns
 
         - ``a``, ``b``: the two levels (categoricals in the factor's level order);
-        - ``diff``: ``mean[b] - mean[a]`` (R's ``diff`` of the row ``"b-a"``);
+        - ``diff``: ``mean[a] - mean[b]``, first minus second, the convention of
+          ``irm.pairwise`` and ``irm.compare`` (R's ``TukeyHSD`` labels the same pair ``"b-a"``
+          and reports the negated difference and interval);
         - ``q``: studentized range statistic ``|diff| / sqrt(MS_error / n)``;
         - ``p_adj``: adjusted p-value ``P[Q(k, df_error) >= q]``;
         - ``lower``, ``upper``: simultaneous ``1 - alpha`` interval for ``diff``;
@@ -190,7 +192,7 @@ class TukeyResult(ResultDisplay):
         if kind == "tukey":
             half = 0.5 * self.critical_value * se_mean
         elif kind == "anova":
-            half = stats.t.ppf(1 - self.alpha / 2, self.df_error) * se_mean
+            half = stdtrit(self.df_error, 1 - self.alpha / 2) * se_mean  # = stats.t.ppf
         elif kind == "sem":
             if self.sd is None or self.n is None:
                 raise DesignError(
@@ -201,7 +203,7 @@ class TukeyResult(ResultDisplay):
                 )
             n = np.broadcast_to(np.asarray(self.n, dtype=float), m.shape)
             sd = self.sd.reindex(self.means.index).to_numpy(dtype=float)
-            half = stats.t.ppf(1 - self.alpha / 2, n - 1) * sd / np.sqrt(n)
+            half = stdtrit(n - 1, 1 - self.alpha / 2) * sd / np.sqrt(n)
         else:
             raise DataFormatError(
                 f"unknown interval kind {kind!r}; use 'tukey', 'anova' or 'sem'."
@@ -283,6 +285,12 @@ def _pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+@functools.lru_cache(maxsize=256)
+def _critical_value(alpha: float, k: int, df: float) -> float:
+    """``Q(alpha; k, df)``, cached: a study runs Tukey thousands of times on one design."""
+    return float(qtukey(1.0 - alpha, k, df))
+
+
 def _order_desc(values: np.ndarray) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
@@ -347,7 +355,8 @@ def tukey_hsd(
     interval of a difference is ``diff +- Q / sqrt(2) * SE_diff``, ``SE_diff = sqrt(2 MS_error /
     n)`` (Tukey-Kramer ``sqrt(MS_error (1/n_a + 1/n_b))`` when ``n`` varies). With the error
     term of ``aov(score ~ topic + system)`` this is exactly R's ``TukeyHSD(..., "system")``,
-    including its pair order and sign convention (row ``"b-a"``, ``diff = m_b - m_a``).
+    including its pair order (R's row ``"b-a"`` is the pair ``(a, b)``); the sign is the
+    package's one convention, first minus second (``diff = m_a - m_b``, the negation of R's).
 
     Examples
     --------
@@ -355,10 +364,10 @@ def tukey_hsd(
     >>> hsd = irm.tukey_hsd({"bm25": 0.30, "lm": 0.28, "tfidf": 0.21}, df_error=98,
     ...                     ms_error=0.012, n=50)
     >>> hsd.pairs.round(4)
-           a      b  diff       q   p_adj   lower   upper  reject
-    0   bm25     lm -0.02  1.2910  0.6335 -0.0721  0.0321   False
-    1   bm25  tfidf -0.09  5.8095  0.0002 -0.1421 -0.0379    True
-    2     lm  tfidf -0.07  4.5185  0.0053 -0.1221 -0.0179    True
+          a      b  diff       q   p_adj   lower   upper  reject
+    0  bm25     lm  0.02  1.2910  0.6335 -0.0321  0.0721   False
+    1  bm25  tfidf  0.09  5.8095  0.0002  0.0379  0.1421    True
+    2    lm  tfidf  0.07  4.5185  0.0053  0.0179  0.1221    True
     >>> hsd.top_group, round(hsd.critical_value, 4)
     (['bm25', 'lm'], 3.3656)
     >>> hsd.letters.tolist()
@@ -389,22 +398,21 @@ def tukey_hsd(
         raise DataFormatError(f"df_error must be a number; got {df_error!r}.")
     m = mean_s.to_numpy(dtype=float)
     se = _se_matrix(k, ms_error, n, se_diff)
-    diff = m[ib] - m[ia]
+    diff = m[ia] - m[ib]  # first minus second, as irm.pairwise and irm.compare
     se_pair = se[ia, ib]
     with np.errstate(divide="ignore", invalid="ignore"):
         qstat = math.sqrt(2.0) * np.abs(diff) / se_pair
     qstat = np.where((se_pair == 0) & (diff == 0), 0.0, qstat)
     df_used = df_error if df_pairs is None else df_pairs
     p_adj = ptukey(qstat, k, df_used, lower_tail=False)
-    crit = float(qtukey(1.0 - alpha, k, df_error))
+    crit = _critical_value(float(alpha), k, float(df_error))
     crit_pair = crit if df_pairs is None else qtukey(1.0 - alpha, k, df_pairs)
     half = crit_pair / math.sqrt(2.0) * se_pair
     levels = pd.CategoricalDtype([str(x) for x in mean_s.index], ordered=False)
-    names = np.asarray([str(x) for x in mean_s.index], dtype=object)
     pairs = pd.DataFrame(
-        {
-            "a": pd.Categorical(names[ia], dtype=levels),
-            "b": pd.Categorical(names[ib], dtype=levels),
+        {  # labels from the integer pair indices: no string lookups (k = 1000: 500k pairs)
+            "a": pd.Categorical.from_codes(ia, dtype=levels),
+            "b": pd.Categorical.from_codes(ib, dtype=levels),
             "diff": diff,
             "q": qstat,
             "p_adj": p_adj,

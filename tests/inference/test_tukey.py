@@ -57,9 +57,11 @@ def test_tukey_against_r(ref, shared_data, name):
     pairs = hsd.pairs
     assert list(pairs.columns) == ["a", "b", "diff", "q", "p_adj", "lower", "upper", "reject"]
     assert [f"{b}-{a}" for a, b in zip(pairs["a"], pairs["b"])] == case["pair"]
-    np.testing.assert_allclose(pairs["diff"], case["diff"], rtol=0, atol=1e-13)
-    np.testing.assert_allclose(pairs["lower"], case["lwr"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(pairs["upper"], case["upr"], rtol=0, atol=TOL)
+    # one sign convention in the package: diff = first - second = a - b, the negation of R's
+    # "b-a" row (and of its interval)
+    np.testing.assert_allclose(pairs["diff"], -np.asarray(case["diff"]), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(pairs["lower"], -np.asarray(case["upr"]), rtol=0, atol=TOL)
+    np.testing.assert_allclose(pairs["upper"], -np.asarray(case["lwr"]), rtol=0, atol=TOL)
     np.testing.assert_allclose(pairs["p_adj"], case["p_adj"], rtol=0, atol=TOL)
     assert hsd.critical_value == pytest.approx(case["critical_value"], abs=TOL)
     assert hsd.n_significant == case["n_significant"]
@@ -89,7 +91,7 @@ def test_through_anova(ref, shared_data):
     data = irm.from_wide(pd.read_csv(shared_data / "ir-scores" / "adhoc8_ap.csv"), measure="AP")
     hsd = irm.anova("MD1", data).tukey("system", alpha=0.05)
     np.testing.assert_allclose(hsd.pairs["p_adj"], case["p_adj"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(hsd.pairs["lower"], case["lwr"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(hsd.pairs["lower"], -np.asarray(case["upr"]), rtol=0, atol=TOL)
     assert hsd.n_significant == case["n_significant"]
     assert hsd.top_group == case["top_group"]
 
@@ -198,8 +200,9 @@ def test_shard_design_md4_against_r(ref):
     means = data.groupby("system", observed=True)["score"].mean()
     hsd = tukey_hsd(means, df_error=case["df_error"], ms_error=case["ms_error"], n=18)
     assert [f"{b}-{a}" for a, b in zip(hsd.pairs["a"], hsd.pairs["b"])] == case["pair"]
-    for col, key in (("diff", "diff"), ("lower", "lwr"), ("upper", "upr"), ("p_adj", "p_adj")):
-        np.testing.assert_allclose(hsd.pairs[col], case[key], rtol=0, atol=TOL)
+    for col, key, sign in (("diff", "diff", -1), ("lower", "upr", -1), ("upper", "lwr", -1),
+                           ("p_adj", "p_adj", 1)):  # diff = a - b: R's "b-a" row negated
+        np.testing.assert_allclose(hsd.pairs[col], sign * np.asarray(case[key]), rtol=0, atol=TOL)
     assert hsd.n_significant == case["n_significant"]
     if importlib.util.find_spec("irmodels.models.anova") is None:
         return
@@ -207,4 +210,4 @@ def test_shard_design_md4_against_r(ref):
     assert fit.df_resid == case["df_error"]
     via_model = fit.tukey("system")
     np.testing.assert_allclose(via_model.pairs["p_adj"], case["p_adj"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(via_model.pairs["upper"], case["upr"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(via_model.pairs["upper"], -np.asarray(case["lwr"]), rtol=0, atol=TOL)

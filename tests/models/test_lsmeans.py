@@ -53,14 +53,14 @@ def test_ls_means_and_tukey_equal_emmeans(ref, reference_dir, case):
     labels = [f"{a} - {b}" for a, b in zip(pairs["a"], pairs["b"])]
     assert labels == r["pairs"]["contrast"]
     p = r["pairs"]
-    # emmeans reports a - b; TukeyResult.diff is b - a (R's TukeyHSD convention)
-    np.testing.assert_allclose(-pairs["diff"], p["estimate"], rtol=0, atol=TOL)
+    # emmeans reports a - b, as TukeyResult.diff (the package's one convention)
+    np.testing.assert_allclose(pairs["diff"], p["estimate"], rtol=0, atol=TOL)
     se = hsd.se_diff[np.triu_indices(hsd.k, 1)]
     np.testing.assert_allclose(se, p["SE"], rtol=1e-9)
     np.testing.assert_allclose(pairs["q"], np.sqrt(2) * np.abs(p["t_ratio"]), rtol=1e-9)
     np.testing.assert_allclose(pairs["p_adj"], p["p_value"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(-pairs["upper"], p["lower"], rtol=0, atol=1e-7)
-    np.testing.assert_allclose(-pairs["lower"], p["upper"], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(pairs["lower"], p["lower"], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(pairs["upper"], p["upper"], rtol=0, atol=1e-7)
     assert hsd.df_error == r["df_resid"] == p["df"][0]
     assert fit.ms_error == pytest.approx(r["sigma2"], rel=1e-10)
 
@@ -74,7 +74,8 @@ def test_md1_missing_differs_from_raw_means_and_tukeyhsd(ref, reference_dir):
     assert np.max(np.abs(raw.to_numpy() - np.asarray(r["means"]["emmean"]))) > 1e-3
     # R's TukeyHSD(aov(...)) compares projections (model.tables), not the LS means
     hsd = fit.tukey("system")
-    assert np.max(np.abs(hsd.pairs["diff"].to_numpy() - np.asarray(r["tukeyhsd"]["diff"]))) > 1e-3
+    # (R's TukeyHSD diff is b - a: negate ours to compare the magnitudes)
+    assert np.max(np.abs(-hsd.pairs["diff"].to_numpy() - np.asarray(r["tukeyhsd"]["diff"]))) > 1e-3
 
 
 def test_balanced_tukey_unchanged(reference_dir):
@@ -115,10 +116,10 @@ def test_mixed_tukey_per_contrast_df_equals_emmeans(ref, reference_dir):
     p = r["pairs"]
     assert hsd.df_pairs is not None and "df" in hsd.pairs.columns
     np.testing.assert_allclose(hsd.pairs["df"], p["df"], rtol=1e-4)
-    np.testing.assert_allclose(-hsd.pairs["diff"], p["estimate"], atol=1e-7)
+    np.testing.assert_allclose(hsd.pairs["diff"], p["estimate"], atol=1e-7)
     np.testing.assert_allclose(hsd.pairs["p_adj"], p["p_value"], atol=1e-5)
-    np.testing.assert_allclose(-hsd.pairs["upper"], p["lower"], atol=1e-6)
-    np.testing.assert_allclose(-hsd.pairs["lower"], p["upper"], atol=1e-6)
+    np.testing.assert_allclose(hsd.pairs["lower"], p["lower"], atol=1e-6)
+    np.testing.assert_allclose(hsd.pairs["upper"], p["upper"], atol=1e-6)
     assert "per pair" in hsd.summary()
     cons = fit.tukey("system", df="min")
     assert cons.df_pairs is None and cons.df_error == pytest.approx(min(p["df"]), rel=1e-4)
@@ -178,7 +179,7 @@ def test_property_tukey_equals_lstsq_ls_means(d):
     np.testing.assert_allclose(hsd.means.to_numpy(), means, atol=1e-10)
     ia, ib = np.triu_indices(len(systems), 1)
     se = np.sqrt(V[ia, ia] + V[ib, ib] - 2 * V[ia, ib])
-    np.testing.assert_allclose(hsd.pairs["diff"], means[ib] - means[ia], atol=1e-10)
+    np.testing.assert_allclose(hsd.pairs["diff"], means[ia] - means[ib], atol=1e-10)
     np.testing.assert_allclose(hsd.se_diff[ia, ib], se, rtol=1e-8)
     q = np.sqrt(2) * np.abs(means[ib] - means[ia]) / se
     np.testing.assert_allclose(hsd.pairs["p_adj"], irm.ptukey(q, len(systems), df, lower_tail=False),
