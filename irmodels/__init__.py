@@ -14,7 +14,7 @@ optional dependency is only imported by the feature that needs it.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irmodels.errors import (
     ArgumentError,
@@ -92,6 +92,55 @@ _LAZY: dict[str, str] = {
     "reporting": "irmodels.reporting",
     "build_report": "irmodels.analysis:build_report",
 }
+
+if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
+    from irmodels.data.frame import frame
+    from irmodels.data.frame import to_wide
+    from irmodels.data.frame import from_wide
+    from irmodels.data.frame import balance
+    from irmodels.data.frame import filter_systems
+    from irmodels.data.io import read_matrix
+    from irmodels.data.io import write_matrix
+    from irmodels.data.io import read_trec_eval
+    from irmodels.data.io import read_run
+    from irmodels.data.io import read_runs
+    from irmodels.data.io import write_run
+    from irmodels.data.io import read_qrels
+    from irmodels.data.io import write_qrels
+    from irmodels.data.io import read_frame
+    from irmodels.data.io import write_frame
+    from irmodels.data.measures import evaluate
+    from irmodels.data import datasets
+    from irmodels.data import collection
+    from irmodels.data.standardize import Standardizer
+    from irmodels.data.standardize import read_zscores
+    from irmodels.data.standardize import write_zscores
+    from irmodels.formula import parse_formula
+    from irmodels import models
+    from irmodels.models.anova import anova
+    from irmodels.models.mixed import mixed
+    from irmodels.models.mixed import compare_models
+    from irmodels.inference.tukey import tukey_hsd
+    from irmodels.inference.studentized import ptukey
+    from irmodels.inference.studentized import qtukey
+    from irmodels.inference.gtheory import gstudy
+    from irmodels.inference.pairwise import pairwise
+    from irmodels.inference.compare import compare
+    from irmodels.inference import power
+    from irmodels.inference import variability
+    from irmodels.inference.rank import kendall_tau
+    from irmodels.inference.rank import tau_ap
+    from irmodels.inference.rank import rbo
+    from irmodels.inference.rank import rbo_p_for_depth
+    from irmodels.inference.rank import average_overlap
+    from irmodels.inference.comparability import comparability
+    from irmodels.studies import pooling
+    from irmodels import replicates
+    from irmodels import studies
+    from irmodels import parallel
+    from irmodels import reporting
+    from irmodels.analysis import build_report
+# end of the static view
 
 __all__ = sorted(
     [*_LAZY, "ArgumentError", "IRModelsError", "IRModelsWarning", "DataFormatError", "DesignError", "FormulaError",

@@ -70,6 +70,11 @@ def _imports(path: Path) -> list[tuple[str, list[str], int]]:
                         out.append(("irmodels", [n], node.lineno))
             else:
                 out.append((target, names, node.lineno))
+    if module == "irmodels":  # the facade's static view of its lazy names, for type checkers only
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        static = [range(node.lineno, node.end_lineno + 1) for node in ast.walk(tree)
+                  if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"]
+        out = [o for o in out if not any(o[2] in r for r in static)]
     return [(t, n, line) for t, n, line in out if t == "irmodels" or t.startswith("irmodels.")]
 
 

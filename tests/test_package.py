@@ -46,3 +46,24 @@ def test_data_format_error_names_file_and_line() -> None:
 def test_formula_error_points_at_span() -> None:
     e = errors.FormulaError("unknown column 'sytem'", "score ~ sytem", (8, 13))
     assert str(e).splitlines() == ["unknown column 'sytem'", "  score ~ sytem", "          ^^^^^"]
+
+
+def test_static_view_of_the_lazy_names_is_current():
+    """`if TYPE_CHECKING:` in irmodels/__init__.py imports exactly the `_LAZY` names, so mypy and
+    IDEs see the public API typed (regenerate with `python scripts/sync_lazy_types.py`)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("sync", root / "scripts" / "sync_lazy_types.py")
+    sync = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sync)
+    source = (root / "irmodels" / "__init__.py").read_text(encoding="utf-8")
+    assert sync.block(sync.lazy_table(source)) in source
+
+
+def test_every_lazy_name_resolves():
+    import irmodels as irm
+
+    for name in irm._LAZY:
+        assert getattr(irm, name) is not None, name
