@@ -222,9 +222,11 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
     row = fit.table.loc["system"]
     means = fit.marginal_means("system")
     pairs = tk.pairs
-    sig = pairs.loc[pairs["reject"].to_numpy(dtype=bool), ["a", "b"]]
-    sig_set = frozenset((str(a), str(b)) if str(a) < str(b) else (str(b), str(a))
-                        for a, b in sig.itertuples(index=False))
+    reject = pairs["reject"].to_numpy(dtype=bool)
+    a = pairs["a"].astype(str).to_numpy(dtype=object)[reject]
+    b = pairs["b"].astype(str).to_numpy(dtype=object)[reject]
+    swap = b < a  # each pair as (smaller name, larger name), in one vectorised pass
+    sig_set = frozenset(zip(np.where(swap, b, a).tolist(), np.where(swap, a, b).tolist()))
     half = float(iv["halfwidth"].mean())
     rec = {
         "model": model,

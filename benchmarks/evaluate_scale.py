@@ -1,0 +1,115 @@
+"""Benchmark: irm.evaluate on runs too large for memory, partition by partition.
+
+Run: ``python benchmarks/evaluate_scale.py`` (``--systems 1000 --topics 250`` for the target
+size of the issue; the default is a scaled-down collection that this shared 2-core machine can
+hold, and the figures are extrapolated linearly in the number of retrieved rows, which is how
+every step of the evaluation scales).
+
+A collection is generated with ``irm.collection.generate`` and its runs written as one TREC run
+file per system into a temporary directory. Then, in one run:
+
+1. the whole runs frame in memory (``irm.evaluate(runs, qrels)``, the reference);
+2. the directory evaluated file by file, serially (memory: one run file at a time);
+3. the directory on 2 processes (``backend="processes"``);
+4. the directory on a Dask ``LocalCluster`` (2 workers, 1 thread each; start-up not counted).
+
+Each result is checked equal to the in-memory frame. Printed: wall and CPU seconds (CPU
+including child processes), the peak resident memory of this process and of its children
+(``ru_maxrss``), the 1-minute load average (the machine is shared: at a load above 2 wall times
+are upper bounds), and the extrapolation to the target size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+import warnings
+
+import pandas as pd
+
+import irmodels as irm
+
+MEASURES = ["AP", "P@10", "nDCG@10", "RR"]
+
+
+def _cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _rss_mb() -> tuple[float, float]:
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return me, kids
+
+
+def timed(label: str, fn, n_rows: int, target_rows: int, ref: pd.DataFrame | None):
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), _cpu()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)
+        out = fn()
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    me, kids = _rss_mb()
+    load = max(load, os.getloadavg()[0])
+    scale = target_rows / n_rows
+    print(f"  {label:34s} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak RSS {me:6.0f} MB self, "
+          f"{kids:6.0f} MB children  load {load:4.1f}  -> target {wall * scale / 60:6.1f} min")
+    if ref is not None:
+        pd.testing.assert_frame_equal(out, ref)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--systems", type=int, default=100)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--no-dask", action="store_true")
+    args = parser.parse_args()
+    target_rows = 1000 * 250 * 1000
+
+    t0 = time.perf_counter()
+    col = irm.collection.generate(args.topics, args.systems, depth=args.depth, seed=0)
+    n_rows = len(col.runs)
+    print(f"{col!r}: {n_rows:,} retrieved rows (generated in {time.perf_counter() - t0:.1f} s); "
+          f"target 1,000 runs x 250 topics x depth 1000 = {target_rows:,} rows "
+          f"({target_rows / n_rows:.0f}x)")
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        irm.write_run(col.runs, tmp + os.sep)
+        print(f"  {len(os.listdir(tmp))} run files written in {time.perf_counter() - t0:.1f} s "
+              "(not counted)")
+        qrels = col.qrels
+        runs = col.runs
+        ref = timed("in memory, serial (reference)",
+                    lambda: irm.evaluate(runs, qrels, MEASURES), n_rows, target_rows, None)
+        del runs
+        timed("directory, file by file, serial",
+              lambda: irm.evaluate(tmp, qrels, MEASURES), n_rows, target_rows, ref)
+        timed("directory, 2 processes",
+              lambda: irm.evaluate(tmp, qrels, MEASURES, backend="processes", n_workers=2),
+              n_rows, target_rows, ref)
+        if not args.no_dask:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:  # pragma: no cover
+                print("  dask: distributed is not installed (pip install 'irmodels[dask]')")
+            else:
+                with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
+                        Client(cluster) as client:
+                    client.run(lambda: __import__("irmodels.data.measures"))  # warm imports
+                    timed("directory, Dask LocalCluster (2 workers)",
+                          lambda: irm.evaluate(tmp, qrels, MEASURES, backend=client),
+                          n_rows, target_rows, ref)
+    print("  every partitioned result equals the in-memory frame; memory per worker is one "
+          "run file plus the qrels")
+
+
+if __name__ == "__main__":
+    main()
