@@ -61,6 +61,12 @@ ELIMINATE_MAX_BLOCK = 512
 ELIMINATE_TOTAL = 2500
 
 
+#: Largest dense factorisation (columns left after absorption and elimination: 8,000 is a
+#: 512 MB matrix) and largest dense coupling block between the eliminated term and the rest.
+MAX_FACTOR_COLUMNS = 8_000
+MAX_COUPLING_CELLS = 40_000_000
+
+
 class SparseUnavailable(Exception):
     """The sparse path cannot compute this table exactly (the caller uses the dense path)."""
 
@@ -165,6 +171,13 @@ class _Engine:
         S = (D.T @ X).tocsr()
         winv = sparse.diags(np.where(counts > 0, 1.0 / safe, 0.0))
         elim = self._elimination(absorbed, columns)
+        dense_cols = offset if elim is None else offset - (elim[1] - elim[0])
+        if dense_cols > MAX_FACTOR_COLUMNS or (
+                elim is not None and dense_cols * (elim[1] - elim[0]) > MAX_COUPLING_CELLS):
+            raise SparseUnavailable(
+                f"{dense_cols:,} columns remain after absorbing {absorbed.name}, more than the "
+                f"{MAX_FACTOR_COLUMNS:,} the exact factorisation handles"
+            )
         if elim is None:
             G = (X.T @ X - S.T @ winv @ S).toarray()
             solve, rank_g = _dense_solver(G)

@@ -883,10 +883,12 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), v
             ss, df, ss_resid, df_resid, fitted = fit_sparse(
                 y, terms, codes, {f: len(v) for f, v in levels.items()}, ss_type)
         except SparseUnavailable as exc:
-            if solver == "sparse":
+            if solver == "sparse" or "columns remain" in str(exc):
                 raise DesignError(
                     f"the sparse path cannot give type {'I' * ss_type} sums of squares exactly "
-                    f"here ({exc}); use method='dense'."
+                    f"here ({exc}). Use method='dense' for a small design; for a large one drop "
+                    "high-order interactions, balance the design (irm.balance), or fit "
+                    "irm.mixed(...)."
                 ) from exc
         else:
             if ss_type != 1 and (np.any(df == 0) or df_resid <= 0):

@@ -68,7 +68,7 @@ def test_sparse_type3_needs_full_absorbed_cells() -> None:
     terms = [Term(("topic",)), Term(("system",)), Term(("topic", "system"))]
     with pytest.raises(SparseUnavailable, match="absorbed cell is empty"):
         fit_sparse(data["score"].to_numpy(), terms, codes, {"topic": 5, "system": 4, "shard": 3}, 3)
-    with pytest.raises(DesignError, match="use method='dense'"):
+    with pytest.raises(DesignError, match="Use method='dense' for a small design"):
         _fit("MD3", data, 3, "sparse")
     # auto falls back to the dense path, which R's fixture checks
     assert _fit("MD3", data, 3, "auto").table["df"].tolist() == _fit("MD3", data, 3, "dense").table["df"].tolist()
@@ -112,3 +112,13 @@ def test_block_elimination_equals_dense(monkeypatch, empty_share) -> None:
         dense = _fit("MD6", data, ss_type, "dense")
         np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
         np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9)
+
+
+def test_too_many_remaining_columns_is_a_design_error(monkeypatch) -> None:
+    from irmodels.models import _sparse_lsq
+
+    monkeypatch.setattr(_sparse_lsq, "MAX_FACTOR_COLUMNS", 10)
+    data = _design(2, 6, 5, 4, 1, 0.1)
+    with pytest.raises(DesignError, match=r"columns remain after absorbing topic:system, more than "
+                                          r"the 10 the exact factorisation handles"):
+        _fit("MD6", data, 2, "auto")
