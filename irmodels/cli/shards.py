@@ -115,11 +115,19 @@ def run(args: argparse.Namespace) -> int:
         docids = read_docids(args.docids) if args.docids else None
         collection = (runs, qrels, docids)
         source = f"runs {args.runs}, qrels {args.qrels}"
-    study = irm.studies.shards(
-        collection, n_shards=args.n_shards, n_splits=args.n_splits, models=models,
-        measure=args.measure, undefined=undefined, alpha=args.alpha, seed=args.seed,
-        backend=args.backend, n_workers=args.workers, progress=args.progress,
-    )
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = irm.studies.shards(
+            collection, n_shards=args.n_shards, n_splits=args.n_splits, models=models,
+            measure=args.measure, undefined=undefined, alpha=args.alpha, seed=args.seed,
+            backend=args.backend, n_workers=args.workers, progress=args.progress,
+        )
+    for w in caught:  # the API's words for the API, the files' names on the command line
+        text = str(w.message).replace(".runs['n_undefined']",
+                                      f"the column n_undefined of {args.out}/runs.csv")
+        warnings.warn_explicit(text, w.category, w.filename, w.lineno)
     elapsed = time.perf_counter() - t0
     final = out
     # written beside --out and renamed into place when complete: an existing study is kept

@@ -89,3 +89,11 @@ def test_evaluate_reads_a_run_on_standard_input(tmp_path, monkeypatch, capsys):
                  "--out", "-"]) == 0
     out = capsys.readouterr().out
     assert "AP,1," in out and "0.5" in out and "AP,2," in out
+
+
+def test_shards_warning_speaks_of_the_files_written(tmp_path, capsys):
+    out = tmp_path / "sh"
+    assert main(["shards", "--demo", "--preset", "tiny", "--n-shards", "10", "--n-splits", "1",
+                 "--models", "MD1,MD6", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"the column n_undefined of {out}/runs.csv" in err and ".runs[" not in err
