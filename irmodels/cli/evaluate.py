@@ -153,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
         runs = irm.read_runs(files, system_from=args.system_from)
     qrels = irm.read_qrels(args.qrels)
     shards = _read_shards(args.shards) if args.shards else None
+    from irmodels.cli._common import progress
+
+    progress(f"evaluating {', '.join(measures)} on {runs['system'].nunique()} run(s), "
+             f"{runs['topic'].nunique()} topic(s){' per shard' if shards is not None else ''} ...")
     data = irm.evaluate(runs, qrels, measures, shards=shards, undefined=policy,
                         depth=args.depth, relevance_level=args.relevance_level,
                         complete=args.complete)

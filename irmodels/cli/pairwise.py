@@ -83,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     if args.average:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
         data = irm.frame(mean)
+    if args.test in ("randomization", "bootstrap"):
+        from irmodels.cli._common import progress
+
+        progress(f"{args.test} test, {args.n_resamples} resamples per pair ...")
     try:
         res = irm.pairwise(
             data, args.test, pairs=args.pairs, alternative=args.alternative,
