@@ -50,6 +50,7 @@ from irmodels.errors import DataFormatError, DataQualityWarning, UsageError, req
 
 __all__ = [
     "check_topics",
+    "refuse_control_ids",
     "warn_topic_id_mismatch",
     "read_frame",
     "read_matrix",
@@ -73,8 +74,6 @@ _ODD_WS_BYTES = re.compile(
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
 _ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-# control bytes that are neither line endings nor separators (NUL included)
-_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1b\x7f]")
 _NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
@@ -137,12 +136,12 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
             f"the {what} has only blank lines ({n}); it holds no data",
             path=str(path),
         )
-    m = _CONTROL_BYTES.search(data)
-    if m is not None:
-        line = _line_at(data, m.start())
+    at = _first_byte_in(data, _CONTROL_LUT)
+    if at >= 0:
+        line = _line_at(data, at)
         raise DataFormatError(
-            f"the line contains the control character U+{data[m.start()]:04X} (byte "
-            f"0x{data[m.start()]:02x}); ids, names and numbers may not hold control "
+            f"the line contains the control character U+{data[at]:04X} (byte "
+            f"0x{data[at]:02x}); ids, names and numbers may not hold control "
             "characters (a NUL byte often means a binary or UTF-16 file). Remove it, or "
             "re-save the file as UTF-8 text.",
             path=str(path),
@@ -161,6 +160,29 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
             line=line,
         )
     return data
+
+
+def _byte_table(pattern: bytes) -> np.ndarray:
+    lut = np.zeros(256, dtype=bool)
+    lut[[b for b in range(256) if re.fullmatch(pattern, bytes([b]))]] = True
+    return lut
+
+
+# control bytes that are neither line endings nor separators (NUL included)
+_CONTROL_LUT = _byte_table(rb"[\x00-\x08\x0e-\x1b\x7f]")
+# every control byte (ids held in frames: no tab or line break either)
+_ANY_CONTROL_LUT = _byte_table(rb"[\x00-\x1f\x7f]")
+
+
+def _first_byte_in(data: bytes | memoryview, lut: np.ndarray, block: int = 1 << 22) -> int:
+    """Offset of the first byte of ``data`` marked in ``lut``, or -1 (vectorised, in blocks so
+    the temporary arrays stay small)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    for start in range(0, len(arr), block):
+        hit = lut[arr[start:start + block]]
+        if hit.any():
+            return start + int(hit.argmax())
+    return -1
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -1043,6 +1065,67 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike, *, force: bool = False) -> 
     with atomic_file(target, force=force) as tmp:
         out.to_csv(tmp, sep=" ", header=False, index=False, lineterminator="\n")
     return target
+
+
+def _utf8_buffers(values: pd.Series) -> Iterator[memoryview]:
+    """The UTF-8 data buffers of ``values`` as text (no per-value Python work when pyarrow can
+    hold them)."""
+    try:
+        import pyarrow as pa
+
+        arr = getattr(values.array, "_pa_array", None)  # pandas' pyarrow-backed str: no copy
+        if not isinstance(arr, pa.ChunkedArray) or not pa.types.is_large_string(arr.type) and (
+            not pa.types.is_string(arr.type)
+        ):
+            arr = pa.chunked_array([pa.array(values.astype(str), from_pandas=True)])
+    except Exception:  # noqa: BLE001 - pyarrow absent or an exotic dtype: join in Python
+        yield memoryview("\x1e".join(values.astype(str).tolist()).replace("\x1e", " ").encode())
+        return
+    for chunk in arr.chunks:
+        buffers = chunk.buffers()
+        if len(buffers) > 2 and buffers[2] is not None:
+            yield memoryview(buffers[2])
+        elif len(buffers) > 1 and buffers[-1] is not None:  # pragma: no cover - views
+            yield memoryview("".join(map(str, chunk.to_pylist())).encode())
+
+
+def refuse_control_ids(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    r"""Raise :class:`DataFormatError` when an id in ``columns`` holds a control character.
+
+    A NUL (or any control byte) in a docid, topic or system id compares differently in C
+    (trec_eval stops at a NUL) and in Python, so ids read from frames are checked the way the
+    file readers check them. The scan runs over pyarrow's data buffers (memchr speed); only a
+    hit is located value by value.
+
+    >>> import pandas as pd
+    >>> from irmodels.data.io import refuse_control_ids
+    >>> refuse_control_ids(pd.DataFrame({"docid": ["d1", "d\x002"]}), ["docid"], "runs")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.DataFormatError: runs column 'docid' has the id 'd\x002' with the control character U+0000 (row 1); ids may not hold control characters (a NUL often comes from a binary or UTF-16 file)
+    """
+    for col in columns:
+        if col not in df.columns:
+            continue
+        values = df[col]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = pd.Series(values.cat.categories)
+        if all(_first_byte_in(buf, _ANY_CONTROL_LUT) < 0 for buf in _utf8_buffers(values)):
+            continue
+        text = values.astype(str)
+        hit = text.str.contains(r"[\x00-\x1f\x7f]", regex=True).to_numpy()
+        if not hit.any():  # pragma: no cover - a control byte outside the values (a slice)
+            continue
+        i = int(np.flatnonzero(hit)[0])
+        ch = _CONTROL_CHARS_RE.search(text.iloc[i]).group(0)  # type: ignore[union-attr]
+        raise DataFormatError(
+            f"{what} column {col!r} has the id {text.iloc[i]!r} with the control character "
+            f"U+{ord(ch):04X} (row {i}); ids may not hold control characters (a NUL often "
+            "comes from a binary or UTF-16 file)"
+        )
+
+
+_CONTROL_CHARS_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _no_leading_zeros(topic: str) -> str:

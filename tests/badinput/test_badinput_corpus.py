@@ -402,6 +402,22 @@ CASES.update({
                                                     "measure": ["AP", "P10"],
                                                     "score": [0.1, 0.2]}))),
         DesignError, "pass aggregate='mean'"),
+    "evaluate-frame-nul-docid": api(
+        lambda: irm.evaluate(pd.DataFrame({"system": "s", "topic": ["1", "1"],
+                                           "docid": ["d1", "d\x002"], "score": [2.0, 1.0]}),
+                             pd.DataFrame({"topic": ["1"], "docid": ["d1"], "rel": [1]}), ["AP"]),
+        DataFormatError, "runs column 'docid' has the id 'd\\x002' with the control character U+0000"),
+    "evaluate-frame-nul-qrels-docid": api(
+        lambda: irm.evaluate(pd.DataFrame({"system": "s", "topic": ["1"], "docid": ["d1"],
+                                           "score": [2.0]}),
+                             pd.DataFrame({"topic": ["1"], "docid": ["d\x001"], "rel": [1]}),
+                             ["AP"]),
+        DataFormatError, "qrels column 'docid'"),
+    "evaluate-frame-tab-in-system": api(
+        lambda: irm.evaluate(pd.DataFrame({"system": "a\tb", "topic": ["1"], "docid": ["d1"],
+                                           "score": [2.0]}),
+                             pd.DataFrame({"topic": ["1"], "docid": ["d1"], "rel": [1]}), ["AP"]),
+        DataFormatError, "control character U+0009"),
     "leading-zeros-topics-warn": api(
         lambda: irm.evaluate(pd.DataFrame({"system": "s", "topic": ["051", "52"], "docid": "d",
                                            "score": 1.0}),
