@@ -1,9 +1,10 @@
 """Least squares for unbalanced crossed factor designs without a dense design matrix.
 
-Used by :func:`irmodels.anova` for models of factors (no covariates). The column space of every
-model compared by the sums of squares is the sum of the spaces of the cell indicators of its
-terms, whatever the coding (a term written without its margins spans every cell of its factors,
-as R codes it; a hierarchical model gives the same space with any contrasts). Each such model is
+Used by :func:`irmodels.anova` for every least-squares table but type III with covariates. The
+column space of every model compared by the sums of squares is the sum, over its terms, of the
+cell indicators of the term's factors times the product of its covariates, whatever the coding
+(a term written without its margins spans all of that, as R codes it; a hierarchical model gives
+the same space with any contrasts). Each such model is
 fitted by **absorbing** its term with the most cells (Frisch-Waugh-Lovell: subtracting cell
 means, one ``np.bincount``, as fixest/pyfixest "demean" does) and solving for the remaining
 terms exactly: they are coded by treatment contrasts in a ``scipy.sparse`` matrix ``X`` (one
@@ -23,8 +24,8 @@ the Wald statistic of its ``contr.sum`` coefficients, written as linear function
 cell effects and the treatment coefficients of the full model (the inclusion-exclusion contrast
 of the unweighted marginal means of the fitted cell table), ``SS = l' (L C L')^-1 l`` with ``C``
 the unscaled covariance from the same factorisation. It needs every absorbed cell observed and
-no aliasing; otherwise :class:`SparseUnavailable` is raised and the caller falls back to the
-dense path.
+no aliasing and no covariate; otherwise :class:`SparseUnavailable` is raised and the caller
+falls back to the dense path.
 
 Cost: one pass over the rows per model for the absorption and the sparse products, and a dense
 factorisation of the order of the number of remaining columns (1,341 for MD6 on 50 x 100 x 10).
@@ -88,13 +89,15 @@ class _Fit:
 
 
 class _Engine:
-    def __init__(self, y: np.ndarray, codes: Mapping[str, np.ndarray], n_levels: Mapping[str, int]):
+    def __init__(self, y: np.ndarray, codes: Mapping[str, np.ndarray], n_levels: Mapping[str, int],
+                 values: Mapping[str, np.ndarray] | None = None):
         self.y = y
         self.n = y.shape[0]
         self.codes = codes
+        self.values = values or {}
         self.L = {f: int(v) for f, v in n_levels.items()}
         self._cells: dict[frozenset[str], np.ndarray] = {}
-        self._treat: dict[frozenset[str], tuple[np.ndarray, np.ndarray]] = {}
+        self._treat: dict[frozenset[str], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         self._fits: dict[frozenset[frozenset[str]], _Fit] = {}
 
     # ---- codes
@@ -111,18 +114,24 @@ class _Engine:
     def n_cells(self, t: Term) -> int:
         return math.prod(self.L[f] for f in t.factors)
 
-    def treatment(self, t: Term) -> tuple[np.ndarray, np.ndarray]:
-        """Rows with every factor past its first level, and their treatment column (0-based)."""
+    def treatment(self, t: Term) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Rows with every factor past its first level, their treatment column (0-based) and
+        the value there (the product of the term's covariates; None for ones)."""
         out = self._treat.get(t.key)
         if out is None:
             ok = np.ones(self.n, dtype=bool)
             col = np.zeros(self.n, dtype=np.int64)
-            for f in t.factors:
+            for f in t.categorical_factors:
                 c = self.codes[f]
                 ok &= c > 0
                 col = col * (self.L[f] - 1) + np.maximum(c - 1, 0)
             rows = np.flatnonzero(ok)
-            out = (rows, col[rows])
+            vals = None
+            if t.numeric_factors:
+                vals = np.ones(rows.size)
+                for f in t.numeric_factors:
+                    vals = vals * self.values[f][rows]
+            out = (rows, col[rows], vals)
             self._treat[t.key] = out
         return out
 
@@ -137,7 +146,9 @@ class _Engine:
             f = _Fit(resid=y - y.mean(), rank=1)
             self._fits[key] = f
             return f
-        absorbed = max(terms, key=lambda t: (self.n_cells(t), -terms.index(t)))
+        factor_terms = [t for t in terms if not t.is_covariate]
+        absorbed = (max(factor_terms, key=lambda t: (self.n_cells(t), -terms.index(t)))
+                    if factor_terms else Term(()))  # no factor term: absorb the intercept
         cell = self.cells(absorbed)
         counts = np.bincount(cell, minlength=self.n_cells(absorbed)).astype(float)
         observed = int(np.count_nonzero(counts))
@@ -146,26 +157,28 @@ class _Engine:
         def demean(v: np.ndarray) -> np.ndarray:
             return v - (np.bincount(cell, weights=v, minlength=counts.size) / safe)[cell]
 
-        rest = _with_margins([t for t in terms if not t.key <= absorbed.key], absorbed)
+        rest = _with_margins([t for t in terms if t.is_covariate or not t.key <= absorbed.key],
+                             absorbed)
         yd = demean(y)
         if not rest:
             f = _Fit(resid=yd, rank=observed, absorbed=absorbed, cell=cell, counts=counts)
             self._fits[key] = f
             return f
-        rows_l, cols_l, columns = [], [], []
+        rows_l, cols_l, vals_l, columns = [], [], [], []
         offset = 0
         for t in rest:
-            rows, col = self.treatment(t)
-            size = math.prod(self.L[f] - 1 for f in t.factors)
+            rows, col, vals = self.treatment(t)
+            size = math.prod(self.L[f] - 1 for f in t.categorical_factors)
             used = np.bincount(col, minlength=size) > 0
             new_id = np.cumsum(used) - 1
             rows_l.append(rows)
+            vals_l.append(np.ones(rows.size) if vals is None else vals)
             cols_l.append(offset + new_id[col])
             columns.append((t, np.flatnonzero(used)))
             offset += int(used.sum())
         rows = np.concatenate(rows_l)
         cols = np.concatenate(cols_l)
-        X = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.n, offset))
+        X = sparse.csr_matrix((np.concatenate(vals_l), (rows, cols)), shape=(self.n, offset))
         D = sparse.csr_matrix((np.ones(self.n), (np.arange(self.n), cell)),
                               shape=(self.n, counts.size))
         S = (D.T @ X).tocsr()
@@ -205,7 +218,7 @@ class _Engine:
         offset = 0
         for u, kept in columns:
             shared = [f for f in u.factors if f in absorbed.key]
-            if shared and kept.size >= ELIMINATE_MIN:
+            if shared and kept.size >= ELIMINATE_MIN and not u.is_covariate:
                 levels = np.unravel_index(kept, [self.L[f] - 1 for f in u.factors])
                 pos = {f: i for i, f in enumerate(u.factors)}
                 group = np.zeros(kept.size, dtype=np.int64)
@@ -223,6 +236,8 @@ class _Engine:
     def wald_type3(self, full: _Fit, t: Term, terms: Sequence[Term]) -> float:
         A = full.absorbed
         assert A is not None and full.counts is not None and full.cell is not None
+        if any(u.is_covariate for u in terms):
+            raise SparseUnavailable("type III with covariates is computed densely")
         if np.any(full.counts == 0):
             raise SparseUnavailable("an absorbed cell is empty")
         n_rest = 0 if full.X is None else full.X.shape[1]
@@ -281,12 +296,16 @@ def _with_margins(rest: list[Term], absorbed: Term) -> list[Term]:
     out: list[Term] = []
     seen: set[frozenset[str]] = set()
     for t in rest:
-        for r in range(1, t.order):
-            for sub in combinations(t.factors, r):
-                k = frozenset(sub)
-                if k not in have and k not in seen and not k <= absorbed.key:
-                    seen.add(k)
-                    out.append(Term(sub))
+        cats, num = t.categorical_factors, t.numeric
+        # margins with the same covariates: (C' subset of C) x N; a pure-factor margin inside
+        # the absorbed term (or the intercept) is already there
+        for r in range(0 if num else 1, len(cats)):
+            for sub in combinations(cats, r):
+                k = frozenset(sub) | num
+                if k in have or k in seen or (not num and k <= absorbed.key):
+                    continue
+                seen.add(k)
+                out.append(Term(tuple(f for f in t.factors if f in k), num))
         if t.key not in seen:
             seen.add(t.key)
             out.append(t)
@@ -387,7 +406,8 @@ def _block_solver(X: sparse.csr_matrix, S: sparse.csr_matrix, winv: sparse.dia_m
 
 
 def fit_sparse(y: np.ndarray, terms: Sequence[Term], codes: Mapping[str, np.ndarray],
-               n_levels: Mapping[str, int], ss_type: int
+               n_levels: Mapping[str, int], ss_type: int,
+               values: Mapping[str, np.ndarray] | None = None
                ) -> tuple[np.ndarray, np.ndarray, float, int, np.ndarray]:
     """Sums of squares of ``terms`` (hierarchical, factors only) by sparse least squares.
 
@@ -404,7 +424,7 @@ def fit_sparse(y: np.ndarray, terms: Sequence[Term], codes: Mapping[str, np.ndar
     >>> df.tolist(), dfr
     ([2.0, 3.0], 34)
     """
-    eng = _Engine(np.asarray(y, dtype=float), codes, n_levels)
+    eng = _Engine(np.asarray(y, dtype=float), codes, n_levels, values)
     terms = list(terms)
     full = eng.fit(terms)
     n = y.shape[0]

@@ -652,10 +652,10 @@ def anova(
     method : {"auto", "balanced", "lstsq", "sparse", "dense"}
         ``"auto"`` uses the closed form when the design is balanced, least squares otherwise;
         ``"lstsq"`` forces least squares (to check the two agree); ``"balanced"`` raises if
-        the design is not balanced. Least squares of a hierarchical factor model is sparse
-        (:mod:`irmodels.models._sparse_lsq`: the largest term absorbed, no dense design);
-        models with covariates or missing margins, and type III tables the sparse path cannot
-        give exactly (aliasing, empty cells of the absorbed term), use a dense design.
+        the design is not balanced. Least squares is sparse
+        (:mod:`irmodels.models._sparse_lsq`: the largest factor term absorbed, no dense
+        design); type III tables with covariates or that the sparse path cannot give exactly
+        (aliasing, empty cells of the absorbed term) use a dense design.
         ``"sparse"`` and ``"dense"`` force one of the two least-squares paths (``"dense"`` is
         the reference the sparse path is tested against).
 
@@ -869,19 +869,14 @@ def anova(
 
 def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
              solver="auto"):
-    """Least-squares table: sparse for hierarchical factor models, else dense."""
-    sparse_ok = not any(t.is_covariate for t in terms)
-    if solver == "sparse" and not sparse_ok:
-        raise DesignError(
-            "method='sparse' fits models of factors; this one has covariates. Use "
-            "method='auto' or 'dense'."
-        )
-    if sparse_ok and solver != "dense":
+    """Least-squares table: sparse (:mod:`._sparse_lsq`) unless ``solver="dense"`` or the
+    sparse path cannot give it exactly (type III with covariates or aliasing)."""
+    if solver != "dense":
         from irmodels.models._sparse_lsq import SparseUnavailable, fit_sparse
 
         try:
             ss, df, ss_resid, df_resid, fitted = fit_sparse(
-                y, terms, codes, {f: len(v) for f, v in levels.items()}, ss_type)
+                y, terms, codes, {f: len(v) for f, v in levels.items()}, ss_type, values)
         except SparseUnavailable as exc:
             if solver == "sparse" or "columns remain" in str(exc):
                 raise DesignError(
@@ -893,7 +888,8 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), v
         else:
             if ss_type != 1 and (np.any(df == 0) or df_resid <= 0):
                 # the dense path's order of checks: sequential aliasing first
-                seq_df = fit_sparse(y, terms, codes, {f: len(v) for f, v in levels.items()}, 1)[1]
+                seq_df = fit_sparse(y, terms, codes, {f: len(v) for f, v in levels.items()}, 1,
+                                    values)[1]
                 _check_lsq(terms, seq_df, 1, 1, counts)
             _check_lsq(terms, df, df_resid, ss_type, counts)
             return ss, df, ss_resid, df_resid, fitted

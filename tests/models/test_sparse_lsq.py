@@ -74,10 +74,31 @@ def test_sparse_type3_needs_full_absorbed_cells() -> None:
     assert _fit("MD3", data, 3, "auto").table["df"].tolist() == _fit("MD3", data, 3, "dense").table["df"].tolist()
 
 
-def test_sparse_refuses_models_it_cannot_fit() -> None:
-    data = _design(1, 4, 3, 2, 1, 0.1).assign(x=lambda d: np.arange(len(d), dtype=float))
-    with pytest.raises(DesignError, match="method='sparse' fits models of factors"):
-        _fit("score ~ topic + system + x", data, 2, "sparse")
+COVARIATE_MODELS = ["score ~ topic + system + x", "score ~ system*x + shard",
+                    "score ~ topic + system:x", "score ~ x*z + system", "score ~ x",
+                    "score ~ topic*system + shard + x + system:x"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), t=st.integers(2, 5), s=st.integers(2, 4),
+       k=st.integers(2, 3), drop=st.floats(0.0, 0.4), model=st.sampled_from(COVARIATE_MODELS),
+       ss_type=st.sampled_from([1, 2, 3]))
+def test_sparse_with_covariates_equals_dense(seed, t, s, k, drop, model, ss_type) -> None:
+    data = _design(seed, t, s, k, 2, drop)
+    rng = np.random.default_rng(seed + 1)
+    data["x"] = rng.normal(size=len(data)).round(3)
+    data["z"] = rng.uniform(1, 5, len(data)).round(2)
+    try:
+        dense = _fit(model, data, ss_type, "dense")
+    except DesignError as exc:
+        with pytest.raises(DesignError) as info:
+            _fit(model, data, ss_type, "auto")
+        assert str(info.value) == str(exc)
+        return
+    fast = _fit(model, data, ss_type, "sparse" if ss_type < 3 else "auto")
+    np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
+    np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fast.fitted, dense.fitted, rtol=0, atol=1e-10)
 
 
 def test_sparse_path_has_no_dense_limit(monkeypatch) -> None:
