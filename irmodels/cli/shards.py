@@ -82,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.errors import UsageError
+    from irmodels.data.io import warn_topic_id_mismatch
     from irmodels.replicates.sharding import read_docids
 
     out = Path(args.out)
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--runs needs --qrels FILE (the relevance judgments)")
         runs = irm.read_runs(args.runs)
         qrels = irm.read_qrels(args.qrels)
+        warn_topic_id_mismatch(runs["topic"], qrels["topic"])  # "051" vs "51"
         docids = read_docids(args.docids) if args.docids else None
         collection = (runs, qrels, docids)
         source = f"runs {args.runs}, qrels {args.qrels}"

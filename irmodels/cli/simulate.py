@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     import irmodels as irm
     from irmodels.data.frame import natural_key
+    from irmodels.data.io import warn_topic_id_mismatch
     from irmodels.errors import UsageError
     from irmodels.studies import document_samples as ds
 
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         runs = irm.read_runs(args.runs) if Path(args.runs).is_dir() else irm.read_run(args.runs)
         qrels = irm.read_qrels(args.qrels)
+        warn_topic_id_mismatch(runs["topic"], qrels["topic"])  # "051" vs "51"
     systems = None
     if args.systems is not None:
         names = sorted(runs["system"].astype(str).unique(), key=natural_key)
