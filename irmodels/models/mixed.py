@@ -1307,7 +1307,7 @@ def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: 
             best[0], best[1] = f.deviance, f.gradient
         return f.deviance, f.gradient
 
-    opts = {"maxiter": maxiter, "maxfun": 5 * maxiter, "ftol": 1e-15, "gtol": tol}
+    opts = {"maxiter": maxiter, "maxfun": 5 * maxiter, "ftol": 1e-15, "gtol": tol, "maxls": 10}
     with np.errstate(all="ignore"):
         res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                                 options=opts)
