@@ -47,6 +47,8 @@ EXIT_CODES = {
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); no partial output is left",
     EXIT_SOFTWARE: "internal error (a bug in irmodels: please report it)",
 }
+_EXIT_NOTE = ("Exit status: 0 success, 1 bad input data, 2 usage error, 3 environment "
+              "(cannot write, scheduler unreachable), 130 interrupted.")
 _EPILOG = (
     "Run 'irmodels COMMAND --help' for the options of a command. Exit status: 0 success; "
     "1 bad input data (file:line named); 2 usage error (bad option, missing input path, "
@@ -131,6 +133,10 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
                 continue
             raise
         module.register(sub)
+    for command in sub.choices.values():  # every command's --help ends with the exit statuses
+        text = (command.epilog or "").rstrip()
+        command.epilog = (text + ("" if not text or text.endswith(".") else ".") + " "
+                          + _EXIT_NOTE).lstrip()
     return parser
 
 
