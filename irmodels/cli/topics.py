@@ -55,7 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: irmodels topics --dataset adhoc8 --measure AP --sizes 5,10,25 --out t/",
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("data", metavar="DATA", nargs="?", help="scores: long frame or wide matrix")
+    src.add_argument("data", metavar="DATA", nargs="?",
+                     help="scores: long frame or wide matrix, - (standard input) or a dataset "
+                          "COLLECTION:MEASURE (adhoc8:AP)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")
     p.add_argument("--measure", help="measure (with --dataset, or when DATA holds several)")
     p.add_argument("--sizes", type=int_list, default=None, metavar="C,C,...",
@@ -91,9 +96,11 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and out.exists() and not out.is_dir():
         raise DataFormatError(f"--out {out} exists and is not a directory; give a directory")
     if args.dataset:
-        data = irm.datasets.load(args.dataset, args.measure)
+        from irmodels.cli._common import select_systems
+
+        data = select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
     else:
-        data = load_data(args.data, measure=args.measure)
+        data = load_data(args.data, measure=args.measure, systems=args.systems)
     study = irm.studies.topic_sets(
         data, sizes=args.sizes, n_samples=args.n_samples, method=args.method, test=args.test,
         alpha=args.alpha, bin_width=args.bin_width, n_resamples=args.n_resamples,

@@ -97,3 +97,9 @@ def test_shards_warning_speaks_of_the_files_written(tmp_path, capsys):
                  "--models", "MD1,MD6", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"the column n_undefined of {out}/runs.csv" in err and ".runs[" not in err
+
+
+def test_topics_takes_systems_and_a_dataset_name(tmp_path, capsys):
+    assert main(["topics", "adhoc3:AP", "--systems", "sys1,sys2,sys3,sys4", "--sizes", "5",
+                 "--n-samples", "20", "--out", str(tmp_path / "t")]) == 0
+    assert "50 topics x 4 systems" in capsys.readouterr().out
