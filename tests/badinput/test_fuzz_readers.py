@@ -70,3 +70,43 @@ def test_mutated_valid_files(name: str, edits: list[tuple[int, int]]) -> None:
                                min_size=1, max_size=7), min_size=1, max_size=8))
 def test_random_token_streams(name: str, lines: list[list[str]]) -> None:
     _read(name, "\n".join(" ".join(toks) for toks in lines).encode())
+
+
+_SCORE_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.booleans(),
+    st.complex_numbers(max_magnitude=10),
+    st.datetimes(),
+    st.none(),
+    st.text(alphabet="0123456789.e-x ", max_size=6),
+)
+
+
+@SETTINGS
+@given(values=st.lists(_SCORE_VALUES, min_size=1, max_size=6))
+def test_frame_scores_are_exact_or_refused(values: list) -> None:
+    """frame() either refuses a score column or keeps every value exactly: no complex part
+    dropped, no date turned into nanoseconds, no big integer rounded, no boolean counted."""
+    raw = pd.DataFrame({"topic": [str(i) for i in range(len(values))], "system": "a",
+                        "score": pd.Series(values, dtype=object)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = irm.frame(raw, nan="drop")
+        except IRModelsError:
+            return
+    kept = dict(zip(out["topic"].astype(str), out["score"]))
+    for i, v in enumerate(values):
+        if str(i) not in kept:
+            assert v is None or (isinstance(v, float) and v != v) or (
+                isinstance(v, str) and v.strip().lower() in ("", "nan"))
+            continue
+        got = kept[str(i)]
+        assert not isinstance(v, (bool, complex)) and not hasattr(v, "year"), (v, got)
+        if isinstance(v, int):
+            assert got == v and int(got) == v
+        elif isinstance(v, float):
+            assert got == v
+        else:
+            assert got == float(v)
