@@ -67,14 +67,12 @@ def score_model_fits(coll, n_ref: int) -> None:
     from irmodels.replicates import _reference
     from irmodels.replicates.documents import _observed, _silverman, fit_score_models
 
-    obs, _ = _observed(coll.runs, coll.qrels, 1000, 1, None, None)
+    obs = _observed(coll.runs, coll.qrels, 1000, 1, None, None)
     rel, non = [], []
-    for _, g in obs.groupby(["system", "topic"], sort=False):
-        r = g["rel"].to_numpy(bool)
-        sc = g["score"].to_numpy(float)
-        if r.any():
-            rel.append(sc[r])
-        non.append(sc[~r])
+    for _, _, r, n in obs.groups():
+        if len(r):
+            rel.append(r)
+        non.append(n)
     rng = np.random.default_rng(0)
     pick = rng.choice(len(rel), size=min(n_ref, len(rel)), replace=False)
     pick_non = rng.choice(len(non), size=min(n_ref, len(non)), replace=False)

@@ -377,7 +377,8 @@ class Hits:
         if where is not None:
             c = c[where]
             weights = None if weights is None else weights[where]
-        return np.bincount(c, weights=weights, minlength=self.n_cells).astype(np.float64)
+        return np.asarray(np.bincount(c, weights=weights, minlength=self.n_cells),
+                          dtype=np.float64)
 
 
 def hits_from_ranks(ranks: np.ndarray, n_rel: np.ndarray) -> Hits:
@@ -388,12 +389,9 @@ def hits_from_ranks(ranks: np.ndarray, n_rel: np.ndarray) -> Hits:
     ([0, 0], [1.0, 3.0], [1.0, 2.0])
     """
     ranks = np.asarray(ranks, dtype=np.float64)
-    C, K = ranks.shape
-    valid = np.isfinite(ranks)
-    cell = np.repeat(np.arange(C, dtype=np.int64), K)[valid.reshape(-1)]
-    nrel = np.broadcast_to(np.arange(1.0, K + 1.0), (C, K))[valid]
-    return Hits(cell=cell, rank=ranks[valid], nrel=nrel,
-                n_rel=np.asarray(n_rel, dtype=np.float64), n_cells=C)
+    cell, col = np.nonzero(np.isfinite(ranks))
+    return Hits(cell=cell, rank=ranks[cell, col], nrel=col + 1.0,
+                n_rel=np.asarray(n_rel, dtype=np.float64), n_cells=ranks.shape[0])
 
 
 def binary_ideal_dcg(n_rel: np.ndarray, k: int | None) -> np.ndarray:

@@ -55,7 +55,7 @@ from scipy import special, stats
 
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
-from irmodels.data.frame import frame, require_columns
+from irmodels.data.frame import frame, natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
 
 __all__ = [
@@ -503,28 +503,60 @@ def _simulated_measure(measure: str | Measure) -> Measure:
 # ---------------------------------------------------------------------------------------------
 # the public driver
 # ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Observed:
+    """The top ``depth`` documents of every selected (system, topic) in trec_eval order."""
+
+    topic: list[str]         # topic of each (system, topic) group, groups in label order
+    system: list[str]        # its system
+    bounds: np.ndarray       # (G + 1,) row bounds of the groups
+    score: np.ndarray        # (N,) scores, each group in trec_eval order
+    rel: np.ndarray          # (N,) bool: relevant
+    n_rel: dict[str, int]    # relevant documents per topic (topics with at least one)
+
+    def groups(self):
+        """``(topic, system, relevant scores, non-relevant scores)`` per group."""
+        for g, (i, j) in enumerate(zip(self.bounds[:-1], self.bounds[1:])):
+            rel, sc = self.rel[i:j], self.score[i:j]
+            yield self.topic[g], self.system[g], sc[rel], sc[~rel]
+
+
+def _lexical_rank(labels: np.ndarray) -> np.ndarray:
+    """Rank of each label in string (code point) order."""
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[np.argsort(labels.astype(str), kind="stable")] = np.arange(len(labels))
+    return rank
+
+
+def _selected(codes: np.ndarray, labels: np.ndarray, wanted: Sequence[str] | None) -> np.ndarray:
+    if wanted is None:
+        return np.ones(len(codes), dtype=bool)
+    return np.isin(labels.astype(str), [str(x) for x in wanted])[codes]
+
+
 def _observed(
     runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, level: int,
     systems: Sequence[str] | None, topics: Sequence[str] | None,
-) -> tuple[pd.DataFrame, pd.Series]:
+) -> _Observed:
     """The top ``depth`` documents of every selected (system, topic), in trec_eval order, with
-    their relevance; and the number of relevant documents per topic."""
+    their relevance; and the number of relevant documents per topic. Labels are encoded once
+    (dictionary encoding, as :func:`irmodels.evaluate`); strings are made only per group."""
+    from irmodels.data.measures import _factorize
+
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
-    keep = np.ones(len(runs), dtype=bool)
-    if systems is not None:
-        keep &= runs["system"].astype(str).isin([str(x) for x in systems]).to_numpy()
-    if topics is not None:
-        keep &= runs["topic"].astype(str).isin([str(x) for x in topics]).to_numpy()
-    r = runs.loc[keep, ["system", "topic", "docid", "score"]]
-    # integer codes for everything; strings are materialised only for the kept rows
-    s_codes, s_uniq = pd.factorize(r["system"].astype(str), sort=True)
-    t_codes, t_uniq = pd.factorize(r["topic"].astype(str), sort=True)
-    d_codes, d_uniq = pd.factorize(r["docid"].astype(str), sort=True)
-    score = r["score"].to_numpy(dtype=float)
+    s_codes, s_uniq = _factorize(runs["system"])
+    t_codes, t_uniq = _factorize(runs["topic"])
+    keep = _selected(s_codes, s_uniq, systems) & _selected(t_codes, t_uniq, topics)
+    d_codes, d_uniq = _factorize(runs["docid"])
+    score = runs["score"].to_numpy(dtype=float)
+    if not keep.all():
+        s_codes, t_codes, d_codes, score = (a[keep] for a in (s_codes, t_codes, d_codes, score))
+    s_key, t_key, d_key = (_lexical_rank(u)[c] for u, c in
+                           ((s_uniq, s_codes), (t_uniq, t_codes), (d_uniq, d_codes)))
     # trec_eval order: (system, topic) groups, score (as a C float) descending, docid descending
-    order = np.lexsort((-d_codes, -trec_order_key(score), t_codes, s_codes))
-    group = s_codes[order].astype(np.int64) * (len(t_uniq) + 1) + t_codes[order]
+    order = np.lexsort((-d_key, -trec_order_key(score), t_key, s_key))
+    group = s_key[order] * (len(t_uniq) + 1) + t_key[order]
     start = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
     pos = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start, len(order)]))
     order = order[pos < depth]
@@ -534,19 +566,20 @@ def _observed(
     relevant = q.loc[q["rel"] >= level]
     n_rel = relevant.groupby("topic").size()
     # relevance of each kept row by integer keys (topic code, docid code)
-    qt = pd.Index(t_uniq).get_indexer(relevant["topic"])
-    qd = pd.Index(d_uniq).get_indexer(relevant["docid"])
+    qt = pd.Index(t_uniq.astype(str)).get_indexer(relevant["topic"])
+    qd = pd.Index(d_uniq.astype(str)).get_indexer(relevant["docid"])
     found = (qt >= 0) & (qd >= 0)
     n_d = np.int64(len(d_uniq) + 1)
     rel_keys = qt[found].astype(np.int64) * n_d + qd[found]
     row_keys = t_codes[order].astype(np.int64) * n_d + d_codes[order]
-    out = pd.DataFrame({
-        "system": np.asarray(s_uniq, dtype=object)[s_codes[order]],
-        "topic": np.asarray(t_uniq, dtype=object)[t_codes[order]],
-        "score": score[order],
-        "rel": np.isin(row_keys, rel_keys),
-    })
-    return out, n_rel
+    group = group[pos < depth] if len(order) else group[:0]
+    first = np.r_[0, np.flatnonzero(np.diff(group)) + 1] if len(order) else np.zeros(0, np.int64)
+    return _Observed(
+        topic=[str(t) for t in t_uniq[t_codes[order[first]]]],
+        system=[str(x) for x in s_uniq[s_codes[order[first]]]],
+        bounds=np.r_[first, len(order)], score=score[order], rel=np.isin(row_keys, rel_keys),
+        n_rel={str(k): int(v) for k, v in n_rel.items()},
+    )
 
 
 def document_samples(
@@ -628,10 +661,10 @@ def document_samples(
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     measure = _simulated_measure(measure).name  # validate the name early
-    obs, n_rel = _observed(runs, qrels, depth, relevance_level, systems, topics)
-    if obs.empty:
+    obs = _observed(runs, qrels, depth, relevance_level, systems, topics)
+    if len(obs.score) == 0:
         raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
-    missing_topics = sorted(set(obs["topic"]) - set(n_rel.index))
+    missing_topics = sorted(set(obs.topic) - set(obs.n_rel))
     if missing_topics:
         warnings.warn(
             f"{len(missing_topics)} topic(s) have no relevant document in the qrels and are "
@@ -639,14 +672,8 @@ def document_samples(
             DataQualityWarning,
             stacklevel=2,
         )
-        obs = obs.loc[~obs["topic"].isin(missing_topics)]
-    groups = []
-    sys_arr, top_arr = obs["system"].to_numpy(), obs["topic"].to_numpy()
-    rel_arr, score_arr = obs["rel"].to_numpy(dtype=bool), obs["score"].to_numpy(dtype=float)
-    bounds = np.r_[0, np.flatnonzero((sys_arr[1:] != sys_arr[:-1]) | (top_arr[1:] != top_arr[:-1])) + 1, len(obs)]
-    for i, j in zip(bounds[:-1], bounds[1:]):
-        rel, sc = rel_arr[i:j], score_arr[i:j]
-        groups.append((str(top_arr[i]), str(sys_arr[i]), sc[rel], sc[~rel], int(n_rel.loc[top_arr[i]])))
+    groups = [(topic, system, rel, non, obs.n_rel[topic])
+              for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
     seeds = np.random.SeedSequence(seed).spawn(len(groups))
     units = [
         (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
@@ -661,22 +688,26 @@ def document_samples(
         nested = parallel.map(_simulate_chunk, chunks, backend=backend, n_workers=n_workers,
                               progress=progress)
         results = [r for part in nested for r in part]
-    rows_topic, rows_system, rows_sample, rows_score, records = [], [], [], [], []
-    for (topic, system, *_), (values, samples, rec) in zip(groups, results):
-        rows_topic.append(np.full(len(values), topic, dtype=object))
-        rows_system.append(np.full(len(values), system, dtype=object))
-        rows_sample.append(samples)
-        rows_score.append(values)
-        records.append({"topic": topic, "system": system, **rec})
-    long = pd.DataFrame(
-        {
-            "measure": measure,
-            "topic": np.concatenate(rows_topic),
-            "system": np.concatenate(rows_system),
-            "sample": np.concatenate(rows_sample),
-            "score": np.concatenate(rows_score),
-        }
-    )
+    # the long frame from codes: labels are repeated as integer codes, not strings
+    lengths = np.array([len(values) for values, _, _ in results], dtype=np.int64)
+    topic_levels = sorted({g[0] for g in groups}, key=natural_key)
+    system_levels = sorted({g[1] for g in groups}, key=natural_key)
+    t_index, s_index = pd.Index(topic_levels), pd.Index(system_levels)
+    unit_topic = t_index.get_indexer([g[0] for g in groups])
+    unit_system = s_index.get_indexer([g[1] for g in groups])
+    samples_all = np.concatenate([samples for _, samples, _ in results]).astype(np.int64)
+    long = pd.DataFrame({
+        "measure": pd.Categorical.from_codes(np.zeros(int(lengths.sum()), dtype=np.int8),
+                                             categories=[measure]),
+        "topic": pd.Categorical.from_codes(np.repeat(unit_topic, lengths),
+                                           categories=topic_levels),
+        "system": pd.Categorical.from_codes(np.repeat(unit_system, lengths),
+                                            categories=system_levels),
+        "sample": pd.Categorical.from_codes(samples_all - 1,
+                                            categories=[str(i) for i in range(1, n_samples + 1)]),
+        "score": np.concatenate([values for values, _, _ in results]).astype(np.float64),
+    })
+    records = [{"topic": g[0], "system": g[1], **rec} for g, (_, _, rec) in zip(groups, results)]
     out = frame(long)
     record = pd.DataFrame.from_records(records)
     out.attrs["record"] = record.to_dict("list")  # JSON-able: see sample_record
