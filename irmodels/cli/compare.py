@@ -14,6 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from irmodels._safeio import atomic_file, check_target, write_text
+from irmodels.cli._options import add_force
 from irmodels.errors import DataFormatError
 
 
@@ -54,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--latex", metavar="FILE",
                    help="write the LaTeX table (booktabs) to FILE ('-': standard output)")
     p.add_argument("--out", metavar="FILE", help="write the tidy table (CSV) to FILE")
+    add_force(p)  # irmodels._safeio: outputs are atomic, an existing one is refused
     p.set_defaults(func=run)
 
 
@@ -97,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.alpha < 1:
         raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
+    for target in (args.latex, args.out):
+        if target and target != "-":
+            check_target(target, force=args.force)  # refuse before the work
     if args.qrels:
         data = _from_runs(args, list(args.measures or ["AP", "nDCG@10"]))
     else:
@@ -109,10 +115,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(res.summary(args.digits))
     if args.latex:
-        Path(args.latex).write_text(res.to_latex(digits=args.digits) + "\n", encoding="utf-8")
+        write_text(args.latex, res.to_latex(digits=args.digits) + "\n", force=args.force)
         print(f"wrote the LaTeX table to {args.latex}", file=sys.stderr)
     if args.out:
-        res.to_frame().to_csv(args.out, index=False)
+        with atomic_file(args.out, force=args.force) as tmp:
+            res.to_frame().to_csv(tmp, index=False)
         print(f"wrote {len(res.systems)} systems x {len(res.measures)} measures to {args.out}",
               file=sys.stderr)
     return 0

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._common import int_list
+from irmodels.cli._options import add_force
 
 
 def _tests(text: str) -> list[str]:
@@ -82,6 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=_positive, default=None,
                    help="processes for --backend processes")
     p.add_argument("--out", "-o", metavar="DIR", help="write tables and a figure to DIR")
+    add_force(p)  # irmodels._safeio: DIR is built aside and renamed; an existing one is refused
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     p.set_defaults(func=run)
@@ -90,11 +93,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.cli._common import load_data
-    from irmodels.errors import DataFormatError
 
     out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise DataFormatError(f"--out {out} exists and is not a directory; give a directory")
+    if out is not None:
+        check_target(out, force=args.force, kind="dir")  # refuse before the work
     if args.dataset:
         from irmodels.cli._common import select_systems
 
@@ -108,12 +110,13 @@ def run(args: argparse.Namespace) -> int:
     )
     print(study.summary())
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        study.to_frame().to_csv(out / "summary.csv", index=False)
-        for name in ("swap_rates", "discriminative_power", "agreement", "rank_agreement", "asl"):
-            getattr(study, name).to_csv(out / f"{name}.csv", index=False)
-        (out / "tables.tex").write_text(study.to_latex() + "\n", encoding="utf-8")
-        study.plot().savefig(out / "topic_sets.png", dpi=120)
+        with atomic_dir(out, force=args.force) as tmp:  # complete or absent, never mixed
+            study.to_frame().to_csv(tmp / "summary.csv", index=False)
+            for name in ("swap_rates", "discriminative_power", "agreement", "rank_agreement",
+                         "asl"):
+                getattr(study, name).to_csv(tmp / f"{name}.csv", index=False)
+            (tmp / "tables.tex").write_text(study.to_latex() + "\n", encoding="utf-8")
+            study.plot().savefig(tmp / "topic_sets.png", dpi=120)
         print(f"wrote summary.csv, swap_rates.csv, discriminative_power.csv, agreement.csv, "
               f"rank_agreement.csv, asl.csv, tables.tex and topic_sets.png to {out}")
     return 0

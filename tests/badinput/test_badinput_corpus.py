@@ -616,6 +616,15 @@ CLI_CASES: dict[str, Cli] = {
     "standardize-apply-out-exists": Cli(("standardize", "apply", "{d}/m.csv", "--factors", "{d}/z",
                                          "--out", "{d}/o.csv"), 2, "{d}/o.csv already exists",
                                         {"m.csv": MATRIX, "z": b"x", "o.csv": b"keep"}),
+    # compare / topics (outputs through irmodels._safeio too)
+    "compare-out-exists": Cli(("compare", "{d}/m.csv", "--out", "{d}/c.csv"), 2,
+                              "{d}/c.csv already exists", {"m.csv": MATRIX, "c.csv": b"keep"}),
+    "compare-latex-exists": Cli(("compare", "{d}/m.csv", "--latex", "{d}/c.tex"), 2,
+                                "{d}/c.tex already exists", {"m.csv": MATRIX, "c.tex": b"keep"}),
+    "topics-out-exists": Cli(("topics", "{d}/m.csv", "--out", "{d}/t"), 2,
+                             "{d}/t already exists", {"m.csv": MATRIX, "t/summary.csv": b"old"}),
+    "topics-out-is-file": Cli(("topics", "{d}/m.csv", "--out", "{d}/m.csv"), 2,
+                              "not a directory", {"m.csv": MATRIX}),
     # demo
     "demo-out-exists": Cli(("demo", "--out", "{d}/demo", "--preset", "tiny"), 2,
                            "{d}/demo already exists", {"demo/old.txt": b"older collection"}),
