@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
-from irmodels.cli._options import add_force
+from irmodels.cli._options import add_force, nonnegative_int, open_unit, seed
 from irmodels.errors import DataFormatError
 
 
@@ -48,11 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    default="tukey", help="significance test (default tukey)")
     p.add_argument("--adjust", choices=["holm", "bonferroni", "bh", "none"], default="holm",
                    help="adjustment of the paired tests (default holm; Tukey needs none)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--baseline", metavar="NAME",
                    help="compare every system with this one only (dagger marks)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the randomization test")
-    p.add_argument("--digits", type=int, default=4, help="decimals of the means (default 4)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the randomization test")
+    p.add_argument("--digits", type=nonnegative_int, default=4, help="decimals of the means (default 4)")
     p.add_argument("--latex", metavar="FILE",
                    help="write the LaTeX table (booktabs) to FILE ('-': standard output)")
     p.add_argument("--out", metavar="FILE", help="write the tidy table (CSV) to FILE")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._common import int_list
-from irmodels.cli._options import add_force
+from irmodels.cli._options import add_force, open_unit, positive_float, seed
 
 
 def _tests(text: str) -> list[str]:
@@ -73,12 +73,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="how the two sets are drawn (default disjoint)")
     p.add_argument("--test", type=_tests, default=["tukey"], metavar="TEST,...",
                    help="tukey (default), t, wilcoxon, randomization; comma-separated")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--bin-width", type=float, default=0.01,
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--bin-width", type=positive_float, default=0.01,
                    help="width of the difference bins of the swap rates (default 0.01)")
     p.add_argument("--n-resamples", type=_positive, default=1000,
                    help="resamples of the randomization test (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the study (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the study (default 0)")
     p.add_argument("--backend", default="serial",
                    help="serial (default), processes, or a Dask scheduler address")
     p.add_argument("--workers", type=_positive, default=None,
