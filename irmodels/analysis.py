@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from irmodels.formula.spec import ModelSpec
     from irmodels.reporting.report import Report
 
-__all__ = ["build_report", "demo_report", "select_measure"]
+__all__ = ["build_report", "comparison_table", "demo_report", "select_measure"]
 
 
 def build_report(
@@ -201,16 +201,9 @@ def demo_report(
     notes: list[str] = []
     comparison = None
     if len(compare_measures) > 1:
-        compare = getattr(irm, "compare", None) if "compare" in getattr(irm, "_LAZY", {}) else None
-        if compare is None:
-            notes.append("The comparison table (irm.compare) is not available in this version.")
-        else:
-            say(f"comparison table of {', '.join(compare_measures)}")
-            sub = scores[scores["measure"].astype(str).isin(list(compare_measures))]
-            first = scores[scores["measure"].astype(str) == measure]
-            means = first.groupby("system", observed=True)["score"].mean()
-            top = [str(s) for s in means.sort_values(ascending=False).index[:compare_top]]
-            comparison = compare(sub, alpha=alpha, systems=top)
+        say(f"comparison table of {', '.join(compare_measures)}")
+        sub = scores[scores["measure"].astype(str).isin(list(compare_measures))]
+        comparison = comparison_table(sub, measure, top=compare_top, alpha=alpha)
     say(f"shard study: MD1 on the whole collection, MD6 on S = {n_shards} shards")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -228,6 +221,31 @@ def demo_report(
 
         rep = replace(rep, notes=tuple(rep.notes) + tuple(notes))
     return rep
+
+
+def comparison_table(scores: pd.DataFrame, measure: str, *, top: int = 10,
+                     alpha: float = 0.05) -> Any:
+    """``irm.compare`` of the ``top`` systems of highest mean ``measure``, on every measure of
+    ``scores`` (topic-blocked Tukey HSD): the comparison table of the report.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, irmodels as irm
+    >>> rng = np.random.default_rng(0)
+    >>> w = pd.DataFrame(rng.random((10, 5)) + np.linspace(0, 0.4, 5), columns=list("abcde"))
+    >>> two = pd.concat([irm.from_wide(w, measure="AP"), irm.from_wide(w ** 2, measure="P@10")])
+    >>> comparison_table(irm.frame(two), "AP", top=3).systems
+    ['e', 'c', 'd']
+    """
+    from irmodels.inference.compare import compare
+
+    first = scores[scores["measure"].astype(str) == measure]
+    if first.empty:
+        raise DataFormatError(f"measure {measure!r} is not in the scores; measures present: "
+                              f"{', '.join(map(str, pd.unique(scores['measure'].astype(str))))}.")
+    means = first.groupby("system", observed=True)["score"].mean()
+    best = [str(s) for s in means.sort_values(ascending=False, kind="stable").index[:top]]
+    return compare(scores, alpha=alpha, systems=best)
 
 
 def select_measure(data: pd.DataFrame, measure: str | None) -> pd.DataFrame:

@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         measure = args.measure or "AP"
         report = demo_report(measure, alpha=args.alpha, title=args.title, progress=say)
     else:
+        comparison = None
         if args.demo:
             say("generating and evaluating the demo collection")
             data = demo_scores(args.measure)
@@ -138,12 +139,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             from irmodels.cli._common import load_data
 
-            data = load_data(args.data, measure=args.measure, single_measure=False,
+            data = load_data(args.data, measure=None, single_measure=False,
                              systems=args.systems)
             measure = args.measure
             title = args.title
+            n_measures = data["measure"].nunique() if "measure" in data.columns else 1
+            if n_measures > 1 and measure is not None:
+                from irmodels.analysis import comparison_table
+
+                say(f"comparison table of the 10 best systems on {n_measures} measures")
+                comparison = comparison_table(data, measure, alpha=args.alpha)
         say(f"fitting {model}, Tukey HSD, G-study and residual diagnostics")
-        report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title)
+        report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title,
+                              comparison=comparison)
     say("writing the report")
     with atomic_dir(out, force=args.force) as tmp:
         written = report.save(tmp, formats=("html", "md"), latex=args.latex)

@@ -271,3 +271,14 @@ def test_no_horizontal_overflow_at_1280px_in_chromium(report, tmp_path):
     assert rule in page
     assert "TABLE" in overflow(page.replace(rule, "").replace("overflow-wrap: anywhere;", ""),
                                "control.html")
+
+
+def test_cli_report_with_several_measures_adds_the_comparison_table(tmp_path, capsys):
+    demo = irm.collection.generate(preset="tiny", seed=0)
+    scores = irm.evaluate(demo.runs, demo.qrels, ["AP", "nDCG@10"])
+    irm.write_frame(scores, tmp_path / "scores.csv")
+    assert main(["report", str(tmp_path / "scores.csv"), "--measure", "AP",
+                 "--out", str(tmp_path / "r")]) == 0
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "<h2>Comparison table</h2>" in page and "nDCG@10" in page
+    assert "comparison table of the 10 best systems on 2 measures" in capsys.readouterr().err
