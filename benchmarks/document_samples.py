@@ -101,14 +101,18 @@ def score_model_fits(coll, n_ref: int) -> None:
               f"pair ({len(sub)} pairs); {ref_pp / new_pp:5.1f}x (load {t_ref.load:.1f})")
 
 
-def simulator(coll, model: str, C: int, systems: list[str]) -> tuple[float, int, pd.DataFrame]:
+def simulator(coll, model: str, C: int, systems: list[str], backend: str = "serial"
+              ) -> tuple[float, int, pd.DataFrame]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irm.IRModelsWarning)
         with Timer() as t:
             sims = irm.replicates.document_samples(coll.runs, coll.qrels, model=model,
-                                                   n_samples=C, systems=systems, seed=1)
+                                                   n_samples=C, systems=systems, seed=1,
+                                                   backend=backend, n_workers=2)
     n = C * len(coll.topics) * len(systems)
-    print(f"  {model:9s} C = {C:4d}: {n:>9,} rankings in {t.wall:6.1f} s wall "
+    simulator.wall = t.wall  # type: ignore[attr-defined]
+    label = model if backend == "serial" else f"{model} ({backend})"
+    print(f"  {label:9s} C = {C:4d}: {n:>9,} rankings in {t.wall:6.1f} s wall "
           f"({t.cpu:6.1f} s CPU, load {t.load:.1f}): {n / t.wall:>10,.0f} rankings/s wall, "
           f"{n / t.cpu:>10,.0f} /s CPU")
     return t.cpu, n, sims
@@ -246,8 +250,13 @@ def main() -> None:
     print("1. simulator throughput (50 topics x 40 runs, depth 1000, AP)")
     best = None
     for C in Cs:
-        cpu, n, _ = simulator(coll, "bootstrap", C, systems)
+        cpu, n, serial_sims = simulator(coll, "bootstrap", C, systems)
         best = n / cpu
+    serial_wall = simulator.wall  # type: ignore[attr-defined]
+    _, _, proc_sims = simulator(coll, "bootstrap", Cs[-1], systems, backend="processes")
+    pd.testing.assert_frame_equal(serial_sims, proc_sims)
+    print(f"  processes (2 workers) over serial at C = {Cs[-1]}: "
+          f"{serial_wall / simulator.wall:.2f}x (identical samples)")  # type: ignore[attr-defined]
     small_C = 20 if args.quick else 100
     for model in ("kde", "gmg"):
         simulator(coll, model, small_C, systems[:10])
