@@ -69,7 +69,8 @@ class MixedAnovaResult(TableAccess, ResultDisplay):
         return [("F tests of fixed effects", self.table)]
 
     def __repr__(self) -> str:
-        return f"<MixedAnovaResult type {self.type}, {self.ddf} df, {len(self.table)} terms: {self.model}>"
+        return (f"<MixedAnovaResult type {self.type}, {self.ddf} df, {len(self.table)} terms: "
+                f"{self.model}>")
 
 
 # --------------------------------------------------------------------------------------------

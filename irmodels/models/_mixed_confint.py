@@ -22,6 +22,7 @@ import copy
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,7 +47,8 @@ CONFINT_COLUMNS = ("lower", "upper")
 
 def _check_level(level: float) -> float:
     if not isinstance(level, (int, float, np.floating)) or not 0.0 < float(level) < 1.0:
-        raise DataFormatError(f"level must be a probability strictly between 0 and 1; got {level!r}")
+        raise DataFormatError(
+            f"level must be a probability strictly between 0 and 1; got {level!r}")
     return float(level)
 
 
@@ -220,7 +222,7 @@ def profile_intervals(fit: MixedResult, level: float, parm: Sequence[str] | None
             i = internal[name]
             est = float(pr.theta[i] * pr.sigma)
             step = 0.25 * est if est > 0 else 0.1 * pr.sigma
-            lo, hi = _bounds(lambda s, i=i: pr.sd_term(i, s), pr.dev, est, step, z, 0.0)
+            lo, hi = _bounds(partial(pr.sd_term, i), pr.dev, est, step, z, 0.0)
         names.append(name)
         rows.append((lo, hi))
     se = np.sqrt(np.diag(ml._state["vcov"]))
@@ -228,7 +230,7 @@ def profile_intervals(fit: MixedResult, level: float, parm: Sequence[str] | None
         if name not in wanted:
             continue
         est = float(pr.beta[j])
-        lo, hi = _bounds(lambda b, j=j: pr.fixed(j, b), pr.dev, est, 0.5 * z * se[j], z, None)
+        lo, hi = _bounds(partial(pr.fixed, j), pr.dev, est, 0.5 * z * se[j], z, None)
         names.append(name)
         rows.append((lo, hi))
     return _frame(names, rows)

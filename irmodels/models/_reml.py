@@ -102,7 +102,7 @@ class Problem:
         self.idx_rr = (a_[self.mrr] - q1) * r + (b_[self.mrr] - q1)
         self.idx_1r = a_[self.m1r] * r + (b_[self.m1r] - q1)
         # the coupling block B (q1 x r) is kept dense when small (no sparse-matrix overhead)
-        self.dense_b = q1 * r <= 1_000_000
+        self.dense_b = q1 * r <= 100_000  # crossover measured: benchmarks/mixed_sparse_gradient.py
 
     # ----------------------------------------------------------------------------------------
     def weights(self, eta: np.ndarray | None) -> np.ndarray:
@@ -200,6 +200,22 @@ def _chol_inverse(L: np.ndarray) -> np.ndarray:
     return low + np.tril(inv, -1).T
 
 
+def _padded_rows(F: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices and values of each row of a CSR matrix, padded to the longest row
+    (padding: column 0, value 0)."""
+    counts = np.diff(F.indptr)
+    k = int(counts.max()) if counts.size else 0
+    n = F.shape[0]
+    C = np.zeros((n, max(k, 1)), dtype=np.int64)
+    V = np.zeros((n, max(k, 1)))
+    if k:
+        row = np.repeat(np.arange(n), counts)
+        pos = np.arange(F.indptr[-1]) - np.repeat(F.indptr[:-1], counts)
+        C[row, pos] = F.indices
+        V[row, pos] = F.data
+    return C, V
+
+
 def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
     q1, r = pb.q1, pb.r
@@ -208,27 +224,46 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         Sinv = _chol_inverse(f.cho[0])
     else:
         Sinv = np.zeros((0, 0))
+    FS: np.ndarray | None = None
+    Cp = Vp = None
+    Fs = None
     if q1 and isinstance(f.Bs, np.ndarray):
         Fd = f.Bs / f.d1[:, None]
         FS = Fd @ Sinv
         diag11 = 1.0 / f.d1 + np.einsum("ij,ij->i", Fd, FS)
     elif q1:
-        Fs = sp.diags(1.0 / f.d1) @ f.Bs
-        FS = np.asarray(Fs @ Sinv) if r else np.zeros((q1, 0))
-        diag11 = 1.0 / f.d1 + np.asarray(Fs.multiply(FS).sum(axis=1)).ravel()
+        # Large designs: F = D1^-1 B is sparse (a level of the largest term meets few other
+        # columns); the dense q1 x r product F S^-1 is never formed. Only its entries on the
+        # sparsity pattern are needed: row a of F has k non-zeros (columns Cp[a], values Vp[a],
+        # padded with zeros), so (F S^-1)[a, b] = sum_k Vp[a,k] S^-1[Cp[a,k], b] and the
+        # diagonal of F S^-1 F' is sum_kl Vp[a,k] Vp[a,l] S^-1[Cp[a,k], Cp[a,l]].
+        Fs = (sp.diags(1.0 / f.d1) @ f.Bs).tocsr()
+        Cp, Vp = _padded_rows(Fs)
+        if r:
+            quad = np.einsum("ik,il,ikl->i", Vp, Vp, Sinv[Cp[:, :, None], Cp[:, None, :]])
+        else:
+            quad = np.zeros(q1)
+        diag11 = 1.0 / f.d1 + quad
     else:
         FS = np.zeros((0, r))
         diag11 = np.zeros(0)
     a, b = pb.pair_a, pb.pair_b
+
+    def fs(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Entries (rows, cols) of F S^-1."""
+        if FS is not None:
+            return FS[rows, cols]
+        assert Cp is not None and Vp is not None
+        return np.einsum("ik,ik->i", Vp[rows], Sinv[Cp[rows], cols[:, None]])
 
     def entries(aa: np.ndarray, bb: np.ndarray) -> np.ndarray:
         res = np.zeros(aa.size)
         m11 = (aa < q1) & (bb < q1)
         res[m11] = np.where(aa[m11] == bb[m11], diag11[np.minimum(aa[m11], q1 - 1)], 0.0)
         m1r = (aa < q1) & (bb >= q1)
-        res[m1r] = -FS[aa[m1r], bb[m1r] - q1]
+        res[m1r] = -fs(aa[m1r], bb[m1r] - q1)
         mr1 = (aa >= q1) & (bb < q1)
-        res[mr1] = -FS[bb[mr1], aa[mr1] - q1]
+        res[mr1] = -fs(bb[mr1], aa[mr1] - q1)
         mrr = (aa >= q1) & (bb >= q1)
         res[mrr] = Sinv[aa[mrr] - q1, bb[mrr] - q1]
         return res
@@ -238,7 +273,8 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         # A^-1 = M^-1_ZZ - M^-1_ZX (M^-1_XX)^-1 M^-1_XZ
         xcols = np.arange(pb.q, pb.Q)
         gz = np.empty((pb.Q, pb.p))
-        gz[:q1] = -FS[:, xcols - q1]
+        gz[:q1] = -(FS[:, xcols - q1] if FS is not None
+                    else np.asarray(Fs @ Sinv[:, xcols - q1]))
         gz[q1:] = Sinv[:, xcols - q1]
         vb = Sinv[np.ix_(xcols - q1, xcols - q1)]
         gzv = np.linalg.solve(vb, gz.T).T

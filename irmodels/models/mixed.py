@@ -1292,19 +1292,20 @@ def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: 
     """
     K = pb.K
     bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
-    best = [math.inf, np.zeros_like(x0)]
+    best_f = [math.inf]
+    best_g = [np.zeros_like(x0)]
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         et = x[K:] if pb.n_strata > 1 else None
         try:
             f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
         except np.linalg.LinAlgError:
-            if not np.isfinite(best[0]):
+            if not np.isfinite(best_f[0]):
                 raise
-            return best[0] + 1e3 * (1.0 + abs(best[0])), -np.asarray(best[1])
+            return best_f[0] + 1e3 * (1.0 + abs(best_f[0])), -best_g[0]
         assert f.gradient is not None  # asked for above
-        if f.deviance < best[0]:
-            best[0], best[1] = f.deviance, f.gradient
+        if f.deviance < best_f[0]:
+            best_f[0], best_g[0] = f.deviance, f.gradient
         return f.deviance, f.gradient
 
     opts = {"maxiter": maxiter, "maxfun": 5 * maxiter, "ftol": 1e-15, "gtol": tol, "maxls": 10}
@@ -1524,7 +1525,8 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     >>> data = irm.datasets.load("adhoc3", "AP")
     >>> m0 = irm.mixed("score ~ (1|topic)", data)
     >>> m1 = irm.mixed("score ~ (1|system) + (1|topic)", data)
-    >>> irm.compare_models(m0, m1, refit=False)[["loglik", "statistic", "df", "likelihood"]].round(3)
+    >>> cols = ["loglik", "statistic", "df", "likelihood"]
+    >>> irm.compare_models(m0, m1, refit=False)[cols].round(3)
                                       loglik  statistic   df likelihood
     model
     score ~ (1|topic)               1074.150        NaN  NaN       REML
