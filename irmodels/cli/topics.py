@@ -18,7 +18,7 @@ from pathlib import Path
 
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._common import int_list
-from irmodels.cli._options import add_force, open_unit, positive_float, seed
+from irmodels.cli._options import add_force, check_scheduler, open_unit, positive_float, seed
 
 
 def _tests(text: str) -> list[str]:
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         check_target(out, force=args.force, kind="dir")  # refuse before the work
+    check_scheduler(args.backend)  # an unreachable Dask scheduler: one line, exit status 3
     if args.dataset:
         from irmodels.cli._common import select_systems
 

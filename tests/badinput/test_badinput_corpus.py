@@ -631,6 +631,8 @@ CLI_CASES: dict[str, Cli] = {
                                 argparse=True),
     "topics-bin-width-zero": Cli(("topics", "{d}/m.csv", "--bin-width", "0"), 2,
                                  "argument --bin-width", argparse=True),
+    "topics-unreachable-scheduler": Cli(("topics", "{d}/m.csv", "--backend", "tcp://127.0.0.1:9"),
+                                        3, "cannot reach the Dask scheduler", {"m.csv": MATRIX}),
     "topics-out-is-file": Cli(("topics", "{d}/m.csv", "--out", "{d}/m.csv"), 2,
                               "not a directory", {"m.csv": MATRIX}),
     # demo
