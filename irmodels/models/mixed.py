@@ -256,18 +256,31 @@ def _degenerate_strata(y: np.ndarray, strata: np.ndarray, labels: list[str]) -> 
     return [labels[i] for i in np.flatnonzero(bad)]
 
 
+#: Largest absolute response (lower, upper) irm.mixed accepts (squares must stay finite).
+RESPONSE_RANGE = (1e-100, 1e100)
+
 #: Residual variance relative to the response variance below which a fit counts as exact (an SD
 #: ratio of 1e-6: scores rounded to 4 decimals stay far above it).
 EXACT_FIT_TOL = 1e-12
 
 
 def _check_response_varies(y: np.ndarray, spec: ModelSpec) -> None:
-    """A constant response has no variance to split: refuse it instead of reporting p = 0."""
-    if y.size and float(np.max(y) - np.min(y)) <= 1e-12 * max(1.0, float(np.max(np.abs(y)))):
+    """A constant response has no variance to split: refuse it instead of reporting p = 0.
+    Magnitudes whose squares overflow or underflow are refused too (rescale them)."""
+    if not y.size:
+        return
+    top = float(np.max(np.abs(y)))
+    if float(np.max(y) - np.min(y)) <= 1e-12 * top:
         raise DesignError(
             f"the response {spec.response_label} is constant ({y.size} values, all "
             f"{float(y[0]):.6g}): there is no variance to model and no test to make. Check the "
             "measure (every score equal, e.g. all zero on an empty qrels) or drop the data."
+        )
+    if not RESPONSE_RANGE[0] < top < RESPONSE_RANGE[1]:
+        raise DataFormatError(
+            f"the response {spec.response_label} reaches magnitude {top:.3g}: sums of squares "
+            f"of such values {'overflow' if top >= 1 else 'underflow'} in double precision. "
+            "Rescale it (multiply by a power of 10); the model is scale-equivariant."
         )
 
 
@@ -1008,6 +1021,7 @@ def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray |
         return x[:K], float(x[K]), (x[K + 1:] if eta is not None else None)
 
     steps = 1e-4 * np.maximum(np.abs(x0), 1e-2)
+    steps[K] = 1e-4 * abs(sigma)  # sigma has the response's scale; theta and eta have none
     H = np.zeros((npar, npar))
     jac = np.zeros((npar, pb.p, pb.p))
     for j in range(npar):

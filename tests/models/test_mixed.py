@@ -14,6 +14,7 @@ import irmodels as irm
 from irmodels.errors import (
     BoundaryFitWarning,
     ConvergenceWarning,
+    DataFormatError,
     DataQualityWarning,
     DesignError,
     FormulaError,
@@ -275,3 +276,20 @@ def test_exact_fit_is_refused(topic_effect: float) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BoundaryFitWarning)
             irm.mixed("score ~ system + (1|topic)", data)
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e300, 1e-150])
+def test_extreme_magnitudes_are_refused(scale: float) -> None:
+    data = irm.datasets.load("adhoc3", "AP")
+    data = data[data["system"].isin(["sys1", "sys2", "sys3"])]
+    with pytest.raises(DataFormatError, match="Rescale it"):
+        irm.mixed("score ~ system + (1|topic)", data.assign(score=data["score"] * scale))
+
+
+def test_small_but_varying_scores_are_not_constant() -> None:
+    data = irm.datasets.load("adhoc3", "AP")
+    data = data[data["system"].isin(["sys1", "sys2", "sys3"])]
+    small = irm.mixed("score ~ system + (1|topic)", data.assign(score=data["score"] * 1e-20))
+    ref = irm.mixed("score ~ system + (1|topic)", data)
+    assert np.allclose(small.fixed["p"], ref.fixed["p"], rtol=1e-8)
+    assert np.allclose(small.fixed["estimate"], ref.fixed["estimate"] * 1e-20, rtol=1e-10)
