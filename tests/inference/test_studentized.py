@@ -33,7 +33,8 @@ def test_ptukey_lower_and_upper_against_r(ref):
     np.testing.assert_allclose(upper, p["upper"], rtol=0, atol=TOL)
     # upper-tail values that matter for p-values keep relative accuracy too
     big = np.asarray(p["upper"]) > 1e-6
-    np.testing.assert_allclose(upper[big], np.asarray(p["upper"])[big], rtol=1e-7)
+    # (atol: with scipy 1.14-1.16 values near 1e-6 differ from R by up to 6e-13)
+    np.testing.assert_allclose(upper[big], np.asarray(p["upper"])[big], rtol=1e-7, atol=1e-12)
 
 
 def test_qtukey_against_r(ref):
