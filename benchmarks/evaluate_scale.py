@@ -15,8 +15,9 @@ file per system into a temporary directory. Then, in one run:
 
 Each result is checked equal to the in-memory frame. Printed: wall and CPU seconds (CPU
 including child processes), the peak resident memory of this process and of its children
-(``ru_maxrss``), the 1-minute load average (the machine is shared: at a load above 2 wall times
-are upper bounds), and the extrapolation to the target size.
+(``ru_maxrss``; for the children, the largest child so far), the 1-minute load average (the
+machine is shared: at a load above 2 wall times are upper bounds, and the CPU extrapolation is
+the better guide), and the extrapolation to the target size.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def timed(label: str, fn, n_rows: int, target_rows: int, ref: pd.DataFrame | Non
     me, kids = _rss_mb()
     load = max(load, os.getloadavg()[0])
     scale = target_rows / n_rows
-    print(f"  {label:34s} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak RSS {me:6.0f} MB self, "
-          f"{kids:6.0f} MB children  load {load:4.1f}  -> target {wall * scale / 60:6.1f} min")
+    print(f"  {label:42s} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak RSS {me:6.0f} MB self, "
+          f"{kids:6.0f} MB largest child  load {load:4.1f}  -> target {wall * scale / 60:6.1f} "
+          f"min wall, {cpu * scale / 60:6.1f} min CPU")
     if ref is not None:
         pd.testing.assert_frame_equal(out, ref)
     return out

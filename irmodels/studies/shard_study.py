@@ -323,6 +323,9 @@ class ShardStudy(ResultDisplay):
           ``Q(alpha; R, df_error) * sqrt(MS_error / (T*S))``;
         - ``tau``: Kendall's tau of the system ranking (marginal means) against MD1 on the
           whole collection.
+
+        With ``undefined="missing"``, a fit whose least-squares system means are not
+        estimable (empty (topic, shard) cells under MD6) has NaN Tukey columns and ``tau``.
     n_shards : tuple of int
         The shard counts S.
     n_splits : int

@@ -635,3 +635,23 @@ def test_a_system_split_across_partitions_is_refused(rng):
     half = len(runs) // 2
     with pytest.raises(DataFormatError, match="more than one partition"):
         _quiet_evaluate([runs.iloc[:half], runs.iloc[half:]], qrels, ["AP"])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n_parts=st.integers(1, 4),
+       undefined=st.sampled_from([0.0, 0.3, "drop", "missing"]), complete=st.booleans())
+def test_property_partitioned_equals_in_memory(seed, n_parts, undefined, complete):
+    rng = np.random.default_rng(seed)
+    runs, qrels = _random_collection(rng, n_sys=4, n_topics=4, n_docs=30, graded=True)
+    qrels = pd.concat([qrels, pd.DataFrame({"topic": ["q9"], "docid": ["x"], "rel": [0]})])
+    names = ["AP", "nDCG@5", "P@3", "RBP_res(p=0.5)", "num_ret"]
+    options = {"undefined": undefined, "complete": complete, "depth": 20}
+    try:
+        ref = _quiet_evaluate(runs, qrels, names, **options)
+    except DataFormatError:
+        with pytest.raises(DataFormatError):
+            _quiet_evaluate(_by_system(runs, n_parts), qrels, names, **options)
+        return
+    got = _quiet_evaluate(_by_system(runs, n_parts), qrels, names, **options)
+    pd.testing.assert_frame_equal(got, ref)
+    assert got.attrs == ref.attrs
