@@ -42,6 +42,12 @@ _TEST_TEXT = {
     "wilcoxon": "Wilcoxon signed-rank test",
     "randomization": "paired randomization test",
 }
+_TEST_PHRASE = {
+    "tukey": "the Tukey HSD of the two-way topic + system model",
+    "t": "a paired t test",
+    "wilcoxon": "a Wilcoxon signed-rank test",
+    "randomization": "a paired randomization test",
+}
 _ADJUST_TEXT = {None: "no adjustment", "bonferroni": "Bonferroni adjustment",
                 "holm": "Holm adjustment", "bh": "Benjamini-Hochberg adjustment"}
 
@@ -174,17 +180,17 @@ class CompareResult(ResultDisplay):
         """The caption of the table: what was tested, how, at which level."""
         topics = sorted(set(int(v) for v in self.n_topics))
         t_text = " or ".join(map(str, topics))
-        how = _TEST_TEXT[self.test]
+        how = _TEST_PHRASE[self.test]
         if self.test != "tukey":
             how += f" with {_ADJUST_TEXT[self.adjust]}"
         if self.baseline is None:
-            marks = ("Superscripts list the letters of the systems a system is significantly "
+            marks = ("A superscript lists the letters of the systems a system is significantly "
                      "better than")
         else:
             marks = (f"A dagger marks a significant difference from the baseline "
-                     f"{self.baseline} (up: better, down: worse)")
-        return (f"Mean over {t_text} topics; best per measure in bold. {marks} "
-                f"({how}, alpha = {self.alpha:g} per measure).")
+                     f"{self.baseline}, with an arrow up when better and down when worse")
+        return (f"Mean over {t_text} topics; best per measure in bold. {marks}, by {how} "
+                f"(alpha = {self.alpha:g} per measure).")
 
     # ---------------------------------------------------------------- display
     def _display_title(self) -> str:
@@ -443,7 +449,7 @@ def compare(
     rm3     b    0.3420^a    0.3458^a
     dense   c  0.4101*^ab  0.4116*^ab
     <BLANKLINE>
-    Mean over 30 topics; best per measure in bold. Superscripts list the letters of the systems a system is significantly better than (Tukey HSD of the two-way topic + system model, alpha = 0.05 per measure).
+    Mean over 30 topics; best per measure in bold. A superscript lists the letters of the systems a system is significantly better than, by the Tukey HSD of the two-way topic + system model (alpha = 0.05 per measure).
     >>> res.significant_pairs("AP") == {
     ...     (str(a), str(b)) for a, b, r in irm.anova("score ~ topic + system",
     ...     data[data["measure"] == "AP"]).tukey().pairs[["a", "b", "reject"]].itertuples(index=False) if r}
