@@ -59,7 +59,9 @@ class Report:
     data_info : DataFrame
         What the data are (rows, levels, measure, collection), one column ``value``.
     figures : mapping of str to bytes
-        PNG images: ``variance_components`` and ``tukey_means`` (when available).
+        PNG images: ``variance_components``, ``tukey_means``, ``dstudy`` and ``residuals``
+        (when available); written by :meth:`save` as ``figures/<name>.png`` for the Markdown
+        report.
     versions : mapping of str to str
         Versions of Python and the libraries that produced the numbers.
     notes : tuple of str
@@ -252,11 +254,15 @@ class Report:
         if self.gstudy is not None:
             from irmodels.reporting.gtheory_section import gstudy_section
 
-            out.append(gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html"))
+            out.append(_with_md_figure(
+                gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html"),
+                self.figures, "dstudy", "D-study curves", fmt))
         if self.comparison is not None:
             out.append(_comparison_section(self.comparison))
         if self.diagnostics is not None:
-            out.append(self.diagnostics.to_section(plot=fmt == "html"))
+            out.append(_with_md_figure(
+                self.diagnostics.to_section(plot=fmt == "html"),
+                self.figures, "residuals", "Residual diagnostics", fmt))
         return out
 
     # -- renderers ----------------------------------------------------------------------------
@@ -505,6 +511,11 @@ def assemble_report(
         figures["variance_components"] = figure_to_png(variance_components_plot(components))
     if tukey is not None:
         figures["tukey_means"] = figure_to_png(tukey_means_plot(tukey, measure=measure))
+    # for the Markdown report (the HTML sections embed their own copies)
+    if gstudy is not None:
+        figures["dstudy"] = figure_to_png(gstudy.plot(target=0.95, alpha=alpha))
+    if diagnostics is not None:
+        figures["residuals"] = figure_to_png(diagnostics.plot())
 
     if title is None:
         what = [measure] if measure else []
@@ -518,6 +529,17 @@ def assemble_report(
         sections=sections, alpha=float(alpha), created=created, gstudy=gstudy,
         diagnostics=diagnostics, comparison=comparison, measure=measure,
     )
+
+
+def _with_md_figure(section: Section, figures: Mapping[str, bytes], name: str, alt: str,
+                    fmt: str) -> Section:
+    """The Markdown body of ``section`` with a link to ``figures/<name>.png`` (written by
+    :meth:`Report.save`); other formats unchanged."""
+    if fmt != "md" or name not in figures:
+        return section
+    from dataclasses import replace
+
+    return replace(section, markdown=f"{section.markdown}\n\n![{alt}](figures/{name}.png)")
 
 
 def _stability_word(erho2: float) -> str:

@@ -43,7 +43,7 @@ def test_report_holds_the_model_results(report):
     assert report.tukey.n_significant == 3423
     assert report.tukey.top_group[:3] == ["run95", "run83", "run51"]
     assert list(report.components.index) == ["topic", "system", "Residual"]
-    assert set(report.figures) == {"variance_components", "tukey_means"}
+    assert set(report.figures) == {"variance_components", "tukey_means", "dstudy", "residuals"}
     assert report.gstudy is not None and report.gstudy.n_topics == 50
     assert report.diagnostics is not None and report.diagnostics.interaction_in_residual
     assert all(png.startswith(b"\x89PNG") for png in report.figures.values())
@@ -80,8 +80,11 @@ def test_markdown_latex_and_save(report, tmp_path):
     assert r"\toprule" in tables["anova"] and r"Pr(>F)" in tables["anova"]
     written = report.save(tmp_path / "out", latex=True)
     names = sorted(p.relative_to(tmp_path / "out").as_posix() for p in written)
-    assert names == ["figures/tukey_means.png", "figures/variance_components.png",
-                     "report.html", "report.md", "tables.tex"]
+    assert names == ["figures/dstudy.png", "figures/residuals.png", "figures/tukey_means.png",
+                     "figures/variance_components.png", "report.html", "report.md", "tables.tex"]
+    md_text = (tmp_path / "out" / "report.md").read_text()
+    for name in ("dstudy", "residuals", "tukey_means", "variance_components"):
+        assert f"(figures/{name}.png)" in md_text
     with pytest.raises(DataFormatError, match="unknown report format"):
         report.save(tmp_path / "x", formats=("pdf",))  # type: ignore[arg-type]
 
