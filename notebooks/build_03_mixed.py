@@ -83,8 +83,8 @@ cells = [
     new_code_cell(
         "homo = irm.mixed('score ~ system + (1|topic/system)', samples)\n"
         "hetero = irm.mixed('score ~ system + (1|topic/system)', samples, residual='topic:system')\n"
-        "print(homo.variance_components().round(4))\n"
-        "print(hetero.variance_components().round(4))"
+        "pd.concat({'homoscedastic': homo.variance_components(),\n"
+        "           'heteroscedastic': hetero.variance_components()}, axis=1).round(4)"
     ),
     new_code_cell(
         "# SD of each stratum relative to the first (nlme's varIdent coefficients)\n"
