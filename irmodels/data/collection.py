@@ -37,7 +37,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from irmodels.errors import DataFormatError
+from irmodels._validate import check_int, check_seed
+from irmodels.errors import ArgumentError, DataFormatError
 
 __all__ = ["PRESETS", "DemoCollection", "generate"]
 
@@ -205,12 +206,7 @@ def _run_lines_arrow(runs: pd.DataFrame):
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise DataFormatError(
-            f"{name} must be an integer >= {minimum}, got {value!r}; e.g. "
-            f"irm.collection.generate(topics=50, systems=100)"
-        )
-    return int(value)
+    return check_int(value, name, low=minimum)
 
 
 def _str_column(values: np.ndarray, codes: np.ndarray | None = None) -> pd.Series:
@@ -282,8 +278,8 @@ def generate(
 
     Raises
     ------
-    DataFormatError
-        Unknown preset, non-positive sizes, or a collection too small for the depth.
+    ArgumentError
+        Unknown preset, non-positive sizes or seed, or a collection too small for the depth.
 
     Notes
     -----
@@ -311,7 +307,7 @@ def generate(
     if preset is None:
         preset = "trec8"
     if preset not in PRESETS:
-        raise DataFormatError(
+        raise ArgumentError(
             f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))}"
         )
     base = PRESETS[preset]
@@ -320,11 +316,11 @@ def generate(
     depth_ = _check_int("depth", base["depth"] if depth is None else depth, 1)
     n_d = _check_int("n_docs", base["n_docs"] if n_docs is None else n_docs, 1)
     if n_d < 4 * depth_:
-        raise DataFormatError(
+        raise ArgumentError(
             f"n_docs={n_d} is too small for depth={depth_}: the collection needs at least "
             f"4 * depth = {4 * depth_} documents. Raise n_docs or lower depth."
         )
-    seed_ = _check_int("seed", seed, 0)
+    seed_ = check_seed(seed)
     rng = np.random.default_rng(seed_)
     from scipy.special import expit, ndtri
 

@@ -37,6 +37,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import check_seed
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 
@@ -224,6 +225,7 @@ def comparability(
     >>> res.n_a_higher, res.n_b_higher
     (0, 6)
     """
+    seed = check_seed(seed)
     Xa, sa = _matrix(a, "a")
     Xb, sb = _matrix(b, "b")
     common = [s for s in sa if s in set(sb)]

@@ -45,6 +45,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay
 from irmodels.errors import DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
+from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -332,6 +333,7 @@ def bootstrap_effects(
     1   sys2  0.3504  0.0143    0.0148  0.3241  0.3791
     2   sys3  0.3539  0.0154    0.0148  0.3241  0.3847
     """
+    seed = check_seed(seed)
     from irmodels.models.anova import AnovaResult
     from irmodels.models.mixed import MixedResult
 

@@ -57,6 +57,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
+from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -387,6 +388,7 @@ def pooling_bias(
     2      6      topic          0.1474        0.0865
     3      6     system          0.1474        0.0636
     """
+    seed = check_seed(seed)
     weights = rank_weights(measure)
     treatments = (treatment,) if isinstance(treatment, str) else tuple(dict.fromkeys(treatment))
     bad = [t for t in treatments if t not in TREATMENTS]

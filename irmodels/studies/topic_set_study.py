@@ -44,6 +44,7 @@ from scipy import special
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
+from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -577,6 +578,7 @@ def topic_sets(
     4    25  tukey                 0.333         0.0      0.090     0.910
     5    25      t                 0.647         0.0      0.090     0.910
     """
+    seed = check_seed(seed)
     from irmodels.inference.pairwise import score_matrix
     from irmodels.inference.studentized import qtukey
 

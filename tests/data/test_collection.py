@@ -118,13 +118,13 @@ def test_presets_and_overrides():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"preset": "trec9"}, "unknown preset"),
-    ({"topics": 0, "preset": "tiny"}, "topics must be an integer >= 1"),
+    ({"topics": 0, "preset": "tiny"}, "topics must be a whole number >= 1"),
     ({"systems": 2.5, "preset": "tiny"}, "systems must be"),
     ({"preset": "tiny", "n_docs": 100}, "too small for depth"),
     ({"preset": "tiny", "seed": -1}, "seed must be"),
 ])
 def test_bad_arguments(kwargs, match):
-    with pytest.raises(DataFormatError, match=match):
+    with pytest.raises(irm.ArgumentError, match=match):
         irm.collection.generate(**kwargs)
 
 
