@@ -39,7 +39,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from irmodels.errors import IRModelsError, require
+from irmodels._validate import check_seed
+from irmodels.errors import ArgumentError, IRModelsError, require
 
 __all__ = ["BACKENDS", "ParallelError", "default_workers", "map", "spawn_seeds"]
 
@@ -97,17 +98,12 @@ def spawn_seeds(seed: int | np.random.SeedSequence | None, n: int) -> list[np.ra
             f"the number of seeds must be a non-negative integer; got {n!r}. "
             "Pass the number of units of work."
         )
-    if isinstance(seed, np.random.SeedSequence):
-        root = seed
-    elif seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
-        if seed is not None and seed < 0:
-            raise ParallelError(f"a seed must be >= 0; got {seed}. Pass a non-negative integer.")
-        root = np.random.SeedSequence(None if seed is None else int(seed))
-    else:
-        raise ParallelError(
-            f"a seed must be an integer or a numpy SeedSequence; got {type(seed).__name__}. "
-            "Pass e.g. seed=0."
-        )
+    if isinstance(seed, np.random.Generator):
+        raise ArgumentError("seed must be None, a whole number >= 0 or a SeedSequence; got a "
+                            "Generator, whose draws depend on the order of the units. Pass e.g. "
+                            "seed=0.")
+    checked = check_seed(seed)
+    root = checked if isinstance(checked, np.random.SeedSequence) else np.random.SeedSequence(checked)
     return root.spawn(int(n))
 
 

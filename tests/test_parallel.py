@@ -65,10 +65,13 @@ def test_spawn_seeds_rejects_bad_counts(bad: object) -> None:
 
 
 def test_spawn_seeds_rejects_bad_seed() -> None:
-    with pytest.raises(ParallelError, match="integer or a numpy SeedSequence"):
+    # the same error, class and wording, as every other seed argument (irmodels._validate)
+    with pytest.raises(irm.ArgumentError, match="seed must be None or a whole number >= 0"):
         spawn_seeds("zero", 2)  # type: ignore[arg-type]
-    with pytest.raises(ParallelError, match=">= 0"):
+    with pytest.raises(irm.ArgumentError, match="got -3"):
         spawn_seeds(-3, 2)
+    with pytest.raises(irm.ArgumentError, match="Generator"):
+        spawn_seeds(np.random.default_rng(0), 2)  # type: ignore[arg-type]
 
 
 def test_serial_keeps_order() -> None:
