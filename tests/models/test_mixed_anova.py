@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning, ModelError
@@ -81,3 +83,22 @@ def test_anova_face_and_bad_input() -> None:
         _fit(case, method="ML").anova(ddf="kenward-roger")
     with pytest.raises(ModelError, match="no fixed terms"):
         _fit({"file": case["file"], "formula": "score ~ (1|topic)"}).anova()
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 100.0), shift=st.floats(-5.0, 5.0))
+def test_f_tests_are_affine_invariant(seed: int, scale: float, shift: float) -> None:
+    """F, df and p of every term are unchanged when the scores are rescaled and shifted."""
+    rng = np.random.default_rng(seed)
+    T, S = 8, 4
+    t, s = np.meshgrid(np.arange(T), np.arange(S), indexing="ij")
+    t, s = t.ravel(), s.ravel()
+    y = rng.normal(0, 1, T)[t] + 0.3 * s + rng.normal(0, 0.5, t.size)
+    keep = rng.random(t.size) > 0.15
+    d = pd.DataFrame({"topic": t.astype(str), "system": [f"s{i}" for i in s], "score": y})[keep]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = irm.mixed("score ~ system + (1|topic)", d).anova().table
+        b = irm.mixed("score ~ system + (1|topic)",
+                      d.assign(score=d["score"] * scale + shift)).anova().table
+    assert np.allclose(a[["F", "den_df"]], b[["F", "den_df"]], rtol=1e-5)
