@@ -208,48 +208,54 @@ def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]
 # Kenward-Roger (pbkrtest's vcovAdj and .KR_adjust)
 
 
-def _dense_parts(fit: MixedResult) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
-    """X (n x p), the derivatives G_i of V in the variance components, V, and beta."""
+def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
+    """(Phi, PhiA, P list, W): pbkrtest's ``vcovAdj`` in the variance-component parametrisation.
+
+    ``V = sum_k s_k^2 Z_k Z_k' + s^2 I``; the derivatives ``G_k = Z_k Z_k'`` (and ``I``) enter
+    only through ``Z_k' V^-1`` (``m_k x n``), so besides ``V^-1`` no n x n matrix is formed:
+    ``tr(G_r V^-1 G_s V^-1) = ||Z_r' V^-1 Z_s||_F^2``, ``P_r = -(Z_r'V^-1X)'(Z_r'V^-1X)`` and
+    ``Q_rs = (Z_r'V^-1X)' (Z_r'V^-1Z_s) (Z_s'V^-1X)``.
+    """
+    import scipy.linalg as sla
+    import scipy.sparse as sp
+
     st = fit._state
     pb = st["problem"]
     theta, sigma = st["theta"], st["sigma"]
     n, K = pb.n, pb.K
     X = _dense_x(fit)
-    G: list[np.ndarray] = []
-    V = np.zeros((n, n))
+    Z: list[sp.csr_matrix | None] = []
+    V = np.eye(n) * sigma**2
+    off = 0
     for k in range(K):
-        codes = pb.cols[:, k]
-        Gk = (codes[:, None] == codes[None, :]).astype(float)
-        G.append(Gk)
-        V += (sigma * theta[k]) ** 2 * Gk
-    G.append(np.eye(n))
-    V[np.diag_indices(n)] += sigma**2
-    return X, G, V, fit.fixed_estimates.to_numpy()
-
-
-def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
-    """(Phi, PhiA, P list, W): pbkrtest's ``vcovAdj`` in the variance-component parametrisation."""
-    X, G, V, _ = _dense_parts(fit)
-    import scipy.linalg as sla
-
+        size = pb.term_sizes[k]
+        codes = pb.cols[:, k] - off
+        off += size
+        Zk = sp.csr_matrix((np.ones(n), (np.arange(n), codes)), shape=(n, size))
+        Z.append(Zk)
+        V += (sigma * theta[k]) ** 2 * (codes[:, None] == codes[None, :])
+    Z.append(None)  # the residual: Z = I
     cho = sla.cho_factor(V, lower=True, check_finite=False)
-    Vinv = sla.cho_solve(cho, np.eye(V.shape[0]), check_finite=False)
-    TT = Vinv @ X
-    Phi = np.linalg.inv(X.T @ TT)
-    HH = [Gi @ Vinv for Gi in G]
-    OO = [H @ X for H in HH]
-    m = len(G)
-    PP = [-(O.T @ TT) for O in OO]
-    PP = [(p + p.T) / 2 for p in PP]
+    del V
+    Vinv = sla.cho_solve(cho, np.eye(n), check_finite=False)
+    A = [np.asarray(Zk.T @ Vinv) if Zk is not None else Vinv for Zk in Z]  # Z_k' V^-1
+    AX = [a @ X for a in A]  # Z_k' V^-1 X
+    Phi = np.linalg.inv(X.T @ (Vinv @ X))
+    m = len(Z)
+
+    def zvz(r: int, s: int) -> np.ndarray:  # Z_r' V^-1 Z_s
+        Zs = Z[s]
+        return A[r] if Zs is None else np.asarray((Zs.T @ A[r].T).T)
+
+    PP = [-(ax.T @ ax) for ax in AX]
     Q = {}
-    for r in range(m):
-        for s in range(r, m):
-            Q[r, s] = OO[r].T @ Vinv @ OO[s]
     IE2 = np.zeros((m, m))
     for r in range(m):
         PhiPr = Phi @ PP[r]
         for s in range(r, m):
-            ktr = float(np.sum(HH[r].T * HH[s]))
+            B = zvz(r, s)
+            Q[r, s] = AX[r].T @ B @ AX[s]
+            ktr = float(np.sum(B * B))
             IE2[r, s] = IE2[s, r] = (ktr - 2.0 * float(np.sum(Phi * Q[r, s]))
                                      + float(np.sum(PhiPr * (PP[s] @ Phi))))
     ev = np.linalg.eigvalsh(IE2)
