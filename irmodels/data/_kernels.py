@@ -454,11 +454,10 @@ def _ideal(h: Hits, k: int | None) -> np.ndarray:
 
 
 def _ndcg(m: Measure, h: Hits) -> np.ndarray:
-    if h.gain is None:
-        cell, rank, gain = h.cell, h.rank, np.ones(len(h.rank))
-    else:
+    cell, rank, gain = h.cell, h.rank, np.ones(len(h.rank))
+    if h.gain is not None:
+        assert h.gain_cell is not None and h.gain_rank is not None
         cell, rank, gain = h.gain_cell, h.gain_rank, h.gain
-    assert cell is not None and rank is not None
     dcg = h.sum(gain / np.log2(rank + 1.0), _within(h, m.cutoff, rank), cell=cell)
     return _divide(dcg, _ideal(h, m.cutoff))
 

@@ -202,7 +202,7 @@ def evaluate(
     measures: str | Measure | Sequence[str | Measure] = DEFAULT_MEASURES,
     *,
     shards: Mapping[str, object] | pd.Series | None = None,
-    undefined: float | Literal["drop", "missing"] = 0.0,
+    undefined: float | Literal["drop", "missing"] | UndefinedPolicy = 0.0,
     depth: int | None = None,
     relevance_level: int = 1,
     complete: bool = False,

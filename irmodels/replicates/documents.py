@@ -748,7 +748,7 @@ def _simulate_chunk(units: list) -> list:
     """Simulate a chunk of (topic, run) units: every score model of the chunk is fitted in one
     batch (:func:`fit_score_models`; no fit draws random numbers, so batching changes no
     stream), then each unit draws from its own seed."""
-    model = units[0][2] if units else "bootstrap"
+    model: Model = units[0][2] if units else "bootstrap"
     rel_idx = [i for i, u in enumerate(units) if len(u[0][2])]
     non_idx = [i for i, u in enumerate(units) if len(u[0][3])]
     fits: list[list] = [[None, None] for _ in units]

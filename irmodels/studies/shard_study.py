@@ -266,13 +266,14 @@ def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd
 
         data, undef = evaluate_assignment(ctx.prepared, labels, n_shards, ctx.undefined)
         return data, len(undef)
-    from irmodels.data.measures import evaluate, undefined_cells
+    from irmodels.data.measures import UndefinedPolicy, evaluate, undefined_cells
 
+    assert ctx.inputs is not None
     assignment = pd.Series(labels, index=ctx.inputs.docids)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedValueWarning)
         data = evaluate(ctx.inputs.runs, ctx.inputs.qrels, [ctx.measure], shards=assignment,
-                        undefined=ctx.undefined)
+                        undefined=UndefinedPolicy.parse(ctx.undefined))
     return data, len(undefined_cells(data))
 
 
@@ -280,7 +281,11 @@ def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
     """Shard the collection, score it and fit every shard model: one (S, split)."""
     from irmodels.replicates.sharding import shard_labels
 
-    n_docs = ctx.prepared.n_docs if ctx.prepared is not None else len(ctx.inputs.docids)
+    if ctx.prepared is not None:
+        n_docs = ctx.prepared.n_docs
+    else:
+        assert ctx.inputs is not None
+        n_docs = len(ctx.inputs.docids)
     labels = shard_labels(n_docs, unit.n_shards, unit.seed)
     data, n_undef = _evaluate_unit(ctx, labels, unit.n_shards)
     records, sig, means, half = [], {}, {}, {}
@@ -727,7 +732,8 @@ def shards(
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     canonical = parse_measure(measure).name
-    undefined = UndefinedPolicy.parse(undefined).public
+    parsed = UndefinedPolicy.parse(undefined)  # refuses True, "bogus", NaN as irm.evaluate does
+    undefined = parsed.value if parsed.kind == "constant" else parsed.kind  # type: ignore[assignment]
 
     from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 
