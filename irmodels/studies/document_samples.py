@@ -496,12 +496,19 @@ def compare_tests(
     if mixed_models:
         from irmodels import parallel
 
+        # rows of each system located once (not one scan of the samples per pair); pairs sent
+        # in chunks (a few round trips per worker instead of one per pair)
+        cols = sims[["topic", "system", "sample", "y"]]
+        rows_of = pd.Series(np.arange(len(cols))).groupby(cols["system"].to_numpy()).indices
+        empty = np.zeros(0, dtype=np.int64)
         units = []
         for a, b in pairs:
-            d = sims.loc[sims["system"].isin([a, b]), ["topic", "system", "sample", "y"]]
+            rows = np.sort(np.concatenate([rows_of.get(a, empty), rows_of.get(b, empty)]))
             excl = deg_by_system.get(a, set()) | deg_by_system.get(b, set())
-            units.append((a, b, d, excl, df))
-        recs = parallel.map(_pair_unit, units, backend=backend, n_workers=n_workers, progress=progress)
+            units.append((a, b, cols.iloc[rows], excl, df))
+        chunk = max(1, len(units) // (4 * (n_workers or 2)))
+        recs = parallel.map(_pair_unit, units, backend=backend, n_workers=n_workers,
+                            progress=progress, chunksize=chunk)
         fitted = pd.DataFrame.from_records(recs).set_index(["a", "b"])
         for col in ("p_mixed", "p_mixed_hetero", "lrt_statistic", "lrt_df", "lrt_p"):
             if col in fitted.columns:

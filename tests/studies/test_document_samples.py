@@ -373,3 +373,14 @@ def test_cli_simulate_documents_errors(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["simulate", "documents", "--demo", "--preset", "tiny", "--systems", "1",
                  "--out", str(tmp_path / "y")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_compare_tests_on_processes_equals_serial(tiny, tiny_forced) -> None:
+    s, serial, _, _ = tiny_forced
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        procs = ds.compare_tests(tiny.runs, tiny.qrels, samples=s, backend="processes",
+                                 n_workers=2)
+    a = serial.to_frame() if hasattr(serial, "to_frame") else serial
+    b = procs.to_frame() if hasattr(procs, "to_frame") else procs
+    pd.testing.assert_frame_equal(a, b)
