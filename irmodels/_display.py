@@ -390,7 +390,8 @@ def frame_to_latex(
     if fit is None:
         size_cmd, pt = _SIZES[3]
         fit = (size_cmd, True)
-        chunks, cur = [], []
+        chunks = []
+        cur: list[int] = []
         for j, w in enumerate(widths):
             if cur and _table_width([index_width, *[widths[k] for k in cur], w], pt, 3.0) > _TEXT_WIDTH:
                 chunks.append(cur)

@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="systems (rows) to compare, in this order (default: all)")
     p.add_argument("--test", choices=["tukey", "t", "wilcoxon", "randomization"],
                    default="tukey", help="significance test (default tukey)")
-    p.add_argument("--adjust", choices=["holm", "bonferroni", "bh", "none"], default="holm",
+    p.add_argument("--adjust", choices=["holm", "bonferroni", "hochberg", "hommel", "bh", "by",
+                                        "none"], default="holm",
                    help="adjustment of the paired tests (default holm; Tukey needs none)")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--baseline", metavar="NAME",

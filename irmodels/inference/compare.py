@@ -34,7 +34,7 @@ __all__ = ["CompareResult", "compare", "system_letters"]
 
 CompareTest = Literal["tukey", "t", "wilcoxon", "randomization"]
 TESTS = ("tukey", "t", "wilcoxon", "randomization")
-ADJUSTMENTS = (None, "none", "bonferroni", "holm", "bh")
+ADJUSTMENTS = (None, "none", "bonferroni", "holm", "hochberg", "hommel", "bh", "by")
 
 _TEST_TEXT = {
     "tukey": "Tukey HSD of the two-way topic + system model",
@@ -49,7 +49,9 @@ _TEST_PHRASE = {
     "randomization": "a paired randomization test",
 }
 _ADJUST_TEXT = {None: "no adjustment", "bonferroni": "Bonferroni adjustment",
-                "holm": "Holm adjustment", "bh": "Benjamini-Hochberg adjustment"}
+                "holm": "Holm adjustment", "hochberg": "Hochberg adjustment",
+                "hommel": "Hommel adjustment", "bh": "Benjamini-Hochberg adjustment",
+                "by": "Benjamini-Yekutieli adjustment"}
 
 #: Columns of :meth:`CompareResult.to_frame`, in this order.
 FRAME_COLUMNS = ("system", "letter", "measure", "mean", "best", "better_than", "n_topics")
@@ -377,7 +379,7 @@ def compare(
     frame: pd.DataFrame,
     measures: Sequence[str] | None = None,
     test: CompareTest = "tukey",
-    adjust: Literal["holm", "bonferroni", "bh", "none"] | None = "holm",
+    adjust: Literal["holm", "bonferroni", "hochberg", "hommel", "bh", "by", "none"] | None = "holm",
     alpha: float = 0.05,
     baseline: str | None = None,
     seed: int | None = 0,
@@ -399,9 +401,10 @@ def compare(
         exactly ``irm.anova("score ~ topic + system", frame_m).tukey("system", alpha)``
         (topics block the comparison; the family is all pairs). Otherwise a paired test of
         every pair (:func:`irmodels.pairwise`) adjusted by ``adjust``.
-    adjust : {"holm", "bonferroni", "bh", "none", None}
-        Multiplicity adjustment of the paired tests over the pairs of one measure (ignored by
-        Tukey's HSD, which controls the family-wise error itself).
+    adjust : {"holm", "bonferroni", "hochberg", "hommel", "bh", "by", "none", None}
+        Multiplicity adjustment of the paired tests over the pairs of one measure, as in
+        :func:`irmodels.pairwise` (ignored by Tukey's HSD, which controls the family-wise error
+        itself).
     alpha : float
         Significance level, per measure.
     baseline : str, optional
@@ -459,7 +462,8 @@ def compare(
         raise DataFormatError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
     if adjust not in ADJUSTMENTS:
         raise DataFormatError(
-            f"unknown adjustment {adjust!r}; choose one of 'holm', 'bonferroni', 'bh', 'none'."
+            f"unknown adjustment {adjust!r}; choose one of 'holm', 'bonferroni', 'hochberg', "
+            "'hommel', 'bh', 'by', 'none'."
         )
     adj = None if adjust in (None, "none") else adjust
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
@@ -563,8 +567,8 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
         from irmodels.inference.pairwise import pairwise
 
         pairs = None if baseline is None else [(baseline, s) for s in systems if s != baseline]
-        res = pairwise(sub, test, pairs=pairs, adjust=adjust, alpha=alpha,
-                       n_resamples=n_resamples, seed=seed).table
+        res = pairwise(sub, test, pairs=pairs, adjust=adjust,  # type: ignore[arg-type]
+                       alpha=alpha, n_resamples=n_resamples, seed=seed).table
         a = res["a"].astype(str).to_numpy()
         b = res["b"].astype(str).to_numpy()
         diff = res["diff"].to_numpy(dtype=float)

@@ -56,7 +56,8 @@ _TEST_NAMES = {
     "randomization": "randomization (permutation) test",
 }
 _ADJUST_NAMES = {None: "no adjustment", "bonferroni": "Bonferroni", "holm": "Holm",
-                 "bh": "Benjamini-Hochberg", "tukey": "randomised Tukey HSD"}
+                 "hochberg": "Hochberg", "hommel": "Hommel", "bh": "Benjamini-Hochberg",
+                 "by": "Benjamini-Yekutieli", "tukey": "randomised Tukey HSD"}
 
 
 #: Pairs shown by ``summary()``, ``to_latex()`` and the HTML view (all are in ``table``).
@@ -109,8 +110,8 @@ class PairwiseResult(TableAccess, ResultDisplay):
 
     def _display_title(self) -> str:
         return (
-            f"Pairwise {_TEST_NAMES[self.test]} ({self.alternative}), "
-            f"{_ADJUST_NAMES[self.adjust]}, alpha = {self.alpha:g}: {self.n_significant} of "
+            f"Pairwise {_TEST_NAMES.get(self.test, self.test)} ({self.alternative}), "
+            f"{_ADJUST_NAMES.get(self.adjust, str(self.adjust))}, alpha = {self.alpha:g}: {self.n_significant} of "
             f"{self.n_pairs} pairs significant, {self.topics} topics"
         )
 
@@ -121,7 +122,8 @@ class PairwiseResult(TableAccess, ResultDisplay):
         if shown["ci_lower"].notna().any():
             cols += ["ci_lower", "ci_upper"]
         cols.append("effect_sd")
-        title = f"Pairs ({_TEST_NAMES[self.test]}, {_ADJUST_NAMES[self.adjust]})"
+        title = (f"Pairs ({_TEST_NAMES.get(self.test, self.test)}, "
+                 f"{_ADJUST_NAMES.get(self.adjust, str(self.adjust))})")
         if len(shown) > _SHOWN_PAIRS:  # a page: the pairs with the smallest adjusted p-values
             shown = shown.iloc[np.argsort(shown["p_adj"].to_numpy(), kind="stable")[:_SHOWN_PAIRS]]
             title += f", the {_SHOWN_PAIRS} smallest adjusted p-values of {self.n_pairs} pairs"
