@@ -109,12 +109,6 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
     of a multi-df hypothesis does, hence lmerTest's basis.
     """
     spec = fit.spec
-    if any(getattr(t, "numeric", ()) for t in spec.fixed):
-        raise ModelError(
-            f"anova() of a model with numeric covariates ({spec}) is not available: the type "
-            "III hypotheses here are built for factors. Use fit.fixed (the t tests of each "
-            "coefficient) or compare_models of nested ML fits."
-        )
     names = list(fit.fixed_estimates.index)
     cols = _term_columns(fit)
     X = _dense_x(fit)
@@ -131,19 +125,34 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
     if spec.intercept:
         full_parts.append(np.ones((X.shape[0], 1)))
         full_names.append("(Intercept)")
+    numeric = {f for t in terms for f in getattr(t, "numeric", ())}
+    if numeric:
+        from irmodels.models._design import covariate_values
+
+        used = st["data"]
+        values = {f: covariate_values(used, f) for f in numeric}
     for t in terms:
-        sizes = [len(levels[f]) for f in t.factors]
+        cats = [f for f in t.factors if f not in numeric]
+        sizes = [len(levels[f]) for f in cats]
         cell = np.zeros(X.shape[0], dtype=np.int64)
-        for f, sz in zip(t.factors, sizes):
+        for f, sz in zip(cats, sizes):
             cell = cell * sz + codes[f]
-        ncell = int(np.prod(sizes))
+        ncell = int(np.prod(sizes)) if cats else 1
         if ncell > 100_000:
             raise ModelError(f"anova(): the term {t.name} has {ncell} cells, too many")
+        # lmerTest's model.matrix(~ 0 + term): a dummy per cell of the categorical factors,
+        # times the values of the numeric ones
+        weight = np.ones(X.shape[0])
+        for f in t.factors:
+            if f in numeric:
+                weight = weight * values[f]
         M = np.zeros((X.shape[0], ncell))
-        M[np.arange(X.shape[0]), cell] = 1.0
+        M[np.arange(X.shape[0]), cell] = weight
         full_parts.append(M)
         for combo in product(*[range(sz) for sz in sizes]):
-            full_names.append(":".join(f"{f}{levels[f][c]}" for f, c in zip(t.factors, combo)))
+            lv = dict(zip(cats, combo))
+            full_names.append(":".join(f if f in numeric else f"{f}{levels[f][lv[f]]}"
+                                       for f in t.factors))
     rdX = np.hstack(full_parts)
     L = np.linalg.pinv(X) @ rdX  # (p x r); lmerTest's L is its transpose
     L = L.T
