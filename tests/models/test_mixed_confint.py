@@ -99,3 +99,12 @@ def test_bootstrap_heteroscedastic_and_bad_input(data: pd.DataFrame) -> None:
         hfit.confint("profile")
     ci = hfit.confint("bootstrap", n_boot=10, seed=1, parm=["Residual", "topic"])
     assert list(ci.index) == ["topic", "Residual"] and (ci["lower"] < ci["upper"]).all()
+
+
+def test_profile_with_a_covariate_equals_lme4() -> None:
+    e = FIXTURE["covariate_fit"]
+    d = pd.read_csv(REF / e["file"], dtype={"topic": str, "system": str})
+    ci = _fit(e["formula"], d).confint("profile")
+    ref = _reference(e, "profile")
+    # measured: 7e-7 at most
+    assert np.allclose(ci.to_numpy(), ref.loc[ci.index].to_numpy(), rtol=0, atol=PROFILE_TOL)

@@ -1,5 +1,5 @@
 # Reference values for MixedResult.confint(method="profile"|"wald"): lme4's confint().
-# Data: data/mixed_crossed_unbalanced.csv (python make_mixed_data.py).
+# Data: data/mixed_crossed_unbalanced.csv (python make_mixed_data.py), data/covariates.csv.
 # Run from tests/reference/:  Rscript mixed_confint.R   (writes mixed_confint.json)
 suppressPackageStartupMessages({ library(lme4); library(jsonlite) })
 # lme4's default optimiser settings: the tight ones used for the fits elsewhere break its profiling
@@ -23,13 +23,21 @@ for (formula in c("score ~ system + (1|topic) + (1|topic:system)", "score ~ syst
     fits[[length(fits) + 1]] <- list(formula = formula, method = method, sd_names = sdnames,
                                      sd = vc$sdcor, intervals = unname(entries))
   }
+# a numeric covariate (data/covariates.csv)
+dc <- read.csv("data/covariates.csv", colClasses = c(topic = "character", system = "character"))
+mc <- lmer(score ~ system + depth + (1|topic), data = dc, control = ctrl)
+pc <- confint(mc, method = "profile", oldNames = FALSE)
+covariate_fit <- list(file = "data/covariates.csv", formula = "score ~ system + depth + (1|topic)",
+                      method = "REML", level = 0.95, names = rownames(pc),
+                      profile_lower = unname(pc[, 1]), profile_upper = unname(pc[, 2]))
 out <- list(
   generated_by = "tests/reference/mixed_confint.R",
   R = R.version.string,
   packages = list(lme4 = as.character(packageVersion("lme4")),
                   jsonlite = as.character(packageVersion("jsonlite"))),
   file = "data/mixed_crossed_unbalanced.csv",
-  fits = fits
+  fits = fits,
+  covariate_fit = covariate_fit
 )
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE), "mixed_confint.json")
 cat("wrote mixed_confint.json\n")
