@@ -4,7 +4,8 @@ Run from anywhere: ``python notebooks/run_all.py [NN ...]`` (default: all). The 
 notebooks carry their outputs (tables and figures) so a reader browsing the repository sees
 them; ``tests/test_notebooks.py`` re-executes each one and checks the committed outputs are
 current. Figures use matplotlib's inline backend (``MPLBACKEND`` is set for the kernel only),
-and execution timings are not recorded, so re-running gives the same files.
+execution timings are not recorded and cell ids are numbered, so re-running gives the same
+files.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def execute(path: Path, timeout: int = 600):  # type: ignore[no-untyped-def]
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):  # stable ids: a re-run changes only what changed
+        cell["id"] = f"cell-{i:03d}"
     old = os.environ.get("MPLBACKEND")
     os.environ["MPLBACKEND"] = INLINE  # the kernel inherits it: figures are shown inline
     try:
