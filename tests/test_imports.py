@@ -128,3 +128,15 @@ def test_the_contract_sees_imports():
     src = "from irmodels.reporting.report import Section\n"
     tree_targets = [n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)]
     assert _rank(_layer(tree_targets[0])) > _rank("studies")  # would be flagged in a study
+
+
+def test_readme_picture_lists_the_layers_in_this_order():
+    """The README's Architecture picture is the import order this test enforces."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    drawn = []
+    for line in section.splitlines():
+        word = line.strip().split(" ", 1)[0].rstrip("/").removesuffix(".py")
+        if line.startswith("    ") and word in LAYERS and word not in drawn:
+            drawn.append(word)
+    assert drawn[::-1] == [layer for layer in LAYERS if layer != "__main__"], drawn
