@@ -42,7 +42,7 @@ import numpy as np
 from irmodels._validate import check_seed
 from irmodels.errors import ArgumentError, IRModelsError, require
 
-__all__ = ["BACKENDS", "ParallelError", "default_workers", "map", "spawn_seeds"]
+__all__ = ["BACKENDS", "ParallelError", "default_workers", "map", "prestarted", "spawn_seeds"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -284,6 +284,70 @@ def _single_threaded_children() -> Iterator[None]:
             os.environ.pop(k, None)
 
 
+# --- workers started ahead of the work ---------------------------------------------------
+
+_PRESTARTED: list[ProcessPoolExecutor] = []
+_CACHED_FN: tuple[str, Callable[[Any], Any]] | None = None
+
+
+def _import_modules(modules: tuple[str, ...]) -> None:  # initializer of prestarted workers
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
+
+
+def _noop() -> None:
+    return None
+
+
+def _run_chunk_from(path: str, key: str, chunk: list[Any]) -> list[Any]:
+    """Run a chunk with the function pickled in ``path`` (loaded once per worker and call)."""
+    global _CACHED_FN
+    if _CACHED_FN is None or _CACHED_FN[0] != key:
+        with open(path, "rb") as fh:
+            _CACHED_FN = (key, pickle.loads(fh.read()))
+    fn = _CACHED_FN[1]
+    return [fn(item) for item in chunk]
+
+
+@contextlib.contextmanager
+def prestarted(backend: Any, n_workers: int | None = None,
+               modules: Sequence[str] = ()) -> Iterator[None]:
+    """Start the workers of ``backend="processes"`` now, importing ``modules`` in each.
+
+    A study that prepares its data serially before mapping its units (encoding the runs, a
+    reference fit) wraps that preparation in ``with prestarted(backend, n_workers):`` so that
+    spawning the workers and importing irmodels in them (seconds) overlaps the preparation
+    instead of following it. The next :func:`map` with ``backend="processes"`` inside the block
+    uses these workers (its function is then sent through a temporary file, read once per
+    worker); they are shut down when it returns, or when the block ends. Other backends: no-op.
+
+    >>> with prestarted("serial"):
+    ...     map(abs, [-1, 2])
+    [1, 2]
+    """
+    if backend != "processes":
+        yield
+        return
+    import multiprocessing
+
+    workers = n_workers or default_workers()
+    with _single_threaded_children():
+        pool = ProcessPoolExecutor(max_workers=workers,
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_import_modules, initargs=(tuple(modules),))
+        for _ in range(workers):  # each submit starts one worker while none is idle
+            pool.submit(_noop)
+    _PRESTARTED.append(pool)
+    try:
+        yield
+    finally:
+        if pool in _PRESTARTED:
+            _PRESTARTED.remove(pool)
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | None,
                    progress: bool | None, chunksize: int, desc: str | None) -> list[R]:
     import multiprocessing
@@ -294,6 +358,8 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     chunks = [list(work[i:i + chunksize]) for i in range(0, len(work), chunksize)]
     for chunk in chunks:
         _check_picklable(chunk, "item of")
+    if _PRESTARTED:
+        return _map_prestarted(_PRESTARTED.pop(), payload, chunks, len(work), progress, desc)
     workers = min(n_workers or default_workers(), len(chunks))
     results: list[list[R] | None] = [None] * len(chunks)
     ctx = multiprocessing.get_context("spawn")
@@ -302,17 +368,43 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     ) as pool:
         with _single_threaded_children():  # workers start on the first submits
             pending = {pool.submit(_run_chunk, chunk): i for i, chunk in enumerate(chunks)}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    i = pending.pop(fut)
-                    results[i] = fut.result()
-                    bar.update(len(chunks[i]))
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
+        _drain(pending, chunks, results, bar)
+    return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
+
+
+def _drain(pending: dict[Any, int], chunks: list[list[Any]], results: list[Any], bar: Any) -> None:
+    """Collect the chunks' results as they complete; cancel the rest on an error."""
+    try:
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = pending.pop(fut)
+                results[i] = fut.result()
+                bar.update(len(chunks[i]))
+    except BaseException:
+        for fut in pending:
+            fut.cancel()
+        raise
+
+
+def _map_prestarted(pool: ProcessPoolExecutor, payload: bytes, chunks: list[list[Any]],
+                    n_items: int, progress: bool | None, desc: str | None) -> list[Any]:
+    import tempfile
+    import uuid
+
+    results: list[list[Any] | None] = [None] * len(chunks)
+    fd, path = tempfile.mkstemp(prefix="irmodels-fn-", suffix=".pkl")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        key = uuid.uuid4().hex
+        with _bar(n_items, progress, desc) as bar, pool:
+            pending = {pool.submit(_run_chunk_from, path, key, chunk): i
+                       for i, chunk in enumerate(chunks)}
+            _drain(pending, chunks, results, bar)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
     return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
 
 

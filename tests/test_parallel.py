@@ -207,3 +207,23 @@ def test_workers_are_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     out = irm.parallel.map(_thread_env, [0, 1, 2], backend="processes", n_workers=2)
     assert out == [("1", "3")] * 3
     assert "OPENBLAS_NUM_THREADS" not in os.environ  # the parent is left as it was
+
+
+def test_prestarted_workers_run_the_next_map_identically() -> None:
+    import functools
+
+    from irmodels.parallel import _PRESTARTED, prestarted
+
+    fn = functools.partial(np.add, np.arange(3.0))
+    items = [1.0, 2.0, 3.0, 4.0, 5.0]
+    expected = [fn(x) for x in items]
+    with prestarted("processes", n_workers=2, modules=["irmodels.parallel"]):
+        assert len(_PRESTARTED) == 1
+        got = irm.parallel.map(fn, items, backend="processes", n_workers=2, chunksize=2)
+        assert not _PRESTARTED  # used once, then shut down
+        again = irm.parallel.map(fn, items, backend="processes", n_workers=2)  # a fresh pool
+    for a, b in zip(got + again, expected + expected):
+        np.testing.assert_array_equal(a, b)
+    with prestarted("processes", n_workers=1):  # never used: shut down at the end of the block
+        pass
+    assert not _PRESTARTED

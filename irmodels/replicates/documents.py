@@ -661,33 +661,37 @@ def document_samples(
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     measure = _simulated_measure(measure).name  # validate the name early
-    obs = _observed(runs, qrels, depth, relevance_level, systems, topics)
-    if len(obs.score) == 0:
-        raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
-    missing_topics = sorted(set(obs.topic) - set(obs.n_rel))
-    if missing_topics:
-        warnings.warn(
-            f"{len(missing_topics)} topic(s) have no relevant document in the qrels and are "
-            f"skipped (e.g. {missing_topics[:3]})",
-            DataQualityWarning,
-            stacklevel=2,
-        )
-    groups = [(topic, system, rel, non, obs.n_rel[topic])
-              for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
-    seeds = np.random.SeedSequence(seed).spawn(len(groups))
-    units = [
-        (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
-    ]
-    if backend == "serial":
-        results = _simulate_chunk(units)
-    else:
-        from irmodels import parallel
+    from irmodels.parallel import prestarted
 
-        chunk = max(1, len(units) // (4 * (n_workers or 2)))
-        chunks = [units[i : i + chunk] for i in range(0, len(units), chunk)]
-        nested = parallel.map(_simulate_chunk, chunks, backend=backend, n_workers=n_workers,
-                              progress=progress)
-        results = [r for part in nested for r in part]
+    # process workers are spawned (and import irmodels) while the runs are encoded here
+    with prestarted(backend, n_workers, ("irmodels.replicates.documents",)):
+        obs = _observed(runs, qrels, depth, relevance_level, systems, topics)
+        if len(obs.score) == 0:
+            raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
+        missing_topics = sorted(set(obs.topic) - set(obs.n_rel))
+        if missing_topics:
+            warnings.warn(
+                f"{len(missing_topics)} topic(s) have no relevant document in the qrels and are "
+                f"skipped (e.g. {missing_topics[:3]})",
+                DataQualityWarning,
+                stacklevel=2,
+            )
+        groups = [(topic, system, rel, non, obs.n_rel[topic])
+                  for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
+        seeds = np.random.SeedSequence(seed).spawn(len(groups))
+        units = [
+            (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
+        ]
+        if backend == "serial":
+            results = _simulate_chunk(units)
+        else:
+            from irmodels import parallel
+
+            chunk = max(1, len(units) // (4 * (n_workers or 2)))
+            chunks = [units[i : i + chunk] for i in range(0, len(units), chunk)]
+            nested = parallel.map(_simulate_chunk, chunks, backend=backend, n_workers=n_workers,
+                                  progress=progress)
+            results = [r for part in nested for r in part]
     # the long frame from codes: labels are repeated as integer codes, not strings
     lengths = np.array([len(values) for values, _, _ in results], dtype=np.int64)
     topic_levels = sorted({g[0] for g in groups}, key=natural_key)

@@ -36,7 +36,7 @@ from irmodels.errors import (
     UndefinedValueWarning,
 )
 from irmodels.parallel import map as parallel_map
-from irmodels.parallel import spawn_seeds
+from irmodels.parallel import prestarted, spawn_seeds
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -55,6 +55,10 @@ __all__ = [
 ]
 
 DEFAULT_N_SHARDS = (2, 3, 4, 5, 10, 25, 50)
+# what a unit imports, loaded by process workers while the parent prepares the collection
+_WORKER_MODULES = ("irmodels.studies.shard_study", "irmodels.studies._sharded",
+                   "irmodels.models.anova", "irmodels.inference.tukey",
+                   "irmodels.inference.rank", "irmodels.replicates.sharding")
 DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 
 #: Columns of :attr:`ShardStudy.runs`, in this order.
@@ -735,42 +739,44 @@ def shards(
     parsed = UndefinedPolicy.parse(undefined)  # refuses True, "bogus", NaN as irm.evaluate does
     undefined = parsed.value if parsed.kind == "constant" else parsed.kind  # type: ignore[assignment]
 
-    from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
+    # workers are spawned (and import irmodels) while this process encodes the collection
+    with prestarted(backend, n_workers, _WORKER_MODULES):
+        from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 
-    fast = fast_measure(canonical)
-    prepared = None
-    if fast is not None:
-        # integer encoding once (validates the inputs as irm.evaluate does)
-        prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast)
-        whole, whole_undef = evaluate_assignment(
-            prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)
-        whole = whole.drop(columns="shard")
-        n_whole_undef = len(whole_undef)
-    else:
+        fast = fast_measure(canonical)
+        prepared = None
+        if fast is not None:
+            # integer encoding once (validates the inputs as irm.evaluate does)
+            prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast)
+            whole, whole_undef = evaluate_assignment(
+                prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)
+            whole = whole.drop(columns="shard")
+            n_whole_undef = len(whole_undef)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedValueWarning)  # one summary warning below
+                whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
+            n_whole_undef = len(undefined_cells(whole))
+
+        # MD1 on the whole collection: the reference ranking
+        from irmodels.models.anova import anova
+
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedValueWarning)  # one summary warning below
-            whole = evaluate(inputs.runs, inputs.qrels, [canonical], undefined=undefined)
-        n_whole_undef = len(undefined_cells(whole))
+            warnings.simplefilter("ignore", IRModelsWarning)
+            reference = anova("MD1", whole).marginal_means("system")
+        rec, sig, means_arr, half = _fit_record("MD1", whole, alpha, reference)
+        rec.update(n_shards=1, split=0, n_undefined=n_whole_undef)
 
-    # MD1 on the whole collection: the reference ranking
-    from irmodels.models.anova import anova
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IRModelsWarning)
-        reference = anova("MD1", whole).marginal_means("system")
-    rec, sig, means_arr, half = _fit_record("MD1", whole, alpha, reference)
-    rec.update(n_shards=1, split=0, n_undefined=n_whole_undef)
-
-    ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
-                   measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
-                   reference=reference)
-    units = [
-        _Unit(n_shards=s, split=k, seed=child)
-        for s in s_list
-        for k, child in enumerate(spawn_seeds(split_seed(seed, s), int(n_splits)))
-    ]
-    results = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
-                           n_workers=n_workers, progress=progress, desc="shard study")
+        ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
+                       measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
+                       reference=reference)
+        units = [
+            _Unit(n_shards=s, split=k, seed=child)
+            for s in s_list
+            for k, child in enumerate(spawn_seeds(split_seed(seed, s), int(n_splits)))
+        ]
+        results = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
+                               n_workers=n_workers, progress=progress, desc="shard study")
 
     records = [rec] if "MD1" in model_names else []
     sig_d: dict[tuple[str, int, int], frozenset] = {("MD1", 1, 0): sig}
