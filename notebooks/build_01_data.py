@@ -128,6 +128,34 @@ cells = [
     new_code_cell(
         "scores.groupby(['measure', 'system'], observed=True)['score'].mean().unstack(0).head().round(4)"
     ),
+    new_markdown_cell(
+        "## Results of other tools\n\n"
+        "`irm.frame` and `irm.evaluate` take the outputs of PyTerrier, ir_measures, ranx, "
+        "ir_datasets and polars directly (recognised by shape; none of them is a dependency). "
+        "A PyTerrier `pt.Experiment(..., perquery=True)` frame has the columns `name, qid, "
+        "measure, value`:"
+    ),
+    new_code_cell(
+        "ap = scores[scores['measure'] == 'AP']\n"
+        "pyterrier_like = pd.DataFrame({'name': ap['system'].astype(str), 'qid': ap['topic'].astype(str),\n"
+        "                               'measure': 'AP', 'value': ap['score']})\n"
+        "irm.frame(pyterrier_like).head(3)"
+    ),
+    new_markdown_cell(
+        "ir_datasets qrels are `(query_id, doc_id, relevance, iteration)` tuples; an iterator is "
+        "read once. What is not understood is refused with the forms that are:"
+    ),
+    new_code_cell(
+        "from collections import namedtuple\n\n"
+        "Qrel = namedtuple('Qrel', 'query_id doc_id relevance iteration')\n"
+        "qrels = (Qrel(str(r.topic), r.docid, int(r.rel), '0') for r in coll.qrels.itertuples())\n"
+        "print(irm.evaluate(coll.runs, qrels, ['AP'])['score'].mean().round(6),\n"
+        "      scores[scores['measure'] == 'AP']['score'].mean().round(6))\n"
+        "try:\n"
+        "    irm.frame([1, 2, 3])\n"
+        "except irm.DataFormatError as err:\n"
+        "    print(err)"
+    ),
 ]
 
 nb = new_notebook(cells=cells, metadata={
