@@ -1,8 +1,9 @@
 """The G-study section of the report: variance components, D-study, topics needed, curves.
 
 Formats a :class:`~irmodels.inference.gtheory.GStudy` that already exists; computes nothing
-new beyond asking the result for its D-study. Pass it to
-``irm.reporting.build_report(..., sections=[gstudy_section(g)])``.
+new beyond asking the result for its D-study. ``irm.build_report`` adds it for the G-study of
+its own fit; pass it yourself for another G-study:
+``irm.build_report(..., gstudy=False, sections=[gstudy_section(g)])``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 from irmodels._display import frame_to_html, frame_to_latex
 from irmodels.errors import DesignError
 from irmodels.inference.gtheory import GStudy
-from irmodels.reporting.report import Section, frame_to_markdown
+from irmodels._section import Section, frame_to_markdown
 
 __all__ = ["gstudy_section"]
 
@@ -81,14 +82,14 @@ def gstudy_section(
     shown = d.set_index("topics")
     img = ""
     if plot:
-        import matplotlib.pyplot as plt
+        from irmodels._section import img_tag
 
-        from irmodels.reporting.plots import figure_to_data_uri, figure_to_png
-
-        fig = g.plot(target=target, alpha=alpha)
-        uri = figure_to_data_uri(figure_to_png(fig))
-        plt.close(fig)
-        img = f'<img alt="D-study curves" src="{html.escape(uri)}">'
+        img = img_tag(
+            g.plot(target=target, alpha=alpha), "D-study curves",
+            f"E\u03c1\u00b2 (relative: the ranking of systems) and \u03a6 (absolute: their "
+            f"scores) against the number of topics, with {100 * (1 - alpha):g}% bands; the "
+            f"dotted line is the current number of topics, the dashed line the target {target:g}.",
+        )
     body_html = (
         f"<p>{html.escape(text)}</p>"
         + frame_to_html(g.components, title="Variance components", digits=digits)
