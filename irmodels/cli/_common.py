@@ -160,9 +160,10 @@ def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.Data
         )
     if len(set(names)) < 2:
         raise UsageError(f"--systems needs at least two runs to compare; got {names}.")
-    import irmodels as irm
-
-    return irm.filter_systems(data, systems=names)
+    out = data.loc[data["system"].astype(str).isin(names)].reset_index(drop=True)
+    if isinstance(out["system"].dtype, pd.CategoricalDtype):
+        out["system"] = out["system"].cat.remove_unused_categories()
+    return out
 
 
 def progress(message: str) -> None:

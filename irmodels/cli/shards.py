@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="use the synthetic demo collection (see irmodels demo)")
     src.add_argument("--runs", metavar="DIR", help="directory (or file) of TREC run files")
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --runs)")
+    from irmodels.cli._common import add_systems
+
+    add_systems(p)
     p.add_argument("--docids", metavar="FILE",
                    help="the collection's document ids, one per line (with --runs; without it "
                         "the ids of the runs and qrels are used, with a warning)")
@@ -117,6 +120,12 @@ def run(args: argparse.Namespace) -> int:
         docids = read_docids(args.docids) if args.docids else None
         collection = (runs, qrels, docids)
         source = f"runs {args.runs}, qrels {args.qrels}"
+    if args.systems:
+        from irmodels.cli._common import select_systems
+
+        if not isinstance(collection, tuple):
+            collection = (collection.runs, collection.qrels, collection.docids)
+        collection = (select_systems(collection[0], args.systems), *collection[1:])
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:

@@ -103,3 +103,13 @@ def test_topics_takes_systems_and_a_dataset_name(tmp_path, capsys):
     assert main(["topics", "adhoc3:AP", "--systems", "sys1,sys2,sys3,sys4", "--sizes", "5",
                  "--n-samples", "20", "--out", str(tmp_path / "t")]) == 0
     assert "50 topics x 4 systems" in capsys.readouterr().out
+
+
+def test_shards_takes_systems(tmp_path, capsys):
+    out = tmp_path / "sh"
+    assert main(["shards", "--demo", "--preset", "tiny", "--n-shards", "2", "--n-splits", "1",
+                 "--models", "MD1,MD6", "--systems", "sys01,sys02,sys03", "--out", str(out)]) == 0
+    import pandas as pd
+
+    runs = pd.read_csv(out / "runs.csv")
+    assert set(runs["n_systems"]) == {3}
