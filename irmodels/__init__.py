@@ -71,6 +71,8 @@ _LAZY: dict[str, str] = {
     "compare_models": "irmodels.models.mixed:compare_models",
     # inference
     "tukey_hsd": "irmodels.inference.tukey:tukey_hsd",
+    "dunnett": "irmodels.inference.dunnett:dunnett",
+    "p_adjust": "irmodels.inference.pairwise:p_adjust",
     "ptukey": "irmodels.inference.studentized:ptukey",
     "qtukey": "irmodels.inference.studentized:qtukey",
     "gstudy": "irmodels.inference.gtheory:gstudy",
@@ -121,6 +123,8 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.models.mixed import mixed
     from irmodels.models.mixed import compare_models
     from irmodels.inference.tukey import tukey_hsd
+    from irmodels.inference.dunnett import dunnett
+    from irmodels.inference.pairwise import p_adjust
     from irmodels.inference.studentized import ptukey
     from irmodels.inference.studentized import qtukey
     from irmodels.inference.gtheory import gstudy
