@@ -160,10 +160,13 @@ class Report:
             k = tk.k - 1
             n_top = len(tk.top_group)
             others = n_top - 1
+            head = (f"Every other system is significantly below the best, {tk.best}"
+                    if others == 0 else
+                    f"{others} of the {k} other systems "
+                    f"{'is' if others == 1 else 'are'} not significantly different from the best, "
+                    f"{tk.best}")
             out.append(
-                f"{others} of the {k} other systems "
-                f"{'is' if others == 1 else 'are'} not significantly different from the best, "
-                f"{tk.best} (Tukey HSD, family-wise alpha = {self.alpha:g}); "
+                f"{head} (Tukey HSD, family-wise alpha = {self.alpha:g}); "
                 f"{tk.n_significant} of {tk.n_pairs} pairs "
                 f"({100 * tk.n_significant / max(tk.n_pairs, 1):.0f}%) differ significantly."
             )
@@ -180,7 +183,7 @@ class Report:
                     if need > g.n_topics:
                         text += f"; about {need} topics would give E\u03c1\u00b2 = 0.95"
                     else:
-                        text += " (0.95 is reached)"
+                        text += "; E\u03c1\u00b2 already exceeds 0.95"
                 except Exception:  # noqa: BLE001 - not reachable or not available
                     pass
                 out.append(text + ".")
