@@ -185,3 +185,23 @@ def test_property_tukey_equals_lstsq_ls_means(d):
     np.testing.assert_allclose(hsd.pairs["p_adj"], irm.ptukey(q, len(systems), df, lower_tail=False),
                                atol=1e-10)
     assert hsd.df_error == df
+
+
+@pytest.mark.parametrize("ss_type", [1, 2, 3])
+def test_unbalanced_interaction_table_equals_statsmodels(reference_dir, ss_type):
+    """Unequal replication, topic * system: the table equals statsmodels ols + anova_lm."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    from statsmodels.stats.anova import anova_lm
+
+    data = _data(reference_dir, "lsm_shards.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnbalancedDesignWarning)
+        fit = irm.anova("score ~ topic * system", data, ss_type=ss_type)
+    sm = anova_lm(smf.ols("score ~ C(topic, Sum) * C(system, Sum)", data).fit(), typ=ss_type)
+    names = {"topic": "C(topic, Sum)", "system": "C(system, Sum)",
+             "topic:system": "C(topic, Sum):C(system, Sum)", "Residual": "Residual"}
+    for ours, theirs in names.items():
+        assert fit.table.loc[ours, "SS"] == pytest.approx(sm.loc[theirs, "sum_sq"], rel=1e-9)
+        assert fit.table.loc[ours, "df"] == sm.loc[theirs, "df"]
+        if ours != "Residual":
+            assert fit.table.loc[ours, "p"] == pytest.approx(sm.loc[theirs, "PR(>F)"], rel=1e-8)
