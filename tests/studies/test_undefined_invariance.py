@@ -125,6 +125,7 @@ def test_md6_system_inference_does_not_depend_on_x(case) -> None:
 def test_md2_to_md5_mean_differences_do_not_depend_on_x(case, model: str) -> None:
     y, undefined, x1, x2 = case
     y1, y2 = _substitute(y, undefined, x1), _substitute(y, undefined, x2)
+    assume(np.ptp(y1) > 0 and np.ptp(y2) > 0)  # constant scores are refused by irm.anova
     f1, _ = _fit(model, y1)
     f2, _ = _fit(model, y2)
     m1 = f1.marginal_means("system").to_numpy()
