@@ -354,7 +354,8 @@ def evaluate(
 
     refuse_control_ids(runs, ["system", "topic", "docid"], "runs")  # a NUL in a docid...
     refuse_control_ids(qrels, ["topic", "docid"], "qrels")
-    warn_topic_id_mismatch(runs["topic"], q.topics, stacklevel=3)  # "051" vs "51"
+    # "051" vs "51"; on the distinct topics (a Python list of 5M ids cost 10 s on TREC-8 runs)
+    warn_topic_id_mismatch(runs["topic"].unique(), q.topics, stacklevel=3)
     r = _rank(_encode_runs(runs, q.topics))
     _refuse_duplicates(r)
     if opts.depth is not None:
