@@ -29,6 +29,7 @@ import pandas as pd
 
 from irmodels._display import ResultDisplay, frame_to_latex, latex_escape
 from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import check_seed
 
 __all__ = ["CompareResult", "compare", "system_letters"]
 
@@ -458,6 +459,7 @@ def compare(
     ...     data[data["measure"] == "AP"]).tukey().pairs[["a", "b", "reject"]].itertuples(index=False) if r}
     True
     """
+    seed = check_seed(seed)
     if test not in TESTS:
         raise DataFormatError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
     if adjust not in ADJUSTMENTS:

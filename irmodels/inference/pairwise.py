@@ -29,6 +29,7 @@ import pandas as pd
 from scipy import special, stats
 
 from irmodels._display import ResultDisplay, TableAccess
+from irmodels._validate import check_seed
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "PairwiseResult", "p_adjust",
@@ -570,9 +571,10 @@ def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
 
 
 def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
+    checked = check_seed(seed)
+    if isinstance(checked, np.random.Generator):
+        return checked
+    return np.random.default_rng(checked)
 
 
 def _resampling(
