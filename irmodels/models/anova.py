@@ -212,13 +212,20 @@ class AnovaResult(ResultDisplay):
         other = sorted({f for t in terms for f in t.factors} - set(self._codes))
         if other:
             raise DesignError(
-                f"least-squares means are computed for factor models; {', '.join(other)} "
-                "is not a factor of this fit. Use marginal_means(..., kind='raw')."
+                f"least-squares means with numeric covariates ({', '.join(other)}) are not "
+                "available yet (emmeans evaluates them at the covariate means); irmodels "
+                "computes them for factor models. Use marginal_means(..., kind='raw') for the "
+                "observed means, or fit the model without the covariate."
             )
         return ls_means(
             self._y, terms, self._codes, self.levels, names, self.ms_error,
             full_cells=frozenset(_missing_margins(self.spec)),
         )
+
+    @property
+    def _closed_means(self) -> bool:
+        """Balanced factor model: the LS means are the raw means, with covariance MS_e/n I."""
+        return bool(self.balanced and not getattr(self.spec, "covariates", ()))
 
     def _index(self, names: list[str]) -> pd.Index:
         if len(names) == 1:
@@ -276,7 +283,7 @@ class AnovaResult(ResultDisplay):
         names = self._factor_list(factor)
         if kind not in ("ls", "raw"):
             raise DesignError(f"kind must be 'ls' or 'raw'; got {kind!r}.")
-        if kind == "ls" and not self.balanced:
+        if kind == "ls" and not self._closed_means:
             lsm = self._ls(names)
             if not lsm.estimable.all():
                 idx = self._index(names)[~lsm.estimable]
@@ -368,7 +375,7 @@ class AnovaResult(ResultDisplay):
         names = self._factor_list(factor)
         flat, shape = self._group(names)
         counts = np.bincount(flat, minlength=int(np.prod(shape)))
-        if self.balanced:
+        if self._closed_means:
             return tukey_hsd(
                 self.marginal_means(factor),
                 df_error=self.df_resid,
@@ -432,7 +439,7 @@ class AnovaResult(ResultDisplay):
 
         names = self._factor_list(factor)
         means = self.marginal_means(factor)
-        if self.balanced:
+        if self._closed_means:
             cov = np.eye(len(means)) * (self.ms_error / self.n_per_level(factor))
         else:
             cov = self.marginal_means_cov(factor).to_numpy()

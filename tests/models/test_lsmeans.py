@@ -205,3 +205,15 @@ def test_unbalanced_interaction_table_equals_statsmodels(reference_dir, ss_type)
         assert fit.table.loc[ours, "df"] == sm.loc[theirs, "df"]
         if ours != "Residual":
             assert fit.table.loc[ours, "p"] == pytest.approx(sm.loc[theirs, "PR(>F)"], rel=1e-8)
+
+
+def test_covariate_models_refuse_ls_means(reference_dir):
+    data = _data(reference_dir, "lsm_balanced.csv")
+    data["qlen"] = np.random.default_rng(0).uniform(size=len(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = irm.anova("score ~ topic + system + qlen", data)
+    for call in (fit.tukey, lambda: fit.dunnett("s1"), fit.marginal_means):
+        with pytest.raises(DesignError, match=r"numeric covariates \(qlen\)"):
+            call()
+    assert len(fit.marginal_means("system", kind="raw")) == 5
