@@ -1240,6 +1240,9 @@ class Optimum:
     converged: bool
     closed_form: bool
     message: str = ""
+    #: (devfun, theta, the evaluation there): mixed_result reuses it instead of evaluating again
+    _evaluated: tuple[Any, np.ndarray, Any] | None = field(default=None, repr=False,
+                                                           compare=False)
 
 
 def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | None = None,
@@ -1260,7 +1263,9 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
             if name in start:
                 theta0[i] = float(start[name])
     if closed is not None:
-        return Optimum(closed, None, devfun(closed), 0, True, True, "closed form")
+        fit = devfun.evaluate(closed)
+        return Optimum(closed, None, fit.deviance, 0, True, True, "closed form",
+                       _evaluated=(devfun, closed.copy(), fit))
     n_iter = 0
     eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
     x0 = np.concatenate([theta0, eta0])
@@ -1403,9 +1408,13 @@ class MixedState:
 
 def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) -> MixedResult:
     """Stage 4 (lme4's ``mkMerMod``): the :class:`MixedResult` at the optimum."""
+    ev = opt._evaluated
+    fit = (ev[2] if ev is not None and ev[0] is devfun and opt.eta is None
+           and np.array_equal(ev[1], opt.theta) else None)  # the closed form's evaluation
+    opt._evaluated = None  # used once: the result does not keep the evaluation alive
     res = _result(design.spec, design, devfun.problem, devfun.order, opt.theta, opt.eta,
                   devfun.method, design.residual_name, opt.converged, opt.n_iter,
-                  opt.closed_form, design.data)
+                  opt.closed_form, design.data, fit=fit)
     res._state.devfun = devfun
     res._state.optimum = opt
     return res
@@ -1413,10 +1422,10 @@ def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) ->
 
 def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
             theta: np.ndarray, eta: np.ndarray | None, method: str, residual: str | None,
-            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame | None
-            ) -> MixedResult:
+            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame | None,
+            fit: _reml.Fit | None = None) -> MixedResult:
     reml = method == "REML"
-    f = _reml.evaluate(pb, theta, eta, reml)
+    f = fit if fit is not None else _reml.evaluate(pb, theta, eta, reml)
     sigma2 = f.sigma2
     _check_exact_fit(spec, pb.y, sigma2 * float(np.mean(1.0 / f.w)))
     sigma = math.sqrt(sigma2)
