@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 __all__ = [
     "anova_power",
@@ -130,6 +129,8 @@ def anova_power(
     >>> anova_power([0.0, 0.05, 1.0], [4, 4, 4], 95, 100).round(4)
     array([0.05  , 0.3779, 1.    ])
     """
+    from scipy import stats  # here, not at import: scipy.stats is slow to import
+
     f2 = _arr(f2)
     df = _arr(df)
     crit = stats.f.isf(alpha, df, df_resid)

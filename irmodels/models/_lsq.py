@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 __all__ = ["RANK_TOL", "LsqBlocks", "sequential_ss", "term_block"]
 
@@ -57,6 +56,8 @@ class LsqBlocks:
 
 def sequential_ss(blocks: list[np.ndarray], y: np.ndarray) -> LsqBlocks:
     """Fit ``blocks`` in order; the SS and df each adds to those before it."""
+    from scipy import linalg  # here: a balanced fit (and the CLI) never needs scipy.linalg
+
     n = y.shape[0]
     q = np.empty((n, 0))
     ss: list[float] = []

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import (
