@@ -13,6 +13,11 @@ Cases (docs/methods.md: "Linear mixed-effects models"; issue 4):
 3. ``shards``: 40 systems x 50 topics x 10 shards (simulated, balanced),
    ``score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)``.
 
+4. ``--fixed-cost``: the fixed cost of a small fit, ``score ~ system + (1|topic)`` on 1,000
+   rows (50 topics x 20 systems): medians of many fits, wall and CPU, irmodels with text and
+   with categorical factor columns, statsmodels MixedLM (REML, topic as group), lme4 ``lmer``
+   timed inside R.
+
 Times are wall-clock seconds of the fit alone (best of 3 for irmodels and lme4, one nlme run
 (minutes each); one run for statsmodels, stopped after ``--sm-timeout`` seconds). R times are measured inside R with
 ``system.time`` so R's start-up is excluded. BLAS is pinned to one thread (as R's reference
@@ -173,6 +178,83 @@ cat(sprintf("%.6f %.10f\\n", best, as.numeric(logLik(m))))
     return float(out[0]), float(out[1])
 
 
+# -- fixed cost of a small fit ---------------------------------------------------------------
+FIXED_FORMULA = "score ~ system + (1|topic)"
+
+
+def make_small(seed: int = 5, topics: int = 50, systems: int = 20) -> pd.DataFrame:
+    """1,000 rows: 50 topics x 20 systems, one score each (balanced)."""
+    rng = np.random.default_rng(seed)
+    y = (0.3 + rng.normal(0, 0.03, systems)[None, :] + rng.normal(0, 0.1, topics)[:, None]
+         + rng.normal(0, 0.08, (topics, systems)))
+    return pd.DataFrame({"topic": np.repeat([f"t{i + 1:02d}" for i in range(topics)], systems),
+                         "system": np.tile([f"s{j + 1:02d}" for j in range(systems)], topics),
+                         "score": y.ravel()})
+
+
+def _median_fit(fn, repeat: int) -> tuple[float, float, object]:
+    wall, cpu, out = [], [], None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return float(np.median(wall)), float(np.median(cpu)), out
+
+
+def fixed_cost(repeat: int, use_r: bool) -> None:
+    """Median time of one small fit: irmodels (text and categorical factor columns), statsmodels
+    MixedLM (REML, topic as the group) and lme4's lmer timed inside R."""
+    import statsmodels.formula.api as smf
+
+    data = make_small()
+    cat = data.astype({"topic": "category", "system": "category"})
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    irm.mixed(FIXED_FORMULA, data)  # warm-up (imports)
+    t_str = _median_fit(lambda: irm.mixed(FIXED_FORMULA, data), repeat)
+    t_cat = _median_fit(lambda: irm.mixed(FIXED_FORMULA, cat), repeat)
+    fit = t_cat[2]
+    t_df = _median_fit(lambda: irm.mixed(FIXED_FORMULA, cat).fixed, max(3, repeat // 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_sm = _median_fit(lambda: smf.mixedlm("score ~ C(system)", data,
+                                               groups=data["topic"]).fit(reml=True),
+                           max(3, repeat // 4))
+    r = None
+    if use_r and shutil.which("Rscript"):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = Path(tmp) / "d.csv"
+            data.to_csv(csv, index=False)
+            script = f"""
+suppressPackageStartupMessages(library(lme4))
+d <- read.csv("{csv.as_posix()}"); d$topic <- factor(d$topic); d$system <- factor(d$system)
+m <- lmer(score ~ system + (1|topic), data = d)
+reps <- {repeat}; times <- numeric(reps)
+for (i in seq_len(reps)) times[i] <- system.time(m <- lmer(score ~ system + (1|topic), data = d))[["elapsed"]]
+cat(sprintf("%.6f %.10f\\n", median(times), as.numeric(logLik(m))))
+"""
+            try:
+                out = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True,
+                                     timeout=600, check=True).stdout.split()
+                r = (float(out[0]), float(out[1]))
+            except (subprocess.SubprocessError, OSError):
+                r = None
+    print(f"\n== fixed cost: {FIXED_FORMULA}, {len(data)} rows (50 topics x 20 systems), "
+          f"medians of {repeat} fits")
+    print(f"  irmodels, text columns          {1e3 * t_str[0]:8.2f} ms wall {1e3 * t_str[1]:8.2f} ms CPU"
+          f"  logLik {fit.loglik:.6f} ({'closed form' if fit.closed_form else 'iterative'})")
+    print(f"  irmodels, categorical columns   {1e3 * t_cat[0]:8.2f} ms wall {1e3 * t_cat[1]:8.2f} ms CPU")
+    print(f"    + Satterthwaite df (fit.fixed) {1e3 * (t_df[0] - t_cat[0]):7.2f} ms wall (lazy: only when read)")
+    print(f"  statsmodels MixedLM (REML)      {1e3 * t_sm[0]:8.2f} ms wall {1e3 * t_sm[1]:8.2f} ms CPU"
+          f"  ratio {t_sm[0] / t_cat[0]:6.1f}x  logLik {t_sm[2].llf:.6f}")
+    if r is not None:
+        print(f"  lme4::lmer (inside R)           {1e3 * r[0]:8.2f} ms wall"
+              f"                   ratio {r[0] / t_cat[0]:6.1f}x  logLik {r[1]:.6f}")
+    elif use_r:
+        print("  lme4: Rscript not available")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sm-timeout", type=float, default=600.0,
@@ -182,7 +264,13 @@ def main() -> None:
                     help="cases to run (default all)")
     ap.add_argument("--r-repeats", type=int, default=3, help="R fits per case (best of)")
     ap.add_argument("--json", help="write the figures to this JSON file")
+    ap.add_argument("--fixed-cost", action="store_true",
+                    help="only the fixed cost of a small fit (1,000 rows) vs statsmodels and lme4")
+    ap.add_argument("--repeat", type=int, default=41, help="fits per median (--fixed-cost)")
     args = ap.parse_args()
+    if args.fixed_cost:
+        fixed_cost(args.repeat, not args.no_r)
+        return
     results = {}
     for name in args.cases:
         case = CASES[name]
