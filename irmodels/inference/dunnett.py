@@ -286,7 +286,7 @@ def pmvt_max(
     return res
 
 
-def _critical(alpha: float, corr: np.ndarray, df: float, alternative: str) -> float:
+def _critical(alpha: float, corr: np.ndarray, df: float, alternative: Alternative) -> float:
     def f(x: float) -> float:
         return float(pmvt_max(x, corr, df, alternative)[0]) - (1.0 - alpha)
 
@@ -368,7 +368,8 @@ def dunnett(
         raise DataFormatError(
             f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}."
         )
-    s = pd.Series(means, dtype=float) if isinstance(means, Mapping) else pd.Series(means).astype(float)
+    s = (pd.Series(means, dtype=float) if isinstance(means, Mapping)
+         else pd.Series(means).astype(float))
     labels = [str(x) for x in s.index]
     k = len(labels)
     if k < 2:
@@ -412,7 +413,8 @@ def dunnett(
         x = -stat
     if per:
         p = np.array([1.0 - pmvt_max(x[i], corr, df_arr[i], alternative)[0] for i in range(k - 1)])
-        crit: float | np.ndarray = np.array([_critical(alpha, corr, d, alternative) for d in df_arr])
+        crit: float | np.ndarray = np.array(
+            [_critical(alpha, corr, d, alternative) for d in df_arr])
     else:
         p = 1.0 - pmvt_max(x, corr, float(df_arr[0]), alternative)
         crit = _critical(alpha, corr, float(df_arr[0]), alternative)

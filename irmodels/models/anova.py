@@ -287,7 +287,8 @@ class AnovaResult(ResultDisplay):
             lsm = self._ls(names)
             if not lsm.estimable.all():
                 idx = self._index(names)[~lsm.estimable]
-                shown = ", ".join(map(str, idx[:5])) + (", ..." if (~lsm.estimable).sum() > 5 else "")
+                more = ", ..." if (~lsm.estimable).sum() > 5 else ""
+                shown = ", ".join(map(str, idx[:5])) + more
                 raise DesignError(
                     f"the least-squares mean of {int((~lsm.estimable).sum())} level(s) of "
                     f"{':'.join(names)} ({shown}) is not estimable under {self.spec}: empty "
@@ -424,7 +425,8 @@ class AnovaResult(ResultDisplay):
         --------
         >>> import numpy as np, irmodels as irm
         >>> rng = np.random.default_rng(3)
-        >>> x = rng.normal(0.3, 0.1, (12, 1)) + [0.0, 0.01, 0.06, 0.08] + rng.normal(0, 0.03, (12, 4))
+        >>> x = (rng.normal(0.3, 0.1, (12, 1)) + [0.0, 0.01, 0.06, 0.08]
+        ...      + rng.normal(0, 0.03, (12, 4)))
         >>> fit = irm.anova("MD1", irm.from_wide(pd.DataFrame(x, columns=["base", "a", "b", "c"])))
         >>> res = fit.dunnett("base")
         >>> res.table[["level", "diff", "se", "p_adj", "reject"]].round(4)

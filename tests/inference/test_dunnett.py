@@ -114,7 +114,8 @@ def test_pmvt_max_against_closed_forms():
     # one comparison: the t distribution
     from scipy import stats
 
-    np.testing.assert_allclose(pmvt_max([2.0], np.eye(1), 7), 1 - 2 * stats.t.sf(2.0, 7), atol=1e-14)
+    np.testing.assert_allclose(pmvt_max([2.0], np.eye(1), 7), 1 - 2 * stats.t.sf(2.0, 7),
+                               atol=1e-14)
     # a general correlation (not product form) goes through the QMC path and agrees with
     # the product-form quadrature when it happens to be of product form
     lam = np.array([0.3, 0.5, 0.7, 0.6])

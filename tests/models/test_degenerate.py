@@ -17,7 +17,7 @@ def _wide(values: np.ndarray) -> pd.DataFrame:
 
 def test_anova_constant_scores_refused():
     data = _wide(np.full((6, 4), 0.25))
-    with pytest.raises(DesignError, match=r"all 24 values of the response score are equal \(0.25\)"):
+    with pytest.raises(DesignError, match=r"all 24 values of the response score are equal"):
         irm.anova("MD1", data)
 
 
