@@ -78,6 +78,8 @@ _SQRT_2PI_INV = 1.0 / math.sqrt(2.0 * math.pi)
 
 # evaluate wprob in blocks of this many values (bounds the temporary arrays to ~30 MB)
 _CHUNK = 100_000
+# ptukey on more values than this runs block by block (each value's integral is independent)
+_Q_BLOCK = 8_192
 
 
 def _wprob(w: np.ndarray, cc: float) -> np.ndarray:
@@ -216,6 +218,9 @@ def _ptukey_lower(q: np.ndarray, k: float, df: float) -> tuple[np.ndarray, bool]
     """
     if df > _Q_DF_LARGE:
         return _wprob(q, k), True
+    if len(q) > _Q_BLOCK:  # blocks of values: the (values x nodes) temporaries stay small
+        parts = [_ptukey_lower(q[i : i + _Q_BLOCK], k, df) for i in range(0, len(q), _Q_BLOCK)]
+        return np.concatenate([v for v, _ in parts]), all(ok for _, ok in parts)
     ulen, interval, scale, weight = _outer_nodes(df)
     n_int = _Q_MAX_INTERVALS
     otsum = np.zeros((len(q), n_int))
