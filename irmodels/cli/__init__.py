@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Sequence
 
 from irmodels.errors import (
+    ArgumentError,
     FormulaError,
     IRModelsError,
     IRModelsWarning,
@@ -153,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default", IRModelsWarning)
             warnings.formatwarning = _format_warning  # type: ignore[assignment]
+            # shown on stderr even when an outer context records warnings (a notebook, pytest)
+            warnings.showwarning = _show_warning
             try:
                 return int(args.func(args) or 0)
             except BrokenPipeError:  # output piped into `head` and closed early: not an error
@@ -183,7 +186,7 @@ def describe_failure(exc: BaseException) -> tuple[str, int | None]:
     import csv
 
     text = str(exc)
-    if isinstance(exc, (UsageError, OutputExistsError, FormulaError)):
+    if isinstance(exc, (ArgumentError, OutputExistsError, FormulaError)):
         return text, EXIT_USAGE
     if isinstance(exc, (ResourceError, MissingDependencyError)):
         return text, EXIT_ENVIRONMENT
@@ -212,6 +215,13 @@ def describe_failure(exc: BaseException) -> tuple[str, int | None]:
 
 def _format_warning(message, category, filename, lineno, line=None) -> str:
     return f"irmodels: warning: {message}\n"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    try:
+        (file or sys.stderr).write(_format_warning(message, category, filename, lineno, line))
+    except OSError:  # stderr closed: nothing to tell
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
