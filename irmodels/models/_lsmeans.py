@@ -28,6 +28,7 @@ import numpy as np
 from scipy import linalg
 
 from irmodels.errors import DesignError
+from irmodels.formula.spec import Term
 from irmodels.models._lsq import RANK_TOL, term_block
 
 __all__ = ["LSMeans", "ls_means"]
@@ -79,13 +80,14 @@ def _coding(n_levels: int, indicator: bool) -> np.ndarray:
 
 def ls_means(
     y: np.ndarray,
-    terms: Sequence[object],
+    terms: Sequence[Term],
     codes: Mapping[str, np.ndarray],
     levels: Mapping[str, int],
     names: Sequence[str],
     sigma2: float,
     *,
     full_cells: frozenset[str] | set[str] = frozenset(),
+    values: Mapping[str, np.ndarray] | None = None,
 ) -> LSMeans:
     """LS means of ``names`` under the factor model ``terms`` (each with ``.factors``, ``.name``).
 
@@ -100,26 +102,47 @@ def ls_means(
     sigma2 : residual variance of the fit (``MS_error``).
     full_cells : names of terms coded by cell indicators (terms whose margins are absent, as R's
         ``model.matrix`` does).
+    values : mapping covariate -> values per row, for terms with numeric covariates (coded as
+        R's ``model.matrix``, see :func:`irmodels.models._design.term_columns`); the means are
+        then taken at the covariates' means, as emmeans' reference grid does, and the normal
+        equations are built from the rows (the rows of a cell differ).
     """
     factors = list(codes)
     shape = tuple(int(levels[f]) for f in factors)
-    flat = np.ravel_multi_index([codes[f] for f in factors], shape) if len(factors) > 1 else (
-        np.asarray(codes[factors[0]]))
-    cells, inv = np.unique(flat, return_inverse=True)
-    inv = inv.reshape(-1)
-    n = np.bincount(inv).astype(float)
-    s = np.bincount(inv, weights=y)
-    cell_codes = dict(zip(factors, np.unravel_index(cells, shape))) if len(factors) > 1 else {
-        factors[0]: cells}
-    blocks = [np.ones((cells.size, 1))]
+    numeric = {f for t in terms for f in t.numeric_factors}
+    present = {t.key for t in terms}
+    if numeric:  # every row is its own "cell"
+        from irmodels.models import _design
+
+        if values is None or not numeric <= set(values):
+            raise DesignError(f"covariate values are needed for {', '.join(sorted(numeric))}.")
+        n = np.ones(y.shape[0])
+        s = np.asarray(y, dtype=float)
+        cell_codes = {f: np.asarray(codes[f]) for f in factors}
+        n_cells = y.shape[0]
+    else:
+        flat = np.ravel_multi_index([codes[f] for f in factors], shape) if len(factors) > 1 else (
+            np.asarray(codes[factors[0]]))
+        cells, inv = np.unique(flat, return_inverse=True)
+        inv = inv.reshape(-1)
+        n = np.bincount(inv).astype(float)
+        s = np.bincount(inv, weights=y)
+        cell_codes = dict(zip(factors, np.unravel_index(cells, shape))) if len(factors) > 1 else {
+            factors[0]: cells}
+        n_cells = cells.size
+    blocks = [np.ones((n_cells, 1))]
     for t in terms:
-        tf = list(t.factors)  # type: ignore[attr-defined]
-        if t.name in full_cells:  # type: ignore[attr-defined]
+        tf = list(t.factors)
+        if t.is_covariate:
+            blocks.append(_design.term_columns(
+                t, cell_codes, {f: int(levels[f]) for f in factors}, values or {},
+                _design.coding(t, present), contrasts="sum"))
+        elif t.name in full_cells:
             tl = [int(levels[f]) for f in tf]
             cell = np.ravel_multi_index([cell_codes[f] for f in tf], tl) if len(tf) > 1 else (
                 cell_codes[tf[0]])
-            b = np.zeros((cells.size, math.prod(tl)))
-            b[np.arange(cells.size), cell] = 1.0
+            b = np.zeros((n_cells, math.prod(tl)))
+            b[np.arange(n_cells), cell] = 1.0
             blocks.append(b)
         else:
             blocks.append(term_block([cell_codes[f] for f in tf], [int(levels[f]) for f in tf]))
@@ -146,10 +169,16 @@ def ls_means(
     m = grid.shape[0]
     rows = [np.ones((m, 1))]
     for t in terms:
-        tf = list(t.factors)  # type: ignore[attr-defined]
-        indicator = t.name in full_cells  # type: ignore[attr-defined]
+        tf = list(t.factors)
+        covariate = t.is_covariate
+        kinds = (_design.coding(t, present) if covariate else {})
         block = np.ones((m, 1))
         for f in tf:
+            if f in numeric:  # the reference grid holds each covariate at its mean
+                block = block * float(np.mean((values or {})[f]))
+                continue
+            indicator = (kinds.get(f) == "indicator") if covariate else (
+                t.name in full_cells)
             cm = _coding(int(levels[f]), indicator)
             x = cm[grid[:, want.index(f)]] if f in want else np.broadcast_to(
                 cm.mean(axis=0), (m, cm.shape[1]))

@@ -208,18 +208,14 @@ class AnovaResult(ResultDisplay):
         """Least-squares means of ``names`` (see :mod:`irmodels.models._lsmeans`)."""
         from irmodels.models._lsmeans import ls_means
 
+        from irmodels.models import _design
+
         terms = list(self.spec.fixed)
-        other = sorted({f for t in terms for f in t.factors} - set(self._codes))
-        if other:
-            raise DesignError(
-                f"least-squares means with numeric covariates ({', '.join(other)}) are not "
-                "available yet (emmeans evaluates them at the covariate means); irmodels "
-                "computes them for factor models. Use marginal_means(..., kind='raw') for the "
-                "observed means, or fit the model without the covariate."
-            )
+        covariates = tuple(getattr(self.spec, "covariates", ()))
+        values = {f: _design.covariate_values(self.data, f) for f in covariates}
         return ls_means(
             self._y, terms, self._codes, self.levels, names, self.ms_error,
-            full_cells=frozenset(_missing_margins(self.spec)),
+            full_cells=frozenset(_missing_margins(self.spec)), values=values or None,
         )
 
     @property

@@ -33,7 +33,8 @@ def _fit(formula: str, data: pd.DataFrame) -> irm.AnovaResult:
         return irm.anova(formula, data)
 
 
-CASES = ["md1_missing", "shards_md2", "shards_md3", "shards_order", "shards_sysshard"]
+CASES = ["md1_missing", "shards_md2", "shards_md3", "shards_order", "shards_sysshard",
+         "covariate", "covariate_slopes"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -207,13 +208,18 @@ def test_unbalanced_interaction_table_equals_statsmodels(reference_dir, ss_type)
             assert fit.table.loc[ours, "p"] == pytest.approx(sm.loc[theirs, "PR(>F)"], rel=1e-8)
 
 
-def test_covariate_models_refuse_ls_means(reference_dir):
+def test_covariate_balanced_factors_use_ls_means(reference_dir):
+    """Balanced factor cells with a covariate: the means are adjusted (at the covariate's mean),
+    not the raw means of the closed form."""
     data = _data(reference_dir, "lsm_balanced.csv")
     data["qlen"] = np.random.default_rng(0).uniform(size=len(data))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = irm.anova("score ~ topic + system + qlen", data)
-    for call in (fit.tukey, lambda: fit.dunnett("s1"), fit.marginal_means):
-        with pytest.raises(DesignError, match=r"numeric covariates \(qlen\)"):
-            call()
-    assert len(fit.marginal_means("system", kind="raw")) == 5
+    assert fit.balanced
+    raw = fit.marginal_means("system", kind="raw").to_numpy()
+    ls = fit.marginal_means("system").to_numpy()
+    assert np.max(np.abs(raw - ls)) > 1e-6 and fit._ls(["system"]).estimable.all()
+    assert fit.dunnett("s1").means_kind == "marginal (least-squares)"
+    assert fit.tukey("system").means_kind == "marginal (least-squares)"
+    np.testing.assert_allclose(fit.tukey("system").means.to_numpy(), ls)

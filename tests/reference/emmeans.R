@@ -1,6 +1,7 @@
 # Reference values for least-squares (estimated marginal) means and Tukey comparisons on
 # unbalanced designs: emmeans(lm(...), pairwise ~ system, adjust = "tukey"), and on a mixed
-# fit (lmer, Satterthwaite df per contrast, lmerTest mode).
+# fit (lmer, Satterthwaite df per contrast, lmerTest mode); with a numeric covariate the
+# means are at its mean (emmeans' default reference grid).
 # Data: python make_lsmeans_data.py (writes data/lsm_*.csv).
 # Run from tests/reference/:  Rscript emmeans.R   (writes emmeans.json)
 # Used by tests/models/test_lsmeans.py.
@@ -30,7 +31,7 @@ emm_case <- function(file, formula) {
                  lower = ps$lower.CL, upper = ps$upper.CL),
     sigma2 = sigma(fit)^2, df_resid = df.residual(fit)
   )
-  if (!grepl("shard", formula)) {
+  if (!grepl("shard|qlen", formula)) {
     # R's TukeyHSD on the same (unbalanced) fit: projections of model.tables, not LS means
     hsd <- TukeyHSD(aov(as.formula(formula), data = d), "system")$system
     out$tukeyhsd <- list(contrast = rownames(hsd), diff = unname(hsd[, "diff"]),
@@ -60,6 +61,8 @@ res <- list(
   shards_md3 = emm_case("lsm_shards.csv", "score ~ topic * system"),
   shards_order = emm_case("lsm_shards.csv", "score ~ shard + system + topic"),
   shards_sysshard = emm_case("lsm_shards.csv", "score ~ system * shard + topic"),
+  covariate = emm_case("lsm_covariate.csv", "score ~ topic + system + qlen"),
+  covariate_slopes = emm_case("lsm_covariate.csv", "score ~ topic + system * qlen"),
   mixed_shards = mixed_case("lsm_shards.csv", "score ~ system + (1 | topic) + (1 | topic:system)"),
   R_version = R.version.string,
   packages = list(emmeans = as.character(packageVersion("emmeans")),

@@ -9,6 +9,8 @@ with a fixed seed, scores rounded to 6 decimals so R and Python read the same nu
 - ``lsm_shards.csv``: 10 topics x 5 systems x 3 shards with about 20% of the rows removed at
   random (unequal replication, no empty topic x system cell): MD2/MD3-like models.
 - ``lsm_balanced.csv``: 8 topics x 5 systems x 2 shards, complete (balanced Dunnett).
+- ``lsm_covariate.csv``: 10 topics x 4 systems x 2 replicates with a numeric covariate ``qlen``
+  and 9 rows removed (least-squares means at the covariate's mean, as emmeans).
 """
 
 from __future__ import annotations
@@ -66,6 +68,14 @@ def main() -> None:
     d = _grid(8, 5, 2)
     d["score"] = _scores(d, rng, 0.03)
     d.to_csv(OUT / "lsm_balanced.csv", index=False)
+
+    # a numeric covariate per row (query length like), effect differing by system
+    d = _grid(10, 4, 2)
+    d["qlen"] = np.round(rng.uniform(2, 12, len(d)), 3)
+    s = d["system"].str[1:].astype(int).to_numpy() - 1
+    d["score"] = np.round(_scores(d, rng, 0.02) + (0.01 + 0.004 * s) * d["qlen"], 6)
+    d = d.drop(index=rng.choice(len(d), 9, replace=False))
+    d.drop(columns="shard").to_csv(OUT / "lsm_covariate.csv", index=False)
 
 
 if __name__ == "__main__":
