@@ -33,7 +33,6 @@ from irmodels.errors import (
     MissingDependencyError,
     OutputExistsError,
     ResourceError,
-    UsageError,
 )
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -134,9 +133,9 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
                 continue
             raise
         module.register(sub)
-    for command in sub.choices.values():  # every command's --help ends with the exit statuses
-        text = (command.epilog or "").rstrip()
-        command.epilog = (text + ("" if not text or text.endswith(".") else ".") + " "
+    for sub_parser in sub.choices.values():  # every command's --help ends with the exit statuses
+        text = (sub_parser.epilog or "").rstrip()
+        sub_parser.epilog = (text + ("" if not text or text.endswith(".") else ".") + " "
                           + _EXIT_NOTE).lstrip()
     return parser
 

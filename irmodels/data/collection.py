@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._validate import check_int, check_seed
-from irmodels.errors import ArgumentError, DataFormatError
+from irmodels.errors import ArgumentError
 
 __all__ = ["PRESETS", "DemoCollection", "generate"]
 
