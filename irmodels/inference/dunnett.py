@@ -287,16 +287,31 @@ def pmvt_max(
 
 
 def _critical(alpha: float, corr: np.ndarray, df: float, alternative: Alternative) -> float:
+    """``c`` with ``P[max T <= c] = 1 - alpha`` (Brent's method on a bracket)."""
     def f(x: float) -> float:
         return float(pmvt_max(x, corr, df, alternative)[0]) - (1.0 - alpha)
 
-    lo = float(stats.norm.ppf(1 - alpha / (2 if alternative == "two-sided" else 1)) * 0.5)
-    hi = float(stats.t.ppf(1 - alpha / (2 * corr.shape[0]), df if np.isfinite(df) else 1e9))
-    hi = max(hi, lo + 1.0) * 1.05
-    while f(hi) < 0:
-        hi *= 1.5
-    while f(lo) > 0:
-        lo *= 0.5
+    lo = hi = None
+    if _product_form(corr) is None and corr.shape[0] > 2:
+        # costly integration: bracket tightly around the critical value of the nearest
+        # product-form correlation (cheap quadrature), so Brent needs few evaluations
+        m = corr.shape[0]
+        off = ~np.eye(m, dtype=bool)
+        lam = np.sqrt(np.clip((corr * off).sum(axis=1) / (m - 1), 0.0, 0.98))
+        approx = np.outer(lam, lam)
+        np.fill_diagonal(approx, 1.0)
+        c0 = _critical(alpha, approx, df, alternative)
+        a, b = c0 - 0.02 * c0, c0 + 0.02 * c0
+        if f(a) < 0 < f(b):
+            lo, hi = a, b
+    if lo is None or hi is None:
+        lo = float(stats.norm.ppf(1 - alpha / (2 if alternative == "two-sided" else 1)) * 0.5)
+        hi = float(stats.t.ppf(1 - alpha / (2 * corr.shape[0]), df if np.isfinite(df) else 1e9))
+        hi = max(hi, lo + 1.0) * 1.05
+        while f(hi) < 0:
+            hi *= 1.5
+        while f(lo) > 0:
+            lo *= 0.5
     return float(optimize.brentq(f, lo, hi, xtol=1e-8, rtol=1e-10))
 
 
