@@ -179,6 +179,7 @@ def _wprob_interp(w: np.ndarray, cc: float) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # qtukey's secant steps reuse each df's nodes
 def _outer_nodes(df: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Nodes of the outer integral that contribute (R's ``t1 >= -30``), for one ``df``.
 
@@ -208,6 +209,8 @@ def _outer_nodes(df: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     interval = np.broadcast_to(i, u.shape)[keep].astype(np.int64)
     scale = np.sqrt(u[keep] * 0.5)
     weight = np.broadcast_to(weights, u.shape)[keep] * np.exp(t1[keep])
+    for arr in (interval, scale, weight):
+        arr.setflags(write=False)  # cached: shared between calls
     return ulen, interval, scale, weight
 
 
@@ -221,12 +224,24 @@ def _ptukey_lower(q: np.ndarray, k: float, df: float) -> tuple[np.ndarray, bool]
     if len(q) > _Q_BLOCK:  # blocks of values: the (values x nodes) temporaries stay small
         parts = [_ptukey_lower(q[i : i + _Q_BLOCK], k, df) for i in range(0, len(q), _Q_BLOCK)]
         return np.concatenate([v for v, _ in parts]), all(ok for _, ok in parts)
+    ulen, interval, weight, w = _outer_prepare(q, df)
+    return _outer_finish(len(q), ulen, interval, weight, _wprob(w, k) if len(interval) else w)
+
+
+def _outer_prepare(q: np.ndarray, df: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """The outer integral's nodes for one ``df`` and the ranges ``w`` where wprob is needed."""
     ulen, interval, scale, weight = _outer_nodes(df)
+    w = (q[:, None] * scale[None, :]).ravel() if len(interval) else np.empty(0)
+    return ulen, interval, weight, w
+
+
+def _outer_finish(n_q: int, ulen: float, interval: np.ndarray, weight: np.ndarray,
+                  wp: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Sum the outer integral from wprob at the nodes (``wp``), with R's stopping rule."""
     n_int = _Q_MAX_INTERVALS
-    otsum = np.zeros((len(q), n_int))
+    otsum = np.zeros((n_q, n_int))
     if len(interval):
-        w = (q[:, None] * scale[None, :]).ravel()
-        contrib = (_wprob(w, k).reshape(len(q), -1)) * weight[None, :]
+        contrib = (wp.reshape(n_q, -1)) * weight[None, :]
         # sum the node contributions of each interval (nodes are sorted by interval)
         used = np.unique(interval)
         sums = np.add.reduceat(contrib, np.searchsorted(interval, used), axis=1)
@@ -324,11 +339,29 @@ def ptukey(q: ArrayLike, k: ArrayLike, df: ArrayLike, *, lower_tail: bool = True
             pairs = np.stack([kw, dfw], axis=1)
             uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
             inverse = inverse.ravel()
+        # many (k, df) groups (per-pair Satterthwaite df): the groups whose wprob would be
+        # evaluated directly share one wprob call per k (elementwise: the same numbers)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+        batch: dict[float, list[tuple[np.ndarray, tuple]]] = {}
         for g, (kg, dfg) in enumerate(uniq):
-            members = idx[inverse == g]
-            vals, ok = _ptukey_lower(qa[members], float(kg), float(dfg))
+            members = idx[order[bounds[g] : bounds[g + 1]]]
+            qg = qa[members]
+            if len(uniq) > 1 and dfg <= _Q_DF_LARGE and len(qg) <= _Q_BLOCK:
+                prep = _outer_prepare(qg, float(dfg))
+                if len(prep[3]) <= _DIRECT_MAX:  # what _wprob would do: direct quadrature
+                    batch.setdefault(float(kg), []).append((members, prep))
+                    continue
+            vals, ok = _ptukey_lower(qg, float(kg), float(dfg))
             lower[members] = vals
             converged &= ok
+        for kg, items in batch.items():
+            wp = _wprob_direct(np.concatenate([prep[3] for _, prep in items]), kg)
+            cuts = np.cumsum([len(prep[3]) for _, prep in items])[:-1]
+            for (members, (ulen, interval, weight, _)), part in zip(items, np.split(wp, cuts)):
+                vals, ok = _outer_finish(len(members), ulen, interval, weight, part)
+                lower[members] = vals
+                converged &= ok
     if not converged:
         warnings.warn(
             "ptukey: the outer integral did not reach its 1e-14 stopping rule within 50 "
