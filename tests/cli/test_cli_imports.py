@@ -1,4 +1,5 @@
-"""`irmodels anova` imports only what it needs (start-up time, benchmarks/cli_startup.py).
+"""`irmodels anova` and `irmodels gstudy` import only what they need (start-up time,
+benchmarks/cli_startup.py).
 
 An ANOVA table needs numpy, pandas (to read the data) and scipy.special (F p-values, power);
 scipy.stats, scipy.linalg/optimize/sparse (pulled in by scipy.stats), statsmodels, patsy,
@@ -57,6 +58,12 @@ def small_csv(tmp_path: Path) -> Path:
 def test_anova_on_a_file_imports_no_heavy_module(tmp_path: Path, small_csv: Path) -> None:
     out, loaded = _run(tmp_path, "anova", str(small_csv))
     assert "system" in out and "Residual" in out  # the table was printed
+    assert loaded == []
+
+
+def test_gstudy_on_a_file_imports_no_heavy_module(tmp_path: Path, small_csv: Path) -> None:
+    out, loaded = _run(tmp_path, "gstudy", str(small_csv))
+    assert "system" in out  # the components were printed
     assert loaded == []
 
 
