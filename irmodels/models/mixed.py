@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize
+from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import (
@@ -645,7 +646,7 @@ class MixedResult(ResultDisplay):
         se = np.sqrt(np.diag(vb))
         df = self._df_for(np.eye(len(est)))
         t = est / se
-        p = 2 * stats.t.sf(np.abs(t), df)
+        p = 2 * stdtr(df, -np.abs(t))  # = stats.t.sf(|t|, df)
         return pd.DataFrame({"estimate": est, "se": se, "df": df, "t": t, "p": p},
                             index=self.fixed_estimates.index)
 
@@ -1560,6 +1561,8 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     score ~ (1|topic)               1077.08        NaN  ML (refitted)
     score ~ (1|system) + (1|topic)  1500.24    846.319  ML (refitted)
     """
+    from scipy import stats  # here, not at import: scipy.stats is slow to import
+
     if len(results) < 2 or not all(isinstance(r, MixedResult) for r in results):
         raise ModelError(
             "compare_models needs two or more MixedResult objects (fits of irm.mixed); got "
