@@ -74,3 +74,11 @@ def test_the_check_sees_a_lazy_import() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert res.stdout.split() == ["False", "True"]
+
+
+def test_mixed_on_a_file_imports_no_scipy_stats(tmp_path: Path, small_csv: Path) -> None:
+    # a mixed fit needs scipy.optimize, scipy.linalg and scipy.sparse, but not scipy.stats
+    out, loaded = _run(tmp_path, "mixed", str(small_csv), "--formula",
+                       "score ~ system + (1|topic)")
+    assert "topic" in out
+    assert set(loaded) <= {"scipy.linalg", "scipy.optimize", "scipy.sparse"}
