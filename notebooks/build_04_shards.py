@@ -38,11 +38,11 @@ cells = [
     ),
     new_markdown_cell(
         "## Shards\n\n"
-        "`irm.replicates.shards` gives every document a shard; sizes differ by at most one and "
+        "`irm.replicates.assign_shards` gives every document a shard; sizes differ by at most one and "
         "the same seed gives the same assignment."
     ),
     new_code_cell(
-        "assignment = irm.replicates.shards(col.docids, 5, seed=1)\n"
+        "assignment = irm.replicates.assign_shards(col.docids, 5, seed=1)\n"
         "print(assignment.value_counts().sort_index().to_dict())\n"
         "assignment.head()"
     ),
@@ -54,7 +54,7 @@ cells = [
         "`irmodels.data.measures.undefined_cells(frame)` gives them as a frame)."
     ),
     new_code_cell(
-        "assignment = irm.replicates.shards(col.docids, 25, seed=1)\n"
+        "assignment = irm.replicates.assign_shards(col.docids, 25, seed=1)\n"
         "with warnings.catch_warnings():\n"
         "    warnings.simplefilter('ignore', irm.UndefinedValueWarning)\n"
         "    at0 = irm.evaluate(col.runs, col.qrels, ['AP'], shards=assignment, undefined=0.0)\n"

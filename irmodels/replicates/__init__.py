@@ -1,7 +1,8 @@
 """Replicates of an evaluation: collection shards and document samples (topic subsets are drawn by
 ``irm.studies.topic_sets``).
 
-Submodules are imported lazily: ``irm.replicates.shards`` and ``irm.replicates.document_samples``.
+Names are imported lazily: ``irm.replicates.assign_shards`` (documents to shards) and
+``irm.replicates.document_samples`` (the document-sample simulation).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import importlib
 from typing import Any
 
 _LAZY = {
-    "shards": "irmodels.replicates.sharding:shards",
+    "assign_shards": "irmodels.replicates.sharding:assign_shards",
     "shard_splits": "irmodels.replicates.sharding:shard_splits",
     "read_docids": "irmodels.replicates.sharding:read_docids",
     "docids_from": "irmodels.replicates.sharding:docids_from",

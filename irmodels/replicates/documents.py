@@ -57,6 +57,7 @@ from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels._validate import check_seed
 
 __all__ = [
     "document_samples",
@@ -654,6 +655,7 @@ def document_samples(
     >>> list(sims.columns), int(sims["sample"].nunique())
     (['measure', 'topic', 'system', 'sample', 'score'], 3)
     """
+    seed = check_seed(seed)
     if n_samples < 1:
         raise DataFormatError(f"n_samples must be at least 1, got {n_samples}")
     if zeros not in ("redraw", "keep", "skip"):

@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import natural_key
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels._validate import check_seed
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import spawn_seeds
 
-__all__ = ["docids_from", "read_docids", "shard_labels", "shard_sizes", "shard_splits", "shards"]
+__all__ = ["assign_shards", "docids_from", "read_docids", "shard_labels", "shard_sizes", "shard_splits"]
 
 
 def _as_docids(docids: Iterable[object]) -> pd.Index:
@@ -52,14 +53,11 @@ def _as_docids(docids: Iterable[object]) -> pd.Index:
 
 
 def _seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DesignError(
-            f"seed must be a non-negative integer or a numpy SeedSequence; got {seed!r}. "
-            "Pass e.g. seed=0 (the same seed gives the same shards)."
-        )
-    return np.random.SeedSequence(int(seed))
+    checked = check_seed(seed)
+    if isinstance(checked, np.random.Generator):
+        raise ArgumentError("seed must be None, a whole number >= 0 or a SeedSequence; got a "
+                            "Generator. Pass e.g. seed=0 (the same seed gives the same shards).")
+    return checked if isinstance(checked, np.random.SeedSequence) else np.random.SeedSequence(checked)
 
 
 def _check_n_shards(n_shards: object, n_docs: int) -> int:
@@ -75,7 +73,7 @@ def _check_n_shards(n_shards: object, n_docs: int) -> int:
     return int(n_shards)
 
 
-def shards(
+def assign_shards(
     docids: Iterable[object], n_shards: int, seed: int | np.random.SeedSequence
 ) -> pd.Series:
     """Assign every document to one of ``n_shards`` random shards of (near) equal size.
@@ -114,10 +112,10 @@ def shards(
     Examples
     --------
     >>> import irmodels as irm
-    >>> a = irm.replicates.shards([f"d{i}" for i in range(7)], 3, seed=1)
+    >>> a = irm.replicates.assign_shards([f"d{i}" for i in range(7)], 3, seed=1)
     >>> a.value_counts().sort_index().tolist()
     [3, 2, 2]
-    >>> a.equals(irm.replicates.shards([f"d{i}" for i in range(7)], 3, seed=1))
+    >>> a.equals(irm.replicates.assign_shards([f"d{i}" for i in range(7)], 3, seed=1))
     True
     """
     ids = _as_docids(docids)
@@ -125,9 +123,9 @@ def shards(
 
 
 def shard_labels(n_docs: int, n_shards: int, seed: int | np.random.SeedSequence) -> np.ndarray:
-    """The shard numbers (1..S) that :func:`shards` gives to ``n_docs`` listed documents.
+    """The shard numbers (1..S) that :func:`assign_shards` gives to ``n_docs`` listed documents.
 
-    ``shards(docids, S, seed).to_numpy()`` equals ``shard_labels(len(docids), S, seed)``; this
+    ``assign_shards(docids, S, seed).to_numpy()`` equals ``shard_labels(len(docids), S, seed)``; this
     form skips the document ids (cheap to compute inside a worker).
 
     >>> shard_labels(6, 3, seed=0).tolist()
@@ -163,7 +161,7 @@ def shard_splits(
     Returns
     -------
     list of Series
-        Each as returned by :func:`shards`.
+        Each as returned by :func:`assign_shards`.
 
     Examples
     --------
@@ -180,14 +178,14 @@ def shard_splits(
         raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
     ids = _as_docids(docids)
     _check_n_shards(n_shards, len(ids))
-    return [shards(ids, n_shards, child) for child in spawn_seeds(_seed_sequence(seed), int(n_splits))]
+    return [assign_shards(ids, n_shards, child) for child in spawn_seeds(_seed_sequence(seed), int(n_splits))]
 
 
 def shard_sizes(assignment: pd.Series) -> pd.Series:
     """Number of documents per shard (index 1..S).
 
     >>> import irmodels as irm
-    >>> shard_sizes(irm.replicates.shards(list("abcde"), 2, seed=3)).tolist()
+    >>> shard_sizes(irm.replicates.assign_shards(list("abcde"), 2, seed=3)).tolist()
     [3, 2]
     """
     return assignment.value_counts().sort_index().rename("documents")

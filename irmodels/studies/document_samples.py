@@ -30,6 +30,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay, TableAccess
 from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
+from irmodels._validate import check_seed
 
 __all__ = [
     "DocumentSampleTests",
@@ -168,6 +169,7 @@ def validate(
     >>> list(v.columns)
     ['topic', 'system', 'observed', 'sim_mean', 'sim_sd', 'z', 'within_1sd', 'within_2sd', 'degenerate']
     """
+    seed = check_seed(seed)
     from irmodels.replicates.documents import document_samples
 
     with warnings.catch_warnings():
@@ -438,6 +440,7 @@ def compare_tests(
     >>> list(res.columns[:5])
     ['a', 'b', 'diff', 'p_t_observed', 'p_t_means']
     """
+    seed = check_seed(seed)
     from irmodels.inference.pairwise import pairwise
     from irmodels.replicates.documents import document_samples
 

@@ -30,6 +30,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
 from irmodels.errors import (
+    ArgumentError,
     DataFormatError,
     DesignError,
     IRModelsWarning,
@@ -37,6 +38,7 @@ from irmodels.errors import (
 )
 from irmodels.parallel import map as parallel_map
 from irmodels.parallel import prestarted, spawn_seeds
+from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -175,9 +177,11 @@ def split_seed(seed: int, n_shards: int) -> np.random.SeedSequence:
     >>> child.spawn_key
     (5, 3)
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DesignError(f"seed must be a non-negative integer; got {seed!r}.")
-    return np.random.SeedSequence(int(seed), spawn_key=(int(n_shards),))
+    checked = check_seed(seed)
+    if not (checked is None or isinstance(checked, int)):
+        raise ArgumentError(f"the shard study's seed must be None or a whole number >= 0; got "
+                            f"{seed!r}.")
+    return np.random.SeedSequence(checked, spawn_key=(int(n_shards),))
 
 
 @dataclass(frozen=True)
@@ -721,6 +725,7 @@ def shards(
     2         1.0     0.166            0.0
     3         1.0     0.085            1.0
     """
+    seed = check_seed(seed)
     from irmodels.data.measures import UndefinedPolicy, evaluate, parse_measure, undefined_cells
 
     inputs = _inputs(collection)

@@ -15,14 +15,14 @@ from irmodels.replicates.sharding import (
     read_docids,
     shard_sizes,
     shard_splits,
-    shards,
+    assign_shards as shards,
 )
 
 DOCS = [f"FT{i:05d}" for i in range(1003)]
 
 
 def test_public_names() -> None:
-    assert irm.replicates.shards is shards
+    assert irm.replicates.assign_shards is shards
     assert irm.replicates.shard_splits is shard_splits
 
 
@@ -118,10 +118,15 @@ def test_n_shards_must_be_integer(bad: object) -> None:
         shards(DOCS, bad, seed=0)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, None, "x"])
+@pytest.mark.parametrize("seed", [-1, 1.5, "x", np.random.default_rng(0)])
 def test_bad_seed(seed: object) -> None:
-    with pytest.raises(DesignError, match="seed must be"):
+    with pytest.raises(irm.ArgumentError, match="seed must be"):
         shards(DOCS, 2, seed=seed)  # type: ignore[arg-type]
+
+
+def test_seed_none_draws_fresh_entropy() -> None:
+    a, b = shards(DOCS, 2, seed=None), shards(DOCS, 2, seed=None)
+    assert sorted(a.value_counts()) == sorted(b.value_counts())  # even sizes either way
 
 
 def test_bad_docids() -> None:

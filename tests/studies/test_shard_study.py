@@ -169,7 +169,7 @@ def test_runs_table_shape(study: ShardStudy) -> None:
 def test_record_matches_a_direct_fit(toy, study: ShardStudy, n_shards: int, split: int) -> None:
     runs, qrels, docs = toy
     child = np.random.SeedSequence(11, spawn_key=(n_shards,)).spawn(3)[split]
-    assignment = irm.replicates.shards(docs, n_shards, seed=child)
+    assignment = irm.replicates.assign_shards(docs, n_shards, seed=child)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         data = irm.evaluate(runs, qrels, ["AP"], shards=assignment, undefined=0.0)
@@ -287,7 +287,7 @@ def test_slow_path_measure(toy) -> None:
         runs, qrels, docs = toy
         child = np.random.SeedSequence(0, spawn_key=(2,)).spawn(1)[0]
         data = irm.evaluate(runs, qrels, ["nDCG@10"],
-                            shards=irm.replicates.shards(docs, 2, seed=child))
+                            shards=irm.replicates.assign_shards(docs, 2, seed=child))
         fit = irm.anova("MD6", data)
     rec = st.runs[st.runs["model"] == "MD6"].iloc[0]
     assert st.measure == "nDCG@10"
@@ -405,7 +405,7 @@ def test_missing_policy_uses_least_squares(toy) -> None:
         runs, qrels, docs = toy
         child = np.random.SeedSequence(3, spawn_key=(4,)).spawn(1)[0]
         data = irm.evaluate(runs, qrels, ["AP"], undefined="missing",
-                            shards=irm.replicates.shards(docs, 4, seed=child))
+                            shards=irm.replicates.assign_shards(docs, 4, seed=child))
         fit = irm.anova("MD6", data)
     assert not fit.balanced
     rec = st.runs[st.runs["model"] == "MD6"].iloc[0]

@@ -183,7 +183,7 @@ def _toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: 
 
 
 def _sharded_fits(runs, qrels, docs, n_shards, x, seed):
-    assignment = irm.replicates.shards(docs, n_shards, seed=seed)
+    assignment = irm.replicates.assign_shards(docs, n_shards, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         data = irm.evaluate(runs, qrels, ["AP"], shards=assignment, undefined=x)
