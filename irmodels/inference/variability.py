@@ -466,7 +466,7 @@ class TieBreaking(ResultDisplay):
     alpha: float
     test: str
     transform: str | None
-    means: str = "raw"
+    means: str = "transformed"
 
     @property
     def n_pairs(self) -> int:
@@ -513,7 +513,7 @@ def tie_breaking(
     transform: Transform | None = "logit",
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
-    means: Literal["raw", "transformed"] = "raw",
+    means: Literal["raw", "transformed"] = "transformed",
 ) -> TieBreaking:
     """Among pairs not significantly different in mean, the share that differ in variability.
 
@@ -530,9 +530,9 @@ def tie_breaking(
     pairs : list of (a, b), optional
         Default all pairs.
     means : {"raw", "transformed"}
-        Scores on which the paired t test compares the means: the raw scores (default, the
-        behaviour of earlier versions) or the transformed ones, as Hosseini et al. do (both
-        tests then look at the same scale; with ``transform=None`` the two coincide).
+        Scores on which the paired t test compares the means: the transformed ones (default),
+        as Hosseini et al. do, so both tests look at the same scale, or the raw scores (the
+        behaviour of irmodels 0.1). With ``transform=None`` the two coincide.
 
     Returns
     -------
@@ -554,12 +554,11 @@ def tie_breaking(
     >>> w = pd.DataFrame({"a": base, "b": np.clip(base + rng.normal(0, 0.25, 30), 0, 1),
     ...                   "c": base + rng.normal(0, 0.01, 30)})
     >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median")
-    >>> tb.n_tied, tb.n_broken
-    (3, 2)
-    >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median",
-    ...                                   means="transformed")
     >>> tb.n_tied, tb.n_broken, round(float(tb.pairs["p_mean"].iloc[0]), 4)
     (3, 2, 0.3132)
+    >>> tb = irm.variability.tie_breaking(irm.from_wide(w), test="levene_median", means="raw")
+    >>> tb.n_tied, tb.n_broken
+    (3, 2)
     """
     _check(test, _TESTS, "test")
     _check(means, ("raw", "transformed"), "means")

@@ -61,7 +61,6 @@ def test_vectorised_tests_equal_compare(frames, test) -> None:
 
 def test_variability_table_and_transforms(frames) -> None:
     f = frames["adhoc5"]
-    X, _, systems = score_matrix(f)
     raw = V.variability(f, None)
     assert list(raw.columns) == ["mean", "sd", "sd_pop", "n"]
     assert list(raw.index) == systems and raw.index.name == "system"
@@ -93,9 +92,15 @@ def test_semicircle_bound(X) -> None:
 
 def test_tie_breaking_definitions(frames) -> None:
     f = frames["adhoc5"]
+    # by default the means are compared on the transformed scores (Hosseini et al.)
     tb = V.tie_breaking(f, alpha=0.05, test="levene_median")
-    t = irm.pairwise(f, "t")
+    assert tb.means == "transformed"
+    logit = f.assign(score=V.transform_scores(f["score"].to_numpy(), "logit", 0.01))
+    t = irm.pairwise(logit, "t")
+    np.testing.assert_allclose(tb.pairs["p_mean"], t.p, rtol=1e-12)
     np.testing.assert_array_equal(tb.pairs["tied"], t.p >= 0.05)
+    raw = V.tie_breaking(f, alpha=0.05, test="levene_median", means="raw")
+    np.testing.assert_array_equal(raw.pairs["tied"], irm.pairwise(f, "t").p >= 0.05)
     np.testing.assert_array_equal(tb.pairs["broken"], tb.pairs["tied"] & (tb.pairs["p_var"] < 0.05))
     assert tb.n_pairs == 28
     assert tb.share == pytest.approx(tb.n_broken / tb.n_tied)
