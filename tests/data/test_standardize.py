@@ -305,3 +305,24 @@ def test_save_load_keeps_ddof(adhoc5, tmp_path):
     back = Standardizer.load(s.save(tmp_path / "f.json"))
     assert back.ddof == 0
     np.testing.assert_allclose(back.factors["sigma"], s.factors["sigma"], rtol=0)
+
+
+def test_sample_sd_factors_and_scores_equal_r(adhoc5):
+    """Per-topic mean and sd() (n - 1) of 20 reference runs, z and pnorm(z), as R computes them
+    (tests/reference/standardize.R on the TREC-5 AP matrix)."""
+    import json
+    from pathlib import Path
+
+    ref = json.loads((Path(__file__).parents[1] / "reference" / "standardize.json").read_text())
+    s = Standardizer("z").fit(adhoc5, reference=ref["reference"])
+    np.testing.assert_allclose(s.factors["mu"], ref["mu"], rtol=1e-12)
+    np.testing.assert_allclose(s.factors["sigma"], ref["sd"], rtol=1e-12)
+    wide = irm.to_wide(s.transform(adhoc5))
+    assert list(wide.columns) == ref["systems"]
+    np.testing.assert_allclose(wide.to_numpy(), np.array(ref["z"]).T, rtol=1e-10, atol=1e-12)
+    normal = irm.to_wide(Standardizer("normal").fit(adhoc5, reference=ref["reference"])
+                         .transform(adhoc5))
+    np.testing.assert_allclose(normal.to_numpy(), np.array(ref["normal"]).T, rtol=1e-10,
+                               atol=1e-14)
+    pop = Standardizer("z", ddof=0).fit(adhoc5, reference=ref["reference"])
+    np.testing.assert_allclose(pop.factors["sigma"], ref["sd_population"], rtol=1e-12)
