@@ -66,14 +66,17 @@ def _natural_categorical(values: pd.Series) -> pd.Categorical:
     return pd.Categorical(as_str, categories=levels)
 
 
-def require_columns(df: pd.DataFrame, columns: Iterable[str], what: str = "data") -> None:
-    """Raise :class:`DataFormatError` naming every missing column and the ones available."""
+def require_columns(df: pd.DataFrame, columns: Iterable[str], what: str = "data", *,
+                    hint: str | None = None) -> None:
+    """Raise :class:`DataFormatError` naming every missing column and the ones available;
+    ``hint`` replaces the default way out (renaming the columns with :func:`frame`)."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
+        way_out = hint or ("Pass the right names (e.g. irm.frame(df, topic='qid', system='run', "
+                           "score='value')).")
         raise DataFormatError(
             f"{what} has no column {', '.join(repr(c) for c in missing)}; "
-            f"columns present: {', '.join(map(repr, df.columns))}. "
-            "Pass the right names (e.g. irm.frame(df, topic='qid', system='run', score='value'))."
+            f"columns present: {', '.join(map(repr, df.columns))}. {way_out}"
         )
 
 

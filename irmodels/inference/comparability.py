@@ -36,8 +36,8 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels.errors import DataFormatError, DesignError
 from irmodels._validate import check_seed
+from irmodels.errors import DataFormatError, DesignError
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay, frame_to_latex, latex_escape
-from irmodels.errors import DataFormatError, DesignError
 from irmodels._validate import check_seed
+from irmodels.errors import DataFormatError, DesignError
 
 __all__ = ["CompareResult", "compare", "system_letters"]
 

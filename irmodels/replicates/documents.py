@@ -53,11 +53,11 @@ import pandas as pd
 from scipy import fft as sp_fft
 from scipy import special, stats
 
+from irmodels._validate import check_seed
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
-from irmodels._validate import check_seed
 
 __all__ = [
     "document_samples",

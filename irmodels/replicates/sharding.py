@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from irmodels.data.frame import natural_key
 from irmodels._validate import check_seed
+from irmodels.data.frame import natural_key
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import spawn_seeds
 

@@ -19,18 +19,18 @@ All values are on the logit scale by default (``transform="logit"``, clipping to
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay, TableAccess
+from irmodels._validate import check_seed
 from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
-from irmodels._validate import check_seed
 
 __all__ = [
     "DocumentSampleTests",

@@ -55,9 +55,9 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels._validate import check_seed
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
-from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

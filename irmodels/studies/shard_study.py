@@ -29,6 +29,8 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels._validate import check_seed
+from irmodels.data.frame import require_columns
 from irmodels.errors import (
     ArgumentError,
     DataFormatError,
@@ -38,7 +40,6 @@ from irmodels.errors import (
 )
 from irmodels.parallel import map as parallel_map
 from irmodels.parallel import prestarted, spawn_seeds
-from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -111,13 +112,7 @@ def _inputs(collection: Any) -> _Inputs:
                            ("qrels", qrels, ("topic", "docid", "rel"))):
         if not isinstance(df, pd.DataFrame):
             raise DataFormatError(f"{name} must be a DataFrame; got {type(df).__name__}.")
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            raise DataFormatError(
-                f"{name} has no column {', '.join(map(repr, missing))}; columns present: "
-                f"{', '.join(map(repr, df.columns))}. Read them with irm.read_runs / "
-                "irm.read_qrels."
-            )
+        require_columns(df, cols, name, hint="Read them with irm.read_runs / irm.read_qrels.")
     if docids is None:
         docids = docids_from(runs, qrels)
     return _Inputs(runs=runs, qrels=qrels, docids=_as_docids(docids))

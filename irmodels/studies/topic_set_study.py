@@ -42,9 +42,9 @@ import pandas as pd
 from scipy import special
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels._validate import check_seed
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
-from irmodels._validate import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
