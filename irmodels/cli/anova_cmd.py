@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="preset model (default MD1, or MD6 when the data have shards)")
     which.add_argument("--formula", help="model formula, e.g. 'score ~ topic + system'")
     p.add_argument("--measure", help="measure to analyse when the data hold several")
-    p.add_argument("--type", dest="ss_type", type=int, choices=[1, 2, 3], default=None,
+    p.add_argument("--ss-type", "--type", dest="ss_type", type=int, choices=[1, 2, 3], default=None,
                    help="type of sums of squares for unbalanced data (default 2)")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="level of the power column and of --dunnett (0.05)")
     p.add_argument("--components", action="store_true",

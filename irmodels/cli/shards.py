@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=open_unit, default=0.05, help="Tukey HSD level (default 0.05)")
     p.add_argument("--backend", default="serial",
                    help="serial (default), processes, or a Dask scheduler address")
-    p.add_argument("--workers", type=positive_int, default=None, help="processes for --backend processes")
+    p.add_argument("--n-workers", "--workers", dest="workers", type=positive_int, default=None, help="processes for --backend processes")
     p.add_argument("--out", "-o", default="shards", metavar="DIR",
                    help="output directory (default ./shards)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=0, help="seed of the study (default 0)")
     p.add_argument("--backend", default="serial",
                    help="serial (default), processes, or a Dask scheduler address")
-    p.add_argument("--workers", type=_positive, default=None,
+    p.add_argument("--n-workers", "--workers", dest="workers", type=_positive, default=None,
                    help="processes for --backend processes")
     p.add_argument("--out", "-o", metavar="DIR", help="write tables and a figure to DIR")
     add_force(p)  # irmodels._safeio: DIR is built aside and renamed; an existing one is refused
