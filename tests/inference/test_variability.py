@@ -61,6 +61,7 @@ def test_vectorised_tests_equal_compare(frames, test) -> None:
 
 def test_variability_table_and_transforms(frames) -> None:
     f = frames["adhoc5"]
+    X, _, systems = score_matrix(f)
     raw = V.variability(f, None)
     assert list(raw.columns) == ["mean", "sd", "sd_pop", "n"]
     assert list(raw.index) == systems and raw.index.name == "system"
