@@ -27,7 +27,11 @@ out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 heavy = {heavy!r}
-loaded = sorted(m for m in sys.modules if m in heavy)
+# what scipy.special itself pulls in on this scipy version is not the command's doing
+import subprocess
+base = subprocess.run([sys.executable, "-c", "import sys, scipy.special; print(*sys.modules)"],
+                      capture_output=True, text=True, check=True).stdout.split()
+loaded = sorted(m for m in sys.modules if m in heavy and m not in base)
 print(out.getvalue())
 print("EXIT:" + str(code))
 print("LOADED:" + ",".join(loaded))
