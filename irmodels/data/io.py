@@ -434,6 +434,7 @@ def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
                     encoding="utf-8",
                     skip_blank_lines=True,
                     quoting=csv.QUOTE_NONE,
+                    float_precision="round_trip",  # exact, as the arrow path, on every pandas
                 )
         except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
             return None
@@ -870,11 +871,19 @@ def read_runs(
     return pd.concat(parts, ignore_index=True)
 
 
+# every character str.isspace() accepts, and the C0 controls and DEL
+# (regex escapes for the ASCII ones, the characters themselves for the others: both Python's re
+# and pyarrow's RE2 read that)
+_SPACE_OR_CONTROL = (r"[\s\x00-\x1f\x7f"
+                     "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
 def _check_no_space(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     for col in columns:
         values = df[col].astype(str)
         # any whitespace (ASCII or Unicode) or control character breaks the line format
-        bad = (values == "") | values.str.contains(r"[\s\x00-\x1f\x7f]", regex=True)
+        # (Unicode spaces spelled out: the pyarrow regex engine's \s is ASCII-only on some pandas)
+        bad = (values == "") | values.str.contains(_SPACE_OR_CONTROL, regex=True)
         if bad.any():
             v = values[bad].iloc[0]
             raise DataFormatError(
@@ -1571,6 +1580,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
             df = pd.read_csv(
                 p, sep=delim, dtype=dtypes, keep_default_na=False,
                 na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig",
+                float_precision="round_trip",
             )
         except (ValueError, pd.errors.ParserError) as exc:
             raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None

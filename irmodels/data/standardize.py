@@ -523,7 +523,8 @@ class Standardizer:
             doc = json.loads(first[len(_CSV_MAGIC):])
             import io
 
-            table = pd.read_csv(io.StringIO(rest), dtype={k: str for k in doc.get("keys", [])})
+            table = pd.read_csv(io.StringIO(rest), dtype={k: str for k in doc.get("keys", [])},
+                                float_precision="round_trip")  # the saved 17 digits, exactly
         else:
             raise DataFormatError(
                 "not a file written by Standardizer.save (no settings line or JSON object); "
