@@ -43,6 +43,13 @@ def execute(path: Path, timeout: int = 600):  # type: ignore[no-untyped-def]
     return nb
 
 
+def library_versions() -> dict[str, str]:
+    """The versions that shape a notebook's printed outputs (recorded in its metadata)."""
+    import importlib.metadata as md
+
+    return {name: md.version(name) for name in ("numpy", "scipy", "pandas", "matplotlib")}
+
+
 def main(argv: list[str]) -> int:
     import nbformat
 
@@ -57,6 +64,7 @@ def main(argv: list[str]) -> int:
         for nb_path in written:
             t0 = time.perf_counter()
             nb = execute(nb_path)
+            nb.metadata["irmodels"] = {"executed_with": library_versions()}
             nbformat.write(nb, nb_path)
             print(f"{nb_path.name}: executed in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
