@@ -52,12 +52,17 @@ def _text(value: object) -> str:
 def signature(cell) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     """What a reader sees of a code cell's outputs, normalised."""
     out: list[tuple[str, str]] = []
+    stdout: list[str] = []  # consecutive prints arrive as one stream output or several
     for o in cell.get("outputs", []):
         kind = o["output_type"]
         if kind == "stream":
             if o.get("name") == "stdout":
-                out.append(("stdout", normalise(_text(o["text"]))))
-        elif kind in ("execute_result", "display_data"):
+                stdout.append(_text(o["text"]))
+            continue
+        if stdout:
+            out.append(("stdout", normalise("".join(stdout))))
+            stdout = []
+        if kind in ("execute_result", "display_data"):
             data = o.get("data", {})
             for mime in sorted(data):
                 if mime.startswith("image/"):
@@ -66,6 +71,8 @@ def signature(cell) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
                     out.append((mime, normalise(_text(data[mime]))))
         elif kind == "error":
             out.append(("error", f"{o.get('ename')}: {o.get('evalue')}"))
+    if stdout:
+        out.append(("stdout", normalise("".join(stdout))))
     return out
 
 
@@ -128,3 +135,10 @@ def test_notebook_outputs_are_current(path: Path) -> None:
             "the committed outputs are not current; run python notebooks/run_all.py "
             f"{path.name[:2]} and commit the notebook"
         )
+
+
+def test_signature_joins_prints_split_over_stream_outputs():
+    one = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "a\nb\n"}]}
+    two = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "a\n"},
+                       {"output_type": "stream", "name": "stdout", "text": "b\n"}]}
+    assert signature(one) == signature(two) == [("stdout", "a\nb")]

@@ -434,7 +434,7 @@ def _fast_table(data: bytes, fmt: _Format) -> pd.DataFrame | None:
                     encoding="utf-8",
                     skip_blank_lines=True,
                     quoting=csv.QUOTE_NONE,
-                    float_precision="round_trip",  # exact, as the arrow path, on every pandas
+                    **EXACT_FLOATS,  # exact, as the arrow path, on every pandas
                 )
         except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
             return None
@@ -870,6 +870,13 @@ def read_runs(
         parts.append(run)
     return pd.concat(parts, ignore_index=True)
 
+
+# read_csv parses decimal numbers exactly (round trip) by default from pandas 3.1 on, which
+# deprecates the option; before, the default "high" precision can be 1 ulp off
+EXACT_FLOATS: dict[str, str] = (
+    {} if tuple(int(x) for x in pd.__version__.split(".")[:2]) >= (3, 1)
+    else {"float_precision": "round_trip"}
+)
 
 # every character str.isspace() accepts, and the C0 controls and DEL
 # (regex escapes for the ASCII ones, the characters themselves for the others: both Python's re
@@ -1579,8 +1586,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
         try:
             df = pd.read_csv(
                 p, sep=delim, dtype=dtypes, keep_default_na=False,
-                na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig",
-                float_precision="round_trip",
+                na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig", **EXACT_FLOATS,
             )
         except (ValueError, pd.errors.ParserError) as exc:
             raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None

@@ -30,6 +30,7 @@ from irmodels._display import ResultDisplay
 from irmodels._safeio import atomic_file, write_text
 from irmodels._validate import check_int
 from irmodels.data.frame import natural_key, require_columns
+from irmodels.data.io import EXACT_FLOATS
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["Standardizer", "StandardizationDiagnostics", "read_zscores", "write_zscores"]
@@ -523,8 +524,9 @@ class Standardizer:
             doc = json.loads(first[len(_CSV_MAGIC):])
             import io
 
+            # the saved 17 digits, exactly
             table = pd.read_csv(io.StringIO(rest), dtype={k: str for k in doc.get("keys", [])},
-                                float_precision="round_trip")  # the saved 17 digits, exactly
+                                **EXACT_FLOATS)
         else:
             raise DataFormatError(
                 "not a file written by Standardizer.save (no settings line or JSON object); "
