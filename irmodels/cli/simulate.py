@@ -30,8 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--runs", help="a TREC run file or a directory of run files")
     d.add_argument("--qrels", help="qrels file (with --runs)")
     d.add_argument("--preset", default="small", help="demo preset: trec8, small, tiny (default small)")
-    d.add_argument("--systems", type=int, default=None,
-                   help="use only the first N systems (e.g. 40, as in the paper)")
+    d.add_argument("--systems", nargs="+", metavar="NAME", default=None,
+                   help="simulate only these runs (names, comma-separated also accepted), or a "
+                        "number N for the first N runs (e.g. 40, as in the paper)")
     d.add_argument("--model", default="bootstrap", choices=["bootstrap", "kde", "gmg"])
     d.add_argument("--n-samples", type=int, default=10, help="samples per (topic, run) (default 10)")
     d.add_argument("--measure", default="AP", help="AP, P@k, RR, Rprec, nDCG@k or RBP(p)")
@@ -64,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.n_samples < 1:
         raise UsageError(f"--n-samples {args.n_samples}: n_samples must be at least 1")
-    if args.systems is not None and args.systems < 2:
-        raise UsageError(f"--systems needs at least 2, got {args.systems}")
     if args.demo and args.qrels:
         raise UsageError("--qrels goes with --runs, not with --demo")
     if not args.demo and not args.qrels:
@@ -82,7 +81,18 @@ def run(args: argparse.Namespace) -> int:
     systems = None
     if args.systems is not None:
         names = sorted(runs["system"].astype(str).unique(), key=natural_key)
-        systems = names[: args.systems]
+        if len(args.systems) == 1 and args.systems[0].isdigit():  # the first N runs
+            count = int(args.systems[0])
+            if count < 2:
+                raise UsageError(f"--systems {count}: simulate at least 2 runs")
+            systems = names[:count]
+        else:
+            from irmodels.cli._common import select_systems
+
+            chosen = select_systems(runs, args.systems)["system"].astype(str).unique()
+            systems = [n for n in names if n in set(chosen)]
+            if len(systems) < 2:
+                raise UsageError(f"--systems {' '.join(args.systems)}: name at least 2 runs")
     final = Path(args.out)
     # every output is written beside --out and renamed into place when all are complete: an
     # interrupted simulation leaves nothing, an existing directory is kept (or replaced

@@ -387,3 +387,15 @@ def test_compare_tests_on_processes_equals_serial(tiny, tiny_forced) -> None:
     a = serial.to_frame() if hasattr(serial, "to_frame") else serial
     b = procs.to_frame() if hasattr(procs, "to_frame") else procs
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_cli_simulate_takes_system_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--systems names runs as on every other command (a single number N keeps meaning the
+    first N runs)."""
+    assert main(["simulate", "documents", "--demo", "--preset", "tiny", "--systems", "sys01,sys03",
+                 "--n-samples", "2", "--out", str(tmp_path / "s")]) == 0
+    samples = pd.read_csv(tmp_path / "s" / "samples.csv")
+    assert sorted(samples["system"].astype(str).unique()) == ["sys01", "sys03"]
+    assert main(["simulate", "documents", "--demo", "--preset", "tiny", "--systems", "sys01",
+                 "nope", "--out", str(tmp_path / "t")]) == 2
+    assert "nope" in capsys.readouterr().err
