@@ -37,7 +37,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_seed
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DesignError
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 
@@ -156,14 +156,7 @@ class Comparability(ResultDisplay):
 def _matrix(frame: Any, what: str) -> tuple[np.ndarray, list[str]]:
     from irmodels.inference.pairwise import score_matrix
 
-    if not isinstance(frame, pd.DataFrame):
-        raise DataFormatError(f"collection {what} must be a long frame (pandas DataFrame); got "
-                              f"{type(frame).__name__}. Build one with irm.frame(df).")
-    try:
-        X, _, systems = score_matrix(frame)
-    except DesignError as exc:
-        raise DesignError(f"collection {what}: comparability needs every (topic, system) "
-                          f"cell once: {exc}") from None
+    X, _, systems = score_matrix(frame, needed_by=f"collection {what}: comparability")
     return X, systems
 
 

@@ -144,7 +144,8 @@ def _choice(value: object, allowed: Sequence[object], what: str) -> None:
         )
 
 
-def score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
+def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None
+                 ) -> tuple[np.ndarray, list[str], list[str]]:
     """The topic x system score matrix of a long frame with one score per (topic, system).
 
     Parameters
@@ -153,6 +154,8 @@ def score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]
         A long frame (:func:`irmodels.frame`) with columns ``topic``, ``system``, ``score``.
         Columns ``shard``, ``sample``, ``measure`` or ``collection`` are allowed only with a
         single level.
+    needed_by : str, optional
+        What needs the matrix (e.g. ``"a topic-set study"``): errors then start with it.
 
     Returns
     -------
@@ -176,6 +179,17 @@ def score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]
     >>> X.tolist(), topics, systems
     ([[0.1, 0.2], [0.3, 0.4]], ['1', '2'], ['a', 'b'])
     """
+    if needed_by is None:
+        return _score_matrix(frame)
+    try:
+        return _score_matrix(frame)
+    except DesignError as exc:
+        raise DesignError(f"{needed_by} needs every (topic, system) cell once: {exc}") from None
+    except DataFormatError as exc:
+        raise DataFormatError(f"{needed_by}: {exc}") from None
+
+
+def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
     if not isinstance(frame, pd.DataFrame):
         raise DataFormatError(
             f"expected a long frame (pandas DataFrame), got {type(frame).__name__}; "

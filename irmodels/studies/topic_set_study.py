@@ -43,7 +43,7 @@ from scipy import special
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
 from irmodels._validate import check_seed
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -582,14 +582,7 @@ def topic_sets(
     from irmodels.inference.pairwise import score_matrix
     from irmodels.inference.studentized import qtukey
 
-    if not isinstance(frame, pd.DataFrame):
-        raise DataFormatError(f"expected a long frame (pandas DataFrame); got "
-                              f"{type(frame).__name__}. Build one with irm.frame(df).")
-    try:
-        X, topics, systems = score_matrix(frame)
-    except DesignError as exc:
-        raise DesignError(f"a topic-set study needs every (topic, system) cell once: {exc}"
-                          ) from None
+    X, topics, systems = score_matrix(frame, needed_by="a topic-set study")
     T, R = X.shape
     if R < 2:
         raise DesignError(f"a topic-set study compares systems; the frame has {R}.")
