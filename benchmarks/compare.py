@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
 import irmodels as irm
+from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("IRM_DATA_MIRROR", ROOT.parent / "shared" / "data" / "ir-scores"))
@@ -31,12 +30,7 @@ FILES = {"AP": "adhoc8_ap.csv", "P@10": "adhoc8_p10.csv", "RR": "adhoc8_rr.csv"}
 
 
 def timed(fn, repeat: int = 3):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+    return best_of(fn, repeat)
 
 
 def main() -> None:

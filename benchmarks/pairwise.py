@@ -11,7 +11,6 @@ Run from the repository root: ``python benchmarks/pairwise.py`` (reads
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 from scipy import stats
 
 import irmodels as irm
+from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("IRM_DATA_MIRROR", ROOT.parent / "shared" / "data" / "ir-scores"))
@@ -26,12 +26,7 @@ B = 10_000
 
 
 def timed(fn, repeat: int = 1):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+    return best_of(fn, repeat)
 
 
 def main() -> None:
