@@ -962,24 +962,11 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
     ones = np.ones((n_obs, 1))
     yc = y
     full = sequential_ss([ones, *[blocks[t.key] for t in terms]], yc)
-    for t, d in zip(terms, full.df[1:]):
-        if d == 0:
-            raise DesignError(
-                f"term {t.name} is aliased: in these data it is fully determined by the terms "
-                "before it (no degree of freedom left). Drop it from the model or add the "
-                "missing combinations of levels."
-            )
+    df_resid = n_obs - full.rank
+    _check_lsq(terms, full.df[1:], df_resid, 1, counts)  # aliasing, then residual df
     fitted = full.fitted
     resid = y - fitted
     ss_resid = float(np.dot(resid, resid))
-    df_resid = n_obs - full.rank
-    if df_resid <= 0:
-        top = max(terms, key=lambda t: t.order)
-        raise DesignError(
-            f"{top.name} needs replicates to be separated from the residual; every observed "
-            f"cell has {int(counts[counts > 0].max())} row(s), leaving no residual degree of "
-            "freedom. Drop the term or add shards or samples."
-        )
     if ss_type == 1:
         ss = np.array(full.ss[1:])
         df = np.array(full.df[1:], dtype=float)
@@ -994,13 +981,7 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
             fit = sequential_ss([ones, *[blocks[u.key] for u in others], blocks[t.key]], y)
             ss[i] = fit.ss[-1]
             df[i] = fit.df[-1]
-            if df[i] == 0:
-                raise DesignError(
-                    f"term {t.name} has no degree of freedom left under type "
-                    f"{'I' * ss_type} sums of squares: with the empty cells of these data it is "
-                    "aliased with the other terms. Use ss_type=1 or 2, drop the term, or add the "
-                    "missing combinations of levels."
-                )
+        _check_lsq(terms, df, df_resid, ss_type, counts)
     return ss, df, ss_resid, df_resid, fitted
 
 
