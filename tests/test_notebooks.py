@@ -142,3 +142,14 @@ def test_signature_joins_prints_split_over_stream_outputs():
     two = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "a\n"},
                        {"output_type": "stream", "name": "stdout", "text": "b\n"}]}
     assert signature(one) == signature(two) == [("stdout", "a\nb")]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_outputs_do_not_name_the_checkout(path: Path) -> None:
+    # CI runs on a clean checkout somewhere else: an output showing where this one lives (an
+    # absolute path to the repository or to ../shared) would differ there
+    text = path.read_text(encoding="utf-8")
+    where = str(HERE.parents[1])
+    assert where not in text, (
+        f"{path.name} prints a path under {where}; show something that does not depend on where "
+        "the repository is checked out")
