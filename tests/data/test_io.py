@@ -150,21 +150,24 @@ def test_read_runs_unique_names(trec: Path, tmp_path: Path) -> None:
         irm.read_run(tmp_path)
 
 
-def test_read_runs_speed(tmp_path: Path, rng: np.random.Generator) -> None:
-    """4 runs x 50 topics x 1000 documents (200k lines) read in well under the budget."""
-    import time
-
+def test_read_runs_of_full_depth(tmp_path: Path, rng: np.random.Generator) -> None:
+    """4 runs x 50 topics x 1000 documents (200k lines) read back exactly (time: benchmarks)."""
     docs = np.array([f"DOC{i:07d}" for i in range(50_000)])
     topics = np.repeat([str(301 + t) for t in range(50)], 1000)
+    written = {}
     for s in range(4):
         run = pd.DataFrame({"system": f"sys{s}", "topic": topics, "docid": rng.permutation(docs),
                             "score": rng.random(50_000), "rank": np.tile(np.arange(1, 1001), 50)})
         irm.write_run(run, tmp_path / f"sys{s}")
-    start = time.perf_counter()
+        written[f"sys{s}"] = run
     runs = irm.read_runs(tmp_path)
-    elapsed = time.perf_counter() - start
     assert runs.shape == (200_000, 5)
-    assert elapsed < 15  # well under 1 s on an idle laptop; generous for loaded CI machines
+    for name, run in written.items():
+        got = runs[runs["system"] == name]
+        assert got["docid"].astype(str).tolist() == run["docid"].tolist()
+        assert got["topic"].astype(str).tolist() == run["topic"].tolist()
+        np.testing.assert_array_equal(got["rank"].to_numpy(), run["rank"].to_numpy())
+        np.testing.assert_allclose(got["score"].to_numpy(), run["score"].to_numpy(), rtol=1e-12)
 
 
 # --- qrels ---------------------------------------------------------------------------------------
