@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (ROOT.parent / "shared" / "data").resolve()
@@ -16,6 +17,13 @@ REFERENCE = Path(__file__).resolve().parent / "reference"
 # The dataset registry reads the public matrices from this mirror instead of the network.
 os.environ.setdefault("IRM_DATA_MIRROR", str(SHARED_DATA / "ir-scores"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Property tests draw new examples on every run on a developer's machine (that is how they find
+# bugs); CI sets HYPOTHESIS_PROFILE=ci to draw the same examples every time, so that a commit's
+# verdict does not depend on the luck of the draw.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 
 @pytest.fixture(scope="session")
