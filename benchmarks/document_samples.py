@@ -1,7 +1,8 @@
 """Benchmark: scoring simulated document samples in bulk vs pytrec_eval, and the per-pair mixed fits.
 
 Run: ``python benchmarks/document_samples.py`` (``--quick`` for a smaller run; ``--fits-only``
-for section 0 alone). Prints, in one run:
+for section 0 alone, ``--simulator-only`` for the serial and 2-process simulator runs of section 1
+alone). Prints, in one run:
 
 0. score-model fitting of every (topic, run) pair of 50 topics x 40 runs: the batched fits of
    the simulator (``fit_score_models``: batched EM for ``gmg``, FFT-binned survival functions for
@@ -225,6 +226,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller C and fewer pairs")
     parser.add_argument("--fits-only", action="store_true", help="only section 0 (score models)")
+    parser.add_argument("--simulator-only", action="store_true",
+                        help="only section 1 (simulator throughput, serial against 2 processes)")
     parser.add_argument("--pairs", type=int, default=6, help="pairs timed serially")
     parser.add_argument("--runs", type=int, default=40,
                         help="runs whose pairs go through compare_tests on 2 processes (40: 780 pairs)")
@@ -242,8 +245,9 @@ def main() -> None:
         coll = irm.collection.generate(preset="trec8", systems=40, seed=0)
     print(f"{coll!r} generated in {t.wall:.1f} s (not counted)")
     systems = list(coll.systems)
-    print("0. score-model fitting, every (topic, run) pair (50 topics x 40 runs, depth 1000)")
-    score_model_fits(coll, 30 if args.quick else 100)
+    if not args.simulator_only:
+        print("0. score-model fitting, every (topic, run) pair (50 topics x 40 runs, depth 1000)")
+        score_model_fits(coll, 30 if args.quick else 100)
     if args.fits_only:
         return
     Cs = (20, 100) if args.quick else (100, 1000)
@@ -258,6 +262,8 @@ def main() -> None:
     print(f"  processes (2 workers) over serial at C = {Cs[-1]}: "
           f"{serial_wall / simulator.wall:.2f}x (identical samples)")  # type: ignore[attr-defined]
     small_C = 20 if args.quick else 100
+    if args.simulator_only:
+        return
     for model in ("kde", "gmg"):
         simulator(coll, model, small_C, systems[:10])
     print("2. pytrec_eval-terrier on explicit rankings (bootstrap score models)")
