@@ -26,7 +26,7 @@ report: env
 	$(BIN)/irmodels report --demo --out irmodels-report --force
 
 test: env
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The suite on the declared minimum versions (.ci/constraints-min.txt) and the oldest Python.
 test-min:
@@ -34,7 +34,7 @@ test-min:
 	test -x $(VENV_MIN)/bin/python || $(PYMIN) -m venv $(VENV_MIN)
 	$(VENV_MIN)/bin/python -m pip install -q --upgrade pip
 	$(VENV_MIN)/bin/python -m pip install -q -c .ci/constraints-min.txt -e ".[test]"
-	$(VENV_MIN)/bin/python -m pytest -q -n auto -p no:cacheprovider
+	$(VENV_MIN)/bin/python -m pytest -q -n auto --dist loadfile -p no:cacheprovider
 
 # The documentation site (MkDocs, strict) in site/.
 docs: env

@@ -12,13 +12,16 @@ Backends
 ``"serial"``
     A plain loop in this process (the default; easiest to debug).
 ``"processes"``
-    A :class:`concurrent.futures.ProcessPoolExecutor` with the ``spawn`` start method, so the
-    same code runs on Linux, macOS and Windows. ``fn`` and the items must be picklable
-    (module-level functions, not lambdas or closures). ``fn`` is pickled once and sent once to
-    each worker (through the pool initializer), so a ``functools.partial`` that carries a large
-    data set costs one transfer per worker, not one per item. Workers run their BLAS / OpenMP
-    thread pools with one thread (``OMP_NUM_THREADS=1`` etc., unless already set), as Dask's
-    workers do.
+    A :class:`concurrent.futures.ProcessPoolExecutor`. ``fn`` and the items must be picklable
+    (module-level functions, not lambdas or closures), whatever the platform. The workers are
+    *forked* when that is safe: on Linux, in a process with a single thread (no Python threads,
+    no BLAS thread pool: ``OPENBLAS_NUM_THREADS=1``); they then start in milliseconds and
+    inherit ``fn`` and its data instead of receiving them. Otherwise they are *spawned* (as on
+    macOS and Windows): ``fn`` is pickled once and sent once to each worker (through the pool
+    initializer), so a ``functools.partial`` that carries a large data set costs one transfer
+    per worker, not one per item. ``IRMODELS_START_METHOD`` (``fork``, ``spawn`` or
+    ``forkserver``) overrides the choice. Spawned workers run their BLAS / OpenMP thread pools
+    with one thread (``OMP_NUM_THREADS=1`` etc., unless already set), as Dask's workers do.
 a ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``)
     Items are mapped with ``client.map`` and gathered in order. ``fn`` is scattered to the
     workers once. Needs the optional extra ``pip install 'irmodels[dask]'``.
@@ -33,6 +36,9 @@ import contextlib
 import os
 import pickle
 import sys
+import threading
+import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -42,7 +48,8 @@ import numpy as np
 from irmodels._validate import check_seed
 from irmodels.errors import ArgumentError, IRModelsError, require
 
-__all__ = ["BACKENDS", "ParallelError", "default_workers", "map", "prestarted", "spawn_seeds"]
+__all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "default_workers", "map", "prestarted",
+           "spawn_seeds", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -116,11 +123,88 @@ def _show_progress(progress: bool | None) -> bool:
     return bool(progress)
 
 
+class _NoBar:
+    """Stands in for a disabled tqdm bar: a tqdm object, even disabled, starts tqdm's monitor
+    thread, after which forking workers is no longer safe (see :func:`start_method`)."""
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
 def _bar(total: int, progress: bool | None, desc: str | None):
+    if not _show_progress(progress):
+        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, disable=not _show_progress(progress), desc=desc, file=sys.stderr,
-                leave=False)
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
+
+
+START_METHODS = ("fork", "spawn", "forkserver")
+
+
+#: Native threads that survive a fork safely: jemalloc's background thread (pyarrow's allocator,
+#: started when pandas loads pyarrow) is stopped and restarted by jemalloc's own at-fork handlers.
+FORK_SAFE_THREADS = frozenset({"jemalloc_bg_thd"})
+
+
+def _other_threads() -> list[str] | None:
+    """Names of this process's other kernel threads (``None`` where they cannot be read)."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:  # pragma: no cover - not Linux
+        return None
+    me = str(threading.get_native_id())
+    names = []
+    for tid in tids:
+        if tid == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8", errors="replace") as fh:
+                names.append(fh.read().strip())
+        except OSError:  # it ended meanwhile: count it anyway
+            names.append("?")
+    return names
+
+
+def start_method() -> str:
+    """How ``backend="processes"`` starts its workers here and now: ``"fork"`` or ``"spawn"``.
+
+    ``"fork"`` on Linux when this process runs a single thread (apart from the native threads
+    in :data:`FORK_SAFE_THREADS`): forking is then safe, workers start in milliseconds and
+    inherit the function and its data. ``"spawn"`` otherwise (other platforms; a notebook
+    kernel, a Dask client or a BLAS thread pool running threads: set
+    ``OPENBLAS_NUM_THREADS=1`` before starting Python for the fast start). The
+    environment variable ``IRMODELS_START_METHOD`` (``fork``, ``spawn`` or ``forkserver``)
+    overrides the choice. Results do not depend on it.
+
+    >>> start_method() in ("fork", "spawn", "forkserver")
+    True
+    """
+    forced = os.environ.get("IRMODELS_START_METHOD", "").strip().lower()
+    if forced:
+        if forced not in START_METHODS:
+            raise ParallelError(
+                f"IRMODELS_START_METHOD={forced!r} is not a start method; use "
+                f"{', '.join(START_METHODS)}, or unset it to let irmodels choose.")
+        return forced
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        # a Python thread that was just joined (a pool's manager thread) can linger in the
+        # kernel's list for a moment: look again for up to 50 ms before deciding
+        for attempt in range(11):
+            others = _other_threads()
+            if others is None:
+                break
+            if all(name in FORK_SAFE_THREADS for name in others):
+                return "fork"
+            if attempt < 10:
+                time.sleep(0.005)
+    return "spawn"
 
 
 def _check_picklable(obj: object, what: str) -> bytes:
@@ -314,20 +398,21 @@ def _run_chunk_from(path: str, key: str, chunk: list[Any]) -> list[Any]:
 @contextlib.contextmanager
 def prestarted(backend: Any, n_workers: int | None = None,
                modules: Sequence[str] = ()) -> Iterator[None]:
-    """Start the workers of ``backend="processes"`` now, importing ``modules`` in each.
+    """Start the spawned workers of ``backend="processes"`` now, importing ``modules`` in each.
 
     A study that prepares its data serially before mapping its units (encoding the runs, a
     reference fit) wraps that preparation in ``with prestarted(backend, n_workers):`` so that
     spawning the workers and importing irmodels in them (seconds) overlaps the preparation
     instead of following it. The next :func:`map` with ``backend="processes"`` inside the block
     uses these workers (its function is then sent through a temporary file, read once per
-    worker); they are shut down when it returns, or when the block ends. Other backends: no-op.
+    worker); they are shut down when it returns, or when the block ends. Other backends, and
+    workers that :func:`start_method` forks (they start at once): no-op.
 
     >>> with prestarted("serial"):
     ...     map(abs, [-1, 2])
     [1, 2]
     """
-    if backend != "processes":
+    if backend != "processes" or start_method() == "fork":  # forked workers start at once
         yield
         return
     import multiprocessing
@@ -362,13 +447,30 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
         return _map_prestarted(_PRESTARTED.pop(), payload, chunks, len(work), progress, desc)
     workers = min(n_workers or default_workers(), len(chunks))
     results: list[list[R] | None] = [None] * len(chunks)
-    ctx = multiprocessing.get_context("spawn")
-    with _bar(len(work), progress, desc) as bar, ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(payload,)
-    ) as pool:
-        with _single_threaded_children():  # workers start on the first submits
-            pending = {pool.submit(_run_chunk, chunk): i for i, chunk in enumerate(chunks)}
-        _drain(pending, chunks, results, bar)
+    method = start_method()
+    global _WORKER_FN
+    if method == "fork":
+        # the workers are forked at the first submit and inherit fn (and the data it carries):
+        # nothing to send. The payload above was still made, so that what cannot be pickled
+        # fails here as it would on every other platform.
+        _WORKER_FN, initializer, initargs = fn, None, ()
+    else:
+        initializer, initargs = _init_worker, (payload,)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                                 initializer=initializer, initargs=initargs) as pool:
+            with _single_threaded_children(), warnings.catch_warnings():
+                # workers start on the first submits. Python 3.12+ warns when it forks a process
+                # running other kernel threads; start_method() chose fork only if those are in
+                # FORK_SAFE_THREADS
+                warnings.filterwarnings("ignore", r".*is multi-threaded, use of fork\(\)",
+                                        DeprecationWarning)
+                pending = {pool.submit(_run_chunk, chunk): i for i, chunk in enumerate(chunks)}
+            with _bar(len(work), progress, desc) as bar:  # after the fork: tqdm starts a thread
+                _drain(pending, chunks, results, bar)
+    finally:
+        if method == "fork":
+            _WORKER_FN = None
     return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
 
 

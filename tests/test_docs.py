@@ -31,6 +31,8 @@ def blocks(page: Path) -> list[tuple[int, str, str]]:
 
 
 PAGES = sorted(p for p in DOCS.glob("*.md") if blocks(p))
+# a page's blocks share one namespace, in order: under pytest-xdist `make test` keeps them in one
+# worker with --dist loadfile (every test of a file in one worker, in order)
 CASES = [(page, i) for page in PAGES for i, _ in enumerate(blocks(page))]
 
 

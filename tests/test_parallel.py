@@ -209,8 +209,10 @@ def test_workers_are_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "OPENBLAS_NUM_THREADS" not in os.environ  # the parent is left as it was
 
 
-def test_prestarted_workers_run_the_next_map_identically() -> None:
+def test_prestarted_workers_run_the_next_map_identically(monkeypatch: pytest.MonkeyPatch) -> None:
     import functools
+
+    monkeypatch.setenv("IRMODELS_START_METHOD", "spawn")  # forked workers are never prestarted
 
     from irmodels.parallel import _PRESTARTED, prestarted
 
@@ -227,3 +229,73 @@ def test_prestarted_workers_run_the_next_map_identically() -> None:
     with prestarted("processes", n_workers=1):  # never used: shut down at the end of the block
         pass
     assert not _PRESTARTED
+
+
+# --- how the workers start ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_every_start_method_gives_identical_results(method: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IRMODELS_START_METHOD", method)
+    assert irm.parallel.start_method() == method
+    data = np.arange(1000.0)
+    fn = functools.partial(np.dot, data)  # a function carrying data, as the studies' units do
+    items = [np.full(1000, float(k)) for k in range(7)]
+    got = irm.parallel.map(fn, items, backend="processes", n_workers=2, chunksize=2)
+    assert got == [fn(x) for x in items]
+    with pytest.raises(KeyError, match="three"):  # errors come back the same way
+        irm.parallel.map(_fail_on_three, [1, 2, 3], backend="processes", n_workers=2)
+
+
+def test_unpicklable_function_is_refused_when_forking_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a forked worker would not need to unpickle it, but the same call must work on every platform
+    monkeypatch.setenv("IRMODELS_START_METHOD", "fork")
+    with pytest.raises(ParallelError, match="not picklable"):
+        irm.parallel.map(lambda x: x, [1, 2], backend="processes")
+
+
+def test_start_method_override_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IRMODELS_START_METHOD", "threads")
+    with pytest.raises(ParallelError, match="IRMODELS_START_METHOD='threads'.*fork, spawn"):
+        irm.parallel.start_method()
+
+
+def test_no_fork_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.delenv("IRMODELS_START_METHOD", raising=False)
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert irm.parallel.start_method() == "spawn"
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_a_single_threaded_process_forks_every_time() -> None:
+    # in a fresh process with one BLAS thread the workers are forked, and stay so after a map:
+    # a disabled progress bar must not leave tqdm's monitor thread behind
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import functools, numpy as np, pandas, irmodels as irm\n"
+        "m = [irm.parallel.start_method()]\n"
+        "fn = functools.partial(np.add, np.arange(3.0))\n"
+        "for _ in range(2):\n"
+        "    out = irm.parallel.map(fn, [1.0, 2.0], backend='processes', n_workers=2)\n"
+        "    assert [list(x) for x in out] == [[1, 2, 3], [2, 3, 4]]\n"
+        "    m.append(irm.parallel.start_method())\n"
+        "print(*m)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "IRMODELS_START_METHOD"}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    expected = "fork" if sys.platform.startswith("linux") else "spawn"
+    assert res.stdout.split() == [expected] * 3
