@@ -58,9 +58,15 @@ def natural_key(value: object) -> tuple:
 
 def _natural_categorical(values: pd.Series) -> pd.Categorical:
     if isinstance(values.dtype, pd.CategoricalDtype):
-        present = set(values.dropna().unique())
-        cats = [c for c in values.cat.categories if c in present]
-        return pd.Categorical(values.astype(object), categories=cats)
+        # keep the categories' order, drop the unused ones: a remap of the integer codes (the
+        # values are never turned into Python objects)
+        codes = np.asarray(values.cat.codes, dtype=np.int64)
+        old = values.cat.categories
+        used = np.zeros(len(old), dtype=bool)
+        used[codes[codes >= 0]] = True
+        remap = np.cumsum(used) - 1
+        new_codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+        return pd.Categorical.from_codes(new_codes, categories=pd.Index(list(old[used])))
     as_str = values.astype(str)
     levels = sorted(pd.unique(as_str), key=natural_key)
     return pd.Categorical(as_str, categories=levels)

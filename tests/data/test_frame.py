@@ -315,3 +315,23 @@ def test_wide_long_wide_is_identity(shape, seed, named_topics) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert irm.balance(long).balanced
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(st.integers(-1, 6), min_size=0, max_size=40),
+       n_cats=st.integers(7, 9), reverse=st.booleans())
+def test_categorical_factor_keeps_order_and_drops_unused(codes, n_cats, reverse):
+    # the integer-code remap equals the definition: the present values, categories in the
+    # input's order, unused ones dropped
+    from irmodels.data.frame import _natural_categorical
+
+    cats = [f"run{i}" for i in range(n_cats)][:: -1 if reverse else 1]
+    values = pd.Series(pd.Categorical.from_codes(codes, categories=cats))
+    got = _natural_categorical(values)
+    present = set(values.dropna().unique())
+    expected = pd.Categorical(values.astype(object),
+                              categories=[c for c in values.cat.categories if c in present])
+    assert list(got.categories) == list(expected.categories)
+    assert got.categories.dtype == expected.categories.dtype
+    np.testing.assert_array_equal(got.codes, expected.codes)
+    assert not got.ordered

@@ -273,3 +273,25 @@ def test_gmg_batch_fits_equal_one_at_a_time_fits() -> None:
             np.testing.assert_array_equal(m.means, one.means)
     assert [m.kind for m, _ in batch] == ["kde", "kde", "gmm", "gmm", "gmm"]
     assert len(batch[3][0].weights) >= 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(n_groups=st.integers(1, 6), size=st.integers(0, 12), seed=st.integers(0, 10_000),
+       presorted=st.booleans(), ties=st.booleans())
+def test_trec_order_equals_the_stable_sort(n_groups, size, seed, presorted, ties):
+    # the shortcut for rankings already contiguous and in order gives the lexsort's permutation
+    from irmodels.replicates.documents import _trec_order
+
+    rng = np.random.default_rng(seed)
+    n = n_groups * size
+    group = rng.integers(0, n_groups, n)
+    score = rng.integers(0, 3, n).astype(float) if ties else rng.random(n)
+    doc = rng.integers(0, 5 if ties else 10_000, n)
+    if presorted:  # rankings contiguous and ordered, the rankings themselves in shuffled order
+        o = np.lexsort((-doc, -score, group))
+        group, score, doc = group[o], score[o], doc[o]
+        perm = rng.permutation(n_groups)
+        o = np.argsort(perm[group], kind="stable")
+        group, score, doc = group[o], score[o], doc[o]
+    np.testing.assert_array_equal(_trec_order(group, score, doc),
+                                  np.lexsort((-doc, -score, group)))
