@@ -41,6 +41,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 import numpy as np
@@ -457,8 +458,9 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     else:
         initializer, initargs = _init_worker, (payload,)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                                 initializer=initializer, initargs=initargs) as pool:
+        with _explain_broken_pool(), ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context(method),
+                initializer=initializer, initargs=initargs) as pool:
             with _single_threaded_children(), warnings.catch_warnings():
                 # workers start on the first submits. Python 3.12+ warns when it forks a process
                 # running other kernel threads; start_method() chose fork only if those are in
@@ -472,6 +474,22 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
         if method == "fork":
             _WORKER_FN = None
     return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
+
+
+@contextlib.contextmanager
+def _explain_broken_pool() -> Iterator[None]:
+    """A worker that dies (not an exception of ``fn``: those come back as they are) breaks the
+    pool; say what usually causes it instead of showing concurrent.futures' message."""
+    try:
+        yield
+    except BrokenProcessPool as exc:
+        raise ParallelError(
+            "a worker process ended abruptly before finishing its work. Usual causes: spawned "
+            "workers could not import the function (code typed at an interactive prompt or read "
+            "from standard input: put it in a module, or in a script under "
+            "`if __name__ == \"__main__\":`), or the operating system stopped the worker "
+            "(out of memory). Run with backend='serial' to see the error in this process."
+        ) from exc
 
 
 def _drain(pending: dict[Any, int], chunks: list[list[Any]], results: list[Any], bar: Any) -> None:
@@ -500,7 +518,7 @@ def _map_prestarted(pool: ProcessPoolExecutor, payload: bytes, chunks: list[list
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
         key = uuid.uuid4().hex
-        with _bar(n_items, progress, desc) as bar, pool:
+        with _explain_broken_pool(), _bar(n_items, progress, desc) as bar, pool:
             pending = {pool.submit(_run_chunk_from, path, key, chunk): i
                        for i, chunk in enumerate(chunks)}
             _drain(pending, chunks, results, bar)

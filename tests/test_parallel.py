@@ -299,3 +299,16 @@ def test_a_single_threaded_process_forks_every_time() -> None:
     assert res.returncode == 0, res.stderr
     expected = "fork" if sys.platform.startswith("linux") else "spawn"
     assert res.stdout.split() == [expected] * 3
+
+
+def _die(x: int) -> int:
+    import os
+
+    os._exit(3)  # a worker killed mid-task (as the OOM killer would)
+
+
+def test_a_dead_worker_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    for method in ("fork", "spawn"):
+        monkeypatch.setenv("IRMODELS_START_METHOD", method)
+        with pytest.raises(ParallelError, match="worker process ended abruptly.*backend='serial'"):
+            irm.parallel.map(_die, [1, 2], backend="processes", n_workers=1)
