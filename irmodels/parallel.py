@@ -42,15 +42,15 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
 from irmodels._validate import check_seed
 from irmodels.errors import ArgumentError, IRModelsError, require
 
-__all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "default_workers", "map", "prestarted",
-           "spawn_seeds", "start_method"]
+__all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "default_workers",
+           "map", "prestarted", "spawn_seeds", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -128,7 +128,7 @@ class _NoBar:
     """Stands in for a disabled tqdm bar: a tqdm object, even disabled, starts tqdm's monitor
     thread, after which forking workers is no longer safe (see :func:`start_method`)."""
 
-    def __enter__(self) -> _NoBar:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
