@@ -450,6 +450,8 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     results: list[list[R] | None] = [None] * len(chunks)
     method = start_method()
     global _WORKER_FN
+    initializer: Callable[..., None] | None
+    initargs: tuple[Any, ...]
     if method == "fork":
         # the workers are forked at the first submit and inherit fn (and the data it carries):
         # nothing to send. The payload above was still made, so that what cannot be pickled
