@@ -450,19 +450,17 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     results: list[list[R] | None] = [None] * len(chunks)
     method = start_method()
     global _WORKER_FN
-    initializer: Callable[..., None] | None
-    initargs: tuple[Any, ...]
+    init: dict[str, Any] = {}
     if method == "fork":
         # the workers are forked at the first submit and inherit fn (and the data it carries):
         # nothing to send. The payload above was still made, so that what cannot be pickled
         # fails here as it would on every other platform.
-        _WORKER_FN, initializer, initargs = fn, None, ()
+        _WORKER_FN = fn
     else:
-        initializer, initargs = _init_worker, (payload,)
+        init = {"initializer": _init_worker, "initargs": (payload,)}
     try:
         with _explain_broken_pool(), ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context(method),
-                initializer=initializer, initargs=initargs) as pool:
+                max_workers=workers, mp_context=multiprocessing.get_context(method), **init) as pool:
             with _single_threaded_children(), warnings.catch_warnings():
                 # workers start on the first submits. Python 3.12+ warns when it forks a process
                 # running other kernel threads; start_method() chose fork only if those are in
