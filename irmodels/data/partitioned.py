@@ -11,6 +11,7 @@ in-memory evaluation: memory is bounded by one partition per worker (plus the qr
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,8 +61,10 @@ def split_by_system(runs: pd.DataFrame, n_workers: int | None) -> list[pd.DataFr
     return [runs.iloc[order[a:b]] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def _evaluate_part(args: tuple) -> pd.DataFrame | None:
-    part, qrels, measures, options = args
+def _evaluate_part(qrels: pd.DataFrame, measures: Any, options: dict[str, Any],
+                   part: Any) -> pd.DataFrame | None:
+    """One partition. The qrels, measures and options are bound with ``functools.partial``, so
+    that :func:`irmodels.parallel.map` sends them once per worker, not once per partition."""
     from irmodels.data.measures import evaluate
 
     if isinstance(part, (str, Path)):
@@ -110,8 +113,8 @@ def evaluate_partitioned(
     ms = parse_measures(measures)
     policy = UndefinedPolicy.parse(options.get("undefined", 0.0))
     parts = partitions(runs)
-    items = [(p, qrels, ms, options) for p in parts]
-    results = parallel.map(_evaluate_part, items, backend=backend, n_workers=n_workers,
+    fn = functools.partial(_evaluate_part, qrels, ms, options)
+    results = parallel.map(fn, parts, backend=backend, n_workers=n_workers,
                            progress=progress, desc="evaluate")
     frames = [f for f in results if f is not None]
     if not frames:
