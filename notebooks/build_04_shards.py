@@ -96,6 +96,14 @@ cells = [
         "    study = irm.studies.shards(col, n_shards=[2, 5, 10], n_splits=3, seed=0)\n"
         "study"
     ),
+    new_markdown_cell(
+        "On more cores pass `backend='processes'` (or a Dask client): the tables are identical. "
+        "`irm.parallel.start_method()` says how the workers would start here: *forked* from a "
+        "single-threaded Python process on Linux (they inherit the encoded collection at once), "
+        "*spawned* elsewhere, as in this notebook's kernel, which runs threads of its own. "
+        "Page: `docs/parallel.md`."
+    ),
+    new_code_cell("irm.parallel.start_method()"),
     new_code_cell("study.runs.head(8).round(4)"),
     new_markdown_cell(
         "Per S for MD6: Kendall's tau against MD1 on the whole collection with its 95% interval "
