@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
@@ -145,6 +145,17 @@ PTE = {"AP": "map", "P@5": "P_5", "P@10": "P_10", "Rprec": "Rprec", "RR": "recip
 
 
 def _pytrec(runs: pd.DataFrame, qrels: pd.DataFrame, level: int = 1) -> dict:
+    # pytrec_eval-terrier's ndcg never returns when a topic's judgements are all negative (found
+    # by a random draw: qrels {q0: {d1: -1, d2: -1}} spun for 12 minutes); the property tests
+    # draw again instead of hanging, and a fixed case fails here, saying why
+    all_negative = qrels.groupby(qrels["topic"].astype(str))["rel"].max() < 0
+    if all_negative.any():
+        from hypothesis.control import currently_in_test_context
+
+        if currently_in_test_context():
+            assume(False)
+        raise AssertionError(f"topics {list(all_negative[all_negative].index)} have only "
+                             "negative judgements: pytrec_eval's ndcg would never return")
     qd: dict = {}
     for t, d, r in qrels[["topic", "docid", "rel"]].itertuples(index=False):
         qd.setdefault(str(t), {})[str(d)] = int(r)
@@ -488,6 +499,7 @@ def test_scores_are_ranked_in_single_precision_as_trec_eval(rng):
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), offset=st.sampled_from([0.0, 1e3, 5e3, 1e6]),
        scale=st.sampled_from([1e-2, 1e-4, 1.0]))
+@example(seed=2049489063, offset=0.0, scale=1.0)  # all-negative qrels: pytrec_eval would hang
 def test_property_single_precision_ranking_equals_pytrec_eval(seed, offset, scale):
     rng = np.random.default_rng(seed)
     runs, qrels = _random_collection(rng, n_sys=2, n_topics=3, n_docs=30, graded=True)
