@@ -48,3 +48,19 @@ def rng() -> np.random.Generator:
 
 HAVE_R = shutil.which("Rscript") is not None
 requires_r = pytest.mark.skipif(not HAVE_R, reason="Rscript not installed (fixtures still tested)")
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A Dask client on an in-process ``LocalCluster`` (2 workers, 1 thread each), per module."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
+        protocol="tcp://", dashboard_address=None,
+    )
+    client = distributed.Client(cluster, set_as_default=False)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

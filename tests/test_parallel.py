@@ -31,21 +31,6 @@ def _fail_on_three(x: int) -> int:
     return x
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
-        protocol="tcp://", dashboard_address=None,
-    )
-    client = distributed.Client(cluster, set_as_default=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
 def test_spawn_seeds_are_reproducible_and_distinct() -> None:
     a = [_draw(s) for s in spawn_seeds(7, 6)]
     b = [_draw(s) for s in spawn_seeds(7, 6)]

@@ -11,20 +11,7 @@ import pytest
 
 import irmodels as irm
 
-distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       host="127.0.0.1", protocol="tcp://",
-                                       dashboard_address=None)
-    c = distributed.Client(cluster, set_as_default=False)
-    try:
-        yield c
-    finally:
-        c.close()
-        cluster.close()
+pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +21,19 @@ def data(shared_data):
     return irm.filter_systems(frame, top_k=8)
 
 
-def test_topic_sets_on_dask_equal_serial(data, client):
+def test_topic_sets_on_dask_equal_serial(data, dask_client):
     kw = dict(sizes=[5, 10], n_samples=60, test=["tukey", "t"], seed=11)
     a = irm.studies.topic_sets(data, **kw)
-    b = irm.studies.topic_sets(data, backend=client, **kw)
+    b = irm.studies.topic_sets(data, backend=dask_client, **kw)
     for name in ("swap_rates", "discriminative_power", "agreement", "rank_agreement"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
 
 
-def test_bootstrap_effects_on_dask_equal_serial(data, client):
+def test_bootstrap_effects_on_dask_equal_serial(data, dask_client):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = irm.anova("MD1", data)
     a = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5)
-    b = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5, backend=client)
+    b = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5, backend=dask_client)
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
     assert np.isfinite(a.to_frame().select_dtypes("number").to_numpy()).all()
