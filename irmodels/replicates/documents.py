@@ -533,21 +533,19 @@ def _trec_order(group: np.ndarray, score_key: np.ndarray, doc_key: np.ndarray) -
     """``np.lexsort((-doc_key, -score_key, group))``, without the sort when it can be skipped.
 
     Run files usually list each ranking contiguously and in order (score, then document id,
-    descending): then only the rankings are put in ``group`` order, and the result is the
-    same permutation as the stable sort's (0.5 s saved on 2M rows).
+    descending; ``irmodels.data.measures._in_trec_order`` tells): then only the rankings
+    are put in ``group`` order, the same permutation as the stable sort's (0.5 s saved on 2M
+    rows).
     """
+    from irmodels.data.measures import _in_trec_order
+
     n = len(group)
-    if n < 2:
-        return np.arange(n)
-    same = group[1:] == group[:-1]
-    in_order = (score_key[1:] < score_key[:-1]) | (
-        (score_key[1:] == score_key[:-1]) & (doc_key[1:] <= doc_key[:-1]))
-    starts = np.r_[0, np.flatnonzero(~same) + 1]
-    first = group[starts]
-    if not in_order[same].all() or len(np.unique(first)) != len(first):
+    n_keys = int(group.max()) + 1 if n else 0
+    if not _in_trec_order(group, score_key, doc_key, n_keys):
         return np.lexsort((-doc_key, -score_key, group))
+    starts = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1] if n else np.zeros(0, int)
     lengths = np.diff(np.r_[starts, n])
-    by_group = np.argsort(first, kind="stable")
+    by_group = np.argsort(group[starts], kind="stable")
     # the rows of the rankings, taken ranking by ranking in group order
     offsets = np.repeat(starts[by_group] - np.r_[0, np.cumsum(lengths[by_group])[:-1]],
                         lengths[by_group])
