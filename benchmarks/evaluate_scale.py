@@ -1,19 +1,24 @@
 """Benchmark: irm.evaluate on runs too large for memory, partition by partition.
 
-Run: ``python benchmarks/evaluate_scale.py`` (``--systems 1000 --topics 250`` for the target
-size of the issue; the default is a scaled-down collection that this shared 2-core machine can
-hold, and the figures are extrapolated linearly in the number of retrieved rows, which is how
-every step of the evaluation scales).
+Run: ``python benchmarks/evaluate_scale.py`` (a scaled-down collection; the figures are
+extrapolated linearly in the number of retrieved rows, which is how every step of the
+evaluation scales), or ``python benchmarks/evaluate_scale.py --full`` for the target size of the
+issue, 1,000 runs x 250 topics x depth 1000 (250M retrieved rows, 12 GB of run files; about
+25 minutes on 2 cores).
 
 A collection is generated with ``irm.collection.generate`` and its runs written as one TREC run
-file per system into a temporary directory. Then, in one run:
+file per system into a temporary directory (``--tmp`` chooses where). With ``--replicate K``
+each run file is then copied K - 1 times under new run tags (``sys001`` -> ``sys001x2``, ...),
+so the directory holds K times the systems while only the generated collection has to fit in
+memory: ``--full`` is ``--systems 100 --topics 250 --replicate 10``. Then, in one run:
 
 1. the whole runs frame in memory (``irm.evaluate(runs, qrels)``, the reference);
 2. the directory evaluated file by file, serially (memory: one run file at a time);
 3. the directory on 2 processes (``backend="processes"``);
 4. the directory on a Dask ``LocalCluster`` (2 workers, 1 thread each; start-up not counted).
 
-Each result is checked equal to the in-memory frame. Printed: wall and CPU seconds (CPU
+Each result is checked equal to the in-memory frame (with ``--replicate``, every copy's scores
+equal to its original's, exactly). Printed: wall and CPU seconds (CPU
 including child processes), the peak resident memory of this process and of its children
 (``ru_maxrss``; for the children, the largest child so far), the 1-minute load average (the
 machine is shared: at a load above 2 wall times are upper bounds, and the CPU extrapolation is
@@ -29,6 +34,7 @@ import tempfile
 import time
 import warnings
 
+import numpy as np
 import pandas as pd
 
 import irmodels as irm
@@ -62,8 +68,35 @@ def timed(label: str, fn, n_rows: int, target_rows: int, ref: pd.DataFrame | Non
           f"{kids:6.0f} MB largest child  load {load:4.1f}  -> target {wall * scale / 60:6.1f} "
           f"min wall, {cpu * scale / 60:6.1f} min CPU")
     if ref is not None:
-        pd.testing.assert_frame_equal(out, ref)
+        check(out, ref)
     return out
+
+
+def _replicate(directory: str, tags: list[str], k: int) -> None:
+    """Copy every run file k - 1 times, the run tag (last field of each line) renamed."""
+    for tag in tags:
+        data = open(os.path.join(directory, tag), "rb").read()
+        old = f" {tag}\n".encode()
+        assert data.count(old) == data.count(b"\n"), tag
+        for r in range(2, k + 1):
+            with open(os.path.join(directory, f"{tag}x{r}"), "wb") as f:
+                f.write(data.replace(old, f" {tag}x{r}\n".encode()))
+
+
+def check(out: pd.DataFrame, ref: pd.DataFrame) -> None:
+    """``out`` holds ``ref``'s scores for every system and for each of its copies, exactly."""
+    if len(out) == len(ref):
+        pd.testing.assert_frame_equal(out, ref, check_exact=True)
+        return
+    system = out["system"].astype(str)
+    base = system.str.replace(r"x\d+$", "", regex=True)
+    expected = ref.set_index(["measure", "topic", "system"])["score"]
+    key = pd.MultiIndex.from_arrays([out["measure"].astype(str), out["topic"].astype(str), base])
+    expected.index = expected.index.set_levels(
+        [lvl.astype(str) for lvl in expected.index.levels])
+    want = expected.reindex(key).to_numpy()
+    assert len(out) % len(ref) == 0 and not np.isnan(want).any()
+    assert np.array_equal(out["score"].to_numpy(), want), "a copy's scores differ"
 
 
 def main() -> None:
@@ -71,25 +104,36 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=100)
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--replicate", type=int, default=1, metavar="K",
+                        help="copy every run file K - 1 times under new run tags")
+    parser.add_argument("--full", action="store_true",
+                        help="the issue's target: --systems 100 --topics 250 --replicate 10")
+    parser.add_argument("--tmp", default=None, help="directory for the run files")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
+    if args.full:
+        args.systems, args.topics, args.depth, args.replicate = 100, 250, 1000, 10
     target_rows = 1000 * 250 * 1000
 
     t0 = time.perf_counter()
     col = irm.collection.generate(args.topics, args.systems, depth=args.depth, seed=0)
-    n_rows = len(col.runs)
-    print(f"{col!r}: {n_rows:,} retrieved rows (generated in {time.perf_counter() - t0:.1f} s); "
-          f"target 1,000 runs x 250 topics x depth 1000 = {target_rows:,} rows "
-          f"({target_rows / n_rows:.0f}x)")
-    with tempfile.TemporaryDirectory() as tmp:
+    gen_rows = len(col.runs)
+    n_rows = gen_rows * args.replicate
+    print(f"{col!r}: {gen_rows:,} retrieved rows (generated in {time.perf_counter() - t0:.1f} s); "
+          f"target 1,000 runs x 250 topics x depth 1000 = {target_rows:,} rows")
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         t0 = time.perf_counter()
         irm.write_run(col.runs, tmp + os.sep)
-        print(f"  {len(os.listdir(tmp))} run files written in {time.perf_counter() - t0:.1f} s "
-              "(not counted)")
+        if args.replicate > 1:
+            _replicate(tmp, list(col.systems), args.replicate)
+        size = sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp))
+        print(f"  {len(os.listdir(tmp))} run files, {n_rows:,} rows, {size / 1e9:.1f} GB, written "
+              f"in {time.perf_counter() - t0:.1f} s (not counted); timed rows {n_rows:,} "
+              f"({target_rows / n_rows:.0f}x to the target)")
         qrels = col.qrels
         runs = col.runs
         ref = timed("in memory, serial (reference)",
-                    lambda: irm.evaluate(runs, qrels, MEASURES), n_rows, target_rows, None)
+                    lambda: irm.evaluate(runs, qrels, MEASURES), gen_rows, target_rows, None)
         del runs
         timed("directory, file by file, serial",
               lambda: irm.evaluate(tmp, qrels, MEASURES), n_rows, target_rows, ref)

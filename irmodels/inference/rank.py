@@ -68,7 +68,7 @@ def _scores(x: object, what: str) -> pd.Series:
 
 def _common(a: object, b: object) -> tuple[pd.Series, pd.Series]:
     sa, sb = _scores(a, "a"), _scores(b, "b")
-    common = [i for i in sa.index if i in set(sb.index)]
+    common = sa.index[sa.index.isin(sb.index)]  # a's order
     if len(common) < 2:
         raise DataFormatError(
             f"the two rankings share {len(common)} system(s) (a has {len(sa)}, b has {len(sb)}); "

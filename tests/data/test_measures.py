@@ -426,6 +426,52 @@ def test_bad_measure_names(bad):
         assert "Known measures" in msg and "nDCG@k" in msg
 
 
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(1, 12), min_size=1, max_size=8),
+       pool=st.integers(3, 40), seed=st.integers(0, 2**32 - 1))
+@example(lengths=[5, 5, 5], pool=40, seed=1)       # one length: the rankings sorted as rows
+@example(lengths=[1, 12, 3], pool=3, seed=2)       # ragged, too wide to pad: one flat sort
+def test_property_duplicates_in_a_ranking_are_counted_exactly(lengths, pool, seed):
+    """Refused exactly when some (system, topic) retrieves a document twice, with the count."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, n in enumerate(lengths):
+        docs = rng.integers(0, pool, n)
+        rows += [(f"s{i % 3}", f"t{i}", f"d{d}", float(-j)) for j, d in enumerate(docs)]
+    runs = pd.DataFrame(rows, columns=["system", "topic", "docid", "score"])
+    qrels = pd.DataFrame({"topic": [f"t{i}" for i in range(len(lengths))], "docid": "d0",
+                          "rel": 1})
+    n_dup = int(runs.duplicated(["system", "topic", "docid"]).sum())
+    if n_dup == 0:
+        irm.evaluate(runs, qrels, "AP")
+        return
+    with pytest.raises(DataFormatError, match=f"^{n_dup} document\\(s\\) appear twice") as info:
+        irm.evaluate(runs, qrels, "AP")
+    # the example named is a real duplicate
+    doc, system, topic = (info.value.args[0].split(", e.g. ")[1].split("'")[i] for i in (1, 3, 5))
+    hit = runs[(runs.system == system) & (runs.topic == topic) & (runs.docid == doc)]
+    assert len(hit) >= 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_values=st.integers(1, 300), mean_run=st.sampled_from([1, 3, 20, 200, 5000]),
+       n=st.sampled_from([100, 4096, 4097, 20_000]), seed=st.integers(0, 2**32 - 1))
+def test_property_factorize_run_lengths_equals_plain_encoding(n_values, mean_run, n, seed):
+    """Encoding only the heads of long runs gives codes and labels that rebuild the column."""
+    from irmodels.data.measures import _factorize
+
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 2 * mean_run + 1, n)
+    values = np.repeat(rng.integers(0, n_values, n), lengths)[:n]
+    col = pd.Series([f"v{v}" for v in values], dtype="string[pyarrow]")
+    codes, uniq = _factorize(col)
+    assert codes.dtype == np.int64 and len(set(uniq)) == len(uniq)
+    assert uniq[codes].tolist() == col.tolist()
+    # first appearance order, as the plain encoding gives
+    assert list(uniq) == list(dict.fromkeys(col.tolist()))
+
+
 def test_did_you_mean():
     with pytest.raises(DataFormatError, match="did you mean 'nDCG@10'"):
         parse_measure("nDGC@10")

@@ -1,0 +1,74 @@
+"""Benchmark: ``irm.evaluate``'s first call in a fresh process against its repeat calls.
+
+Run: ``python benchmarks/first_call.py [--processes 11] [--preset tiny]``
+
+Each of ``--processes`` fresh Python processes imports pandas and irmodels, generates the
+demo collection (``irm.collection.generate(preset=...)``, not timed), then times:
+
+1. resolving ``irm.evaluate`` (``import irmodels`` is lazy: this imports the evaluation
+   modules, about what ``from irmodels import evaluate`` costs);
+2. the first call ``evaluate(runs, qrels, ["AP", "P@10", "nDCG@10"])``;
+3. five repeat calls (their median).
+
+Printed: the medians over the processes, and the ratio first call / repeat (goal: 1x, the
+first call as fast as a repeat). The baseline is the same call repeated in the same process:
+there is no other implementation whose first call would be the fair comparison. Children run
+with bytecode caching (``PYTHONDONTWRITEBYTECODE`` removed), as on a user's machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+CHILD = r"""
+import json, statistics, sys, time
+import pandas as pd
+import irmodels as irm
+col = irm.collection.generate(preset=sys.argv[1], seed=0)
+runs, qrels, measures = col.runs, col.qrels, ["AP", "P@10", "nDCG@10"]
+t0 = time.perf_counter()
+evaluate = irm.evaluate
+t1 = time.perf_counter()
+first = evaluate(runs, qrels, measures)
+t2 = time.perf_counter()
+repeats = []
+for _ in range(5):
+    t = time.perf_counter()
+    again = evaluate(runs, qrels, measures)
+    repeats.append(time.perf_counter() - t)
+assert first.equals(again)
+print(json.dumps({"resolve": t1 - t0, "first": t2 - t1, "repeat": statistics.median(repeats)}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", type=int, default=11)
+    parser.add_argument("--preset", default="tiny", choices=["tiny", "small", "trec8"])
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    rows = []
+    load = os.getloadavg()[0]
+    for _ in range(args.processes):
+        out = subprocess.run([sys.executable, "-c", CHILD, args.preset], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+    load = max(load, os.getloadavg()[0])
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    ratios = sorted(r["first"] / r["repeat"] for r in rows)
+    print(f"irm.evaluate on the {args.preset} demo, AP + P@10 + nDCG@10, {args.processes} fresh "
+          f"processes (load average {load:.1f}); medians:")
+    print(f"  resolving irm.evaluate (imports the evaluation modules) {med['resolve'] * 1e3:7.1f} ms")
+    print(f"  first call                                              {med['first'] * 1e3:7.1f} ms")
+    print(f"  repeat call                                             {med['repeat'] * 1e3:7.1f} ms")
+    print(f"  first / repeat: median {statistics.median(ratios):.2f}x "
+          f"(range {ratios[0]:.2f}-{ratios[-1]:.2f}x; goal 1x)")
+
+
+if __name__ == "__main__":
+    main()
