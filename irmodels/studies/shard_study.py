@@ -805,8 +805,15 @@ def shards(
             for s in s_list
             for k, child in enumerate(spawn_seeds(split_seed(seed, s), int(n_splits)))
         ]
-        results = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
-                               n_workers=n_workers, progress=progress, desc="shard study")
+        # the units of many shards cost most: handed out first, they do not leave one worker
+        # busy at the end while the other waits (each unit has its own seed: same results)
+        by_cost = sorted(range(len(units)), key=lambda i: -units[i].n_shards)
+        done = parallel_map(functools.partial(_run_unit, ctx), [units[i] for i in by_cost],
+                            backend=backend, n_workers=n_workers, progress=progress,
+                            desc="shard study")
+        results: list[dict[str, Any]] = [{}] * len(units)
+        for i, res in zip(by_cost, done):
+            results[i] = res
 
     records = [rec] if "MD1" in model_names else []
     sig_d: dict[tuple[str, int, int], np.ndarray] = {("MD1", 1, 0): sig}

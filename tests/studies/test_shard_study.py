@@ -32,8 +32,13 @@ from irmodels.studies.shard_study import (
 
 
 def toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: int = 5,
-                   depth: int = 40, ties: bool = False):
-    """Runs and qrels with topics of few relevant documents (so shards can be undefined)."""
+                   depth: int = 40, ties: bool = False, ragged: str = "no"):
+    """Runs and qrels with topics of few relevant documents (so shards can be undefined).
+
+    ``ragged``: ``"no"`` (every ranking ``depth`` long), ``"some"`` (lengths from depth / 2 to
+    depth: the fast path pads them into a block) or ``"very"`` (one ranking of ``depth``, the
+    others of 1-3 documents: too ragged to pad, one flat sort).
+    """
     rng = np.random.default_rng(seed)
     docs = np.array([f"d{i}" for i in range(n_docs)])
     qrows, rrows = [], []
@@ -52,6 +57,12 @@ def toy_collection(seed: int = 3, n_docs: int = 500, topics: int = 6, systems: i
             score = rng.random(depth) + (np.arange(depth) < k) * 0.15 * j
             if ties:
                 score = np.round(score, 1)
+            keep = depth
+            if ragged == "some":
+                keep = int(rng.integers(depth // 2, depth + 1))
+            elif ragged == "very" and (t, j) != (0, 0):
+                keep = int(rng.integers(1, 4))
+            picked, score = picked[:keep], score[:keep]
             rrows += [(f"run{j + 1}", str(t + 1), docs[d], float(v))
                       for d, v in zip(picked, score)]
     # a topic the qrels do not know: trec_eval ignores it
@@ -91,11 +102,15 @@ def _pairs(study: ShardStudy, key: tuple[str, int, int]) -> frozenset[tuple[str,
 # the fast sharded evaluation equals irm.evaluate
 
 
+@pytest.mark.parametrize("ragged", ["no", "some", "very"])
 @pytest.mark.parametrize("measure", ["AP", "P@5", "RR", "GMAP", "R@5", "Rprec", "RBP(0.8)"])
 @pytest.mark.parametrize("undefined", [0.0, 0.37, "drop", "missing"])
-def test_fast_path_equals_evaluate(measure: str, undefined: float | str) -> None:
-    runs, qrels, docs = toy_collection(seed=5, ties=True)
+def test_fast_path_equals_evaluate(measure: str, undefined: float | str, ragged: str) -> None:
+    runs, qrels, docs = toy_collection(seed=5, ties=True, ragged=ragged)
     prep = prepare(runs, qrels, pd.Index(docs), measure)
+    # the three layouts: one block as it is, a padded block, one flat sort
+    assert (prep.width > 0, prep.slot is not None) == {
+        "no": (True, False), "some": (True, True), "very": (False, False)}[ragged]
     for n_shards, seed in ((1, 0), (3, 1), (8, 2)):
         labels = shard_labels(len(docs), n_shards, seed)
         with warnings.catch_warnings():
@@ -427,11 +442,12 @@ def test_missing_policy_uses_least_squares(toy) -> None:
 @given(seed=st.integers(0, 2**32 - 1), n_shards=st.integers(1, 12),
        undefined=st.sampled_from([0.0, 0.25, "drop", "missing"]),
        measure=st.sampled_from(["AP", "P@3", "RR", "GMAP", "AP@5", "R@3", "Rprec",
-                                "RBP(0.5)", "num_rel_ret"]))
+                                "RBP(0.5)", "num_rel_ret"]),
+       ragged=st.sampled_from(["no", "some", "very"]))
 def test_property_fast_path_equals_evaluate(seed: int, n_shards: int, undefined: object,
-                                            measure: str) -> None:
+                                            measure: str, ragged: str) -> None:
     runs, qrels, docs = toy_collection(seed=seed % 1000, n_docs=120, topics=3, systems=3,
-                                       depth=15, ties=True)
+                                       depth=15, ties=True, ragged=ragged)
     labels = shard_labels(len(docs), n_shards, seed)
     prep = prepare(runs, qrels, pd.Index(docs), measure)
     with warnings.catch_warnings():
