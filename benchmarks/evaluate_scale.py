@@ -20,7 +20,9 @@ memory: ``--full`` is ``--systems 100 --topics 250 --replicate 10``. Then, in on
 Each result is checked equal to the in-memory frame (with ``--replicate``, every copy's scores
 equal to its original's, exactly). Printed: wall and CPU seconds (CPU
 including child processes), the peak resident memory of this process and of its children
-(``ru_maxrss``; for the children, the largest child so far), the 1-minute load average (the
+(``ru_maxrss``; for the children, the largest child so far: a forked worker starts with this
+process's peak (``ru_maxrss`` survives fork and exec), so for the memory of a partition read the
+Dask workers' own peaks (``VmHWM``), printed after their run), the 1-minute load average (the
 machine is shared: at a load above 2 wall times are upper bounds, and the CPU extrapolation is
 the better guide), and the extrapolation to the target size.
 """
@@ -70,6 +72,16 @@ def timed(label: str, fn, n_rows: int, target_rows: int, ref: pd.DataFrame | Non
     if ref is not None:
         check(out, ref)
     return out
+
+
+def _worker_rss_mb() -> float:
+    """Peak resident memory of the calling process (a Dask worker), in MB: ``VmHWM`` (Linux),
+    which starts afresh at exec, unlike ``ru_maxrss``, which keeps the parent's peak."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")  # pragma: no cover - not Linux
 
 
 def _replicate(directory: str, tags: list[str], k: int) -> None:
@@ -150,9 +162,14 @@ def main() -> None:
                                   host="127.0.0.1", dashboard_address=":0") as cluster, \
                         Client(cluster) as client:
                     client.run(lambda: __import__("irmodels.data.measures"))  # warm imports
+                    base = client.run(_worker_rss_mb)
                     timed("directory, Dask LocalCluster (2 workers)",
                           lambda: irm.evaluate(tmp, qrels, MEASURES, backend=client),
                           n_rows, target_rows, ref)
+                    peak = client.run(_worker_rss_mb)
+                    print("  Dask workers' peak RSS: " + ", ".join(
+                        f"{peak[w]:.0f} MB (idle {base[w]:.0f} MB)" for w in sorted(peak))
+                        + " - what one run file and the qrels cost a worker")
     print("  every partitioned result equals the in-memory frame; memory per worker is one "
           "run file plus the qrels")
 
