@@ -472,6 +472,18 @@ def test_property_factorize_run_lengths_equals_plain_encoding(n_values, mean_run
     assert list(uniq) == list(dict.fromkeys(col.tolist()))
 
 
+@settings(max_examples=40, deadline=None)
+@given(universe=st.lists(st.text(min_size=1, max_size=4), unique=True, max_size=30),
+       values=st.lists(st.text(min_size=1, max_size=4), max_size=30))
+def test_property_positions_equal_get_indexer(universe, values):
+    """Arrow's hash lookup of doc ids gives pandas' get_indexer, -1 for absent labels."""
+    from irmodels.data.measures import _positions
+
+    got = _positions(np.asarray(values, dtype=object), np.asarray(universe, dtype=object))
+    want = pd.Index(universe, dtype=object).get_indexer(pd.Index(values, dtype=object))
+    assert got.dtype == np.int64 and got.tolist() == want.tolist()
+
+
 def test_did_you_mean():
     with pytest.raises(DataFormatError, match="did you mean 'nDCG@10'"):
         parse_measure("nDGC@10")
