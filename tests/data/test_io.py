@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -374,3 +375,52 @@ def test_a_broken_line_is_reported_at_its_number(tmp_path_factory, rows, data) -
         irm.read_run(path)
     assert info.value.line == k + 1 + blanks
     assert f"run.txt, line {k + 1 + blanks}: " in str(info.value)
+
+
+_NUMBER_CELLS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.from_regex(r"[+-]?(\d{1,5}\.?\d{0,5}|\.\d{1,5})([eE][+-]?\d{1,3})?", fullmatch=True),
+)
+_OTHER_CELLS = st.sampled_from(["NA", "nan", "", "None", "1e", "abc", "1_0", "inf", "0x1",
+                                "1.2.3", "+", ".", "--1", "1 2"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(cells=st.lists(st.lists(st.one_of(_NUMBER_CELLS, _NUMBER_CELLS, _OTHER_CELLS),
+                               min_size=3, max_size=3), min_size=1, max_size=4),
+       nan=st.sampled_from(["raise", "drop"]))
+def test_property_read_matrix_cells_as_one_by_one(cells, nan):
+    """Every cell is a number (bit for bit what float() gives), NaN for a missing cell, or
+    the error naming the first bad cell, with its topic and system."""
+    import re
+    import tempfile
+
+    from irmodels.data.io import _FLOAT, _NA_TOKENS
+
+    want, error = [], None
+    for r, row in enumerate(cells):
+        for c, cell in enumerate(row):
+            cell = cell.strip()
+            if cell in _NA_TOKENS:
+                if nan == "raise" and error is None:
+                    error = f"missing score (cell {cell!r}) for topic {r + 1}, system s{c}"
+                want.append(np.nan)
+            elif _FLOAT.fullmatch(cell):
+                want.append(float(cell))
+            else:
+                if error is None:
+                    error = f"cell {cell!r} for topic {r + 1}, system s{c} is not a number"
+                want.append(None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.csv"
+        path.write_text("topic,s0,s1,s2\n" + "".join(
+            f"{r + 1}," + ",".join(row) + "\n" for r, row in enumerate(cells)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if error is not None:
+                with pytest.raises(DataFormatError, match=re.escape(error)):
+                    irm.read_matrix(path, nan=nan)
+                return
+            got = irm.read_matrix(path, nan=nan)
+    kept = [w for w in want if not np.isnan(w)] if nan == "drop" else want
+    assert np.array_equal(got["score"].to_numpy(), np.array(kept, dtype=float), equal_nan=True)
