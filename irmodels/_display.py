@@ -238,10 +238,22 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     return fmt_fixed
 
 
+#: Below this a p-value is shown as R shows it, ``< 2.2e-16`` (the report does the same): a
+#: p-value that underflowed to 0 is not "p = 0".
+P_FLOOR = float(np.finfo(float).eps)
+
+
+def _format_p(v: object, digits: int) -> str:
+    if isinstance(v, (float, np.floating)) and 0 <= float(v) < P_FLOOR:
+        return "< 2.2e-16"
+    return format_number(v, digits)
+
+
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
-        out[col] = [format_number(v, digits) for v in out[col].tolist()]
+        fmt = _format_p if str(col) in P_COLUMNS else format_number
+        out[col] = [fmt(v, digits) for v in out[col].tolist()]
     out.index = [str(i) for i in out.index]
     return out
 

@@ -18,6 +18,19 @@ def test_wide_matrix_md1(shared_data: Path, capsys) -> None:
     assert "ANOVA: score ~ topic + system" in out and "Residual" in out
     line = next(line for line in out.splitlines() if line.startswith("system"))
     assert "128" in line and "60.03" in line  # SS_system of TREC-8 AP (R: 60.0298)
+    # the p-value underflows to 0 in double precision: shown as R and the report show it
+    assert "< 2.2e-16" in line and " 0 " not in line.split("34.46")[1][:12]
+
+
+def test_text_p_values_below_machine_epsilon_as_r_shows_them() -> None:
+    from irmodels._display import frame_to_text
+
+    table = pd.DataFrame({"F": [251.9, 1.2, 3.0], "p": [0.0, 1e-20, 0.03],
+                          "eta2": [0.0, 0.5, 0.2]}, index=["a", "b", "c"])
+    lines = frame_to_text(table).splitlines()
+    assert lines[1].split()[2:4] == ["<", "2.2e-16"] and lines[1].split()[-1] == "0"
+    assert lines[2].split()[2:4] == ["<", "2.2e-16"]
+    assert lines[3].split()[2] == "0.0300"
 
 
 def test_long_frame_formula_latex_components(tmp_path: Path, capsys) -> None:
