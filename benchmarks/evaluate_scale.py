@@ -87,7 +87,8 @@ def _worker_rss_mb() -> float:
 def _replicate(directory: str, tags: list[str], k: int) -> None:
     """Copy every run file k - 1 times, the run tag (last field of each line) renamed."""
     for tag in tags:
-        data = open(os.path.join(directory, tag), "rb").read()
+        with open(os.path.join(directory, tag), "rb") as f:
+            data = f.read()
         old = f" {tag}\n".encode()
         assert data.count(old) == data.count(b"\n"), tag
         for r in range(2, k + 1):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -112,3 +113,29 @@ class Section:
             markdown=md_para + frame_to_markdown(table, digits=digits),
             latex=frame_to_latex(table, caption=title, digits=digits),
         )
+
+    @classmethod
+    def from_tables(
+        cls, title: str, text: str, tables: Sequence[tuple[str, pd.DataFrame]], *,
+        png: bytes | None = None, alt: str = "", caption: str = "", digits: int = 4,
+    ) -> Section:
+        """A section made of a paragraph, titled tables and an optional figure (PNG bytes):
+        what a study renders.
+
+        >>> t = pd.DataFrame({"tau": [0.91, 0.88]}, index=["S=2", "S=5"])
+        >>> s = Section.from_tables("Shard study", "Two shard counts.", [("tau", t)], digits=2)
+        >>> "<strong>" in s.html or "tau" in s.html, s.markdown.splitlines()[2], "0.91" in s.latex
+        (True, '**tau**', True)
+        """
+        parts = [f"<p>{html.escape(text)}</p>"]
+        md = [text, ""]
+        tex = []
+        for name, table in tables:
+            parts.append(frame_to_html(table, title=name, digits=digits))
+            md += [f"**{name}**", "", frame_to_markdown(table, digits=digits), ""]
+            tex.append(frame_to_latex(table, caption=name, digits=digits))
+        if png is not None:
+            parts.append(f'<figure><img alt="{html.escape(alt)}" src="{figure_to_data_uri(png)}"/>'
+                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        return cls(title=title, html="".join(parts), markdown="\n".join(md),
+                   latex="\n\n".join(tex))

@@ -17,7 +17,6 @@ by Using Shards", SIGIR 2019 (sections 3-5, Tables 2-4); docs/methods.md: "Cross
 from __future__ import annotations
 
 import functools
-import html
 import math
 import warnings
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels._display import ResultDisplay
 from irmodels._validate import check_seed
 from irmodels.data.frame import require_columns
 from irmodels.errors import (
@@ -606,20 +605,12 @@ class ShardStudy(ResultDisplay):
 
     # ---- report
     def to_section(self, *, digits: int = 4) -> Section:
-        """The report section of the study (the same as :meth:`to_report_section`)."""
-        return self.to_report_section()
+        """This study as a report :class:`irmodels._section.Section` (HTML, Markdown, LaTeX):
+        the design, the tables and the Tukey intervals per model.
 
-    def to_report_section(self) -> Section:
-        """This study as a report :class:`irmodels._section.Section` (HTML, Markdown, LaTeX).
-
-        Pass it to ``irm.build_report(data, sections=[study.to_report_section()])``.
+        Pass it to ``irm.build_report(data, sections=[study.to_section()])``.
         """
-        from irmodels._section import (
-            Section,
-            figure_to_data_uri,
-            figure_to_png,
-            frame_to_markdown,
-        )
+        from irmodels._section import Section, figure_to_png
 
         intro = (
             f"Models MD1-MD6 of Ferro & Sanderson (SIGIR 2019) on {self.measure}: MD1 on the "
@@ -628,22 +619,15 @@ class ShardStudy(ResultDisplay):
             f"(topic, shard) cells: policy {self.undefined!r}. Tukey HSD at alpha = "
             f"{self.alpha} with each model's error term; Kendall's tau against MD1."
         )
-        tables = self._display_tables()
         s = 5 if 5 in self.n_shards else self.n_shards[0]
-        png = figure_to_png(self.plot_intervals(s, 0))
-        parts = [f"<p>{html.escape(intro)}</p>"]
-        md = [intro, ""]
-        tex = []
-        for title, table in tables:
-            parts.append(frame_to_html(table, title=title))
-            md += [f"**{title}**", "", frame_to_markdown(table), ""]
-            tex.append(frame_to_latex(table, caption=title))
-        parts.append(
-            f'<figure><img alt="Tukey intervals per model" src="{figure_to_data_uri(png)}"/>'
-            f"<figcaption>Tukey intervals per model (S = {s}, split 0).</figcaption></figure>"
-        )
-        return Section(title="Shard study", html="".join(parts), markdown="\n".join(md),
-                       latex="\n\n".join(tex))
+        return Section.from_tables(
+            "Shard study", intro, self._display_tables(),
+            png=figure_to_png(self.plot_intervals(s, 0)), alt="Tukey intervals per model",
+            caption=f"Tukey intervals per model (S = {s}, split 0).", digits=digits)
+
+    def to_report_section(self, *, digits: int = 4) -> Section:
+        """The same as :meth:`to_section`."""
+        return self.to_section(digits=digits)
 
 
 # --------------------------------------------------------------------------------------------

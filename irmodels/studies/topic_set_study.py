@@ -31,7 +31,6 @@ effort, sensitivity, and reliability", SIGIR 2005; docs/methods.md (topic-set st
 from __future__ import annotations
 
 import functools
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels._display import ResultDisplay
 from irmodels._validate import check_seed
 from irmodels.errors import DesignError
 from irmodels.parallel import map as parallel_map
@@ -409,20 +408,12 @@ class TopicSetStudy(ResultDisplay):
 
     # ---- report
     def to_section(self, *, digits: int = 4) -> Section:
-        """The report section of the study (the same as :meth:`to_report_section`)."""
-        return self.to_report_section()
+        """This study as a report :class:`~irmodels._section.Section`: the design, the tables
+        and the figure of :meth:`plot`.
 
-    def to_report_section(self) -> Section:
-        """This study as a report :class:`~irmodels._section.Section`.
-
-        Pass it to ``irm.build_report(data, sections=[study.to_report_section()])``.
+        Pass it to ``irm.build_report(data, sections=[study.to_section()])``.
         """
-        from irmodels._section import (
-            Section,
-            figure_to_data_uri,
-            figure_to_png,
-            frame_to_markdown,
-        )
+        from irmodels._section import Section, figure_to_png
 
         intro = (
             f"{self.n_samples} pairs of {self.method} topic sets of each size "
@@ -432,19 +423,14 @@ class TopicSetStudy(ResultDisplay):
             f"{', '.join(self.tests)} test(s) at alpha = {self.alpha}, error rates between "
             "halves and Kendall's tau against the full topic set."
         )
-        parts = [f"<p>{html.escape(intro)}</p>"]
-        md = [intro, ""]
-        tex = []
-        for title, table in self._display_tables():
-            parts.append(frame_to_html(table, title=title))
-            md += [f"**{title}**", "", frame_to_markdown(table), ""]
-            tex.append(frame_to_latex(table, caption=title))
-        uri = figure_to_data_uri(figure_to_png(self.plot()))
-        parts.append(f'<figure><img alt="Topic-set study" src="{uri}"/><figcaption>Swap rates, '
-                     "discriminative power and rank agreement by topic-set size."
-                     "</figcaption></figure>")
-        return Section(title="Topic-set study", html="".join(parts), markdown="\n".join(md),
-                       latex="\n\n".join(tex))
+        return Section.from_tables(
+            "Topic-set study", intro, self._display_tables(), png=figure_to_png(self.plot()),
+            alt="Topic-set study", caption="Swap rates, discriminative power and rank agreement "
+            "by topic-set size.", digits=digits)
+
+    def to_report_section(self, *, digits: int = 4) -> Section:
+        """The same as :meth:`to_section`."""
+        return self.to_section(digits=digits)
 
 
 # --------------------------------------------------------------------------------------------
