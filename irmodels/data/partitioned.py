@@ -33,6 +33,8 @@ def is_partitioned(runs: object) -> bool:
     """True for a directory or list of run files, a list of frames, or a Dask DataFrame."""
     if isinstance(runs, (str, Path)):
         return Path(runs).is_dir()
+    if isinstance(runs, pd.DataFrame):  # not hasattr: a frame looks its columns up first
+        return False
     if hasattr(runs, "to_delayed") and hasattr(runs, "npartitions"):
         return True
     return isinstance(runs, (list, tuple)) and len(runs) > 0 and all(
