@@ -159,6 +159,9 @@ def _block_hits(prep: PreparedCollection, sh: np.ndarray, s: int
     its position there minus the start of its shard's block.
     """
     g_n, width = len(prep.group_topic), prep.width
+    if s == 1:  # one shard (the whole collection): each ranking as it is, nothing to sort
+        g, pos = np.nonzero(prep.rel_block)
+        return g, (pos + 1).astype(np.float64)
     if prep.slot is None:
         sh2 = sh.reshape(g_n, width)
     else:
