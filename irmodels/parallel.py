@@ -208,9 +208,25 @@ def start_method() -> str:
     return "spawn"
 
 
-def _check_picklable(obj: object, what: str) -> bytes:
+class _Discard:
+    """A file that forgets what is written to it."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def _check_picklable(obj: object, what: str, *, keep: bool = True) -> bytes:
+    """``obj`` pickled, or :class:`ParallelError` saying why it cannot be.
+
+    ``keep=False`` only checks (returns ``b""``): the pickle goes nowhere and array buffers are
+    left out of band, so a function carrying a large data set is checked in microseconds
+    (forked workers inherit it; nothing is sent).
+    """
     try:
-        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        if keep:
+            return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.Pickler(_Discard(), protocol=5, buffer_callback=lambda buf: None).dump(obj)
+        return b""
     except Exception as exc:
         name = getattr(obj, "__qualname__", type(obj).__name__)
         raise ParallelError(
@@ -438,7 +454,11 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
                    progress: bool | None, chunksize: int, desc: str | None) -> list[R]:
     import multiprocessing
 
-    payload = _check_picklable(fn, "function")
+    # prestarted workers were spawned; otherwise fork when that is safe
+    method = "spawn" if _PRESTARTED else start_method()
+    # forked workers inherit fn (and the data it carries): nothing to send, but what cannot
+    # be pickled still fails here, as it would on every other platform
+    payload = _check_picklable(fn, "function", keep=method != "fork")
     if not work:
         return []
     chunks = [list(work[i:i + chunksize]) for i in range(0, len(work), chunksize)]
@@ -448,13 +468,9 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
         return _map_prestarted(_PRESTARTED.pop(), payload, chunks, len(work), progress, desc)
     workers = min(n_workers or default_workers(), len(chunks))
     results: list[list[R] | None] = [None] * len(chunks)
-    method = start_method()
     global _WORKER_FN
     init: dict[str, Any] = {}
-    if method == "fork":
-        # the workers are forked at the first submit and inherit fn (and the data it carries):
-        # nothing to send. The payload above was still made, so that what cannot be pickled
-        # fails here as it would on every other platform.
+    if method == "fork":  # the workers are forked at the first submit
         _WORKER_FN = fn
     else:
         init = {"initializer": _init_worker, "initargs": (payload,)}

@@ -141,7 +141,7 @@ def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             arr = pa.array(col)
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
-            heads = _run_heads(arr, pc)
+            heads = _run_heads(arr)
             enc = pc.dictionary_encode(arr if heads is None else arr.take(pa.array(heads)))
             codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             if heads is not None:
@@ -174,7 +174,7 @@ def _positions(values: Any, universe: Any) -> np.ndarray:
     return pc.index_in(v, value_set=u).fill_null(-1).to_numpy().astype(np.int64)
 
 
-def _run_heads(arr: Any, pc: Any) -> np.ndarray | None:
+def _run_heads(arr: Any) -> np.ndarray | None:
     """Starts of the runs of equal values of an Arrow string array, when the runs are long.
 
     A runs file lists a system's rows together, topic by topic: its system and topic columns
@@ -182,6 +182,8 @@ def _run_heads(arr: Any, pc: Any) -> np.ndarray | None:
     faster than encoding every row. None (encode every row) for short arrays, nulls, or runs
     shorter than 16 rows on average; the first 4,096 rows decide cheaply for doc ids.
     """
+    import pyarrow.compute as pc
+
     n = len(arr)
     if n < 4096 or arr.null_count:
         return None
@@ -207,14 +209,24 @@ def _natural_codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
 # evaluation
 
 
+def _segment_starts(keys: np.ndarray) -> np.ndarray:
+    """Index of the first row of each run of equal ``keys`` (a ranking, when rows are grouped).
+
+    >>> _segment_starts(np.array([4, 4, 1, 1, 1, 7])).tolist()
+    [0, 2, 5]
+    """
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+
+
 def _segment_positions(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For sorted ``keys``: start mask, segment index of each row, 0-based position in segment."""
     n = len(keys)
-    start = np.empty(n, dtype=bool)
-    if n:
-        start[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=start[1:])
-    starts = np.flatnonzero(start)
+    starts = _segment_starts(keys)
+    start = np.zeros(n, dtype=bool)
+    start[starts] = True
     seg = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(starts, append=n))
     pos = np.arange(n, dtype=np.int64) - starts[seg]
     return start, seg, pos
@@ -518,30 +530,25 @@ def _rank(r: _Rankings) -> _Rankings:
     return r.take(np.lexsort((-dr, -r.score, r.key)))
 
 
-def _ranking_rows(key: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None] | None:
-    """Contiguous rankings (runs of equal ``key``) as the rows of a ``(rankings, width)`` block.
+def _ranking_rows(first: np.ndarray, n: int) -> tuple[int, np.ndarray | None] | None:
+    """Contiguous rankings (first rows ``first``, of ``n`` rows) as the rows of a block.
 
-    Returns the first row of each ranking, the width (the longest ranking) and each row's flat
-    position in the block (None when every ranking has that length: the block is the rows
+    Returns the width of the ``(rankings, width)`` block (the longest ranking) and each row's
+    flat position in it (None when every ranking has that length: the block is the rows
     reshaped); None when padding the shorter rankings would more than double the rows. Short
     rows sorted one by one are several times faster than one sort of all the rows (they stay in
     cache): the duplicate check and the shard study's split use this.
     """
-    n = len(key)
     if n == 0:
         return None
-    start = np.empty(n, dtype=bool)
-    start[0] = True
-    np.not_equal(key[1:], key[:-1], out=start[1:])
-    first = np.flatnonzero(start)
     lengths = np.diff(first, append=n)
     width = int(lengths.max())
     if len(first) * width > 2 * n:
         return None
     if int(lengths.min()) == width:
-        return first, width, None
+        return width, None
     row = np.repeat(np.arange(len(first), dtype=np.int64), lengths)
-    return first, width, row * width + (np.arange(n) - first[row])
+    return width, row * width + (np.arange(n) - first[row])
 
 
 def _refuse_duplicates(r: _Rankings) -> None:
@@ -555,9 +562,10 @@ def _refuse_duplicates(r: _Rankings) -> None:
     if n < 2:
         return
     n_docs = len(r.docids)
-    layout = _ranking_rows(r.key)
-    if layout is not None and n_docs < 2**31 - layout[1]:
-        first, width, slot = layout
+    first = _segment_starts(r.key)
+    layout = _ranking_rows(first, n)
+    if layout is not None and n_docs < 2**31 - layout[0]:
+        width, slot = layout
         doc = r.doc.astype(np.int32)
         if slot is None:
             block = doc.reshape(len(first), width)

@@ -85,6 +85,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
         _rank,
         _ranking_rows,
         _refuse_duplicates,
+        _segment_starts,
     )
 
     fast = fast_measure(measure)
@@ -113,19 +114,16 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
         )
     grade = _grades(r, q, _Cells(r.key, r.doc, r.key, np.zeros(len(q.doc), np.int64), 1, None))
     # rankings are contiguous (in any order): number them in order of appearance
-    start = np.empty(len(r.key), dtype=bool)
-    start[:1] = True
-    np.not_equal(r.key[1:], r.key[:-1], out=start[1:])
-    first_row = np.flatnonzero(start)
+    first_row = _segment_starts(r.key)
     row_group = np.repeat(np.arange(len(first_row), dtype=np.int32),
                           np.diff(first_row, append=len(r.key)))
     first = r.key[first_row]
     row_rel = grade >= 1
     # the rankings as the rows of a block, for splitting each by shard (see _block_hits)
-    layout = _ranking_rows(r.key)
+    layout = _ranking_rows(first_row, len(r.key))
     width, slot, rel_block = 0, None, None
     if layout is not None:
-        width, slot = layout[1], layout[2]
+        width, slot = layout
         if slot is None:
             rel_block = row_rel.reshape(len(first_row), width)
         else:
