@@ -288,7 +288,6 @@ def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd
         from irmodels.studies._sharded import evaluate_assignment
 
         data, undef = evaluate_assignment(ctx.prepared, labels, n_shards, ctx.undefined)
-        data.attrs = {}  # see below
         return data, len(undef)
     from irmodels.data.measures import UndefinedPolicy, evaluate, undefined_cells
 
@@ -298,11 +297,7 @@ def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd
         warnings.simplefilter("ignore", UndefinedValueWarning)
         data = evaluate(ctx.inputs.runs, ctx.inputs.qrels, [ctx.measure], shards=assignment,
                         undefined=UndefinedPolicy.parse(ctx.undefined))
-    n_undef = len(undefined_cells(data))
-    # pandas deep-copies a frame's attrs on every operation: with many undefined cells their
-    # lists cost more than the fits (60 ms a unit at S = 50); the unit needs only their count
-    data.attrs = {}
-    return data, n_undef
+    return data, len(undefined_cells(data))
 
 
 def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
@@ -316,6 +311,9 @@ def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
         n_docs = len(ctx.inputs.docids)
     labels = shard_labels(n_docs, unit.n_shards, unit.seed)
     data, n_undef = _evaluate_unit(ctx, labels, unit.n_shards)
+    # pandas deep-copies a frame's attrs on every operation: with many undefined cells their
+    # lists cost more than the fits (60 ms a unit at S = 50); the unit needs only their count
+    data.attrs = {}
     records, sig, means, half = [], {}, {}, {}
     for model in ctx.models:
         if model == "MD1":
