@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -17,3 +19,28 @@ def best_of(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return float(best), out
+
+
+@contextmanager
+def dask_client(n_workers: int = 2, *, trim: bool = False) -> Iterator[Any]:
+    """A Dask client on a local cluster of ``n_workers`` processes, 1 thread each.
+
+    ``trim=False`` (what docs/parallel.md recommends for irmodels' studies): the workers start
+    without the ``MALLOC_TRIM_THRESHOLD_=65536`` that Dask's nanny sets by default, so glibc keeps
+    its adaptive allocator. ``trim=True``: Dask's default environment. The nanny also leaves the
+    variable in this process's environment, where later workers would inherit it: it is removed
+    before and after.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
+    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+    with dask.config.set({} if trim else {key: None}), \
+            LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                         host="127.0.0.1", dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        try:
+            yield client
+        finally:
+            os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)

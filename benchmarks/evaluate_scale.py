@@ -15,7 +15,9 @@ memory: ``--full`` is ``--systems 100 --topics 250 --replicate 10``. Then, in on
 1. the whole runs frame in memory (``irm.evaluate(runs, qrels)``, the reference);
 2. the directory evaluated file by file, serially (memory: one run file at a time);
 3. the directory on 2 processes (``backend="processes"``);
-4. the directory on a Dask ``LocalCluster`` (2 workers, 1 thread each; start-up not counted).
+4. the directory on a Dask ``LocalCluster`` (2 workers, 1 thread each; start-up not counted), twice:
+   with the workers' ``MALLOC_TRIM_THRESHOLD_`` unset (docs/parallel.md) and with Dask's default
+   environment.
 
 Each result is checked equal to the in-memory frame (with ``--replicate``, every copy's scores
 equal to its original's, exactly). Printed: wall and CPU seconds (CPU
@@ -146,7 +148,7 @@ def main() -> None:
         qrels = col.qrels
         runs = col.runs
         ref = timed("in memory, serial (reference)",
-                    lambda: irm.evaluate(runs, qrels, MEASURES), gen_rows, target_rows, None)
+                    lambda r=runs: irm.evaluate(r, qrels, MEASURES), gen_rows, target_rows, None)
         del runs
         timed("directory, file by file, serial",
               lambda: irm.evaluate(tmp, qrels, MEASURES), n_rows, target_rows, ref)
@@ -155,19 +157,21 @@ def main() -> None:
               n_rows, target_rows, ref)
         if not args.no_dask:
             try:
-                from distributed import Client, LocalCluster
+                import distributed  # noqa: F401
             except ImportError:  # pragma: no cover
                 print("  dask: distributed is not installed (pip install 'irmodels[dask]')")
             else:
-                with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
-                        Client(cluster) as client:
-                    client.run(lambda: __import__("irmodels.data.measures"))  # warm imports
-                    base = client.run(_worker_rss_mb)
-                    timed("directory, Dask LocalCluster (2 workers)",
-                          lambda: irm.evaluate(tmp, qrels, MEASURES, backend=client),
-                          n_rows, target_rows, ref)
-                    peak = client.run(_worker_rss_mb)
+                from _timing import dask_client
+
+                for trim, label in ((False, "MALLOC_TRIM_THRESHOLD_ unset"),
+                                    (True, "Dask's default env")):
+                    with dask_client(2, trim=trim) as client:
+                        client.run(lambda: __import__("irmodels.data.measures"))  # warm imports
+                        base = client.run(_worker_rss_mb)
+                        timed(f"directory, Dask LocalCluster (2 workers, {label})",
+                              lambda c=client: irm.evaluate(tmp, qrels, MEASURES, backend=c),
+                              n_rows, target_rows, ref)
+                        peak = client.run(_worker_rss_mb)
                     print("  Dask workers' peak RSS: " + ", ".join(
                         f"{peak[w]:.0f} MB (idle {base[w]:.0f} MB)" for w in sorted(peak))
                         + " - what one run file and the qrels cost a worker")

@@ -6,8 +6,10 @@ Prints, in one run:
 1. a reduced study on the TREC-8-sized demo collection (50 topics x 100 systems, depth 1000;
    S in {2, 5, 10, 25, 50}, 4 splits each, MD1-MD6 with Tukey HSD for every fit) with
    ``backend="serial"``, ``backend="processes"`` (2 workers) and a Dask ``LocalCluster`` on
-   127.0.0.1 (2 worker processes, 1 thread each); asserts the three give identical tables and
-   prints the times and the speed-ups over serial (goal >= 1.7x on 2 cores);
+   127.0.0.1 (2 worker processes, 1 thread each), the latter twice: with the workers'
+   ``MALLOC_TRIM_THRESHOLD_`` unset (docs/parallel.md) and with Dask's default environment (the
+   workers' page faults are printed); asserts they all give identical tables and prints the
+   times and the speed-ups over serial (goal >= 1.7x on 2 cores);
 2. with ``--full``: the full study (S in {2, 3, 4, 5, 10, 25, 50}, 10 splits each: 350 shard
    fits + MD1) serially and on 2 processes, interleaved, ``--repeat`` times; the median
    speed-up is printed (goal >= 1.8x on 2 cores; the full study under 5 minutes).
@@ -41,6 +43,11 @@ def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _minor_faults() -> int:
+    """Minor page faults of the calling process so far (run on each Dask worker)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def timed(collection, backend, **kwargs):
@@ -100,18 +107,24 @@ def main() -> None:
 
     # Dask last: its client leaves threads in this process, after which workers are spawned
     try:
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401
     except ImportError:  # pragma: no cover
         print("  dask              (distributed not installed: pip install 'irmodels[dask]')")
     else:
-        print("reduced study on a Dask LocalCluster (2 worker processes, 1 thread each)")
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
-            client.run(lambda: __import__("irmodels.studies.shard_study"))  # warm imports
-            dask, t_dask, _, load = timed(col, client, **REDUCED)
-        print(f"  dask LocalCluster {t_dask:8.1f}  {t_serial / t_dask:7.2f}x  "
-              f"{'(workers not children)':>22}  {load:5.1f}   (cluster start-up not counted)")
-        pd.testing.assert_frame_equal(serial.runs, dask.runs)
+        from _timing import dask_client
+
+        print("reduced study on a Dask LocalCluster (2 worker processes, 1 thread each; cluster "
+              "start-up not counted)")
+        for trim, label in ((False, "MALLOC_TRIM_THRESHOLD_ unset"),
+                            (True, "Dask's default env")):
+            with dask_client(2, trim=trim) as client:
+                client.run(lambda: __import__("irmodels.studies.shard_study"))  # warm imports
+                faults0 = client.run(_minor_faults)
+                dask, t_dask, _, load = timed(col, client, **REDUCED)
+                faults = sum(client.run(_minor_faults).values()) - sum(faults0.values())
+            print(f"  dask ({label:28s}) {t_dask:6.1f} s  {t_serial / t_dask:5.2f}x  "
+                  f"workers' page faults {faults:,}  load {load:.1f}")
+            pd.testing.assert_frame_equal(serial.runs, dask.runs)
     print("  dask, processes and serial gave identical tables")
     print("  (a load average above 2 means other jobs shared the 2 cores: wall times and "
           "speed-ups are then pessimistic)")
