@@ -101,6 +101,31 @@ class Problem:
         self.idx11 = a_[self.m11]
         self.idx_rr = (a_[self.mrr] - q1) * r + (b_[self.mrr] - q1)
         self.idx_1r = a_[self.m1r] * r + (b_[self.m1r] - q1)
+        # where each class of pairs sits in the pattern, for the entries of M^-1 (_minv_pattern)
+        self.pos11 = np.flatnonzero(self.m11)
+        self.pos1r = np.flatnonzero(self.m1r)
+        self.posrr = np.flatnonzero(self.mrr)
+        self.posr1 = np.flatnonzero((a_ >= q1) & (b_ < q1))
+        # where S^-1's entry of each pair of the remainder is (see _lower_flat)
+        self.rr_low = _lower_index(a_[self.posrr] - q1, b_[self.posrr] - q1, r)
+        # the pattern is symmetric (every observation gives both (j, l) and (l, j)): the entry of
+        # a pair (a >= q1, b < q1) is that of its transpose (b, a), found among the m1r pairs
+        key_1r = a_[self.pos1r] * self.Q + b_[self.pos1r]
+        key_r1 = b_[self.posr1] * self.Q + a_[self.posr1]
+        by_key = np.argsort(key_1r, kind="stable")
+        at = np.searchsorted(key_1r, key_r1, sorter=by_key)
+        self.r1_from_1r = by_key[np.minimum(at, max(len(by_key) - 1, 0))] if len(at) else at
+        if not np.array_equal(key_1r[self.r1_from_1r], key_r1):  # pragma: no cover - by design
+            raise RuntimeError("the pair pattern must be symmetric")
+        self._unit_cross: np.ndarray | None = None
+        # for the gradient: the random term of each pair's first column and of each design entry
+        pair_term = self.term_of_col[a_]
+        self.grad_pairs = np.flatnonzero(pair_term >= 0)
+        self.grad_pair_term = pair_term[self.grad_pairs]
+        entry_term = self.term_of_col[self.cols].ravel()
+        self.grad_entries = np.flatnonzero(entry_term >= 0)
+        self.grad_entry_term = entry_term[self.grad_entries]
+        self._layout: _SparseLayout | None = None
         # the coupling block B (q1 x r) is kept dense when small (no sparse-matrix overhead)
         self.dense_b = q1 * r <= 100_000  # crossover measured: benchmarks/mixed_sparse_gradient.py
 
@@ -111,11 +136,74 @@ class Problem:
         full = np.concatenate([[0.0], np.asarray(eta, float)])
         return np.exp(-2.0 * full)[self.sidx]
 
+    def unit_cross(self) -> np.ndarray:
+        """``T'T`` on the pair pattern with unit weights, computed once: it depends on the
+        design only (``cols``, ``vals``), which is never changed after construction, and every
+        evaluation of a homoscedastic fit needs it (``y`` may be replaced: profiles and
+        bootstrap refit new responses, so ``T'y`` is not cached)."""
+        if self._unit_cross is None:
+            self._unit_cross = np.bincount(self.pair_of.ravel(), weights=self.pair_prod.ravel(),
+                                           minlength=self.pair_a.size)
+        return self._unit_cross
+
+    def sparse_layout(self) -> _SparseLayout:
+        """Where the entries of ``F = D1^-1 B`` go in a padded (q1 x k) layout (built once)."""
+        if self._layout is None:
+            self._layout = _SparseLayout.build(self)
+        return self._layout
+
     def dvec(self, theta: np.ndarray) -> np.ndarray:
         d = np.ones(self.Q)
         for k in range(self.K):
             d[self.term_of_col == k] = theta[k]
         return d
+
+
+@dataclass
+class _SparseLayout:
+    """The coupling block's pattern as padded rows, and the flat indices into ``S^-1`` that the
+    gradient reads (they depend on the design only, not on theta).
+
+    Row ``a`` of ``F = D1^-1 B`` has its non-zeros in columns ``cols[a, :]`` (padded with column
+    0, whose value is then 0): entry ``e`` of the m1r pairs goes to ``(row[e], slot[e])``.
+    """
+
+    row: np.ndarray        # (n1r,) row (level of the eliminated term) of each m1r pair
+    col: np.ndarray        # (n1r,) column in the remainder
+    slot: np.ndarray       # (n1r,) position of the pair in its padded row
+    width: int             # k: the longest row
+    fs_idx: np.ndarray     # (n1r, k) where S^-1[cols[row[e], k], col[e]] is in lower_flat()
+
+    @classmethod
+    def build(cls, pb: Problem) -> _SparseLayout:
+        row = pb.pair_a[pb.pos1r]
+        col = pb.pair_b[pb.pos1r] - pb.q1
+        by_row = np.lexsort((col, row))
+        counts = np.bincount(row, minlength=pb.q1)
+        width = max(int(counts.max()) if counts.size else 0, 1)
+        first = np.cumsum(counts) - counts
+        slot = np.empty(len(row), dtype=np.int64)
+        slot[by_row] = np.arange(len(row)) - first[row[by_row]]
+        cols = np.zeros((pb.q1, width), dtype=np.int64)
+        cols[row, slot] = col
+        fs_idx = _lower_index(cols[row], col[:, None], pb.r)
+        return cls(row, col, slot, width, fs_idx)
+
+
+def _lower_index(i: np.ndarray, j: np.ndarray, r: int) -> np.ndarray:
+    """Position of the symmetric (r x r) matrix's entry (i, j) in its lower triangle stored
+    column-major (:func:`_lower_flat`): entry (max, min)."""
+    hi, lo = np.maximum(i, j), np.minimum(i, j)
+    return (lo.astype(np.int64) * r + hi).astype(np.int32 if r * r < 2**31 else np.int64)
+
+
+def _lower_flat(L: np.ndarray) -> np.ndarray:
+    """S^-1 from the lower Cholesky factor of S (LAPACK potri), flattened column-major: only its
+    lower triangle is valid (read it through :func:`_lower_index`); no copy to symmetrise."""
+    inv, info = sla.lapack.dpotri(L, lower=1)
+    if info != 0:  # pragma: no cover - S is positive definite by construction
+        inv = sla.cho_solve((L, True), np.eye(L.shape[0]), check_finite=False)
+    return np.asfortranarray(inv).ravel(order="F")
 
 
 @dataclass
@@ -142,10 +230,15 @@ class Fit:
 def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) -> Fit:
     w = pb.weights(eta)
     d = pb.dvec(theta)
-    n_vals = np.bincount(pb.pair_of.ravel(), weights=(pb.pair_prod * w[:, None]).ravel(),
-                         minlength=pb.pair_a.size)
+    if eta is None or pb.n_strata == 1:  # unit weights: T'T does not change
+        n_vals = pb.unit_cross()
+    else:
+        n_vals = np.bincount(pb.pair_of.ravel(), weights=(pb.pair_prod * w[:, None]).ravel(),
+                             minlength=pb.pair_a.size)
+    ty = np.bincount(pb.cols.ravel(), weights=((w * pb.y)[:, None] * pb.vals).ravel(),
+                     minlength=pb.Q)
     m_vals = n_vals * d[pb.pair_a] * d[pb.pair_b]
-    q1, r, Q = pb.q1, pb.r, pb.Q
+    q1, r = pb.q1, pb.r
     d1 = 1.0 + np.bincount(pb.idx11, weights=m_vals[pb.m11], minlength=q1)
     C = np.bincount(pb.idx_rr, weights=m_vals[pb.mrr], minlength=r * r).astype(float).reshape(r, r)
     rand_rest = pb.q - q1
@@ -158,8 +251,7 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
         Bs = sp.csr_matrix((m_vals[pb.m1r], (pb.pair_a[pb.m1r], pb.pair_b[pb.m1r] - q1)),
                            shape=(q1, r))
         S = C - np.asarray((Bs.T @ (sp.diags(1.0 / d1) @ Bs)).todense()) if q1 else C
-    rhs = np.bincount(pb.cols.ravel(), weights=((w * pb.y)[:, None] * pb.vals).ravel(),
-                      minlength=Q) * d
+    rhs = ty * d
     c1, c2 = rhs[:q1], rhs[q1:]
     if r:
         cho = sla.cho_factor(S, lower=True, check_finite=False)
@@ -191,90 +283,69 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
     return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs, cho)
 
 
-def _chol_inverse(L: np.ndarray) -> np.ndarray:
-    """Inverse of L L' from its lower Cholesky factor (LAPACK potri)."""
-    inv, info = sla.lapack.dpotri(L, lower=1)
-    if info != 0:  # pragma: no cover - S is positive definite by construction
-        return sla.cho_solve((L, True), np.eye(L.shape[0]), check_finite=False)
-    low = np.tril(inv)
-    return low + np.tril(inv, -1).T
-
-
-def _padded_rows(F: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    """Column indices and values of each row of a CSR matrix, padded to the longest row
-    (padding: column 0, value 0)."""
-    counts = np.diff(F.indptr)
-    k = int(counts.max()) if counts.size else 0
-    n = F.shape[0]
-    C = np.zeros((n, max(k, 1)), dtype=np.int64)
-    V = np.zeros((n, max(k, 1)))
-    if k:
-        row = np.repeat(np.arange(n), counts)
-        pos = np.arange(F.indptr[-1]) - np.repeat(F.indptr[:-1], counts)
-        C[row, pos] = F.indices
-        V[row, pos] = F.data
-    return C, V
+def _symmetric(low: np.ndarray, r: int) -> np.ndarray:
+    """The full (r x r) S^-1 from :func:`_lower_flat`'s lower triangle."""
+    m = low.reshape(r, r, order="F")
+    return np.tril(m) + np.tril(m, -1).T
 
 
 def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
     q1, r = pb.q1, pb.r
-    out = np.zeros(pb.pair_a.size)
-    if r and f.cho is not None:
-        Sinv = _chol_inverse(f.cho[0])
-    else:
-        Sinv = np.zeros((0, 0))
+    a, b = pb.pair_a, pb.pair_b
+    # S^-1's lower triangle (column-major); the full matrix only where a dense product needs it
+    low = _lower_flat(f.cho[0]) if r and f.cho is not None else np.zeros(0)
+    has_s = low.size > 0
+    full: list[np.ndarray] = []
+
+    def sinv() -> np.ndarray:
+        if not full:
+            full.append(_symmetric(low, r) if has_s else np.zeros((r, r)))
+        return full[0]
+
     FS: np.ndarray | None = None
-    Cp = Vp = None
-    Fs = None
     if q1 and isinstance(f.Bs, np.ndarray):
         Fd = f.Bs / f.d1[:, None]
-        FS = Fd @ Sinv
+        FS = Fd @ sinv()
         diag11 = 1.0 / f.d1 + np.einsum("ij,ij->i", Fd, FS)
+        v1r = -FS[a[pb.pos1r], b[pb.pos1r] - q1]
     elif q1:
         # Large designs: F = D1^-1 B is sparse (a level of the largest term meets few other
         # columns); the dense q1 x r product F S^-1 is never formed. Only its entries on the
-        # sparsity pattern are needed: row a of F has k non-zeros (columns Cp[a], values Vp[a],
-        # padded with zeros), so (F S^-1)[a, b] = sum_k Vp[a,k] S^-1[Cp[a,k], b] and the
-        # diagonal of F S^-1 F' is sum_kl Vp[a,k] Vp[a,l] S^-1[Cp[a,k], Cp[a,l]].
-        Fs = (sp.diags(1.0 / f.d1) @ f.Bs).tocsr()
-        Cp, Vp = _padded_rows(Fs)
-        if r:
-            quad = np.einsum("ik,il,ikl->i", Vp, Vp, Sinv[Cp[:, :, None], Cp[:, None, :]])
+        # pattern of B are needed: row a of F has k non-zeros (columns cols[a], values V[a],
+        # padded with zeros; see _SparseLayout), so (F S^-1)[a, c] = sum_k V[a,k]
+        # S^-1[cols[a,k], c]; and the diagonal of F S^-1 F' is, for each row a, the sum over
+        # its non-zeros c of F[a, c] (F S^-1)[a, c].
+        lay = pb.sparse_layout()
+        # F = D1^-1 B on the m1r pairs (B's values as _factor computes them)
+        fvals = (f.n_vals[pb.pos1r] * f.d[lay.row] * f.d[lay.col + q1]) / f.d1[lay.row]
+        if has_s:
+            V = np.zeros((q1, lay.width))
+            V[lay.row, lay.slot] = fvals
+            fsv = np.einsum("ik,ik->i", V[lay.row], low[lay.fs_idx])
         else:
-            quad = np.zeros(q1)
-        diag11 = 1.0 / f.d1 + quad
+            fsv = np.zeros(len(lay.row))
+        diag11 = 1.0 / f.d1 + np.bincount(lay.row, weights=fvals * fsv, minlength=q1)
+        v1r = -fsv
     else:
         FS = np.zeros((0, r))
         diag11 = np.zeros(0)
-    a, b = pb.pair_a, pb.pair_b
+        v1r = np.zeros(0)
 
-    def fs(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """Entries (rows, cols) of F S^-1."""
-        if FS is not None:
-            return FS[rows, cols]
-        assert Cp is not None and Vp is not None
-        return np.einsum("ik,ik->i", Vp[rows], Sinv[Cp[rows], cols[:, None]])
-
-    def entries(aa: np.ndarray, bb: np.ndarray) -> np.ndarray:
-        res = np.zeros(aa.size)
-        m11 = (aa < q1) & (bb < q1)
-        res[m11] = np.where(aa[m11] == bb[m11], diag11[np.minimum(aa[m11], q1 - 1)], 0.0)
-        m1r = (aa < q1) & (bb >= q1)
-        res[m1r] = -fs(aa[m1r], bb[m1r] - q1)
-        mr1 = (aa >= q1) & (bb < q1)
-        res[mr1] = -fs(bb[mr1], aa[mr1] - q1)
-        mrr = (aa >= q1) & (bb >= q1)
-        res[mrr] = Sinv[aa[mrr] - q1, bb[mrr] - q1]
-        return res
-
-    out = entries(a, b)
+    # the pattern's pairs by class (positions precomputed in Problem): the q1 block is
+    # diagonal; a pair (a >= q1, b < q1) takes the entry of its transpose (b, a)
+    out = np.zeros(a.size)
+    out[pb.pos11] = diag11[pb.idx11]
+    out[pb.pos1r] = v1r
+    out[pb.posr1] = v1r[pb.r1_from_1r]
+    out[pb.posrr] = low[pb.rr_low] if has_s else 0.0
     if ml and pb.p:
         # A^-1 = M^-1_ZZ - M^-1_ZX (M^-1_XX)^-1 M^-1_XZ
+        Sinv = sinv()
         xcols = np.arange(pb.q, pb.Q)
         gz = np.empty((pb.Q, pb.p))
         gz[:q1] = -(FS[:, xcols - q1] if FS is not None
-                    else np.asarray(Fs @ Sinv[:, xcols - q1]))
+                    else np.asarray((sp.diags(1.0 / f.d1) @ f.Bs) @ Sinv[:, xcols - q1]))
         gz[q1:] = Sinv[:, xcols - q1]
         vb = Sinv[np.ix_(xcols - q1, xcols - q1)]
         gzv = np.linalg.solve(vb, gz.T).T
@@ -294,15 +365,12 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
     a, b = pb.pair_a, pb.pair_b
     # d logdet / d theta_k = 2 sum_{pairs (a,b), a in k} N_ab d_b Minv_ab
     contrib = f.n_vals * f.d[b] * minv
-    ta = pb.term_of_col[a]
-    sel = ta >= 0
-    gl = 2.0 * np.bincount(ta[sel], weights=contrib[sel], minlength=pb.K)
+    gl = 2.0 * np.bincount(pb.grad_pair_term, weights=contrib[pb.grad_pairs], minlength=pb.K)
     # d r2 / d theta_k = -2 sum_i w_i e_i (Z_k u_k)_i
     u_full = np.concatenate([f.u, np.zeros(pb.p)])
-    tcol = pb.term_of_col[pb.cols]
     zu = (f.w * f.resid)[:, None] * (pb.vals * u_full[pb.cols])
-    keep = tcol >= 0
-    gr = -2.0 * np.bincount(tcol[keep], weights=zu[keep], minlength=pb.K)
+    gr = -2.0 * np.bincount(pb.grad_entry_term, weights=zu.ravel()[pb.grad_entries],
+                            minlength=pb.K)
     if pb.n_strata > 1:
         # d/d eta_s (eta = log delta): N -> -2 N_s
         hpair = f.d[a] * f.d[b] * minv
