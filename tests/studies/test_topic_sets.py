@@ -131,7 +131,9 @@ def test_reproducible_across_backends_and_extends(data):
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000))
 def test_swap_rates_fall_and_power_rises_with_size(seed):
-    data = synthetic(np.random.default_rng(seed), T=40, R=6, spread=0.03)
+    # 60 topics: with 40, size 20 splits the topics into complementary halves, and its swap rate
+    # was above size 10's by Monte Carlo noise for 9 of 435 seeds (0 of 435 with 60)
+    data = synthetic(np.random.default_rng(seed), T=60, R=6, spread=0.03)
     s = irm.studies.topic_sets(data, sizes=[4, 10, 20], n_samples=100, test="t", seed=seed)
     overall = s.to_frame().set_index("size")
     assert overall["swap_rate"].is_monotonic_decreasing
