@@ -98,6 +98,14 @@ def make_unbalanced(seed: int = 3) -> pd.DataFrame:
     return make_shards(seed, T=50, S=100, H=10, drop=0.1)
 
 
+SHARD_MODEL = dict(
+    formula="score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)",
+    residual=None, sm_fixed="C(system)",
+    sm_vc={"topic": "0 + C(topic)", "ts": "0 + C(topic):C(system)", "th": "0 + C(topic):C(shard)"},
+    r_fit="lmer(score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard), data = d)",
+    r_label="lme4::lmer",
+)
+
 CASES = {
     "hetero": dict(make=make_hetero, formula="score ~ system + (1|topic/system)",
                    residual="topic:system", sm_fixed="C(system)",
@@ -109,22 +117,9 @@ CASES = {
                     sm_fixed="1", sm_vc={"system": "0 + C(system)", "topic": "0 + C(topic)"},
                     r_fit="lmer(score ~ (1|system) + (1|topic), data = d)",
                     r_label="lme4::lmer"),
-    "shards": dict(make=make_shards,
-                   formula="score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)",
-                   residual=None, sm_fixed="C(system)",
-                   sm_vc={"topic": "0 + C(topic)", "ts": "0 + C(topic):C(system)",
-                          "th": "0 + C(topic):C(shard)"},
-                   r_fit=("lmer(score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard), "
-                          "data = d)"),
-                   r_label="lme4::lmer"),
-    "unbalanced": dict(make=make_unbalanced,
-                       formula="score ~ system + (1|topic) + (1|topic:system) + (1|topic:shard)",
-                       residual=None, sm_fixed="C(system)",
-                       sm_vc={"topic": "0 + C(topic)", "ts": "0 + C(topic):C(system)",
-                              "th": "0 + C(topic):C(shard)"},
-                       r_fit=("lmer(score ~ system + (1|topic) + (1|topic:system) + "
-                              "(1|topic:shard), data = d)"),
-                       r_label="lme4::lmer", r_repeats=1, statsmodels=False),
+    "shards": dict(make=make_shards, **SHARD_MODEL),
+    # the same model, unbalanced: REML by L-BFGS-B (no closed form); lme4 once, no statsmodels
+    "unbalanced": dict(make=make_unbalanced, **SHARD_MODEL, r_repeats=1, statsmodels=False),
 }
 
 
