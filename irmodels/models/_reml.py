@@ -101,30 +101,8 @@ class Problem:
         self.idx11 = a_[self.m11]
         self.idx_rr = (a_[self.mrr] - q1) * r + (b_[self.mrr] - q1)
         self.idx_1r = a_[self.m1r] * r + (b_[self.m1r] - q1)
-        # where each class of pairs sits in the pattern, for the entries of M^-1 (_minv_pattern)
-        self.pos11 = np.flatnonzero(self.m11)
-        self.pos1r = np.flatnonzero(self.m1r)
-        self.posrr = np.flatnonzero(self.mrr)
-        self.posr1 = np.flatnonzero((a_ >= q1) & (b_ < q1))
-        # where S^-1's entry of each pair of the remainder is (see _lower_flat)
-        self.rr_low = _lower_index(a_[self.posrr] - q1, b_[self.posrr] - q1, r)
-        # the pattern is symmetric (every observation gives both (j, l) and (l, j)): the entry of
-        # a pair (a >= q1, b < q1) is that of its transpose (b, a), found among the m1r pairs
-        key_1r = a_[self.pos1r] * self.Q + b_[self.pos1r]
-        key_r1 = b_[self.posr1] * self.Q + a_[self.posr1]
-        by_key = np.argsort(key_1r, kind="stable")
-        at = np.searchsorted(key_1r, key_r1, sorter=by_key)
-        self.r1_from_1r = by_key[np.minimum(at, max(len(by_key) - 1, 0))] if len(at) else at
-        if not np.array_equal(key_1r[self.r1_from_1r], key_r1):  # pragma: no cover - by design
-            raise RuntimeError("the pair pattern must be symmetric")
         self._unit_cross: np.ndarray | None = None
-        # for the gradient: the random term of each pair's first column and of each design entry
-        pair_term = self.term_of_col[a_]
-        self.grad_pairs = np.flatnonzero(pair_term >= 0)
-        self.grad_pair_term = pair_term[self.grad_pairs]
-        entry_term = self.term_of_col[self.cols].ravel()
-        self.grad_entries = np.flatnonzero(entry_term >= 0)
-        self.grad_entry_term = entry_term[self.grad_entries]
+        self._index: _PatternIndex | None = None
         self._layout: _SparseLayout | None = None
         # the coupling block B (q1 x r) is kept dense when small (no sparse-matrix overhead)
         self.dense_b = q1 * r <= 100_000  # crossover measured: benchmarks/mixed_sparse_gradient.py
@@ -146,6 +124,12 @@ class Problem:
                                            minlength=self.pair_a.size)
         return self._unit_cross
 
+    def index(self) -> _PatternIndex:
+        """The pattern's positions the gradient reads (built once, on the first gradient)."""
+        if self._index is None:
+            self._index = _PatternIndex.build(self)
+        return self._index
+
     def sparse_layout(self) -> _SparseLayout:
         """Where the entries of ``F = D1^-1 B`` go in a padded (q1 x k) layout (built once)."""
         if self._layout is None:
@@ -157,6 +141,47 @@ class Problem:
         for k in range(self.K):
             d[self.term_of_col == k] = theta[k]
         return d
+
+
+@dataclass
+class _PatternIndex:
+    """Positions in the pair pattern that the gradient reads, built on the first gradient (a
+    closed-form fit never needs them)."""
+
+    pos11: np.ndarray          # pairs of the eliminated term's diagonal block
+    pos1r: np.ndarray          # pairs (a < q1, b >= q1): the pattern of B
+    posr1: np.ndarray          # pairs (a >= q1, b < q1)
+    posrr: np.ndarray          # pairs of the remainder
+    rr_low: np.ndarray         # where S^-1's entry of each remainder pair is (_lower_flat)
+    r1_from_1r: np.ndarray     # the m1r pair that is the transpose of each r1 pair
+    grad_pairs: np.ndarray     # pairs whose first column belongs to a random term ...
+    grad_pair_term: np.ndarray  # ... and that term
+    grad_entries: np.ndarray   # design entries (flat) of a random term ...
+    grad_entry_term: np.ndarray  # ... and that term
+
+    @classmethod
+    def build(cls, pb: Problem) -> _PatternIndex:
+        a_, b_, q1, r = pb.pair_a, pb.pair_b, pb.q1, pb.r
+        pos11 = np.flatnonzero(pb.m11)
+        pos1r = np.flatnonzero(pb.m1r)
+        posrr = np.flatnonzero(pb.mrr)
+        posr1 = np.flatnonzero((a_ >= q1) & (b_ < q1))
+        # the pattern is symmetric (every observation gives both (j, l) and (l, j)): the entry
+        # of a pair (a >= q1, b < q1) is that of its transpose (b, a), found among the m1r pairs
+        key_1r = a_[pos1r] * pb.Q + b_[pos1r]
+        key_r1 = b_[posr1] * pb.Q + a_[posr1]
+        by_key = np.argsort(key_1r, kind="stable")
+        at = np.searchsorted(key_1r, key_r1, sorter=by_key)
+        r1_from_1r = by_key[np.minimum(at, max(len(by_key) - 1, 0))] if len(at) else at
+        if not np.array_equal(key_1r[r1_from_1r], key_r1):  # pragma: no cover - by design
+            raise RuntimeError("the pair pattern must be symmetric")
+        pair_term = pb.term_of_col[a_]
+        grad_pairs = np.flatnonzero(pair_term >= 0)
+        entry_term = pb.term_of_col[pb.cols].ravel()
+        grad_entries = np.flatnonzero(entry_term >= 0)
+        return cls(pos11, pos1r, posr1, posrr, _lower_index(a_[posrr] - q1, b_[posrr] - q1, r),
+                   r1_from_1r, grad_pairs, pair_term[grad_pairs], grad_entries,
+                   entry_term[grad_entries])
 
 
 @dataclass
@@ -176,8 +201,9 @@ class _SparseLayout:
 
     @classmethod
     def build(cls, pb: Problem) -> _SparseLayout:
-        row = pb.pair_a[pb.pos1r]
-        col = pb.pair_b[pb.pos1r] - pb.q1
+        pos1r = pb.index().pos1r
+        row = pb.pair_a[pos1r]
+        col = pb.pair_b[pos1r] - pb.q1
         by_row = np.lexsort((col, row))
         counts = np.bincount(row, minlength=pb.q1)
         width = max(int(counts.max()) if counts.size else 0, 1)
@@ -293,6 +319,7 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     """Entries of M^-1 (REML) or A^-1 (ML: random block only) on the pair pattern."""
     q1, r = pb.q1, pb.r
     a, b = pb.pair_a, pb.pair_b
+    ix = pb.index()
     # S^-1's lower triangle (column-major); the full matrix only where a dense product needs it
     low = _lower_flat(f.cho[0]) if r and f.cho is not None else np.zeros(0)
     has_s = low.size > 0
@@ -308,7 +335,7 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         Fd = f.Bs / f.d1[:, None]
         FS = Fd @ sinv()
         diag11 = 1.0 / f.d1 + np.einsum("ij,ij->i", Fd, FS)
-        v1r = -FS[a[pb.pos1r], b[pb.pos1r] - q1]
+        v1r = -FS[a[ix.pos1r], b[ix.pos1r] - q1]
     elif q1:
         # Large designs: F = D1^-1 B is sparse (a level of the largest term meets few other
         # columns); the dense q1 x r product F S^-1 is never formed. Only its entries on the
@@ -318,7 +345,7 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         # its non-zeros c of F[a, c] (F S^-1)[a, c].
         lay = pb.sparse_layout()
         # F = D1^-1 B on the m1r pairs (B's values as _factor computes them)
-        fvals = (f.n_vals[pb.pos1r] * f.d[lay.row] * f.d[lay.col + q1]) / f.d1[lay.row]
+        fvals = (f.n_vals[ix.pos1r] * f.d[lay.row] * f.d[lay.col + q1]) / f.d1[lay.row]
         if has_s:
             V = np.zeros((q1, lay.width))
             V[lay.row, lay.slot] = fvals
@@ -335,10 +362,10 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     # the pattern's pairs by class (positions precomputed in Problem): the q1 block is
     # diagonal; a pair (a >= q1, b < q1) takes the entry of its transpose (b, a)
     out = np.zeros(a.size)
-    out[pb.pos11] = diag11[pb.idx11]
-    out[pb.pos1r] = v1r
-    out[pb.posr1] = v1r[pb.r1_from_1r]
-    out[pb.posrr] = low[pb.rr_low] if has_s else 0.0
+    out[ix.pos11] = diag11[pb.idx11]
+    out[ix.pos1r] = v1r
+    out[ix.posr1] = v1r[ix.r1_from_1r]
+    out[ix.posrr] = low[ix.rr_low] if has_s else 0.0
     if ml and pb.p:
         # A^-1 = M^-1_ZZ - M^-1_ZX (M^-1_XX)^-1 M^-1_XZ
         Sinv = sinv()
@@ -365,11 +392,12 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
     a, b = pb.pair_a, pb.pair_b
     # d logdet / d theta_k = 2 sum_{pairs (a,b), a in k} N_ab d_b Minv_ab
     contrib = f.n_vals * f.d[b] * minv
-    gl = 2.0 * np.bincount(pb.grad_pair_term, weights=contrib[pb.grad_pairs], minlength=pb.K)
+    ix = pb.index()
+    gl = 2.0 * np.bincount(ix.grad_pair_term, weights=contrib[ix.grad_pairs], minlength=pb.K)
     # d r2 / d theta_k = -2 sum_i w_i e_i (Z_k u_k)_i
     u_full = np.concatenate([f.u, np.zeros(pb.p)])
     zu = (f.w * f.resid)[:, None] * (pb.vals * u_full[pb.cols])
-    gr = -2.0 * np.bincount(pb.grad_entry_term, weights=zu.ravel()[pb.grad_entries],
+    gr = -2.0 * np.bincount(ix.grad_entry_term, weights=zu.ravel()[ix.grad_entries],
                             minlength=pb.K)
     if pb.n_strata > 1:
         # d/d eta_s (eta = log delta): N -> -2 N_s
