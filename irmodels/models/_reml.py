@@ -91,16 +91,18 @@ class Problem:
         # pair classes for the block elimination
         a_, b_ = self.pair_a, self.pair_b
         q1 = self.q1
-        self.m11 = (a_ < q1) & (b_ < q1)
-        if np.any(a_[self.m11] != b_[self.m11]):  # pragma: no cover - guaranteed by design
+        # the pattern's pairs by class: the eliminated term's (diagonal) block, the coupling block
+        # B (a < q1 <= b) and the remainder
+        self.pos11 = np.flatnonzero((a_ < q1) & (b_ < q1))
+        if np.any(a_[self.pos11] != b_[self.pos11]):  # pragma: no cover - guaranteed by design
             raise RuntimeError("the first random term must give a diagonal block")
-        self.m1r = (a_ < q1) & (b_ >= q1)
-        self.mrr = (a_ >= q1) & (b_ >= q1)
+        self.pos1r = np.flatnonzero((a_ < q1) & (b_ >= q1))
+        self.posrr = np.flatnonzero((a_ >= q1) & (b_ >= q1))
         self.r = self.Q - q1
         r = self.r
-        self.idx11 = a_[self.m11]
-        self.idx_rr = (a_[self.mrr] - q1) * r + (b_[self.mrr] - q1)
-        self.idx_1r = a_[self.m1r] * r + (b_[self.m1r] - q1)
+        self.idx11 = a_[self.pos11]
+        self.idx_rr = (a_[self.posrr] - q1) * r + (b_[self.posrr] - q1)
+        self.idx_1r = a_[self.pos1r] * r + (b_[self.pos1r] - q1)
         self._unit_cross: np.ndarray | None = None
         self._index: _PatternIndex | None = None
         self._layout: _SparseLayout | None = None
@@ -148,12 +150,9 @@ class _PatternIndex:
     """Positions in the pair pattern that the gradient reads, built on the first gradient (a
     closed-form fit never needs them)."""
 
-    pos11: np.ndarray          # pairs of the eliminated term's diagonal block
-    pos1r: np.ndarray          # pairs (a < q1, b >= q1): the pattern of B
-    posr1: np.ndarray          # pairs (a >= q1, b < q1)
-    posrr: np.ndarray          # pairs of the remainder
+    posr1: np.ndarray          # pairs (a >= q1, b < q1): the transpose of B's pattern
     rr_low: np.ndarray         # where S^-1's entry of each remainder pair is (_lower_flat)
-    r1_from_1r: np.ndarray     # the m1r pair that is the transpose of each r1 pair
+    r1_from_1r: np.ndarray     # the pair of B's pattern that is the transpose of each posr1 pair
     grad_pairs: np.ndarray     # pairs whose first column belongs to a random term ...
     grad_pair_term: np.ndarray  # ... and that term
     grad_entries: np.ndarray   # design entries (flat) of a random term ...
@@ -162,12 +161,10 @@ class _PatternIndex:
     @classmethod
     def build(cls, pb: Problem) -> _PatternIndex:
         a_, b_, q1, r = pb.pair_a, pb.pair_b, pb.q1, pb.r
-        pos11 = np.flatnonzero(pb.m11)
-        pos1r = np.flatnonzero(pb.m1r)
-        posrr = np.flatnonzero(pb.mrr)
+        pos1r, posrr = pb.pos1r, pb.posrr
         posr1 = np.flatnonzero((a_ >= q1) & (b_ < q1))
         # the pattern is symmetric (every observation gives both (j, l) and (l, j)): the entry
-        # of a pair (a >= q1, b < q1) is that of its transpose (b, a), found among the m1r pairs
+        # of a pair (a >= q1, b < q1) is that of its transpose (b, a), found among B's pattern pairs
         key_1r = a_[pos1r] * pb.Q + b_[pos1r]
         key_r1 = b_[posr1] * pb.Q + a_[posr1]
         by_key = np.argsort(key_1r, kind="stable")
@@ -179,7 +176,7 @@ class _PatternIndex:
         grad_pairs = np.flatnonzero(pair_term >= 0)
         entry_term = pb.term_of_col[pb.cols].ravel()
         grad_entries = np.flatnonzero(entry_term >= 0)
-        return cls(pos11, pos1r, posr1, posrr, _lower_index(a_[posrr] - q1, b_[posrr] - q1, r),
+        return cls(posr1, _lower_index(a_[posrr] - q1, b_[posrr] - q1, r),
                    r1_from_1r, grad_pairs, pair_term[grad_pairs], grad_entries,
                    entry_term[grad_entries])
 
@@ -190,10 +187,10 @@ class _SparseLayout:
     gradient reads (they depend on the design only, not on theta).
 
     Row ``a`` of ``F = D1^-1 B`` has its non-zeros in columns ``cols[a, :]`` (padded with column
-    0, whose value is then 0): entry ``e`` of the m1r pairs goes to ``(row[e], slot[e])``.
+    0, whose value is then 0): entry ``e`` of B's pattern pairs (``Problem.pos1r``) goes to ``(row[e], slot[e])``.
     """
 
-    row: np.ndarray        # (n1r,) row (level of the eliminated term) of each m1r pair
+    row: np.ndarray        # (n1r,) row (level of the eliminated term) of each pair
     col: np.ndarray        # (n1r,) column in the remainder
     slot: np.ndarray       # (n1r,) position of the pair in its padded row
     width: int             # k: the longest row
@@ -201,9 +198,8 @@ class _SparseLayout:
 
     @classmethod
     def build(cls, pb: Problem) -> _SparseLayout:
-        pos1r = pb.index().pos1r
-        row = pb.pair_a[pos1r]
-        col = pb.pair_b[pos1r] - pb.q1
+        row = pb.pair_a[pb.pos1r]
+        col = pb.pair_b[pb.pos1r] - pb.q1
         by_row = np.lexsort((col, row))
         counts = np.bincount(row, minlength=pb.q1)
         width = max(int(counts.max()) if counts.size else 0, 1)
@@ -249,6 +245,7 @@ class Fit:
     n_vals: np.ndarray  # T'WT on the pair pattern
     d1: np.ndarray
     Bs: np.ndarray | sp.csr_matrix
+    b_vals: np.ndarray  # B's values on its pattern pairs (Problem.pos1r)
     cho: tuple | None
     gradient: np.ndarray | None = None
 
@@ -265,16 +262,17 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
                      minlength=pb.Q)
     m_vals = n_vals * d[pb.pair_a] * d[pb.pair_b]
     q1, r = pb.q1, pb.r
-    d1 = 1.0 + np.bincount(pb.idx11, weights=m_vals[pb.m11], minlength=q1)
-    C = np.bincount(pb.idx_rr, weights=m_vals[pb.mrr], minlength=r * r).astype(float).reshape(r, r)
+    d1 = 1.0 + np.bincount(pb.idx11, weights=m_vals[pb.pos11], minlength=q1)
+    C = np.bincount(pb.idx_rr, weights=m_vals[pb.posrr], minlength=r * r).astype(float).reshape(r, r)
+    b_vals = m_vals[pb.pos1r]
     rand_rest = pb.q - q1
     C[np.arange(rand_rest), np.arange(rand_rest)] += 1.0
     Bs: np.ndarray | sp.csr_matrix
     if pb.dense_b:
-        Bs = np.bincount(pb.idx_1r, weights=m_vals[pb.m1r], minlength=q1 * r).reshape(q1, r)
+        Bs = np.bincount(pb.idx_1r, weights=b_vals, minlength=q1 * r).reshape(q1, r)
         S = C - Bs.T @ (Bs / d1[:, None]) if q1 else C
     else:
-        Bs = sp.csr_matrix((m_vals[pb.m1r], (pb.pair_a[pb.m1r], pb.pair_b[pb.m1r] - q1)),
+        Bs = sp.csr_matrix((b_vals, (pb.pair_a[pb.pos1r], pb.pair_b[pb.pos1r] - q1)),
                            shape=(q1, r))
         S = C - np.asarray((Bs.T @ (sp.diags(1.0 / d1) @ Bs)).todense()) if q1 else C
     rhs = ty * d
@@ -306,7 +304,8 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) 
     else:
         dof = n
         dev = (logdet_m - logdet_rx) + n * (1.0 + LOG2PI + math.log(max(r2, 1e-300) / n)) - slw
-    return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs, cho)
+    return Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, w, d, n_vals, d1, Bs,
+               b_vals, cho)
 
 
 def _symmetric(low: np.ndarray, r: int) -> np.ndarray:
@@ -323,19 +322,16 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     # S^-1's lower triangle (column-major); the full matrix only where a dense product needs it
     low = _lower_flat(f.cho[0]) if r and f.cho is not None else np.zeros(0)
     has_s = low.size > 0
-    full: list[np.ndarray] = []
-
-    def sinv() -> np.ndarray:
-        if not full:
-            full.append(_symmetric(low, r) if has_s else np.zeros((r, r)))
-        return full[0]
+    # the full S^-1 only where a dense product needs it (dense coupling block, ML)
+    dense_b = q1 and isinstance(f.Bs, np.ndarray)
+    Sinv = (_symmetric(low, r) if has_s else np.zeros((r, r))) if dense_b or ml else None
 
     FS: np.ndarray | None = None
-    if q1 and isinstance(f.Bs, np.ndarray):
+    if dense_b:
         Fd = f.Bs / f.d1[:, None]
-        FS = Fd @ sinv()
+        FS = Fd @ Sinv
         diag11 = 1.0 / f.d1 + np.einsum("ij,ij->i", Fd, FS)
-        v1r = -FS[a[ix.pos1r], b[ix.pos1r] - q1]
+        v1r = -FS[a[pb.pos1r], b[pb.pos1r] - q1]
     elif q1:
         # Large designs: F = D1^-1 B is sparse (a level of the largest term meets few other
         # columns); the dense q1 x r product F S^-1 is never formed. Only its entries on the
@@ -344,8 +340,7 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
         # S^-1[cols[a,k], c]; and the diagonal of F S^-1 F' is, for each row a, the sum over
         # its non-zeros c of F[a, c] (F S^-1)[a, c].
         lay = pb.sparse_layout()
-        # F = D1^-1 B on the m1r pairs (B's values as _factor computes them)
-        fvals = (f.n_vals[ix.pos1r] * f.d[lay.row] * f.d[lay.col + q1]) / f.d1[lay.row]
+        fvals = f.b_vals / f.d1[lay.row]  # F = D1^-1 B on B's pattern pairs
         if has_s:
             V = np.zeros((q1, lay.width))
             V[lay.row, lay.slot] = fvals
@@ -362,13 +357,13 @@ def _minv_pattern(pb: Problem, f: Fit, ml: bool) -> np.ndarray:
     # the pattern's pairs by class (positions precomputed in Problem): the q1 block is
     # diagonal; a pair (a >= q1, b < q1) takes the entry of its transpose (b, a)
     out = np.zeros(a.size)
-    out[ix.pos11] = diag11[pb.idx11]
-    out[ix.pos1r] = v1r
+    out[pb.pos11] = diag11[pb.idx11]
+    out[pb.pos1r] = v1r
     out[ix.posr1] = v1r[ix.r1_from_1r]
-    out[ix.posrr] = low[ix.rr_low] if has_s else 0.0
+    out[pb.posrr] = low[ix.rr_low] if has_s else 0.0
     if ml and pb.p:
         # A^-1 = M^-1_ZZ - M^-1_ZX (M^-1_XX)^-1 M^-1_XZ
-        Sinv = sinv()
+        assert Sinv is not None
         xcols = np.arange(pb.q, pb.Q)
         gz = np.empty((pb.Q, pb.p))
         gz[:q1] = -(FS[:, xcols - q1] if FS is not None
