@@ -238,15 +238,25 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     return fmt_fixed
 
 
-#: Below this a p-value is shown as R shows it, ``< 2.2e-16`` (the report does the same): a
-#: p-value that underflowed to 0 is not "p = 0".
+#: Below this a p-value is shown as R shows it, ``< 2.2e-16``: a p-value that underflowed to 0
+#: is not "p = 0".
 P_FLOOR = float(np.finfo(float).eps)
 
 
-def _format_p(v: object, digits: int) -> str:
+def p_shown(v: object) -> object:
+    """``"< 2.2e-16"`` for a p-value below machine epsilon, ``v`` itself otherwise (NaN too).
+
+    >>> p_shown(1e-300), p_shown(0.03)
+    ('< 2.2e-16', 0.03)
+    """
     if isinstance(v, (float, np.floating)) and 0 <= float(v) < P_FLOOR:
         return "< 2.2e-16"
-    return format_number(v, digits)
+    return v
+
+
+def _format_p(v: object, digits: int) -> str:
+    shown = p_shown(v)
+    return shown if isinstance(shown, str) else format_number(v, digits)
 
 
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from irmodels import _safeio
-from irmodels._display import P_FLOOR, format_number, frame_to_html, frame_to_latex
+from irmodels._display import format_number, frame_to_html, frame_to_latex, p_shown
 from irmodels._section import Section, frame_to_markdown
 from irmodels.errors import DataFormatError
 
@@ -124,9 +124,7 @@ class Report:
         if not text_p:  # LaTeX: keep numbers ("<" is not safe in LaTeX text mode)
             return shown
         # R's convention: p-values below machine epsilon are shown as "< 2.2e-16", not as 0
-        shown["Pr(>F)"] = [
-            "< 2.2e-16" if (v == v and v < P_FLOOR) else v for v in shown["Pr(>F)"].tolist()
-        ]
+        shown["Pr(>F)"] = [p_shown(v) for v in shown["Pr(>F)"].tolist()]
         return shown
 
     def _residual_term(self) -> str:
