@@ -551,6 +551,23 @@ def _ranking_rows(first: np.ndarray, n: int) -> tuple[int, np.ndarray | None] | 
     return width, row * width + (np.arange(n) - first[row])
 
 
+def _as_block(values: np.ndarray, n_rows: int, width: int, slot: np.ndarray | None,
+              fill: Any) -> np.ndarray:
+    """``values`` (one per row of contiguous rankings) as the ``(n_rows, width)`` block of
+    :func:`_ranking_rows`: reshaped when ``slot`` is None, else placed at ``slot`` with ``fill``
+    (a scalar, or one value per column) on the padding.
+
+    >>> _as_block(np.array([5, 6, 7]), 2, 2, np.array([0, 2, 3]), -1).tolist()
+    [[5, -1], [6, 7]]
+    """
+    if slot is None:
+        return values.reshape(n_rows, width)
+    block = np.empty((n_rows, width), dtype=values.dtype)
+    block[:] = fill
+    block.reshape(-1)[slot] = values
+    return block
+
+
 def _refuse_duplicates(r: _Rankings) -> None:
     """A document retrieved twice in one ranking is refused, as trec_eval does.
 
@@ -566,14 +583,9 @@ def _refuse_duplicates(r: _Rankings) -> None:
     layout = _ranking_rows(first, n)
     if layout is not None and n_docs < 2**31 - layout[0]:
         width, slot = layout
-        doc = r.doc.astype(np.int32)
-        if slot is None:
-            block = doc.reshape(len(first), width)
-        else:  # pad with values that differ from every doc and from each other within a row
-            block = np.broadcast_to(-1 - np.arange(width, dtype=np.int32),
-                                    (len(first), width)).reshape(-1).copy()
-            block[slot] = doc
-            block = block.reshape(len(first), width)
+        # padding: values that differ from every doc and from each other within a row
+        block = _as_block(r.doc.astype(np.int32), len(first), width, slot,
+                          -1 - np.arange(width, dtype=np.int32))
         block = np.sort(block, axis=1)
         dup = block[:, 1:] == block[:, :-1]
         if not dup.any():

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score
+from irmodels.data.measures import _as_block
 from irmodels.errors import DataFormatError
 
 __all__ = ["PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
@@ -124,12 +125,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
     width, slot, rel_block = 0, None, None
     if layout is not None:
         width, slot = layout
-        if slot is None:
-            rel_block = row_rel.reshape(len(first_row), width)
-        else:
-            rel_block = np.zeros(len(first_row) * width, dtype=bool)
-            rel_block[slot] = row_rel
-            rel_block = rel_block.reshape(len(first_row), width)
+        rel_block = _as_block(row_rel, len(first_row), width, slot, False)
     n_topics = len(q.topics)
     used_systems = np.unique(first // n_topics)
     sys_map = np.full(len(r.systems), -1, dtype=np.int64)
@@ -157,15 +153,11 @@ def _block_hits(prep: PreparedCollection, sh: np.ndarray, s: int
     its position there minus the start of its shard's block.
     """
     g_n, width = len(prep.group_topic), prep.width
+    assert prep.rel_block is not None  # prepare builds it whenever width > 0
     if s == 1:  # one shard (the whole collection): each ranking as it is, nothing to sort
         g, pos = np.nonzero(prep.rel_block)
         return g, (pos + 1).astype(np.float64)
-    if prep.slot is None:
-        sh2 = sh.reshape(g_n, width)
-    else:
-        sh2 = np.full(g_n * width, s, dtype=sh.dtype)
-        sh2[prep.slot] = sh
-        sh2 = sh2.reshape(g_n, width)
+    sh2 = _as_block(sh, g_n, width, prep.slot, s)
     order = np.argsort(sh2, axis=1, kind="stable")
     g, pos = np.nonzero(np.take_along_axis(prep.rel_block, order, axis=1))
     shard = sh2[g, order[g, pos]].astype(np.int64)
