@@ -27,7 +27,20 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score
-from irmodels.data.measures import _as_block
+from irmodels.data.measures import (
+    _as_block,
+    _as_qrels,
+    _as_runs,
+    _Cells,
+    _encode_qrels,
+    _encode_runs,
+    _grades,
+    _positions,
+    _rank,
+    _ranking_rows,
+    _refuse_duplicates,
+    _segment_starts,
+)
 from irmodels.errors import DataFormatError
 
 __all__ = ["PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
@@ -75,20 +88,6 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
     trec_eval's order, refusal of duplicates, relevance of every retrieved row); then every
     document is located in the collection's list.
     """
-    from irmodels.data.measures import (
-        _as_qrels,
-        _as_runs,
-        _Cells,
-        _encode_qrels,
-        _encode_runs,
-        _grades,
-        _positions,
-        _rank,
-        _ranking_rows,
-        _refuse_duplicates,
-        _segment_starts,
-    )
-
     fast = fast_measure(measure)
     if fast is None:
         raise DataFormatError(f"measure {str(measure)!r} has no fast sharded path; use "
