@@ -3,14 +3,16 @@
 Run: ``python benchmarks/shards.py`` (add ``--full`` to also time the full study once).
 Prints, in one run:
 
-1. a reduced study on the TREC-8-sized demo collection (50 topics x 100 systems, depth 1000;
+1. the serial step every backend shares, encoding the runs, with 1 thread and with 2 (the
+   ``"processes"`` backend encodes in ``n_workers`` threads);
+2. a reduced study on the TREC-8-sized demo collection (50 topics x 100 systems, depth 1000;
    S in {2, 5, 10, 25, 50}, 4 splits each, MD1-MD6 with Tukey HSD for every fit) with
    ``backend="serial"``, ``backend="processes"`` (2 workers) and a Dask ``LocalCluster`` on
    127.0.0.1 (2 worker processes, 1 thread each), the latter twice: with the workers'
    ``MALLOC_TRIM_THRESHOLD_`` unset (docs/parallel.md) and with Dask's default environment (the
    workers' page faults are printed); asserts they all give identical tables and prints the
    times and the speed-ups over serial (goal >= 1.7x on 2 cores);
-2. with ``--full``: the full study (S in {2, 3, 4, 5, 10, 25, 50}, 10 splits each: 350 shard
+3. with ``--full``: the full study (S in {2, 3, 4, 5, 10, 25, 50}, 10 splits each: 350 shard
    fits + MD1) serially and on 2 processes, interleaved, ``--repeat`` times; the median
    speed-up is printed (goal >= 1.8x on 2 cores; the full study under 5 minutes).
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import time
 import warnings
 
@@ -77,6 +80,22 @@ def main() -> None:
     print(f"reduced study: S in {REDUCED['n_shards']}, {REDUCED['n_splits']} splits "
           f"({units} units, {units * 5 + 1} fits)")
 
+    # the one serial step of every backend: encoding the runs (in n_workers threads on the
+    # "processes" backend), interleaved, medians
+    from irmodels.studies._sharded import prepare
+    from irmodels.studies.shard_study import _inputs
+
+    inputs = _inputs(col)
+    enc: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(5):
+        for threads in (1, 2):
+            t = time.perf_counter()
+            prepare(inputs.runs, inputs.qrels, inputs.docids, "AP", threads=threads)
+            enc[threads].append(time.perf_counter() - t)
+    one, two = (statistics.median(enc[k]) for k in (1, 2))
+    print(f"encoding the runs (serial step; median of 5): 1 thread {one:.3f} s, 2 threads "
+          f"{two:.3f} s ({one / two:.2f}x)")
+
     print("  backend            wall (s)  speed-up  CPU (s, incl. workers)  load average")
     serial, t_serial, cpu, load = timed(col, "serial", **REDUCED)
     print(f"  serial            {t_serial:8.1f}     1.00x  {cpu:10.1f}              {load:5.1f}")
@@ -86,8 +105,6 @@ def main() -> None:
     pd.testing.assert_frame_equal(serial.runs, procs.runs)
 
     if args.full:
-        import statistics
-
         print(f"full study (S in {(2, 3, 4, 5, 10, 25, 50)}, 10 splits: 70 units, 351 fits), "
               f"serial and 2 processes interleaved, {args.repeat} times "
               f"(workers {irm.parallel.start_method()}ed; OPENBLAS_NUM_THREADS="

@@ -22,11 +22,13 @@ relevant document is undefined for every system and handled by the ``undefined``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
 from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score
+from irmodels.data.frame import natural_key
 from irmodels.data.measures import (
     _as_block,
     _as_qrels,
@@ -36,6 +38,7 @@ from irmodels.data.measures import (
     _encode_runs,
     _grades,
     _positions,
+    _Qrels,
     _rank,
     _ranking_rows,
     _refuse_duplicates,
@@ -81,20 +84,25 @@ class PreparedCollection:
 
 
 def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
-            measure: str | Measure) -> PreparedCollection:
+            measure: str | Measure, *, threads: int = 1) -> PreparedCollection:
     """Encode ``runs`` and ``qrels`` against the collection's ``docids`` once.
 
     The runs and qrels go through the same steps as :func:`irmodels.evaluate` (encoding,
     trec_eval's order, refusal of duplicates, relevance of every retrieved row); then every
     document is located in the collection's list.
+
+    ``threads > 1`` encodes the runs in that many parts at once, cut between rankings, each in
+    its own thread (Arrow's hashing and numpy's sorts release the GIL): the shard study does so
+    on the ``"processes"`` backend, whose cores are otherwise idle while it encodes. The result is
+    the one of ``threads=1``, array for array. Parts that share a ranking (rows in no particular
+    order) or fail a check are encoded again as one, so errors read the same.
     """
     fast = fast_measure(measure)
     if fast is None:
         raise DataFormatError(f"measure {str(measure)!r} has no fast sharded path; use "
                               "irm.evaluate(..., shards=...)")
     q = _encode_qrels(_as_qrels(qrels))
-    r = _rank(_encode_runs(_as_runs(runs), q.topics))
-    _refuse_duplicates(r)
+    runs = _as_runs(runs)
     doc_index = pd.Index(docids)
     q_pos = _positions(q.docids, doc_index)
     if (q_pos < 0).any():
@@ -104,6 +112,65 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
             f"document list, e.g. {bad[:3].tolist()}. Every document of the runs and qrels needs a "
             "shard: pass the collection's full list of doc ids."
         )
+    parts = None
+    cuts = _ranking_cuts(runs, threads)
+    if len(cuts) > 2:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(cuts) - 1) as pool:
+            futures = [pool.submit(_encode_part, runs.iloc[a:b], q, doc_index)
+                       for a, b in pairwise(cuts)]
+            try:
+                parts = [f.result() for f in futures]
+            except DataFormatError:  # said again below, with counts over all the runs
+                parts = None
+    merged = None if parts is None else _merge_parts(parts, len(q.topics))
+    if merged is None:
+        merged = _merge_parts([_encode_part(runs, q, doc_index)], len(q.topics))
+        assert merged is not None  # one part has no ranking to share
+    systems, group_topic, group_system, first_row, row_doc, row_rel = merged
+    n_rows = len(row_doc)
+    row_group = np.repeat(np.arange(len(first_row), dtype=np.int32),
+                          np.diff(first_row, append=n_rows))
+    # the rankings as the rows of a block, for splitting each by shard (see _block_hits)
+    layout = _ranking_rows(first_row, n_rows)
+    width, slot, rel_block = 0, None, None
+    if layout is not None:
+        width, slot = layout
+        rel_block = _as_block(row_rel, len(first_row), width, slot, False)
+    relevant = q.rel >= 1
+    return PreparedCollection(
+        measure=fast, topics=tuple(q.topics), systems=systems, n_docs=len(doc_index),
+        group_topic=group_topic, group_system=group_system, row_group=row_group,
+        row_doc=row_doc, row_rel=row_rel,
+        rel_topic=q.topic[relevant].astype(np.int32),
+        rel_doc=q_pos[q.doc[relevant]].astype(np.int32),
+        width=width, slot=slot, rel_block=rel_block,
+    )
+
+
+#: Rows below which a part is not worth a thread of its own (threads, the split and the merge
+#: cost about what encoding 100,000 rows does).
+MIN_PART_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Rows of consecutive runs, encoded and in trec_eval's order (see :func:`_encode_part`)."""
+
+    systems: list[str]        # the part's systems, natural order
+    first: np.ndarray         # (G,) ranking key (part's system code * T + topic), group order
+    first_row: np.ndarray     # (G,) first row of each ranking
+    row_doc: np.ndarray       # (n,) int32 index of the document in the collection list
+    row_rel: np.ndarray       # (n,) bool: relevant
+    resorted: bool            # the rows were not in trec_eval's order: rankings now by key
+
+
+def _encode_part(runs: pd.DataFrame, q: _Qrels, doc_index: pd.Index) -> _Part:
+    """One part of the runs through irm.evaluate's steps, documents located in ``doc_index``."""
+    encoded = _encode_runs(runs, q.topics)
+    r = _rank(encoded)
+    _refuse_duplicates(r)
     r_pos = _positions(r.docids, doc_index)
     if (r_pos < 0).any():
         missing = r_pos[r.doc] < 0
@@ -115,32 +182,83 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
     grade = _grades(r, q, _Cells(r.key, r.doc, r.key, np.zeros(len(q.doc), np.int64), 1, None))
     # rankings are contiguous (in any order): number them in order of appearance
     first_row = _segment_starts(r.key)
-    row_group = np.repeat(np.arange(len(first_row), dtype=np.int32),
-                          np.diff(first_row, append=len(r.key)))
-    first = r.key[first_row]
-    row_rel = grade >= 1
-    # the rankings as the rows of a block, for splitting each by shard (see _block_hits)
-    layout = _ranking_rows(first_row, len(r.key))
-    width, slot, rel_block = 0, None, None
-    if layout is not None:
-        width, slot = layout
-        rel_block = _as_block(row_rel, len(first_row), width, slot, False)
-    n_topics = len(q.topics)
-    used_systems = np.unique(first // n_topics)
-    sys_map = np.full(len(r.systems), -1, dtype=np.int64)
-    sys_map[used_systems] = np.arange(len(used_systems))
-    relevant = q.rel >= 1
-    return PreparedCollection(
-        measure=fast, topics=tuple(q.topics),
-        systems=tuple(r.systems[i] for i in used_systems), n_docs=len(doc_index),
-        group_topic=(first % n_topics).astype(np.int32),
-        group_system=sys_map[first // n_topics].astype(np.int32),
-        row_group=row_group.astype(np.int32), row_doc=r_pos[r.doc].astype(np.int32),
-        row_rel=row_rel,
-        rel_topic=q.topic[relevant].astype(np.int32),
-        rel_doc=q_pos[q.doc[relevant]].astype(np.int32),
-        width=width, slot=slot, rel_block=rel_block,
-    )
+    return _Part(systems=list(r.systems), first=r.key[first_row], first_row=first_row,
+                 row_doc=r_pos[r.doc].astype(np.int32), row_rel=grade >= 1,
+                 resorted=r is not encoded)
+
+
+def _ranking_cuts(runs: pd.DataFrame, threads: int) -> list[int]:
+    """Row bounds of ``threads`` parts of about equal size, each cut where the ranking changes.
+
+    ``[0, len(runs)]`` (one part) for one thread, fewer than :data:`MIN_PART_ROWS` rows per
+    part, no ranking boundary after a cut, or rows whose ranking changes more often than every
+    16 rows near a cut (interleaved rankings, which parts would share).
+    """
+    n = len(runs)
+    threads = int(threads)
+    if threads < 2 or n < MIN_PART_ROWS * threads:
+        return [0, n]
+    cuts = [0]
+    for k in range(1, threads):
+        lo = max(n * k // threads, cuts[-1] + 1)
+        width, at = 4096, None
+        while lo < n and at is None:  # rankings are short: the first window almost always
+            hi = min(lo + width, n)
+            change = np.zeros(hi - lo, dtype=bool)
+            for column in ("system", "topic"):
+                window = runs[column].iloc[lo - 1:hi].to_numpy(dtype=object)
+                change |= window[1:] != window[:-1]
+            hit = np.flatnonzero(change)
+            if len(hit) > len(change) // 16:  # rankings interleaved or very short: one part
+                return [0, n]
+            if len(hit):
+                at = lo + int(hit[0])
+            elif hi == n:
+                break
+            lo, width = hi, width * 8
+        if at is None:
+            break
+        cuts.append(at)
+    return cuts + [n] if len(cuts) > 1 else [0, n]
+
+
+def _merge_parts(parts: list[_Part], n_topics: int
+                 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                            np.ndarray] | None:
+    """The rankings of all ``parts`` as one encoding would order them; None when parts share a
+    ranking.
+
+    One encoding numbers the rankings in order of appearance when every row is in trec_eval's
+    order, else sorts them by (system, topic); the systems are those that retrieved something
+    for a topic of the qrels, in natural order.
+    """
+    systems = sorted({s for p in parts for s in p.systems}, key=natural_key)
+    index = {s: i for i, s in enumerate(systems)}
+    keys = []
+    for p in parts:
+        code = np.asarray([index[s] for s in p.systems], dtype=np.int64)
+        keys.append(code[p.first // n_topics] * n_topics + p.first % n_topics)
+    key = np.concatenate(keys)
+    if len(parts) > 1 and len(np.unique(key)) != len(key):
+        return None
+    sizes = [len(p.row_doc) for p in parts]
+    offsets = np.cumsum([0] + sizes[:-1])
+    first_row = np.concatenate([p.first_row + o for p, o in zip(parts, offsets)])
+    row_doc = np.concatenate([p.row_doc for p in parts])
+    row_rel = np.concatenate([p.row_rel for p in parts])
+    if len(parts) > 1 and any(p.resorted for p in parts):
+        # one encoding would have sorted every row: move whole rankings into key order
+        order = np.argsort(key, kind="stable")
+        lengths = np.diff(first_row, append=len(row_doc))
+        rows = np.repeat(first_row[order] - np.cumsum(lengths[order]) + lengths[order],
+                         lengths[order]) + np.arange(len(row_doc))
+        row_doc, row_rel, key = row_doc[rows], row_rel[rows], key[order]
+        first_row = np.cumsum(lengths[order]) - lengths[order]
+    used = np.unique(key // n_topics)
+    sys_map = np.full(len(systems), -1, dtype=np.int64)
+    sys_map[used] = np.arange(len(used))
+    return (tuple(systems[i] for i in used), (key % n_topics).astype(np.int32),
+            sys_map[key // n_topics].astype(np.int32), first_row, row_doc, row_rel)
 
 
 def _block_hits(prep: PreparedCollection, sh: np.ndarray, s: int

@@ -37,8 +37,8 @@ from irmodels.errors import (
     IRModelsWarning,
     UndefinedValueWarning,
 )
+from irmodels.parallel import default_workers, prestarted, spawn_seeds
 from irmodels.parallel import map as parallel_map
-from irmodels.parallel import prestarted, spawn_seeds
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -683,7 +683,9 @@ def shards(
     backend : {"serial", "processes"}, dask Client or str
         Where the (S, split) units run (:func:`irmodels.parallel.map`).
     n_workers : int, optional
-        Processes for ``backend="processes"``.
+        Processes for ``backend="processes"`` (default: the cores available). That backend
+        also encodes the runs, the one serial step, in ``n_workers`` threads, a part of the
+        runs each (the same result as one).
     progress : bool, optional
         Progress bar (default: when stderr is a terminal).
 
@@ -759,7 +761,10 @@ def shards(
         prepared = None
         if fast is not None:
             # integer encoding once (validates the inputs as irm.evaluate does)
-            prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast)
+            threads = 1
+            if isinstance(backend, str) and backend == "processes":
+                threads = n_workers or default_workers()
+            prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast, threads=threads)
             whole, whole_undef = evaluate_assignment(
                 prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)
             whole = whole.drop(columns="shard")

@@ -22,6 +22,7 @@ from irmodels.errors import (
 )
 from irmodels.data.measures import parse_measure, undefined_cells
 from irmodels.replicates.sharding import shard_labels
+from irmodels.studies import _sharded
 from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 from irmodels.studies.shard_study import (
     BY_MODEL_COLUMNS,
@@ -169,6 +170,118 @@ def test_documents_missing_from_the_list(toy) -> None:
     runs, qrels, docs = toy
     with pytest.raises(DataFormatError, match="not in the document list"):
         prepare(runs, qrels, pd.Index(docs[:100]), "AP")
+
+
+# --------------------------------------------------------------------------------------------
+# encoding the runs in parts (threads) gives the encoding of the whole, array for array
+
+
+def _assert_same_preparation(a, b) -> None:
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            assert x is not None and y is not None, name
+            assert x.dtype == y.dtype and x.shape == y.shape, name
+            assert np.array_equal(x, y), name
+        else:
+            assert x == y, name
+
+
+def _reordered(runs: pd.DataFrame, order: str, seed: int) -> pd.DataFrame:
+    """The toy runs in one of the row orders a runs frame comes in."""
+    rng = np.random.default_rng(seed)
+    if order == "trec":  # trec_eval's order already: the parts keep their rows
+        n = runs["system"].str[3:].astype(int)
+        t = pd.to_numeric(runs["topic"])
+        return (runs.assign(_n=n, _t=t)
+                .sort_values(["_n", "_t", "score", "docid"],
+                             ascending=[True, True, False, False])
+                .drop(columns=["_n", "_t"]).reset_index(drop=True))
+    if order == "systems shuffled":  # each ranking contiguous, systems in no order
+        systems = runs["system"].unique()
+        rank = dict(zip(rng.permutation(systems), range(len(systems))))
+        return runs.iloc[np.argsort(runs["system"].map(rank).to_numpy(), kind="stable")]
+    if order == "rows shuffled":  # rankings interleaved: one part
+        return runs.iloc[rng.permutation(len(runs))]
+    return runs  # as generated: each ranking contiguous, scores in no order (parts resort)
+
+
+@settings(max_examples=25, deadline=None,  # the patched constant is the same for every example
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), threads=st.integers(2, 5),
+       order=st.sampled_from(["generated", "trec", "systems shuffled", "rows shuffled"]),
+       ragged=st.sampled_from(["no", "some", "very"]))
+def test_prepare_in_parts_equals_one_part(monkeypatch, seed: int, threads: int, order: str,
+                                          ragged: str) -> None:
+    monkeypatch.setattr(_sharded, "MIN_PART_ROWS", 1)  # split even a toy collection
+    runs, qrels, docs = toy_collection(seed=seed, n_docs=150, topics=4, systems=6, depth=40,
+                                       ties=True, ragged=ragged)
+    runs = _reordered(runs, order, seed)
+    one = prepare(runs, qrels, pd.Index(docs), "AP")
+    # in parts unless the rankings are interleaved or too short (1-3 rows) to tell them apart
+    cuts = _sharded._ranking_cuts(runs, threads)
+    assert (len(cuts) > 2) == (order != "rows shuffled" and ragged != "very")
+    _assert_same_preparation(one, prepare(runs, qrels, pd.Index(docs), "AP", threads=threads))
+
+
+def test_prepare_in_parts_when_a_part_fails_or_shares_a_ranking(monkeypatch, toy) -> None:
+    monkeypatch.setattr(_sharded, "MIN_PART_ROWS", 1)
+    runs, qrels, docs = toy
+    index = pd.Index(docs)
+    # a second half of topics the qrels do not know: that part alone is refused, the whole is
+    # not (trec_eval skips those topics)
+    unknown = runs.assign(topic="99", system=runs["system"] + "x")
+    both = pd.concat([runs, unknown], ignore_index=True)
+    assert _sharded._ranking_cuts(both, 2)[1] == len(runs)
+    with pytest.raises(DataFormatError, match="no topic of the runs"):
+        prepare(unknown, qrels, index, "AP")
+    _assert_same_preparation(prepare(both, qrels, index, "AP"),
+                             prepare(both, qrels, index, "AP", threads=2))
+    # one ranking in both parts: encoded again as one (where its rows are brought together)
+    first = runs.index[(runs["system"] == "run1") & (runs["topic"] == "1")]
+    split = pd.concat([runs.drop(first[:5]), runs.loc[first[:5]]], ignore_index=True)
+    assert 40 < _sharded._ranking_cuts(split, 2)[1] < len(split) - 5
+    _assert_same_preparation(prepare(split, qrels, index, "AP"),
+                             prepare(split, qrels, index, "AP", threads=2))
+    # errors read as one encoding's: counts over all the runs, the first case found
+    judged = set(qrels["docid"])
+    head, tail = runs["docid"].iloc[:100], runs["docid"].iloc[-100:-1]
+    unjudged = [next(d for d in head if d not in judged),
+                next(d for d in tail if d not in judged and d not in set(head))]
+    bad_index = pd.Index([d for d in docs if d not in unjudged])
+    assert len(bad_index) == len(docs) - 2  # retrieved in the first part and in the last
+    with pytest.raises(DataFormatError, match="retrieved document") as whole:
+        prepare(runs, qrels, bad_index, "AP")
+    with pytest.raises(DataFormatError) as parts:
+        prepare(runs, qrels, bad_index, "AP", threads=3)
+    assert str(parts.value) == str(whole.value)
+    at = [10, len(runs) - 30]  # a document twice within its ranking, in two parts
+    dup = pd.concat([runs.iloc[:at[0]], runs.iloc[[at[0]]], runs.iloc[at[0]:at[1]],
+                     runs.iloc[[at[1]]], runs.iloc[at[1]:]], ignore_index=True)
+    with pytest.raises(DataFormatError, match="2 document.s. appear twice") as whole:
+        prepare(dup, qrels, index, "AP")
+    with pytest.raises(DataFormatError) as parts:
+        prepare(dup, qrels, index, "AP", threads=3)
+    assert str(parts.value) == str(whole.value)
+
+
+def test_processes_study_encodes_in_threads_and_equals_serial(monkeypatch, toy) -> None:
+    calls = []
+    real = _sharded.prepare
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("threads", 1))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_sharded, "prepare", spy)
+    monkeypatch.setattr(_sharded, "MIN_PART_ROWS", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedValueWarning)
+        kw = {"n_shards": [2, 4], "n_splits": 2, "seed": 5, "models": ["MD1", "MD6"]}
+        serial = irm.studies.shards(toy, **kw)
+        procs = irm.studies.shards(toy, backend="processes", n_workers=3, **kw)
+    assert calls == [1, 3]
+    pd.testing.assert_frame_equal(serial.runs, procs.runs, check_exact=True)
 
 
 # --------------------------------------------------------------------------------------------
