@@ -49,8 +49,8 @@ import numpy as np
 from irmodels._validate import check_seed
 from irmodels.errors import ArgumentError, IRModelsError, require
 
-__all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "default_workers",
-           "map", "prestarted", "spawn_seeds", "start_method"]
+__all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "check_workers",
+           "default_workers", "map", "prestarted", "spawn_seeds", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -237,6 +237,21 @@ def _check_picklable(obj: object, what: str, *, keep: bool = True) -> bytes:
         ) from exc
 
 
+def check_workers(n_workers: Any) -> int | None:
+    """``n_workers`` when it is None or a positive integer; else :class:`ParallelError`.
+
+    Studies call it before their serial preparation, so that a bad count fails at once.
+
+    >>> check_workers(2), check_workers(None)
+    (2, None)
+    """
+    if n_workers is not None and (
+        isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1
+    ):
+        raise ParallelError(f"n_workers must be a positive integer; got {n_workers!r}.")
+    return None if n_workers is None else int(n_workers)
+
+
 def map(
     fn: Callable[[T], R],
     items: Iterable[T],
@@ -296,10 +311,7 @@ def map(
     work: list[T] = list(items)
     if chunksize is not None and (not isinstance(chunksize, (int, np.integer)) or chunksize < 1):
         raise ParallelError(f"chunksize must be a positive integer; got {chunksize!r}.")
-    if n_workers is not None and (
-        isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1
-    ):
-        raise ParallelError(f"n_workers must be a positive integer; got {n_workers!r}.")
+    check_workers(n_workers)
     if isinstance(backend, str):
         if backend == "serial":
             return _map_serial(fn, work, progress, desc)
@@ -429,6 +441,7 @@ def prestarted(backend: Any, n_workers: int | None = None,
     ...     map(abs, [-1, 2])
     [1, 2]
     """
+    check_workers(n_workers)
     if backend != "processes" or start_method() == "fork":  # forked workers start at once
         yield
         return

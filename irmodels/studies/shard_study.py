@@ -37,7 +37,7 @@ from irmodels.errors import (
     IRModelsWarning,
     UndefinedValueWarning,
 )
-from irmodels.parallel import default_workers, prestarted, spawn_seeds
+from irmodels.parallel import check_workers, default_workers, prestarted, spawn_seeds
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -684,8 +684,8 @@ def shards(
         Where the (S, split) units run (:func:`irmodels.parallel.map`).
     n_workers : int, optional
         Processes for ``backend="processes"`` (default: the cores available). That backend
-        also encodes the runs, the one serial step, in ``n_workers`` threads, a part of the
-        runs each (the same result as one).
+        also encodes the runs (the step before the units run in parallel) in ``n_workers``
+        threads, a part of the runs each, with the result of one thread.
     progress : bool, optional
         Progress bar (default: when stderr is a terminal).
 
@@ -763,7 +763,7 @@ def shards(
             # integer encoding once (validates the inputs as irm.evaluate does)
             threads = 1
             if isinstance(backend, str) and backend == "processes":
-                threads = n_workers or default_workers()
+                threads = check_workers(n_workers) or default_workers()
             prepared = prepare(inputs.runs, inputs.qrels, inputs.docids, fast, threads=threads)
             whole, whole_undef = evaluate_assignment(
                 prepared, np.ones(prepared.n_docs, dtype=np.int64), 1, undefined)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import irmodels as irm
+from irmodels.data.measures import parse_measure, undefined_cells
 from irmodels.errors import (
     DataFormatError,
     DataQualityWarning,
@@ -20,7 +21,6 @@ from irmodels.errors import (
     IRModelsWarning,
     UndefinedValueWarning,
 )
-from irmodels.data.measures import parse_measure, undefined_cells
 from irmodels.replicates.sharding import shard_labels
 from irmodels.studies import _sharded
 from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
@@ -515,6 +515,16 @@ def test_report_section(study: ShardStudy) -> None:
 def test_bad_arguments(toy, kwargs: dict, match: str) -> None:
     with pytest.raises(DesignError, match=match):
         irm.studies.shards(toy, **kwargs)
+
+
+@pytest.mark.parametrize("n_workers", [0, -2, 1.5, "2", True])
+def test_bad_worker_count_fails_before_the_encoding(monkeypatch, toy, n_workers) -> None:
+    def not_called(*args, **kwargs):
+        raise AssertionError("the runs were encoded before n_workers was checked")
+
+    monkeypatch.setattr(_sharded, "prepare", not_called)
+    with pytest.raises(irm.parallel.ParallelError, match="n_workers must be a positive integer"):
+        irm.studies.shards(toy, backend="processes", n_workers=n_workers)
 
 
 def test_bad_collection() -> None:
