@@ -192,7 +192,8 @@ def _ranking_cuts(runs: pd.DataFrame, threads: int) -> list[int]:
 
     ``[0, len(runs)]`` (one part) for one thread, fewer than :data:`MIN_PART_ROWS` rows per
     part, no ranking boundary after a cut, or rows whose ranking changes more often than every
-    16 rows near a cut (interleaved rankings, which parts would share).
+    16 rows in the (at least 1,024) rows after a cut: interleaved rankings, which parts would
+    share (shorter windows are left to :func:`_merge_parts`, which finds shared rankings).
     """
     n = len(runs)
     threads = int(threads)
@@ -209,8 +210,8 @@ def _ranking_cuts(runs: pd.DataFrame, threads: int) -> list[int]:
                 window = runs[column].iloc[lo - 1:hi].to_numpy(dtype=object)
                 change |= window[1:] != window[:-1]
             hit = np.flatnonzero(change)
-            if len(hit) > len(change) // 16:  # rankings interleaved or very short: one part
-                return [0, n]
+            if len(change) >= 1024 and len(hit) > len(change) // 16:
+                return [0, n]  # rankings interleaved or very short: one part
             if len(hit):
                 at = lo + int(hit[0])
             elif hi == n:

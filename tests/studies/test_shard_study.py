@@ -218,10 +218,25 @@ def test_prepare_in_parts_equals_one_part(monkeypatch, seed: int, threads: int, 
                                        ties=True, ragged=ragged)
     runs = _reordered(runs, order, seed)
     one = prepare(runs, qrels, pd.Index(docs), "AP")
-    # in parts unless the rankings are interleaved or too short (1-3 rows) to tell them apart
-    cuts = _sharded._ranking_cuts(runs, threads)
-    assert (len(cuts) > 2) == (order != "rows shuffled" and ragged != "very")
+    # a toy is cut into parts whatever its order (interleaved rows are found by the merge)
+    assert len(_sharded._ranking_cuts(runs, threads)) > 2
     _assert_same_preparation(one, prepare(runs, qrels, pd.Index(docs), "AP", threads=threads))
+
+
+@pytest.mark.parametrize("ragged", ["no", "very"])
+def test_interleaved_or_short_rankings_are_one_part(monkeypatch, ragged: str) -> None:
+    monkeypatch.setattr(_sharded, "MIN_PART_ROWS", 1)
+    runs, qrels, docs = toy_collection(seed=8, n_docs=500, topics=6 if ragged == "no" else 25,
+                                       systems=12 if ragged == "no" else 60, depth=40,
+                                       ragged=ragged)
+    assert len(runs) >= 2 * 1024  # a window of at least 1,024 rows after the cut
+    shuffled = _reordered(runs, "rows shuffled", 8)
+    assert _sharded._ranking_cuts(shuffled, 2) == [0, len(runs)]
+    # rankings of 40 rows are cut; rankings of 1-3 rows look interleaved: one part
+    assert (len(_sharded._ranking_cuts(runs, 2)) > 2) == (ragged == "no")
+    for frame in (runs, shuffled):
+        _assert_same_preparation(prepare(frame, qrels, pd.Index(docs), "AP"),
+                                 prepare(frame, qrels, pd.Index(docs), "AP", threads=2))
 
 
 def test_prepare_in_parts_when_a_part_fails_or_shares_a_ranking(monkeypatch, toy) -> None:
