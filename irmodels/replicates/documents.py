@@ -537,19 +537,15 @@ def _trec_order(group: np.ndarray, score_key: np.ndarray, doc_key: np.ndarray) -
     are put in ``group`` order, the same permutation as the stable sort's (0.5 s saved on 2M
     rows).
     """
-    from irmodels.data.measures import _in_trec_order, _segment_starts
+    from irmodels.data.measures import _in_trec_order, _segment_starts, _segments_in_order
 
     n = len(group)
     n_keys = int(group.max()) + 1 if n else 0
     if not _in_trec_order(group, score_key, doc_key, n_keys):
         return np.lexsort((-doc_key, -score_key, group))
     starts = _segment_starts(group)
-    lengths = np.diff(np.r_[starts, n])
-    by_group = np.argsort(group[starts], kind="stable")
     # the rows of the rankings, taken ranking by ranking in group order
-    offsets = np.repeat(starts[by_group] - np.r_[0, np.cumsum(lengths[by_group])[:-1]],
-                        lengths[by_group])
-    return offsets + np.arange(n)
+    return _segments_in_order(starts, n, np.argsort(group[starts], kind="stable"))[0]
 
 
 def _selected(codes: np.ndarray, labels: np.ndarray, wanted: Sequence[str] | None) -> np.ndarray:

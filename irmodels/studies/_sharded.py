@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,12 +38,15 @@ from irmodels.data.measures import (
     _encode_qrels,
     _encode_runs,
     _grades,
+    _label_set,
     _positions,
     _Qrels,
     _rank,
     _ranking_rows,
     _refuse_duplicates,
+    _segment_index,
     _segment_starts,
+    _segments_in_order,
 )
 from irmodels.errors import DataFormatError
 
@@ -103,8 +107,8 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
                               "irm.evaluate(..., shards=...)")
     q = _encode_qrels(_as_qrels(qrels))
     runs = _as_runs(runs)
-    doc_index = pd.Index(docids)
-    q_pos = _positions(q.docids, doc_index)
+    doc_list = _label_set(pd.Index(docids))  # converted once, looked up by every part
+    q_pos = _positions(q.docids, doc_list)
     if (q_pos < 0).any():
         bad = q.docids[q_pos < 0]
         raise DataFormatError(
@@ -118,7 +122,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(len(cuts) - 1) as pool:
-            futures = [pool.submit(_encode_part, runs.iloc[a:b], q, doc_index)
+            futures = [pool.submit(_encode_part, runs.iloc[a:b], q, doc_list)
                        for a, b in pairwise(cuts)]
             try:
                 parts = [f.result() for f in futures]
@@ -126,12 +130,11 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
                 parts = None
     merged = None if parts is None else _merge_parts(parts, len(q.topics))
     if merged is None:
-        merged = _merge_parts([_encode_part(runs, q, doc_index)], len(q.topics))
+        merged = _merge_parts([_encode_part(runs, q, doc_list)], len(q.topics))
         assert merged is not None  # one part has no ranking to share
     systems, group_topic, group_system, first_row, row_doc, row_rel = merged
     n_rows = len(row_doc)
-    row_group = np.repeat(np.arange(len(first_row), dtype=np.int32),
-                          np.diff(first_row, append=n_rows))
+    row_group = _segment_index(first_row, n_rows, np.int32)
     # the rankings as the rows of a block, for splitting each by shard (see _block_hits)
     layout = _ranking_rows(first_row, n_rows)
     width, slot, rel_block = 0, None, None
@@ -140,7 +143,7 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
         rel_block = _as_block(row_rel, len(first_row), width, slot, False)
     relevant = q.rel >= 1
     return PreparedCollection(
-        measure=fast, topics=tuple(q.topics), systems=systems, n_docs=len(doc_index),
+        measure=fast, topics=tuple(q.topics), systems=systems, n_docs=len(doc_list),
         group_topic=group_topic, group_system=group_system, row_group=row_group,
         row_doc=row_doc, row_rel=row_rel,
         rel_topic=q.topic[relevant].astype(np.int32),
@@ -166,12 +169,13 @@ class _Part:
     resorted: bool            # the rows were not in trec_eval's order: rankings now by key
 
 
-def _encode_part(runs: pd.DataFrame, q: _Qrels, doc_index: pd.Index) -> _Part:
-    """One part of the runs through irm.evaluate's steps, documents located in ``doc_index``."""
+def _encode_part(runs: pd.DataFrame, q: _Qrels, doc_list: Any) -> _Part:
+    """One part of the runs through irm.evaluate's steps, documents located in ``doc_list``
+    (the collection's list as :func:`~irmodels.data.measures._label_set` gives it)."""
     encoded = _encode_runs(runs, q.topics)
     r = _rank(encoded)
     _refuse_duplicates(r)
-    r_pos = _positions(r.docids, doc_index)
+    r_pos = _positions(r.docids, doc_list)
     if (r_pos < 0).any():
         missing = r_pos[r.doc] < 0
         raise DataFormatError(
@@ -250,11 +254,8 @@ def _merge_parts(parts: list[_Part], n_topics: int
     if len(parts) > 1 and any(p.resorted for p in parts):
         # one encoding would have sorted every row: move whole rankings into key order
         order = np.argsort(key, kind="stable")
-        lengths = np.diff(first_row, append=len(row_doc))
-        rows = np.repeat(first_row[order] - np.cumsum(lengths[order]) + lengths[order],
-                         lengths[order]) + np.arange(len(row_doc))
+        rows, first_row = _segments_in_order(first_row, len(row_doc), order)
         row_doc, row_rel, key = row_doc[rows], row_rel[rows], key[order]
-        first_row = np.cumsum(lengths[order]) - lengths[order]
     used = np.unique(key // n_topics)
     sys_map = np.full(len(systems), -1, dtype=np.int64)
     sys_map[used] = np.arange(len(used))
