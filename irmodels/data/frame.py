@@ -394,27 +394,33 @@ def from_wide(
         raise DataFormatError(f"the wide matrix repeats system name(s) {dups}")
     topics = [str(t) for t in w.index]
     systems = [str(s) for s in w.columns]
+    for what, labels, given in (("topic id", topics, w.index), ("system name", systems, w.columns)):
+        if len(set(labels)) < len(labels):
+            first: dict[str, object] = {}
+            for text, label in zip(labels, given):
+                if text in first:
+                    raise DataFormatError(
+                        f"the wide matrix has the {what}s {first[text]!r} and {label!r}, which "
+                        f"are the same as text ({text!r}); labels are text in a long frame, so "
+                        "rename one of them"
+                    )
+                first[text] = label
     values = w.to_numpy()
-    long = pd.DataFrame(
-        {
-            "topic": np.repeat(topics, len(systems)),
-            "system": np.tile(systems, len(topics)),
-            "score": values.reshape(-1),
-        }
-    )
+    n_t, n_s = len(topics), len(systems)
+    # categoricals in the matrix's order, from integer codes (frame() keeps a categorical's
+    # order): no string per cell, and no numpy string array, which drops a label's trailing NULs
+    long = pd.DataFrame({
+        "topic": pd.Categorical.from_codes(np.repeat(np.arange(n_t), n_s),
+                                           categories=pd.Index(topics)),
+        "system": pd.Categorical.from_codes(np.tile(np.arange(n_s), n_t),
+                                            categories=pd.Index(systems)),
+        "score": values.reshape(-1),
+    })
     if measure is not None:
         long["measure"] = measure
     if collection is not None:
         long["collection"] = collection
-    out = frame(long, nan=nan)
-    # keep the matrix's own topic and system order when it is not already natural
-    present_topics = set(out["topic"].cat.categories)
-    present_systems = set(out["system"].cat.categories)
-    out["topic"] = out["topic"].cat.set_categories([t for t in topics if t in present_topics])
-    out["system"] = out["system"].cat.set_categories(
-        [s for s in systems if s in present_systems]
-    )
-    return out
+    return frame(long, nan=nan)
 
 
 @dataclass(frozen=True)

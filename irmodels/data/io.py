@@ -1422,6 +1422,9 @@ def read_matrix(
             )
         topic_line[topic] = line
         topics.append(topic)
+        if _NA_TOKENS.isdisjoint(scores) and all(map(_FLOAT.fullmatch, scores)):
+            values[r] = list(map(float, scores))  # every cell a number: no per-cell loop
+            continue
         for c, (cell, s) in enumerate(zip(scores, systems)):
             if cell in _NA_TOKENS:
                 if nan == "raise":

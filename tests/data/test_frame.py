@@ -175,6 +175,86 @@ def test_from_wide_errors_and_nan() -> None:
     assert list(f["system"].cat.categories) == ["a"] and len(f) == 1
 
 
+def test_from_wide_labels_equal_as_text() -> None:
+    # 1 and "1" are different columns of a DataFrame but one system of a long frame
+    with pytest.raises(DataFormatError, match=r"system names '1' and 1, which are the same as "
+                                              r"text \('1'\); .* rename one of them"):
+        irm.from_wide(pd.DataFrame([[0.1, np.nan]], columns=pd.Index(["1", 1], dtype=object)),
+                      nan="drop")
+    with pytest.raises(DataFormatError, match=r"topic ids 2.0 and '2.0'"):
+        irm.from_wide(pd.DataFrame({"a": [0.1, 0.2]}, index=pd.Index([2.0, "2.0"], dtype=object)))
+
+
+def test_from_wide_keeps_labels_that_end_in_a_nul() -> None:
+    # a numpy string array drops trailing NULs: "a\x00" became "a" (or a missing system) and
+    # the frame came back without a word; the label is refused like any control character
+    for wide in (pd.DataFrame([[0.1, 0.2]], columns=["a\x00", "b"]),
+                 pd.DataFrame([[0.1, 0.2]], columns=["a\x00", "a"]),
+                 pd.DataFrame([[0.1, 0.2]], columns=["a\x00", 1], index=["t"])):
+        with pytest.raises(DataFormatError, match=r"label 'a\\x00' with the control character U\+0000"):
+            irm.from_wide(wide)
+    with pytest.raises(DataFormatError, match=r"\(topic\) has the label 't\\x00'"):
+        irm.from_wide(pd.DataFrame({"a": [0.1]}, index=["t\x00"]))
+
+
+_LABELS = st.sampled_from(["1", 1, "01", "a", "b", "run10", "run2", "x y", "é", 2.0, "2.0"])
+
+
+def _from_wide_reference(wide: pd.DataFrame, nan: str) -> pd.DataFrame:
+    """from_wide by its definition: one row per cell, labels as text, frame(), then the
+    matrix's order for the categories."""
+    topics = [str(t) for t in wide.index]
+    systems = [str(s) for s in wide.columns]
+    rows = [(t, s, float(wide.iat[i, j])) for i, t in enumerate(topics)
+            for j, s in enumerate(systems)]
+    long = pd.DataFrame({"topic": pd.Series([r[0] for r in rows], dtype=object),
+                         "system": pd.Series([r[1] for r in rows], dtype=object),
+                         "score": [r[2] for r in rows]})
+    out = irm.frame(long, nan=nan)
+    out["topic"] = out["topic"].cat.set_categories(
+        [t for t in topics if t in set(out["topic"].cat.categories)])
+    out["system"] = out["system"].cat.set_categories(
+        [s for s in systems if s in set(out["system"].cat.categories)])
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(topics=st.lists(_LABELS, min_size=0, max_size=5, unique=True),
+       systems=st.lists(_LABELS, min_size=0, max_size=5, unique=True),
+       holes=st.lists(st.booleans(), min_size=25, max_size=25),
+       nan=st.sampled_from(["raise", "drop"]))
+def test_property_from_wide_equals_cell_by_cell(topics, systems, holes, nan) -> None:
+    """from_wide (categorical codes, no string per cell) equals the cell-by-cell definition:
+    the same frame, or the same error, for labels that collide as text (1 and "1"), missing
+    scores, empty matrices."""
+    rng = np.random.default_rng(len(topics) * 7 + len(systems))
+    values = rng.uniform(size=(len(topics), len(systems)))
+    values[np.array(holes[: values.size], dtype=bool).reshape(values.shape)] = np.nan
+    wide = pd.DataFrame(values, index=pd.Index(topics, dtype=object),
+                        columns=pd.Index(systems, dtype=object))
+
+    def run(f):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)
+            try:
+                return f(), None
+            except DataFormatError as exc:
+                return None, str(exc)
+
+    got, got_error = run(lambda: irm.from_wide(wide, nan=nan))
+    for labels in (topics, systems):
+        texts = [str(v) for v in labels]
+        if len(set(texts)) < len(texts):  # 1 and "1": refused before any cell is read
+            assert got_error is not None and "which are the same as text" in got_error
+            return
+    want, want_error = run(lambda: _from_wide_reference(wide, nan))
+    assert got_error == want_error
+    if want is not None:
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        for col in ("topic", "system"):
+            assert got[col].cat.categories.dtype == want[col].cat.categories.dtype
+
+
 def test_to_wide_several_measures() -> None:
     f = pd.concat([irm.frame(_grid()).assign(measure="AP"),
                    irm.frame(_grid(seed=1)).assign(measure="P@10")], ignore_index=True)
