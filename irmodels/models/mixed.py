@@ -27,6 +27,7 @@ from scipy.special import stdtr  # not scipy.stats: importing it costs a command
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import (
+    ArgumentError,
     BoundaryFitWarning,
     ConvergenceError,
     ConvergenceWarning,
@@ -202,8 +203,14 @@ def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[st
             continue
         sizes = [len(levels[f]) - 1 for f in cats]
         ncol = int(np.prod(sizes))
-        if ncol == 0:
-            continue
+        if ncol == 0:  # as R's lmer ("contrasts can be applied only to factors with 2 or more
+            # levels") and irm.anova: a fixed factor of one level cannot be estimated
+            f = next(f for f, s in zip(cats, sizes) if s == 0)
+            raise DesignError(
+                f"factor {f!r} of the fixed term {term.name} has 1 level "
+                f"({', '.join(map(str, levels[f]))}); a fixed factor needs at least two levels "
+                "to be estimated. Drop it from the model."
+            )
         ok = np.ones(n, dtype=bool)
         offset = np.zeros(n, dtype=np.int64)
         for f, s in zip(cats, sizes):
@@ -1259,10 +1266,23 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
     spec, method, K = design.spec, devfun.method, pb.K
     closed, theta0 = _closed_form(design, pb, order, reml)
     if start:
-        for i, k in enumerate(order):
-            name = spec.random[k].name
+        names = [spec.random[k].name for k in order]
+        unknown = [str(n) for n in start if n not in names]
+        if unknown:
+            raise ArgumentError(
+                f"start names {', '.join(map(repr, unknown))}, which is not a random term of "
+                f"{spec}; the random terms are {', '.join(map(repr, names))}"
+            )
+        for i, name in enumerate(names):
             if name in start:
-                theta0[i] = float(start[name])
+                value = start[name]
+                if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                        or not math.isfinite(float(value)) or float(value) < 0):
+                    raise ArgumentError(
+                        f"start[{name!r}] must be a finite number >= 0 (a standard deviation "
+                        f"relative to the residual SD); got {value!r}"
+                    )
+                theta0[i] = float(value)
     if closed is not None:
         fit = devfun.evaluate(closed)
         return Optimum(closed, None, fit.deviance, 0, True, True, "closed form",
@@ -1344,7 +1364,40 @@ def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: 
                                     options=opts)
             x = res.x
             n_iter += int(res.nit)
+        # theta_k enters the deviance as theta_k**2, so its gradient is exactly 0 on the bound
+        # theta_k = 0 (and tiny near it): L-BFGS-B stops there (projected gradient 0) when a step was clipped onto
+        # the bound, or the start was 0, even where a positive theta_k is better (lme4's
+        # derivative-free optimiser does not stop there). A component at 0 is an optimum only
+        # if no probe above it lowers the deviance; otherwise restart from the best probe.
+        for _ in range(2 * K + 2):
+            zero = [k for k in range(K) if x[k] < _NEAR_ZERO]
+            if not zero or not np.isfinite(res.fun):
+                break
+            best_x, best = None, float(res.fun) - 1e-10 * max(1.0, abs(float(res.fun)))
+            et = x[K:] if pb.n_strata > 1 else None
+            for k in zero:
+                for step in _BOUNDARY_PROBES:
+                    xp = x.copy()
+                    xp[k] = step
+                    try:
+                        dev = _reml.evaluate(pb, xp[:K], et, reml).deviance
+                    except np.linalg.LinAlgError:
+                        continue
+                    if dev < best:
+                        best_x, best = xp, dev
+            if best_x is None:
+                break
+            res = optimize.minimize(fun, best_x, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options=opts)
+            x = res.x
+            n_iter += int(res.nit)
     return x, res, n_iter
+
+
+#: Values of a relative SD tried above a component that the optimiser left at (or near) 0;
+#: below _NEAR_ZERO (lme4's tolerance for a singular fit) the gradient is too flat to trust.
+_BOUNDARY_PROBES = (1e-3, 1e-2, 0.1, 0.5, 1.0, 2.0)
+_NEAR_ZERO = 1e-4
 
 
 def _homoscedastic_theta(pb: _reml.Problem, theta0: np.ndarray, reml: bool, maxiter: int,
