@@ -56,6 +56,21 @@ def natural_key(value: object) -> tuple:
     return tuple((0, int(p), p) if p.isdecimal() else (1, 0, p) for p in parts if p != "")
 
 
+def _text_collision(labels: Sequence[object], column: object) -> None:
+    """Refuse two different labels with the same text (``1`` and ``"1"``): a long frame's
+    labels are text, and merging them would pool two topics or systems without a word."""
+    first: dict[str, object] = {}
+    for label in labels:
+        text = str(label)
+        if text in first and first[text] is not label and first[text] != label:
+            raise DataFormatError(
+                f"column {column!r} has the labels {first[text]!r} and {label!r}, which are the "
+                f"same as text ({text!r}); labels are text in a long frame, so they would be "
+                "merged. Rename one of them."
+            )
+        first.setdefault(text, label)
+
+
 def _natural_categorical(values: pd.Series) -> pd.Categorical:
     if isinstance(values.dtype, pd.CategoricalDtype):
         # keep the categories' order, drop the unused ones: a remap of the integer codes (the
@@ -66,9 +81,15 @@ def _natural_categorical(values: pd.Series) -> pd.Categorical:
         used[codes[codes >= 0]] = True
         remap = np.cumsum(used) - 1
         new_codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-        return pd.Categorical.from_codes(new_codes, categories=pd.Index(list(old[used])))
+        kept = list(old[used])
+        texts = [str(c) for c in kept]  # labels are text, whatever the categories' dtype
+        if len(set(texts)) < len(texts):
+            _text_collision(kept, values.name)
+        return pd.Categorical.from_codes(new_codes, categories=pd.Index(texts))
     as_str = values.astype(str)
     levels = sorted(pd.unique(as_str), key=natural_key)
+    if values.dtype == object and len(levels) < values.nunique(dropna=False):
+        _text_collision(pd.unique(values), values.name)
     return pd.Categorical(as_str, categories=levels)
 
 
@@ -304,6 +325,13 @@ def _check_labels(values: pd.Categorical, column: str, canon: str) -> None:
     """Refuse labels with control characters (a NUL, an escape, a line break...)."""
     for level in values.categories:
         text = str(level)
+        if not text.strip():
+            n = int((np.asarray(values.codes) == values.categories.get_loc(level)).sum())
+            raise DataFormatError(
+                f"column {column!r} ({canon}) has {n} empty label(s) ({text!r}); every row needs "
+                f"a {canon} label (an empty cell in a file is a missing label). Fill them in or "
+                "drop those rows first."
+            )
         m = _CONTROL_CHARS.search(text)
         if m is not None:
             raise DataFormatError(
@@ -330,6 +358,8 @@ def to_wide(data: pd.DataFrame, *, aggregate: Literal["raise", "mean"] = "raise"
     1       0.1  0.2
     2       0.3  0.4
     """
+    if aggregate not in ("raise", "mean"):
+        raise UsageError(f"aggregate must be 'raise' or 'mean', got {aggregate!r}")
     require_columns(data, ["topic", "system", "score"])
     extra = [c for c in ("collection", "measure", "shard", "sample") if c in data.columns]
     multi = [c for c in extra if data[c].nunique() > 1]
@@ -338,6 +368,19 @@ def to_wide(data: pd.DataFrame, *, aggregate: Literal["raise", "mean"] = "raise"
             f"the frame has several {', '.join(multi)} per (topic, system); "
             "pass aggregate='mean' to average them, or select one first."
         )
+    if aggregate == "raise":
+        repeated = data.duplicated(subset=["topic", "system"], keep=False)
+        if repeated.any():
+            first = data.loc[repeated, ["topic", "system"]].iloc[0]
+            raise DesignError(
+                f"{int(repeated.sum())} rows share a (topic, system) cell, e.g. topic "
+                f"{first['topic']}, system {first['system']}; pass aggregate='mean' to average "
+                "them, or select one row per cell first."
+            )
+    data = data.copy(deep=False)
+    for col in ("topic", "system"):  # a subset's unused levels are not rows or columns
+        if isinstance(data[col].dtype, pd.CategoricalDtype):
+            data[col] = data[col].cat.remove_unused_categories()
     wide = data.pivot_table(
         index="topic", columns="system", values="score", aggfunc="mean", observed=False,
         dropna=False,
@@ -380,6 +423,11 @@ def from_wide(
     2      AP     2      a    0.3
     3      AP     2      b    0.4
     """
+    if not isinstance(wide, pd.DataFrame):
+        raise DataFormatError(
+            f"expected a wide matrix as a pandas DataFrame (rows = topics, columns = systems), "
+            f"got {type(wide).__name__}; wrap it with pd.DataFrame(...) first"
+        )
     w = wide.copy()
     if topic_column is not None:
         require_columns(w, [topic_column], "wide matrix")
@@ -392,6 +440,17 @@ def from_wide(
     if w.columns.has_duplicates:
         dups = w.columns[w.columns.duplicated()].unique()[:3].tolist()
         raise DataFormatError(f"the wide matrix repeats system name(s) {dups}")
+    for what, axis in (("topic ids", w.index), ("system names", w.columns)):
+        if isinstance(axis, pd.MultiIndex):
+            raise DataFormatError(
+                f"the wide matrix's {what} have several levels (a MultiIndex); flatten them to "
+                "one label each first"
+            )
+        if axis.hasnans:
+            raise DataFormatError(
+                f"the wide matrix has {int(axis.isna().sum())} missing {what} (NaN or None); "
+                "every row needs a topic id and every column a system name"
+            )
     topics = [str(t) for t in w.index]
     systems = [str(s) for s in w.columns]
     for what, labels, given in (("topic id", topics, w.index), ("system name", systems, w.columns)):
@@ -489,8 +548,19 @@ def balance(data: pd.DataFrame, factors: Sequence[str] | None = None) -> Balance
             for c in factor_columns(data)
             if c != "sample" and not (c in ("measure", "collection") and data[c].nunique() <= 1)
         ]
-    factors = list(factors)
+    factors = [factors] if isinstance(factors, str) else list(factors)
     require_columns(data, factors)
+    repeated = sorted({f for f in factors if factors.count(f) > 1})
+    if repeated:
+        raise UsageError(f"factors names {', '.join(map(repr, repeated))} more than once")
+    if len(data) == 0:
+        raise DataFormatError("the data have no rows")
+    for f in factors:
+        if data[f].isna().any():
+            raise DataFormatError(
+                f"column {f!r} has {int(data[f].isna().sum())} missing value(s); every row needs "
+                f"a {f} label (irm.frame checks this)"
+            )
     codes = []
     levels = {}
     for f in factors:

@@ -1248,6 +1248,25 @@ def _sep_for(path: Path, first_line: str | None = None) -> str:
     return ","
 
 
+def _warn_id_like_first_column(values: np.ndarray, name: str, path: Path) -> None:
+    """Warn when the first "system" holds distinct whole numbers above every other score:
+    topic ids under a header the reader does not know (``qno``), which would be analysed as a
+    run."""
+    first, rest = values[:, 0], values[:, 1:]
+    if (len(first) < 2 or not np.isfinite(first).all() or np.any(first != np.round(first))
+            or len(np.unique(first)) < len(first) or np.isnan(rest).all()
+            or first.min() < 1 or first.min() <= np.nanmax(rest)):
+        return
+    warnings.warn(
+        f"{path}: the first column {name!r} holds distinct whole numbers ({first.min():g} to "
+        f"{first.max():g}) above every score of the other columns, like topic ids; it is read "
+        f"as a system. If it holds topic ids, name the column 'topic' (or pass "
+        f"topic_column={name!r}).",
+        DataQualityWarning,
+        stacklevel=3,
+    )
+
+
 def read_matrix(
     path: PathLike,
     *,
@@ -1362,10 +1381,10 @@ def read_matrix(
     row_names = False
     topic_idx: int | None = None
     if topic_column == "auto":
-        if rows and all(len(c) == ncol + 1 for _, c in rows[:5]) and header[0] != "":
+        if header[0].lower() in _TOPIC_HEADERS and ncol > 1:
+            topic_idx = 0  # named topic column: a row with a cell more is an error, below
+        elif rows and all(len(c) == ncol + 1 for _, c in rows[:5]) and header[0] != "":
             row_names = True
-        elif header[0].lower() in _TOPIC_HEADERS and ncol > 1:
-            topic_idx = 0
     elif topic_column is not None:
         if topic_column not in header:
             raise DataFormatError(
@@ -1424,6 +1443,12 @@ def read_matrix(
         topics.append(topic)
         if _NA_TOKENS.isdisjoint(scores) and all(map(_FLOAT.fullmatch, scores)):
             values[r] = list(map(float, scores))  # every cell a number: no per-cell loop
+            if np.isinf(values[r]).any():
+                c = int(np.flatnonzero(np.isinf(values[r]))[0])
+                raise DataFormatError(
+                    f"cell {scores[c]!r} for topic {topic}, system {systems[c]} is beyond the "
+                    "range of a float64 score", path=str(p), line=line,
+                )
             continue
         for c, (cell, s) in enumerate(zip(scores, systems)):
             if cell in _NA_TOKENS:
@@ -1436,14 +1461,21 @@ def read_matrix(
                         line=line,
                     )
                 values[r, c] = np.nan
-            elif _FLOAT.fullmatch(cell):
+            elif _FLOAT.fullmatch(cell) and math.isfinite(float(cell)):
                 values[r, c] = float(cell)
+            elif _FLOAT.fullmatch(cell):
+                raise DataFormatError(
+                    f"cell {cell!r} for topic {topic}, system {s} is beyond the range of a "
+                    "float64 score", path=str(p), line=line,
+                )
             else:
                 raise DataFormatError(
                     f"cell {cell!r} for topic {topic}, system {s} is not a number",
                     path=str(p),
                     line=line,
                 )
+    if topic_column == "auto" and topic_idx is None and not row_names and len(systems) > 1:
+        _warn_id_like_first_column(values, systems[0], p)
     wide = pd.DataFrame(values, index=pd.Index(topics, name="topic"), columns=systems)
     if nan == "drop" and np.isnan(values).any():
         with warnings.catch_warnings():
@@ -1584,15 +1616,43 @@ def read_frame(path: PathLike) -> pd.DataFrame:
         data = _read_bytes(p, "frame file")
         _check_utf8(data, p)
         delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
-        header = pd.read_csv(p, sep=delim, nrows=0, encoding="utf-8-sig").columns
-        dtypes = {c: str for c in header if c in FACTOR_COLUMNS}
-        try:
-            df = pd.read_csv(
-                p, sep=delim, dtype=dtypes, keep_default_na=False,
-                na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig", **EXACT_FLOATS,
+        lines = data.decode("utf-8-sig").splitlines()
+        header_line = next((i for i, t in enumerate(lines, start=1) if t.strip()), 1)
+        names = next(csv.reader([lines[header_line - 1]], delimiter=delim)) if lines else []
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise DataFormatError(
+                f"the header names the column(s) {', '.join(map(repr, twice))} more than once; "
+                "each column needs its own name", path=str(p), line=header_line,
             )
+        dtypes = {c: str for c in names if c in FACTOR_COLUMNS}
+        try:
+            with warnings.catch_warnings():
+                # index_col=False: rows with a field more than the header are an error, not
+                # an index that shifts every column by one (pandas' default)
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                df = pd.read_csv(
+                    p, sep=delim, dtype=dtypes, keep_default_na=False, index_col=False,
+                    na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig",
+                    **EXACT_FLOATS,
+                )
+        except pd.errors.ParserWarning:
+            raise DataFormatError(
+                f"the rows have more fields than the header's {len(names)} columns "
+                f"({', '.join(names)}); every row needs one value per column",
+                path=str(p), line=header_line + 1,
+            ) from None
         except (ValueError, pd.errors.ParserError) as exc:
+            m = re.search(r"in line (\d+), saw (\d+)", str(exc))
+            if m is not None:
+                raise DataFormatError(
+                    f"the row has {m.group(2)} fields but the header has {len(names)} "
+                    f"({', '.join(names)}); every row needs one value per column",
+                    path=str(p), line=int(m.group(1)),
+                ) from None
             raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None
+        for c in dtypes:  # labels as read_matrix reads them: without surrounding spaces
+            df[c] = df[c].str.strip()
     try:
         return frame(df)
     except DataFormatError as exc:

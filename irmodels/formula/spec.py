@@ -181,7 +181,16 @@ class ModelSpec:
                 f"the response column {self.response!r} is not in the data "
                 f"(columns: {', '.join(map(str, data.columns))})"
             )
-        y = np.asarray(data[self.response], dtype="float64")
+        col = data[self.response]
+        dtype = col.dtype
+        if (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype)
+                or not pd.api.types.is_numeric_dtype(dtype)):
+            raise DataFormatError(
+                f"the response column {self.response!r} holds {dtype} values, not numbers; the "
+                "left-hand side of the formula is the score (e.g. 'score ~ topic + system'). "
+                "If it holds numbers as text, convert it first (irm.frame does)."
+            )
+        y = np.asarray(col, dtype="float64")
         return apply_transform(y, self.transform, self.epsilon)
 
     def __str__(self) -> str:

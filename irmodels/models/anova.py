@@ -25,6 +25,7 @@ from irmodels.errors import (
     DataFormatError,
     DesignError,
     FormulaError,
+    IRModelsWarning,
     NegativeVarianceWarning,
     UnbalancedDesignWarning,
 )
@@ -195,6 +196,12 @@ class AnovaResult(ResultDisplay):
                 f"no factor {':'.join(unknown) or factor!r} in the model "
                 f"({self.spec!s}); use one of {', '.join(self._codes)} or an interaction "
                 "of them like 'topic:system'."
+            )
+        repeated = sorted({f for f in names if names.count(f) > 1})
+        if repeated:
+            raise DesignError(
+                f"{':'.join(names)} names {', '.join(map(repr, repeated))} more than once; an "
+                "interaction crosses different factors (e.g. 'topic:system')."
             )
         return names
 
@@ -820,6 +827,16 @@ def anova(
         used_type = 2 if ss_type is None else int(ss_type)
     else:
         used_type = 1 if margins else (2 if ss_type is None else int(ss_type))
+        if margins and ss_type is None:
+            first = next(iter(margins))
+            warnings.warn(
+                f"the model is not hierarchical (term {first} lacks {', '.join(margins[first])}): "
+                "its sums of squares are sequential (type I, as R's anova(lm())), so they depend "
+                "on the order of the terms. Pass ss_type=1 to say so, or add the margins for "
+                "type II.",
+                IRModelsWarning,
+                stacklevel=2,
+            )
         if not balanced and not covariates:
             warnings.warn(
                 f"the design is unbalanced ({int((counts == 0).sum())} empty cell(s) of "
@@ -912,11 +929,12 @@ def _check_lsq(terms, df, df_resid, ss_type, counts) -> None:
                     "before it (no degree of freedom left). Drop it from the model or add the "
                     "missing combinations of levels."
                 )
+            other = "ss_type=1" if ss_type == 2 else "ss_type=1 or 2"
             raise DesignError(
                 f"term {t.name} has no degree of freedom left under type "
-                f"{'I' * ss_type} sums of squares: with the empty cells of these data it is "
-                "aliased with the other terms. Use ss_type=1 or 2, drop the term, or add the "
-                "missing combinations of levels."
+                f"{'I' * ss_type} sums of squares: in these data it is aliased with the other "
+                "terms (empty cells, or a factor nested in another). Use "
+                f"{other}, drop the term, or add the missing combinations of levels."
             )
     if df_resid <= 0:
         top = max(terms, key=lambda t: t.order)

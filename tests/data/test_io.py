@@ -392,6 +392,7 @@ _OTHER_CELLS = st.sampled_from(["NA", "nan", "", "None", "1e", "abc", "1_0", "in
 def test_property_read_matrix_cells_as_one_by_one(cells, nan):
     """Every cell is a number (bit for bit what float() gives), NaN for a missing cell, or
     the error naming the first bad cell, with its topic and system."""
+    import math
     import re
     import tempfile
 
@@ -405,6 +406,10 @@ def test_property_read_matrix_cells_as_one_by_one(cells, nan):
                 if nan == "raise" and error is None:
                     error = f"missing score (cell {cell!r}) for topic {r + 1}, system s{c}"
                 want.append(np.nan)
+            elif _FLOAT.fullmatch(cell) and math.isinf(float(cell)):
+                if error is None:
+                    error = f"cell {cell!r} for topic {r + 1}, system s{c} is beyond the range"
+                want.append(None)
             elif _FLOAT.fullmatch(cell):
                 want.append(float(cell))
             else:
