@@ -135,10 +135,13 @@ class Standardizer:
     ``mu_t`` and ``sigma_t`` are the mean and the standard deviation (divisor ``n - ddof``,
     the sample SD by default) of the reference systems' scores on topic ``t`` (every row
     counts, so shards or samples of a reference system are pooled); ``z = 0`` where
-    ``sigma_t = 0``, as trec_eval does. A topic with ``n <= ddof`` reference scores has no
-    standard deviation: ``sigma_t = 0`` there, with a :class:`DataQualityWarning`. A topic unknown to the factors raises at :meth:`transform` time unless
-    ``unknown="drop"`` (those rows are then dropped with a :class:`DataQualityWarning`);
-    scores are never left missing, to keep the long-frame contract.
+    ``sigma_t = 0``, as trec_eval does. A topic whose reference scores are all equal has
+    ``mu_t`` equal to that score and ``sigma_t = 0`` exactly (not a rounding residue such as
+    1e-16), and is listed by :meth:`diagnostics`. A topic with ``n <= ddof`` reference scores
+    has no standard deviation: ``sigma_t = 0`` there, with a :class:`DataQualityWarning`. A
+    topic unknown to the factors raises at :meth:`transform` time unless ``unknown="drop"``
+    (those rows are then dropped with a :class:`DataQualityWarning`); scores are never left
+    missing, to keep the long-frame contract.
 
     Examples
     --------
@@ -252,11 +255,16 @@ class Standardizer:
                 g = np.concatenate([g, [0.0, 1.0]])
             scores[lab] = np.sort(g)
         labels = sorted(labels, key=lambda t: tuple(natural_key(v) for v in t))
-        mu = np.array([scores[lab].mean() for lab in labels])
+        # a topic whose reference scores are all equal has mu = that score and sigma = 0
+        # exactly (as R's mean and sd give): np.mean of six 0.7 is 0.7000000000000001, and the
+        # SD about it 1.2e-16, which would turn the zero-SD topic into z = -0.91 everywhere
+        flat = [scores[lab][0] == scores[lab][-1] for lab in labels]  # sorted: ptp == 0
+        mu = np.array([scores[lab][0] if fl else scores[lab].mean()
+                       for lab, fl in zip(labels, flat)])
         n = np.array([len(scores[lab]) for lab in labels], dtype=np.int64)
         short = n <= self.ddof
-        sigma = np.array([0.0 if k <= self.ddof else scores[lab].std(ddof=self.ddof)
-                          for lab, k in zip(labels, n)])
+        sigma = np.array([0.0 if k <= self.ddof or fl else scores[lab].std(ddof=self.ddof)
+                          for lab, k, fl in zip(labels, n, flat)])
         if short.any():
             names = [" ".join(lab) for lab, bad in zip(labels, short) if bad]
             warnings.warn(

@@ -28,6 +28,8 @@ standardization for inter-collection comparison of retrieval systems", SIGIR 200
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +39,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_seed
-from irmodels.errors import DesignError
+from irmodels.errors import DataQualityWarning, DesignError
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 
@@ -88,8 +90,9 @@ class Comparability(ResultDisplay):
     sd_a, sd_b : float
         Sample SDs of the system means on each collection.
     p_value : float
-        Randomization test of kappa (share of ``n_perm`` random re-partitions of the pooled
-        topics with kappa >= the observed one).
+        Randomization test of kappa (share of the random re-partitions of the pooled topics,
+        among those with a defined kappa, whose kappa is >= the observed one); NaN when the
+        observed kappa is undefined.
     systems : DataFrame
         Per system: ``system, mean_a, mean_b, diff`` (a - b), ``t``, ``df`` (Welch),
         ``p_a_higher``, ``p_b_higher`` (one-tailed p-values), ``a_higher``, ``b_higher``
@@ -199,12 +202,21 @@ def comparability(
         No (or a single) common system, a collection with missing cells or fewer than four
         topics, bad ``n_perm``, ``n_halvings`` or ``alpha``.
 
+    Warns
+    -----
+    DataQualityWarning
+        kappa is undefined (the system means have no spread on either collection, so
+        ``sd_a + sd_b = 0``): ``kappa`` and ``p_value`` are NaN. Also when some re-partitions
+        have an undefined kappa (they are left out of the p-value).
+
     Notes
     -----
     kappa = 2 RMSE / (sd_a + sd_b) with sample SDs of the system means (Webber 2010, section
-    4.6). A half of T topics has ``T // 2`` topics (the other ``T - T // 2``). The per-system
-    test is Welch's two-sample t on the topic scores of the two collections (topics differ,
-    so no pairing).
+    4.6). The p-value is computed over the re-partitions whose kappa is defined (finite);
+    re-partitions where the system means have no spread on either side are left out. A half
+    of T topics has ``T // 2`` topics (the other ``T - T // 2``). The per-system test is
+    Welch's two-sample t on the topic scores of the two collections (topics differ, so no
+    pairing).
 
     Examples
     --------
@@ -230,7 +242,8 @@ def comparability(
     for name, v in (("n_perm", n_perm), ("n_halvings", n_halvings)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) \
+            or not 0 < alpha < 1:
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     ia = [sa.index(s) for s in common]
     ib = [sb.index(s) for s in common]
@@ -255,7 +268,30 @@ def comparability(
         A = pooled[perm[:, :Ta]].mean(axis=1)
         B = pooled[perm[:, Ta:]].mean(axis=1)
         null[start:start + n] = _kappa(A, B)
-    p = float(np.mean(null >= obs - 1e-12 * max(1.0, abs(obs))))
+    defined = np.isfinite(null)
+    if not math.isfinite(obs):
+        warnings.warn(
+            "kappa is undefined: the system means have no spread on either collection "
+            "(sd_a = sd_b = 0, every system has the same mean score), so kappa = 2 RMSE / "
+            "(sd_a + sd_b) divides by 0; kappa and its randomization p-value are NaN. "
+            "Compare systems that differ, or look at the RMSE and the per-system tests.",
+            DataQualityWarning, stacklevel=2)
+        p = math.nan
+    elif not defined.any():
+        warnings.warn(
+            f"kappa is undefined in all {n_perm} random re-partitions of the topics (the "
+            "system means have no spread on either side), so the randomization p-value is NaN.",
+            DataQualityWarning, stacklevel=2)
+        p = math.nan
+    else:
+        if not defined.all():
+            warnings.warn(
+                f"kappa is undefined in {int((~defined).sum())} of {n_perm} random "
+                "re-partitions of the topics (the system means have no spread on either "
+                "side); the p-value is the share among the other "
+                f"{int(defined.sum())}.",
+                DataQualityWarning, stacklevel=2)
+        p = float(np.mean(null[defined] >= obs - 1e-12 * max(1.0, abs(obs))))
 
     # per-system one-tailed t tests
     va, vb = Xa.var(axis=0, ddof=1), Xb.var(axis=0, ddof=1)

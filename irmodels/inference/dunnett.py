@@ -39,6 +39,7 @@ from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay, format_number
 from irmodels.errors import DataFormatError, DesignError
+from irmodels.inference.tukey import _check_alpha, _check_error_variance
 
 __all__ = ["DUNNETT_COLUMNS", "DunnettResult", "dunnett", "pmvt_max"]
 
@@ -358,9 +359,11 @@ def dunnett(
     Raises
     ------
     DesignError
-        ``control`` is not a level; fewer than two levels.
+        ``control`` is not a level; fewer than two levels; an error variance of zero (every
+        difference with the control has variance 0 or at most 1e-12 times the variance of the
+        means: a perfect fit, which would make every difference "significant").
     DataFormatError
-        Bad alpha, alternative, shapes, non-finite means or covariance.
+        Bad alpha, alternative, shapes, non-numeric or non-finite means or covariance.
 
     Examples
     --------
@@ -377,14 +380,17 @@ def dunnett(
     >>> round(float(res.critical_value), 4)
     2.3907
     """
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = _check_alpha(alpha)
     if alternative not in ("two-sided", "greater", "less"):
         raise DataFormatError(
             f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}."
         )
-    s = (pd.Series(means, dtype=float) if isinstance(means, Mapping)
-         else pd.Series(means).astype(float))
+    try:
+        s = (pd.Series(means, dtype=float) if isinstance(means, Mapping)
+             else pd.Series(means).astype(float))
+        V = np.asarray(cov, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"means and cov must be numbers; {exc}.") from None
     labels = [str(x) for x in s.index]
     k = len(labels)
     if k < 2:
@@ -396,7 +402,6 @@ def dunnett(
             f"control level {control!r} is not a level of {factor} ({k} levels: {shown}). "
             "Pass one of them as control (names are case-sensitive)."
         )
-    V = np.asarray(cov, dtype=float)
     if V.shape != (k, k):
         raise DataFormatError(f"cov must be a {k} x {k} matrix; got shape {V.shape}.")
     m = s.to_numpy()
@@ -409,6 +414,8 @@ def dunnett(
     C[:, ci] = -1.0
     diff = C @ m
     cd = C @ V @ C.T
+    # the same check as Tukey's HSD: a zero error variance (a perfect fit) is refused
+    _check_error_variance(np.diag(cd), m)
     se = np.sqrt(np.clip(np.diag(cd), 0.0, None))
     if not (se > 0).all():
         raise DataFormatError("a difference with the control has zero standard error; "

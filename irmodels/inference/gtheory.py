@@ -13,8 +13,9 @@ Urbano, Marrero & Martin, "On the Measurement of Test Collection Reliability", S
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,8 +23,14 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels._validate import check_probability
 from irmodels.data.frame import require_columns
-from irmodels.errors import DataFormatError, DesignError, NegativeVarianceWarning
+from irmodels.errors import (
+    DataFormatError,
+    DataQualityWarning,
+    DesignError,
+    NegativeVarianceWarning,
+)
 
 __all__ = ["GStudy", "gstudy"]
 
@@ -81,6 +88,29 @@ def _truncate(var: dict[str, float], stacklevel: int) -> dict[str, float]:
     return {k: max(0.0, float(v)) for k, v in var.items()}
 
 
+def _warn_degenerate(gs: GStudy, stacklevel: int) -> None:
+    """Warn when the relative error variance is 0: Erho2 is 1, or 0/0 (NaN) without system
+    variance."""
+    var_s = gs._var("system")
+    rel = gs._errors(1, 1)[0]
+    if rel > 0:
+        return
+    if var_s > 0:
+        warnings.warn(
+            "the relative error variance is 0 (every mean square but the systems' and the "
+            "topics' is 0 up to rounding): on every topic the systems differ by the same "
+            "amounts, a perfect additive fit. Erho2 and rho_I are 1 for any number of topics; "
+            "check for runs that are shifted copies of each other.",
+            DataQualityWarning, stacklevel=stacklevel)
+        return
+    warnings.warn(
+        "the systems do not differ: the system variance and the relative error variance are "
+        "both 0 (the systems have the same score on every topic, up to rounding), so Erho2 and "
+        "rho_I are 0/0 and reported as NaN, and topics_needed for Erho2 raises. Check for "
+        "duplicated runs or a measure that does not vary across systems.",
+        DataQualityWarning, stacklevel=stacklevel)
+
+
 def _components_frame(var: dict[str, float]) -> pd.DataFrame:
     values = np.array(list(var.values()), dtype=float)
     total = values.sum()
@@ -113,6 +143,25 @@ def _check_scores(y: np.ndarray) -> None:
         )
 
 
+#: A sum of squares at most ``N (_NOISE eps max|y|)^2`` (``N`` cells) is rounding noise and is
+#: set to exactly 0. Each effect (a deviation of a mean from other means) of a cell is computed
+#: with an absolute error of a few ``eps max|y|`` (numpy sums pairwise), so a term that is
+#: exactly 0 in exact arithmetic has a sum of squares of at most ``N (c eps max|y|)^2`` with a
+#: small ``c``: at most 15 in simulations with up to 200 x 300 cells and offsets up to 100
+#: times the spread. 1000 leaves a wide margin, and still keeps every effect whose RMS size is
+#: above ``2.2e-13 max|y|``, far below the precision of any score. Without this, identical
+#: systems give components of 1e-33 and coefficients that are ratios of rounding noise
+#: (R's ``anova`` prints such mean squares as 0 and warns of an "essentially perfect fit").
+_NOISE = 1000.0
+
+
+def _mean_squares(ss: dict[str, float], df: dict[str, int], y: np.ndarray) -> dict[str, float]:
+    """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 is exactly 0."""
+    # compared as an RMS effect per cell, which cannot overflow for large scores
+    scale = _NOISE * np.finfo(float).eps * float(np.max(np.abs(y)))
+    return {k: (0.0 if math.sqrt(v / y.size) <= scale else v) / df[k] for k, v in ss.items()}
+
+
 def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
     """Mean squares and EMS components of a system x topic array (axis 0 systems)."""
     n_s, n_t = y.shape
@@ -120,11 +169,13 @@ def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
     m_s = y.mean(axis=1)
     m_t = y.mean(axis=0)
     resid = y - m_s[:, None] - m_t[None, :] + grand
-    ms = {
-        "system": n_t * float(((m_s - grand) ** 2).sum()) / (n_s - 1),
-        "topic": n_s * float(((m_t - grand) ** 2).sum()) / (n_t - 1),
-        "Residual": float((resid**2).sum()) / ((n_s - 1) * (n_t - 1)),
+    ss = {
+        "system": n_t * float(((m_s - grand) ** 2).sum()),
+        "topic": n_s * float(((m_t - grand) ** 2).sum()),
+        "Residual": float((resid**2).sum()),
     }
+    ms = _mean_squares(
+        ss, {"system": n_s - 1, "topic": n_t - 1, "Residual": (n_s - 1) * (n_t - 1)}, y)
     var = {
         "system": (ms["system"] - ms["Residual"]) / n_t,
         "topic": (ms["topic"] - ms["Residual"]) / n_s,
@@ -149,15 +200,19 @@ def _three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, f
         - g
     )
     st, sh, th = "topic:system", _term_name(["system", facet]), _term_name(["topic", facet])
-    ms = {
-        "system": n_t * n_h * float(((m_s - g) ** 2).sum()) / (n_s - 1),
-        "topic": n_s * n_h * float(((m_t - g) ** 2).sum()) / (n_t - 1),
-        facet: n_s * n_t * float(((m_h - g) ** 2).sum()) / (n_h - 1),
-        st: n_h * float((e_st**2).sum()) / ((n_s - 1) * (n_t - 1)),
-        sh: n_t * float((e_sh**2).sum()) / ((n_s - 1) * (n_h - 1)),
-        th: n_s * float((e_th**2).sum()) / ((n_t - 1) * (n_h - 1)),
-        "Residual": float((e**2).sum()) / ((n_s - 1) * (n_t - 1) * (n_h - 1)),
+    ss = {
+        "system": n_t * n_h * float(((m_s - g) ** 2).sum()),
+        "topic": n_s * n_h * float(((m_t - g) ** 2).sum()),
+        facet: n_s * n_t * float(((m_h - g) ** 2).sum()),
+        st: n_h * float((e_st**2).sum()),
+        sh: n_t * float((e_sh**2).sum()),
+        th: n_s * float((e_th**2).sum()),
+        "Residual": float((e**2).sum()),
     }
+    df = {"system": n_s - 1, "topic": n_t - 1, facet: n_h - 1, st: (n_s - 1) * (n_t - 1),
+          sh: (n_s - 1) * (n_h - 1), th: (n_t - 1) * (n_h - 1),
+          "Residual": (n_s - 1) * (n_t - 1) * (n_h - 1)}
+    ms = _mean_squares(ss, df, y)
     v_e = ms["Residual"]
     var = {
         "system": (ms["system"] - ms[st] - ms[sh] + v_e) / (n_t * n_h),
@@ -236,15 +291,15 @@ class GStudy(ResultDisplay):
 
     @property
     def phi(self) -> float:
-        """Dependability index for one topic (and one shard): ``var_s / (var_s + absolute error)``."""
-        v = self._var("system")
-        return v / (v + self._errors(1, 1)[1])
+        """Dependability index for one topic (and one shard): ``var_s / (var_s + absolute error)``
+        (NaN when both are 0)."""
+        return _ratio(self._var("system"), self._errors(1, 1)[1])
 
     @property
     def rho_I(self) -> float:
-        """Generalizability (intraclass) coefficient for one topic: ``var_s / (var_s + relative error)``."""
-        v = self._var("system")
-        return v / (v + self._errors(1, 1)[0])
+        """Generalizability (intraclass) coefficient for one topic: ``var_s / (var_s + relative
+        error)``; NaN when both are 0 (the systems do not differ at all)."""
+        return _ratio(self._var("system"), self._errors(1, 1)[0])
 
     # ------------------------------------------------------------------ D-study
     def _single_topic_bounds(self, p: float) -> tuple[float, float]:
@@ -264,16 +319,21 @@ class GStudy(ResultDisplay):
         df_e = df_s * df_t
         m_s, m_t, m_e = float(ms["system"]), float(ms["topic"]), float(ms["Residual"])
         f2 = fdtri(df_s, df_e, p)  # = stats.f.ppf(p, df_s, df_e)
-        ratio = (m_s / (m_e * f2) - 1.0) / n_t
+        if m_e > 0:
+            ratio = (m_s / (m_e * f2) - 1.0) / n_t
+        else:
+            # no error at all: E rho^2 is 1 for any number of topics (NaN if MS_s is 0 too)
+            ratio = math.inf if m_s > 0 else math.nan
         # = stats.chi2.ppf(p, df_s) / df_s, F(df_s, inf)
         f1 = (2.0 * gammaincinv(df_s / 2.0, p) if df_s > 0 else np.float64(math.nan)) / df_s
         f3 = fdtri(df_s, df_t, p)  # = stats.f.ppf(p, df_s, df_t)
         num = m_s**2 - f1 * m_s * m_e + (f1 - f2) * f2 * m_e**2
         den = (n_s - 1) * f1 * m_s * m_e + f3 * m_s * m_t
-        lam = num / den if den > 0 else 0.0
+        # den = 0 with num > 0: MS_e = MS_t = 0 < MS_s, no absolute error, Phi = 1
+        lam = num / den if den > 0 else (math.inf if num > 0 else 0.0)
         # a non-positive ratio means the limit is at (or below) 0 for every number of topics
-        ratio = max(ratio, 0.0)
-        phi1 = n_s * lam / (n_s * lam + n_t) if lam > 0 else 0.0
+        ratio = ratio if math.isnan(ratio) else max(ratio, 0.0)
+        phi1 = 1.0 if math.isinf(lam) else n_s * lam / (n_s * lam + n_t) if lam > 0 else 0.0
         return ratio, phi1
 
     def _has_intervals(self) -> bool:
@@ -314,9 +374,10 @@ class GStudy(ResultDisplay):
             - ``Phi_lower``, ``Phi_upper``: Arteaga, Jeyaratnam & Franklin (1982) limits;
             - ``shards`` (only with a third facet): number of shards or samples.
 
-            Limits are truncated to [0, 1]. They need the mean squares of a system x topic
-            design; with a third facet, or components from a mixed model without data, they
-            are NaN.
+            Erho2 (and its limits) is NaN when the system variance and the relative error
+            are both 0 (0/0). Limits are truncated to [0, 1]. They need the mean squares of a
+            system x topic design; with a third facet, or components from a mixed model
+            without data, they are NaN.
 
         Notes
         -----
@@ -343,8 +404,7 @@ class GStudy(ResultDisplay):
         """
         if sided not in ("two", "lower", "upper"):
             raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
-        if not 0 < alpha < 1:
-            raise DesignError(f"alpha must be in (0, 1); got {alpha!r}")
+        alpha = check_probability(alpha, "alpha")
         t_list = _as_counts(self.n_topics if topics is None else topics, "topics")  # type: ignore[arg-type]
         if self.facet is None:
             if shards is not None:
@@ -430,7 +490,10 @@ class GStudy(ResultDisplay):
         ------
         DesignError
             When no number of topics reaches the target (system variance 0, or errors that
-            do not shrink with topics already too large).
+            do not shrink with topics already too large), or the index is undefined (0/0:
+            identical systems).
+        ArgumentError
+            ``alpha`` not in (0, 1).
 
         Notes
         -----
@@ -450,10 +513,15 @@ class GStudy(ResultDisplay):
         >>> g.topics_needed(0.95, alpha=0.05).tolist()
         [6, 31, 1]
         """
-        if not 0 < target < 1:
+        if isinstance(target, (bool, np.bool_)) or not isinstance(target, numbers.Real) \
+                or not 0 < target < 1:
             raise DesignError(f"target must be in (0, 1); got {target!r}")
         if index not in ("Erho2", "Phi"):
             raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
+        if alpha is not None:
+            alpha = check_probability(alpha, "alpha")
+        if sided not in ("two", "lower", "upper"):
+            raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
         var_s = self._var("system")
         n: dict[str, float] = {"topic": 1.0}
         if self.facet:
@@ -468,7 +536,19 @@ class GStudy(ResultDisplay):
             else:
                 b += self._var(name) / div
         room = var_s * (1 - target) / target - b
-        if var_s <= 0 or room <= 0:
+        if var_s <= 0 and a <= 0 and b <= 0:
+            raise DesignError(
+                f"{index} is undefined (0/0): the system variance and the error variance are "
+                "both 0, i.e. the systems have the same score on every topic (up to rounding), "
+                "so no number of topics is 'needed' to tell them apart. Check that the runs "
+                "differ (a duplicated run, or a measure that does not vary)."
+            )
+        if var_s <= 0:
+            raise DesignError(
+                f"no number of topics reaches {index} = {target}: the system variance is 0 (the "
+                f"systems do not differ), so {index} is 0 for any number of topics."
+            )
+        if room <= 0:
             raise DesignError(
                 f"no number of topics reaches {index} = {target}: the system variance is "
                 f"{var_s:.4g} and the error that more topics cannot remove is {b:.4g}. Lower the "
@@ -496,7 +576,7 @@ class GStudy(ResultDisplay):
             if index == "Erho2":
                 if r > 0:
                     res[key] = _ceil(target / ((1 - target) * r))
-            elif 0 < phi1 < 1:
+            elif 0 < phi1 <= 1:
                 res[key] = _ceil(target * (1 - phi1) / (phi1 * (1 - target)))
         return pd.Series(res, dtype="Int64", name=index)
 
@@ -610,7 +690,7 @@ def _ratio(var_s: float, err: float) -> float:
 
 
 def _step_up(ratio: float, phi1: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    erho2 = n * ratio / (1 + n * ratio)
+    erho2 = np.ones_like(n) if math.isinf(ratio) else n * ratio / (1 + n * ratio)
     phi = n * phi1 / (1 + (n - 1) * phi1)
     return np.clip(erho2, 0.0, 1.0), np.clip(phi, 0.0, 1.0)
 
@@ -621,12 +701,16 @@ def _ceil(x: float) -> int:
 
 
 def _as_counts(value: int | Sequence[int], what: str) -> list[int]:
+    if isinstance(value, (str, bytes)) or not (np.isscalar(value) or isinstance(value, Iterable)):
+        raise DesignError(f"{what} must be a positive whole number or a list of them; got "
+                          f"{value!r}")
     values: list[Any] = [value] if np.isscalar(value) else list(value)  # type: ignore[arg-type]
     out = []
     for v in values:
-        if isinstance(v, (bool, np.bool_)) or not float(v).is_integer() or v < 1:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) \
+                or not math.isfinite(float(v)) or not float(v).is_integer() or v < 1:
             raise DesignError(f"{what} must be positive whole numbers; got {v!r}")
-        out.append(int(v))
+        out.append(int(float(v)))
     if not out:
         raise DesignError(f"{what} is empty; give at least one number")
     return out
@@ -694,6 +778,10 @@ def gstudy(
     -----
     NegativeVarianceWarning
         When a moment estimate is negative; it is set to 0.
+    DataQualityWarning
+        When the relative error variance is 0: with a system variance, a perfect additive fit
+        (Erho2 = rho_I = 1 for any number of topics); without one, identical systems (Erho2 and
+        rho_I are 0/0, reported as NaN, and ``topics_needed`` for Erho2 raises).
 
     Notes
     -----
@@ -701,7 +789,9 @@ def gstudy(
     Brennan 2001, ch. 3 and 4): ``var_s = (MS_s - MS_e)/n_t``, ``var_t = (MS_t - MS_e)/n_s``,
     ``var_e = MS_e``. For system x topic x shard, fully crossed with one score per cell,
     ``var_st = (MS_st - MS_e)/n_h``, ``var_s = (MS_s - MS_st - MS_sh + MS_e)/(n_t n_h)`` and so
-    on; negative estimates are set to 0 after solving (Brennan 2001, sec. 3.4). The per-topic
+    on; negative estimates are set to 0 after solving (Brennan 2001, sec. 3.4). A sum of
+    squares within rounding of 0 (its root mean square per cell at most ``1000 eps max|score|``)
+    is exactly 0, so identical systems get components of 0, not 1e-33. The per-topic
     indices are ``phi = var_s / (var_s + var_t + var_e)`` and ``rho_I = var_s / (var_s + var_e)``.
     A ``sample`` facet (document samples) is treated as crossed with topics, like shards.
     For Brennan's Table 3.2 data the components are 0.6258 (persons/systems), 0.8840
@@ -760,7 +850,7 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
             "shares of variance and the coefficients do not change under rescaling."
         )
     var = _truncate(var, stacklevel=4)
-    return GStudy(
+    gs = GStudy(
         components=_components_frame(var),
         n_topics=y.shape[1],
         n_systems=y.shape[0],
@@ -769,6 +859,8 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
         mean_squares=pd.Series(ms, name="MS"),
         source="data",
     )
+    _warn_degenerate(gs, stacklevel=4)
+    return gs
 
 
 def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
@@ -836,7 +928,7 @@ def _assemble(vc: pd.DataFrame, facet: str | None, cols: dict[str, pd.Series],
     if "topic:system" in var:
         ms = None  # the interaction is separated: the two-way intervals do not apply
     source = "mixed" if "mixed" in type(result).__name__.lower() else "anova"
-    return GStudy(
+    gs = GStudy(
         components=_components_frame(var),
         n_topics=codes["topic"],
         n_systems=codes["system"],
@@ -845,3 +937,5 @@ def _assemble(vc: pd.DataFrame, facet: str | None, cols: dict[str, pd.Series],
         mean_squares=None if ms is None else pd.Series(ms, name="MS"),
         source=source,
     )
+    _warn_degenerate(gs, stacklevel=5)
+    return gs

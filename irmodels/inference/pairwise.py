@@ -19,6 +19,7 @@ reform in information retrieval?", SIGIR Forum 48(1), 2014.
 from __future__ import annotations
 
 import importlib
+import numbers
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ Adjust = Literal["bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey"
 TESTS = ("t", "t2", "wilcoxon", "sign", "bootstrap", "randomization")
 ALTERNATIVES = ("two-sided", "greater", "less")
 ADJUSTMENTS = ("bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey")
+_MEAN_TESTS = ("t", "t2", "randomization", "bootstrap")  # tests of mean differences
 COLUMNS = (
     "a", "b", "diff", "statistic", "p", "p_adj", "reject",
     "ci_lower", "ci_upper", "effect_sd", "effect_mse", "n",
@@ -410,16 +412,58 @@ def _t_interval(est, se, df, alternative, alpha):
     return np.full_like(est, -np.inf), est + q * se
 
 
-def _paired_t(D: np.ndarray, alternative: str, alpha: float) -> dict[str, np.ndarray]:
+#: R's ``t.test`` stops with "data are essentially constant" when the standard error is below
+#: ``10 eps`` times the largest |mean| (of the differences for the paired test).
+_CONSTANT = 10 * np.finfo(float).eps
+
+
+def _degenerate(se: np.ndarray, mean: np.ndarray, est: np.ndarray, scale: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(essentially constant, zero shift) flags per pair.
+
+    Essentially constant is R's test ``se < 10 eps |mean|`` (``mean`` the mean difference for
+    the paired test, the larger |mean| of the two systems for Welch), or ``se = 0``; the shift
+    ``est`` counts as 0 when it is within ``10 eps`` of the systems' larger |mean| ``scale``
+    (0.3 against 0.1 + 0.2 differ by 5.6e-17, rounding).
+    """
+    const = (se < _CONSTANT * np.abs(mean)) | (se == 0)
+    zero = const & (np.abs(est) <= _CONSTANT * scale)
+    return const, zero
+
+
+def _degenerate_t(res: dict[str, np.ndarray], est: np.ndarray, const: np.ndarray,
+                  zero: np.ndarray, alternative: str, df: np.ndarray | float) -> None:
+    """t = +/-inf (p 0 or 1) for a constant non-zero shift, NaN for a zero one, in place."""
+    if not const.any():
+        return
+    t = np.where(const, np.where(zero, np.nan, np.where(est > 0, np.inf, -np.inf)),
+                 res["statistic"])
+    res["statistic"] = t
+    res["p"] = np.where(const, _p_from_t(t, df, alternative), res["p"])
+    # the interval collapses to the shift (its infinite end stays); undefined for a zero shift
+    lo, hi = res["ci_lower"], res["ci_upper"]
+    res["ci_lower"] = np.where(zero, np.nan, np.where(const & np.isfinite(lo), est, lo))
+    res["ci_upper"] = np.where(zero, np.nan, np.where(const & np.isfinite(hi), est, hi))
+    res["constant"], res["zero"] = const, zero
+
+
+def _paired_t(D: np.ndarray, alternative: str, alpha: float, scale: np.ndarray | None = None
+              ) -> dict[str, np.ndarray]:
+    """Paired t of every column of ``D``; ``scale``: the larger |mean| of the two systems of
+    each pair, the size of their rounding (without it only an exact 0 shift counts as 0)."""
     n = D.shape[0]
+    if scale is None:
+        scale = np.zeros(D.shape[1])
     dbar = D.mean(axis=0)
     se = D.std(axis=0, ddof=1) / np.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = dbar / se
-    t = np.where((se == 0) & (dbar == 0), 0.0, t)
     p = _p_from_t(t, n - 1, alternative)
     lo, hi = _t_interval(dbar, se, n - 1, alternative, alpha)
-    return {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(D.shape[1], n)}
+    res = {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(D.shape[1], n)}
+    const, zero = _degenerate(se, dbar, dbar, scale)
+    _degenerate_t(res, dbar, const, zero, alternative, n - 1)
+    return res
 
 
 def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, alpha: float):
@@ -433,10 +477,13 @@ def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, al
         df = (n - 1) * (va + vb) ** 2 / (va**2 + vb**2)
         t = est / se
     df = np.where(np.isfinite(df), df, 2 * n - 2)
-    t = np.where((se == 0) & (est == 0), 0.0, t)
     p = _p_from_t(t, df, alternative)
     lo, hi = _t_interval(est, se, df, alternative, alpha)
-    return {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(len(ia), n)}
+    res = {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(len(ia), n)}
+    scale = np.maximum(np.abs(mean[ia]), np.abs(mean[ib]))
+    const, zero = _degenerate(se, scale, est, scale)
+    _degenerate_t(res, est, const, zero, alternative, df)
+    return res
 
 
 _SIGNRANK_SF: dict[int, np.ndarray] = {}
@@ -644,6 +691,29 @@ def _tukey_randomised(
     return (count + 1.0) / (n_resamples + 1.0)
 
 
+def _warn_constant(test: str, systems: Sequence[str], ia: np.ndarray, ib: np.ndarray,
+                   const: np.ndarray, zero: np.ndarray) -> None:
+    """Name the pairs whose t test is degenerate (R's t.test stops on them)."""
+    if not const.any():
+        return
+    names = [f"{systems[a]} - {systems[b]}" for a, b in zip(ia[const], ib[const])]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    what = ("the per-topic differences are essentially constant" if test == "t" else
+            "both systems' scores are essentially constant")
+    n_zero = int(zero.sum())
+    outcome = []
+    if n_zero < len(names):
+        outcome.append(f"{len(names) - n_zero} with a non-zero shift get t = +/-inf and "
+                       "p = 0 (two-sided)")
+    if n_zero:
+        outcome.append(f"{n_zero} with no difference at all get t, p and interval NaN")
+    warnings.warn(
+        f"{len(names)} pair(s) cannot be t-tested, {what} ({shown}); R's t.test stops with "
+        f"'data are essentially constant'. Of these, {' and '.join(outcome)}. Check for "
+        "duplicated or shifted runs.",
+        DataQualityWarning, stacklevel=3)
+
+
 def _ms_error(X: np.ndarray) -> float:
     """Residual mean square of the two-way model score ~ topic + system (no replication)."""
     T, R = X.shape
@@ -683,8 +753,10 @@ def pairwise(
     adjust : {None, "bonferroni", "holm", "hochberg", "hommel", "bh", "by", "tukey"}
         Multiplicity adjustment of ``p`` over the tested pairs (the family): Bonferroni, Holm,
         Hochberg, Hommel, Benjamini-Hochberg, Benjamini-Yekutieli (as R's ``p.adjust``, see
-        :func:`p_adjust`), or ``"tukey"``: the randomised Tukey HSD
-        (always two-sided, see Notes). ``None``: ``p_adj`` equals ``p``.
+        :func:`p_adjust`), or ``"tukey"``: the randomised Tukey HSD (a two-sided test of mean
+        differences: only with ``alternative="two-sided"`` and a test of means, ``"t"``,
+        ``"t2"``, ``"randomization"`` or ``"bootstrap"``; see Notes). ``None``: ``p_adj``
+        equals ``p``.
     alpha : float
         Significance level for ``reject`` and ``1 - alpha`` confidence intervals.
     n_resamples : int
@@ -714,7 +786,8 @@ def pairwise(
           alternatives give a one-sided interval with an infinite end; NaN for ``"wilcoxon"``,
           ``"sign"`` and ``"randomization"``).
         - ``effect_sd``: ``diff`` / SD of the per-topic differences (sample SD, n - 1), the
-          paired standardized effect (Cohen's d_z).
+          paired standardized effect (Cohen's d_z); ``+/-inf`` when the differences are
+          essentially constant and not 0, NaN when they are all 0 (see Notes).
         - ``effect_mse``: ``diff`` / sqrt(MS_error) of the two-way model
           ``score ~ topic + system`` fitted on all systems of the frame (Sakai 2014).
         - ``n``: topics entering the test (non-zero differences for ``"wilcoxon"`` and
@@ -730,7 +803,8 @@ def pairwise(
     Warns
     -----
     DataQualityWarning
-        Monte Carlo p-values with ``adjust="bonferroni"`` or ``"holm"`` when
+        ``"t"`` or ``"t2"`` on pairs whose data are essentially constant (named in the
+        message; see Notes). Monte Carlo p-values with ``adjust="bonferroni"`` or ``"holm"`` when
         ``pairs / n_resamples > alpha``: the resampled p-values are too coarse for the
         adjusted threshold ``alpha / pairs`` (raise ``n_resamples`` to ``pairs / alpha``).
 
@@ -740,6 +814,14 @@ def pairwise(
 
     - paired t: ``t = dbar / (s / sqrt(T))``, T - 1 df.
     - Welch: ``t = (mean_a - mean_b) / sqrt((s_a^2 + s_b^2) / T)``, Welch-Satterthwaite df.
+    - Essentially constant data, where R's ``t.test`` stops: the standard error is below
+      ``10 eps`` times |dbar| (paired t) or times the larger |system mean| (Welch), or is 0.
+      There t is a ratio of rounding errors (1e16 for ``a`` against ``a - 0.1``), so such a
+      pair gets, with a :class:`DataQualityWarning`: t = ``+/-inf``, p = 0 (two-sided; 0 or 1
+      one-sided), an interval collapsed to ``diff`` and ``effect_sd = +/-inf`` when the shift
+      is not 0; t, p, the interval and ``effect_sd`` NaN when every difference is 0 (or the
+      shift is within ``10 eps`` of the larger |system mean|, rounding). NaN p-values stay
+      NaN after ``adjust`` and leave the family (as R's ``p.adjust``), and are not rejected.
     - Wilcoxon signed-rank exactly as R's ``wilcox.test(a, b, paired=TRUE)``: zero differences
       are dropped, |d| ranked with average ranks; exact null distribution when fewer than 50
       differences remain and there are neither ties nor zeros, otherwise the normal
@@ -786,8 +868,20 @@ def pairwise(
     _choice(alternative, ALTERNATIVES, "alternative")
     if adjust is not None:
         _choice(adjust, ADJUSTMENTS, "adjustment")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+    if adjust == "tukey" and (alternative != "two-sided" or test not in _MEAN_TESTS):
+        # its p-values come from the range of the permuted system means: a two-sided test of
+        # mean differences; beside a one-sided or a rank/sign test it would reject pairs that
+        # test never looked at (a far worse system "greater" than its partner)
+        raise DataFormatError(
+            f"adjust='tukey' (the randomised Tukey HSD) is a two-sided test of mean differences; "
+            f"it cannot adjust the {'one-sided ' if alternative != 'two-sided' else ''}"
+            f"{test!r} test. Use it with alternative='two-sided' and test 't', 't2', "
+            "'randomization' or 'bootstrap', or adjust with 'holm' or 'bh'."
+        )
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) \
+            or not 0 < alpha < 1:
         raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = float(alpha)
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
     X, _topics, systems = score_matrix(frame)
@@ -809,8 +903,10 @@ def pairwise(
     rng = _rng(seed)
     _exact = False
 
+    mean = X.mean(axis=0)
+    scale = np.maximum(np.abs(mean[ia]), np.abs(mean[ib]))
     if test == "t":
-        res = _paired_t(D, alternative, alpha)
+        res = _paired_t(D, alternative, alpha, scale)
     elif test == "t2":
         res = _welch_t(X, ia, ib, alternative, alpha)
     elif test == "wilcoxon":
@@ -826,6 +922,8 @@ def pairwise(
         res.setdefault("ci_lower", nan)
         res.setdefault("ci_upper", nan)
 
+    if "constant" in res:
+        _warn_constant(test, systems, ia, ib, res.pop("constant"), res.pop("zero"))
     p = np.asarray(res["p"], dtype=np.float64)
     if (
         test in ("bootstrap", "randomization")
@@ -850,8 +948,10 @@ def pairwise(
         p_adj = p_adjust(p, adjust)
 
     sd = D.std(axis=0, ddof=1)
+    const, zero = _degenerate(sd / np.sqrt(T), diff, diff, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
-        effect_sd = np.where(sd > 0, diff / sd, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+        effect_sd = np.where(const, np.where(zero, np.nan, np.where(diff > 0, np.inf, -np.inf)),
+                             diff / sd)
         mse = _ms_error(X) if R > 1 else np.nan
         effect_mse = diff / np.sqrt(mse) if mse > 0 else np.full(P, np.nan)
 

@@ -26,8 +26,9 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
+from irmodels._validate import check_int, check_number, check_probability, check_seed
 from irmodels.data.frame import require_columns, to_wide
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 
 __all__ = [
     "PairedTPower",
@@ -48,15 +49,48 @@ Method = Literal["exact", "normal"]
 
 
 # ---------------------------------------------------------------------------- paired t
-def _check_common(alpha: float, alternative: str, method: str) -> None:
-    if not 0 < alpha < 1:
-        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}")
+# The module's argument errors are DesignErrors (as they always were); the shared checks of
+# irmodels._validate raise ArgumentError, so their message is passed on as a DesignError.
+def _number(value: object, name: str, **bounds: float | bool | None) -> float:
+    """``check_number`` with this module's error class."""
+    try:
+        return check_number(value, name, **bounds)  # type: ignore[arg-type]
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
+
+
+def _alpha(alpha: object) -> float:
+    """``check_probability(alpha)`` with this module's error class."""
+    try:
+        return check_probability(alpha, "alpha")
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
+
+
+def _check_common(alpha: float, alternative: str, method: str) -> float:
+    alpha = _alpha(alpha)
     if alternative not in ("two-sided", "greater", "less"):
         raise DesignError(
             f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}"
         )
     if method not in ("exact", "normal"):
         raise DesignError(f"method must be 'exact' or 'normal'; got {method!r}")
+    return alpha
+
+
+def _check_design(n: object, delta: object, sigma: object, power: object
+                  ) -> tuple[float | None, ...]:
+    """The given (not None) quantities of the paired t design as floats, range-checked."""
+    out = [None if v is None else _number(v, k)
+           for k, v in (("n", n), ("delta", delta), ("sigma", sigma), ("power", power))]
+    n_, _, sigma_, power_ = out
+    if n_ is not None and n_ <= 1:
+        raise DesignError(f"n must exceed 1 (the test has n - 1 degrees of freedom); got {n!r}")
+    if sigma_ is not None and sigma_ <= 0:
+        raise DesignError(f"sigma must be positive; got {sigma!r}")
+    if power_ is not None and not 0 < power_ < 1:
+        raise DesignError(f"power must be in (0, 1); got {power!r}")
+    return tuple(out)
 
 
 def paired_t_power(
@@ -77,10 +111,23 @@ def paired_t_power(
     Normal: ``Phi(sqrt(n) |delta| / sigma - z(1 - alpha/2))`` two-sided,
     ``Phi(+-sqrt(n) delta / sigma - z(1 - alpha))`` one-sided.
 
+    Raises
+    ------
+    DesignError
+        ``n <= 1``, ``sigma <= 0``, a non-finite value, or a bad ``alpha``, ``alternative``
+        or ``method`` (the checks of :func:`paired_t`).
+
     >>> round(paired_t_power(50, 0.05, 0.1), 4)
     0.9339
     """
-    _check_common(alpha, alternative, method)
+    alpha = _check_common(alpha, alternative, method)
+    n_, delta_, sigma_, _ = _check_design(n, delta, sigma, None)
+    return _power(n_, delta_, sigma_, alpha, alternative, method)  # type: ignore[arg-type]
+
+
+def _power(n: float, delta: float, sigma: float, alpha: float, alternative: str,
+           method: str) -> float:
+    """:func:`paired_t_power` on checked arguments."""
     ncp = math.sqrt(n) * delta / sigma
     if method == "normal":
         if alternative == "two-sided":
@@ -204,16 +251,20 @@ def paired_t(
     Raises
     ------
     DesignError
-        Not exactly one quantity None, values out of range, or no solution (a target power
-        at or below ``alpha``, which a zero difference already gives).
+        Not exactly one quantity None, values out of range, or no solution: a target power
+        at or below ``alpha`` (which a zero difference already gives), a one-sided
+        ``alternative`` with ``delta`` pointing the other way (its power stays below
+        ``alpha``), or a target power already exceeded with 2 topics, the fewest the test
+        can use (both methods).
 
     Notes
     -----
     Exact power: ``P(T > t_c) + P(T < -t_c)`` with ``T ~ t'(n - 1, sqrt(n) delta / sigma)``
     and ``t_c = t(1 - alpha/2; n - 1)``; one equation in one unknown, solved by Brent's
     method (``n`` in ``[2, 1e7]``, ``delta`` in ``sigma [1e-7, 1e7]``, ``sigma`` in
-    ``delta [1e-7, 1e7]``, as R does). Normal: ``sqrt(n) delta / sigma = z(1 - alpha/2) +
-    z(power)``, solved in closed form. (docs/methods.md: "Power and topic-set size"; Webber 2010, ch. 5.)
+    ``delta [1e-7, 1e7]``, as R does). Normal: ``sqrt(n) |delta| / sigma = z(1 - alpha/2) +
+    z(power)`` two-sided, ``sqrt(n) (+-delta) / sigma = z(1 - alpha) + z(power)`` one-sided
+    (``+`` for ``"greater"``), solved in closed form. (docs/methods.md: "Power and topic-set size"; Webber 2010, ch. 5.)
 
     Examples
     --------
@@ -228,7 +279,7 @@ def paired_t(
     >>> round(irm.power.paired_t(n=50, delta=0.05, power=0.8, method="normal").sigma, 4)
     0.1262
     """
-    _check_common(alpha, alternative, method)
+    alpha = _check_common(alpha, alternative, method)
     given = {"n": n, "delta": delta, "sigma": sigma, "power": power}
     missing = [k for k, v in given.items() if v is None]
     if len(missing) != 1:
@@ -237,43 +288,51 @@ def paired_t(
             f"{'none was' if not missing else ', '.join(missing) + ' were'} left None. "
             "Example: paired_t(delta=0.05, sigma=0.1, power=0.8) solves for n."
         )
-    for k, v in given.items():
-        if v is not None and not np.isfinite(v):
-            raise DesignError(f"{k} must be a finite number; got {v!r}")
-    if n is not None and n <= 1:
-        raise DesignError(f"n must exceed 1 (the test has n - 1 degrees of freedom); got {n!r}")
-    if sigma is not None and sigma <= 0:
-        raise DesignError(f"sigma must be positive; got {sigma!r}")
-    if power is not None and not 0 < power < 1:
-        raise DesignError(f"power must be in (0, 1); got {power!r}")
-    if delta is not None and delta == 0 and missing[0] in ("n", "sigma"):
+    n, delta, sigma, power = _check_design(n, delta, sigma, power)
+    target = missing[0]
+    if delta is not None and delta == 0 and target in ("n", "sigma"):
         raise DesignError("delta is 0: no number of topics or sigma gives power above alpha")
     one_tail = alpha if alternative != "two-sided" else alpha / 2
     floor = alpha if method == "exact" else one_tail  # power at a zero difference
-    if power is not None and missing[0] != "power" and power <= floor:
+    if power is not None and target != "power" and power <= floor:
         raise DesignError(
             f"a power of {power} is not above what a zero difference already gives ({floor:g}); "
             "ask for more power (0.8 is customary)."
         )
     kw = dict(alpha=alpha, alternative=alternative, method=method)
-    target = missing[0]
     sign = -1.0 if alternative == "less" else 1.0
+    # the effect in the direction the test looks for: |delta| two-sided, +-delta one-sided
+    effect = None if delta is None else abs(delta) if alternative == "two-sided" else sign * delta
+    if effect is not None and effect < 0 and target in ("n", "sigma"):
+        # a one-sided test of an effect pointing the other way rejects less often than alpha
+        # however many topics: both methods (the normal formula would give a spurious root)
+        raise DesignError(
+            f"no {target} gives power {power}: alternative={alternative!r} looks for a "
+            f"{'positive' if sign > 0 else 'negative'} difference but delta = {delta:g} points "
+            f"the other way, so the power stays below alpha = {alpha:g}. Flip the sign of delta "
+            f"or use alternative={'less' if sign > 0 else 'greater'!r}."
+        )
 
     if target == "power":
-        power = paired_t_power(n, delta, sigma, **kw)  # type: ignore[arg-type, assignment, operator]
+        power = _power(n, delta, sigma, alpha, alternative, method)  # type: ignore[arg-type]
     elif method == "normal":
         z = stats.norm.ppf(1 - one_tail) + stats.norm.ppf(power)
         if target == "n":
-            n = (z * sigma / abs(delta)) ** 2  # type: ignore[operator, arg-type, assignment]
+            n = (z * sigma / effect) ** 2  # type: ignore[operator]
+            if n < 2:  # as the exact method, whose search starts at n = 2 (as R's)
+                raise DesignError(
+                    f"the power is already above {power} at the smallest n (2); the paired "
+                    "t-test needs at least 2 topics. Check the other quantities."
+                )
         elif target == "delta":
-            delta = sign * z * sigma / math.sqrt(n)  # type: ignore[operator, arg-type, assignment]
+            delta = sign * z * sigma / math.sqrt(n)  # type: ignore[operator, arg-type]
         else:
-            sigma = math.sqrt(n) * abs(delta) / z  # type: ignore[arg-type, assignment, operator]
+            sigma = math.sqrt(n) * effect / z  # type: ignore[arg-type, operator]
     else:
         def f(x: float) -> float:
             vals = dict(n=n, delta=delta, sigma=sigma)
             vals[target] = x if target != "delta" else sign * x
-            return paired_t_power(vals["n"], vals["delta"], vals["sigma"], **kw) - power  # type: ignore[arg-type, operator]
+            return _power(vals["n"], vals["delta"], vals["sigma"], **kw) - power  # type: ignore[arg-type, operator]
 
         # power rises with n and |delta| and falls with sigma: expand a bracket geometrically
         if target == "n":
@@ -289,8 +348,9 @@ def paired_t(
         else:
             if f(lo) > 0:
                 raise DesignError(
-                    f"the power is already above {power} at the smallest {target} ({lo:.3g}); "
-                    "check the other quantities."
+                    f"the power is already above {power} at the smallest {target} ({lo:.3g})"
+                    + ("; the paired t-test needs at least 2 topics" if target == "n" else "")
+                    + ". Check the other quantities."
                 )
             while f(hi) < 0 and hi < limit:
                 lo, hi = hi, hi * step
@@ -493,12 +553,14 @@ def oneway_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float
     >>> round(oneway_power(10, 50, 0.1, 0.2), 4)
     0.3471
     """
-    if m < 2 or n < 2:
+    alpha = _alpha(alpha)
+    m_, n_ = _number(m, "m"), _number(n, "n")
+    if m_ < 2 or n_ < 2:
         raise DesignError(f"need m >= 2 systems and n >= 2 topics; got m={m}, n={n}")
-    if sigma <= 0 or min_range <= 0:
+    if _number(sigma, "sigma") <= 0 or _number(min_range, "min_range") <= 0:
         raise DesignError("sigma and min_range must be positive")
-    df1, df2 = m - 1, m * (n - 1)
-    lam = n * min_range**2 / (2 * sigma**2)
+    df1, df2 = m_ - 1, m_ * (n_ - 1)
+    lam = n_ * min_range**2 / (2 * sigma**2)
     return float(stats.ncf.sf(stats.f.ppf(1 - alpha, df1, df2), df1, df2, lam))
 
 
@@ -529,8 +591,13 @@ def oneway_topics(
     >>> oneway_topics(10, 0.1, 0.2)
     127
     """
-    if not 0 < power < 1:
+    alpha = _alpha(alpha)
+    if not 0 < _number(power, "power") < 1:
         raise DesignError(f"power must be in (0, 1); got {power!r}")
+    try:
+        max_topics = check_int(max_topics, "max_topics", low=2)
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
     if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
         raise DesignError(
             f"even {max_topics} topics do not reach power {power}; increase min_range or "
@@ -558,9 +625,10 @@ def ci_half_width(n: int, sigma: float, *, alpha: float = 0.05) -> float:
     >>> round(ci_half_width(50, 0.1), 5)
     0.02828
     """
-    if n < 2:
+    alpha = _alpha(alpha)
+    if _number(n, "n") < 2:
         raise DesignError(f"n must be at least 2; got {n}")
-    if sigma <= 0:
+    if _number(sigma, "sigma") <= 0:
         raise DesignError(f"sigma must be positive; got {sigma}")
     c4 = math.exp(
         0.5 * math.log(2 / (n - 1)) + special.gammaln(n / 2) - special.gammaln((n - 1) / 2)
@@ -589,10 +657,19 @@ def ci_width_topics(half_width: float, sigma: float, *, alpha: float = 0.05) -> 
     >>> ci_width_topics(0.02, 0.1)
     98
     """
-    if half_width <= 0:
+    alpha = _alpha(alpha)
+    if _number(half_width, "half_width") <= 0:
         raise DesignError(f"half_width must be positive; got {half_width}")
-    z = stats.norm.ppf(1 - alpha / 2)
-    n = max(2, int(math.ceil((z * sigma / half_width) ** 2)))
+    if _number(sigma, "sigma") <= 0:
+        raise DesignError(f"sigma must be positive; got {sigma}")
+    ratio = float(stats.norm.ppf(1 - alpha / 2)) * sigma / half_width
+    start = ratio * ratio  # (z sigma / W)^2, inf (no error) when W is tiny
+    if not start < 1e9:
+        raise DesignError(
+            f"a half-width of {half_width:g} with sigma = {sigma:g} needs about {start:.3g} "
+            "topics; ask for a wider interval."
+        )
+    n = max(2, int(math.ceil(start)))
     while n > 2 and ci_half_width(n - 1, sigma, alpha=alpha) <= half_width:
         n -= 1
     while ci_half_width(n, sigma, alpha=alpha) > half_width:
@@ -654,7 +731,13 @@ def simulate_paired_t(
        delta   n  trials
     0    0.1  30     500
     """
-    _check_common(alpha, alternative, "exact")
+    alpha = _check_common(alpha, alternative, "exact")
+    try:
+        n = check_int(n, "n", low=2)
+        n_trials = check_int(n_trials, "n_trials", low=1)
+        seed = check_seed(rng, "rng")
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
     wide = to_wide(data)
     for s in (a, b):
         if s not in wide.columns:
@@ -665,9 +748,7 @@ def simulate_paired_t(
     d = (wide[a] - wide[b]).to_numpy(dtype=float)
     if np.isnan(d).any():
         raise DesignError(f"systems {a!r} and {b!r} are not scored on the same topics")
-    if n < 2 or n_trials < 1:
-        raise DesignError(f"need n >= 2 and n_trials >= 1; got n={n}, n_trials={n_trials}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     centred = d - d.mean()
     sigma = float(np.sqrt(np.mean(centred**2)))
     if sigma == 0:
@@ -689,8 +770,7 @@ def simulate_paired_t(
         rows.append({
             "delta": delta, "n": int(n), "sigma": sigma, "trials": int(n_trials),
             "rejections": k, "rate": rate, "se": math.sqrt(rate * (1 - rate) / n_trials),
-            "power_exact": paired_t_power(n, delta, sigma, alpha=alpha, alternative=alternative),
-            "power_normal": paired_t_power(n, delta, sigma, alpha=alpha, alternative=alternative,
-                                           method="normal"),
+            "power_exact": _power(n, delta, sigma, alpha, alternative, "exact"),
+            "power_normal": _power(n, delta, sigma, alpha, alternative, "normal"),
         })
     return pd.DataFrame(rows)

@@ -57,7 +57,21 @@ def _scores(x: object, what: str) -> pd.Series:
             f"{what} must be scores per system (Series indexed by system, dict, long frame) or a "
             f"fitted result with marginal_means('system'); got {type(x).__name__}."
         )
-    s = pd.Series(np.asarray(s, dtype=np.float64), index=[str(i) for i in s.index])
+    try:
+        values = np.asarray(s, dtype=np.float64)
+    except (TypeError, ValueError):
+        raw = np.asarray(s, dtype=object)
+        bad = []
+        for i, v in enumerate(raw):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                bad.append(f"{s.index[i]}={v!r}")
+        raise DataFormatError(
+            f"{what} has non-numeric scores ({', '.join(bad[:5])}); give one number per "
+            "system."
+        ) from None
+    s = pd.Series(values, index=[str(i) for i in s.index])
     if s.index.has_duplicates:
         raise DataFormatError(f"{what} names some systems more than once: "
                               f"{sorted(set(s.index[s.index.duplicated()]))[:5]}.")
@@ -103,7 +117,7 @@ def kendall_tau(a: object, b: object) -> float:
     Raises
     ------
     DataFormatError
-        Fewer than two systems in common.
+        Fewer than two systems in common; a missing or non-numeric score.
 
     Notes
     -----
@@ -223,8 +237,9 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
         meaningful: the expected tau_AP over the orders of ``b``'s tied systems. ``"b"``:
         tau_AP,b, for when ties in both rankings mean equality: a pair tied in either ranking
         is never concordant, each system is compared with those strictly above its tie group
-        in the other ranking, and the two directions are averaged. Without ties ``"a"``
-        equals tau_AP and ``"b"`` the symmetric tau_AP.
+        in the other ranking, and the two directions are averaged (NaN, with a warning, when
+        one ranking ties every system, as :func:`kendall_tau`). Without ties ``"a"`` equals
+        tau_AP and ``"b"`` the symmetric tau_AP.
 
     Returns
     -------
@@ -271,6 +286,13 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
         return _tau_ap_a(x, sb.to_numpy())
     if ties == "b":
         x, y = sa.to_numpy(), sb.to_numpy()
+        if np.ptp(x) == 0 or np.ptp(y) == 0:  # no system is below another's tie group
+            warnings.warn(
+                "one ranking gives every system the same score; tau_AP,b is undefined (NaN)",
+                DataQualityWarning,
+                stacklevel=2,
+            )
+            return float("nan")
         return 0.5 * (_tau_ap_b_one(x, y) + _tau_ap_b_one(y, x))
     if symmetric:
         return 0.5 * (_tau_ap_one(sa, sb) + _tau_ap_one(sb, sa))

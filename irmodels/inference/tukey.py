@@ -22,7 +22,8 @@ import pandas as pd
 from scipy.special import stdtrit  # t quantiles without importing scipy.stats
 
 from irmodels._display import ResultDisplay, format_number
-from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import check_probability
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.studentized import ptukey, qtukey
 
 __all__ = ["TukeyResult", "compact_letters", "tukey_hsd"]
@@ -295,6 +296,47 @@ def _order_desc(values: np.ndarray) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
 
+def _check_alpha(alpha: object) -> float:
+    """``alpha`` as a float in (0, 1) (numpy scalars too; not a bool, a string or NaN); the
+    multiple-comparison functions raise :class:`DataFormatError` for a bad one, as they always
+    did."""
+    try:
+        return check_probability(alpha, "alpha")
+    except ArgumentError as exc:
+        raise DataFormatError(str(exc)) from None
+
+
+#: Error variance below this share of the variance of the means compared counts as zero.
+#: Rounding alone leaves a residual mean square of order (2.2e-16 * scale)^2 ~ 1e-32 * scale^2
+#: when the scores are a perfect fit of the model, while any real error variance is many orders
+#: above 1e-12 * Var(means) (at 1e-12 a difference of one SD of the means would be a million
+#: standard errors away from 0). Between the two, the tolerance separates "no error at all"
+#: from "little error" with room to spare on both sides.
+_ZERO_ERROR_RTOL = 1e-12
+
+
+def _check_error_variance(var_diff: np.ndarray, means: np.ndarray) -> None:
+    """Refuse an error term that is zero: every difference would be "significant".
+
+    ``var_diff`` holds the error variances of the differences compared (``se^2``), ``means``
+    the means. The error term is zero when even the largest of them is 0 or at most
+    :data:`_ZERO_ERROR_RTOL` times the variance of the means (scale-free: both are variances of
+    the same scores); then the statistics are infinite or rounding noise.
+    """
+    v = float(np.max(var_diff)) if np.size(var_diff) else 0.0
+    spread = float(np.var(means)) if np.size(means) > 1 else 0.0
+    if v > 0 and v > _ZERO_ERROR_RTOL * spread:
+        return
+    raise DesignError(
+        f"the residual variance is zero (largest error variance of a difference {v:.3g}, 0 or "
+        f"rounding noise against a variance of the {np.size(means)} means of {spread:.3g}): "
+        "every difference would be 'significant'; the scores are a perfect fit of the model "
+        "(for instance every system scores its topic's score plus a constant), so there is no "
+        "error to test the differences against. Check the data for systems that are copies "
+        "of each other, or fit a model with fewer terms."
+    )
+
+
 def tukey_hsd(
     means: pd.Series | Mapping[str, float] | Sequence[float] | np.ndarray,
     *,
@@ -343,9 +385,13 @@ def tukey_hsd(
     Raises
     ------
     DataFormatError
-        Missing or non-finite means, a bad ``alpha``, inconsistent shapes.
+        Missing, non-numeric or non-finite means, a bad ``alpha``, ``ms_error`` or ``n``,
+        inconsistent shapes.
     DesignError
-        Neither (``ms_error``, ``n``) nor ``se_diff`` given, or fewer than 2 levels.
+        Neither (``ms_error``, ``n``) nor ``se_diff`` given, fewer than 2 levels, or an error
+        variance of zero (a perfect fit: ``ms_error = 0``, or one at rounding level, at most
+        1e-12 times the variance of the means), which would make every difference
+        "significant".
 
     Notes
     -----
@@ -380,8 +426,7 @@ def tukey_hsd(
             f"Tukey's HSD compares at least 2 levels; {factor} has {k}. "
             "Check that the factor varies in the data."
         )
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = _check_alpha(alpha)
     ia, ib = _pair_indices(k)
     df_pairs: np.ndarray | None = None
     if np.ndim(df_error) == 1:
@@ -400,12 +445,13 @@ def tukey_hsd(
     se = _se_matrix(k, ms_error, n, se_diff)
     diff = m[ia] - m[ib]  # first minus second, as irm.pairwise and irm.compare
     se_pair = se[ia, ib]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        qstat = math.sqrt(2.0) * np.abs(diff) / se_pair
-    qstat = np.where((se_pair == 0) & (diff == 0), 0.0, qstat)
+    _check_error_variance(se_pair**2, m)
+    if not (se_pair > 0).all():
+        raise DataFormatError("se_diff must be positive and finite for every pair.")
+    qstat = math.sqrt(2.0) * np.abs(diff) / se_pair
     df_used = df_error if df_pairs is None else df_pairs
     p_adj = ptukey(qstat, k, df_used, lower_tail=False)
-    crit = _critical_value(float(alpha), k, float(df_error))
+    crit = _critical_value(alpha, k, float(df_error))
     crit_pair = crit if df_pairs is None else qtukey(1.0 - alpha, k, df_pairs)
     half = crit_pair / math.sqrt(2.0) * se_pair
     levels = pd.CategoricalDtype([str(x) for x in mean_s.index], ordered=False)
@@ -464,12 +510,16 @@ def tukey_hsd(
 
 
 def _as_series(values: object, what: str) -> pd.Series:
-    if isinstance(values, pd.Series):
-        s = values.astype(float)
-    elif isinstance(values, Mapping):
-        s = pd.Series({str(k_): float(v) for k_, v in values.items()}, dtype=float)
-    else:
-        arr = np.asarray(values, dtype=float)
+    try:
+        if isinstance(values, pd.Series):
+            s = values.astype(float)
+        elif isinstance(values, Mapping):
+            s = pd.Series({str(k_): float(v) for k_, v in values.items()}, dtype=float)
+        else:
+            arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{what} must be numbers, one per level; {exc}.") from None
+    if not isinstance(values, (pd.Series, Mapping)):
         if arr.ndim != 1:
             raise DataFormatError(f"{what} must be one-dimensional; got shape {arr.shape}.")
         s = pd.Series(arr, index=[str(i + 1) for i in range(len(arr))])
@@ -501,7 +551,7 @@ def _se_matrix(k: int, ms_error: object, n: object, se_diff: object) -> np.ndarr
                 f"se_diff must be a number or a {k} x {k} matrix; got shape {arr.shape}."
             )
         off = ~np.eye(k, dtype=bool)
-        if not (np.isfinite(se[off]).all() and (se[off] > 0).all()):
+        if not (np.isfinite(se[off]).all() and (se[off] >= 0).all()):  # 0: see tukey_hsd
             raise DataFormatError("se_diff must be positive and finite for every pair.")
         return se
     if ms_error is None or n is None:
@@ -509,12 +559,25 @@ def _se_matrix(k: int, ms_error: object, n: object, se_diff: object) -> np.ndarr
             "Tukey's HSD needs the model's error term: pass ms_error= and n= (observations per "
             "mean), or se_diff=. Fitted models do this for you: irm.anova(...).tukey()."
         )
-    ms = float(ms_error)  # type: ignore[arg-type]
-    if not (np.isfinite(ms) and ms >= 0):
+    try:
+        ms = float(ms_error)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        ms = float("nan")
+    if not (np.isfinite(ms) and ms >= 0):  # 0: refused by tukey_hsd with the reason
         raise DataFormatError(f"ms_error must be a finite number >= 0; got {ms_error!r}.")
-    n_arr = np.broadcast_to(np.asarray(n, dtype=float), (k,)) if np.ndim(n) else np.full(k, float(n))  # type: ignore[arg-type]
-    if n_arr.shape != (k,) or not (n_arr > 0).all():
-        raise DataFormatError(f"n must be positive, one number or one per level; got {n!r}.")
+    try:
+        n_arr = np.asarray(n, dtype=float)
+    except (TypeError, ValueError):
+        n_arr = np.full(k, np.nan)
+    if n_arr.ndim == 0:
+        n_arr = np.full(k, float(n_arr))
+    if n_arr.shape != (k,):
+        raise DataFormatError(
+            f"n must be one number or one per level ({k} levels); got {np.size(n_arr)} "
+            f"value(s): {n!r}."
+        )
+    if not (np.isfinite(n_arr).all() and (n_arr > 0).all()):
+        raise DataFormatError(f"n must be positive and finite; got {n!r}.")
     return np.sqrt(ms * (1.0 / n_arr[:, None] + 1.0 / n_arr[None, :]))
 
 

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess
+from irmodels._validate import check_probability
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
@@ -69,7 +70,9 @@ def transform_scores(
     transform : {"logit", "z", None}
         ``"logit"``: ``log((x + epsilon) / (1 - x + epsilon))``, finite on [0, 1];
         ``"z"``: per topic, ``(x - topic mean) / topic SD`` across systems (sample SD; a topic
-        where every system scores the same gets z = 0 and a warning); ``None``: unchanged.
+        where every system scores the same gets z = 0 and a warning; with exactly two systems
+        the z-scores carry no information on variability, and a warning says so); ``None``:
+        unchanged.
     epsilon : float
         Offset of the logit (> 0).
 
@@ -91,6 +94,19 @@ def transform_scores(
                 f"[{X.min():.4g}, {X.max():.4g}]. Use transform='z' or None."
             )
         return np.log((X + epsilon) / (1.0 - X + epsilon))
+    if X.ndim == 2 and X.shape[1] == 2:
+        # (x_a - m) / s = sign(x_a - x_b) / sqrt(2) and z_b = -z_a on every topic: the two
+        # systems get the same SD (and absolute deviations) whatever their scores, so F = 1,
+        # Levene's W = 0 and p = 1 always
+        warnings.warn(
+            "with exactly two systems the per-topic z-scores are +-0.707 (or 0 on a tied topic) "
+            "and z_b = -z_a on every topic, so both systems get the same spread: the z "
+            "transform erases all information on variability (F = 1, and every variability "
+            "test gives p = 1, whatever the scores). Use transform='logit' or None, or "
+            "standardize over more systems.",
+            DataQualityWarning,
+            stacklevel=3,
+        )
     mean = X.mean(axis=1, keepdims=True)
     sd = X.std(axis=1, ddof=1, keepdims=True)
     flat = np.ptp(X, axis=1) == 0
@@ -286,7 +302,12 @@ def _levene(ma, va, mb, vb, n):
     """Levene's W for two groups of n: one-way ANOVA F on the absolute deviations."""
     with np.errstate(divide="ignore", invalid="ignore"):
         W = n * (ma - mb) ** 2 / (va + vb)
-    W = np.where((va + vb) == 0, np.where(ma == mb, 0.0, np.inf), W)
+    # absolute deviations constant within both groups make W = 0/0; rounding leaves a ratio
+    # of two noise terms (e.g. 3.3 for the +-0.707 z-scores of two systems), so a spread
+    # below 1e-10 of their size counts as none (rounding error is ~1e-16 of it)
+    scale = 1e-10 * np.maximum(np.abs(ma), np.abs(mb))
+    flat = (va + vb) <= scale**2
+    W = np.where(flat, np.where(np.abs(ma - mb) <= scale, 0.0, np.inf), W)
     return W, stats.f.sf(W, 1, 2 * n - 2)
 
 
@@ -388,7 +409,7 @@ def compare(
     alternative : {"two-sided", "greater", "less"}
         For the F test (``"greater"``: a is more variable). Levene's tests are two-sided.
     alpha : float
-        For the confidence interval of the variance ratio.
+        For the confidence interval of the variance ratio, in (0, 1).
 
     Returns
     -------
@@ -411,6 +432,7 @@ def compare(
     >>> round(r.statistic, 3), round(r.p, 4)
     (23.49, 0.0007)
     """
+    alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(alternative, ("two-sided", "greater", "less"), "alternative")
     if test != "f" and alternative != "two-sided":
@@ -454,7 +476,8 @@ class TieBreaking(ResultDisplay):
         (``diff`` the mean difference on the scale of the mean test, ``p_mean`` its paired t
         p-value, ``sd_*``
         the SDs of the transformed scores, ``p_var`` the variability test's p-value,
-        ``tied`` = ``p_mean >= alpha``, ``broken`` = tied and ``p_var < alpha``).
+        ``tied`` = ``p_mean >= alpha`` or NaN (identical systems), ``broken`` = tied and
+        ``p_var < alpha``).
     alpha : float
     test : str
     transform : str or None
@@ -522,7 +545,7 @@ def tie_breaking(
     frame : DataFrame
         Long frame with one score per (topic, system).
     alpha : float
-        Level of both tests.
+        Level of both tests, in (0, 1).
     test : {"f", "levene_mean", "levene_median"}
         Variability test, see :func:`compare`.
     transform, epsilon
@@ -560,6 +583,7 @@ def tie_breaking(
     >>> tb.n_tied, tb.n_broken
     (3, 2)
     """
+    alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(means, ("raw", "transformed"), "means")
     X, _, systems = score_matrix(frame)
@@ -575,7 +599,8 @@ def tie_breaking(
         diff, p_mean = D.mean(axis=0), _paired_t(D, "two-sided", alpha)["p"]
     _, p_var = _pair_tests(Y, ia, ib, test)
     sd = Y.std(axis=0, ddof=1)
-    tied = p_mean >= alpha
+    # NaN: every topic's difference is 0 (t is 0/0, as in R's t.test), the most tied pair
+    tied = np.isnan(p_mean) | (p_mean >= alpha)
     out = pd.DataFrame(
         {
             "a": [systems[i] for i in ia], "b": [systems[i] for i in ib], "diff": diff,
@@ -645,6 +670,7 @@ def error_rate(
     0      10             28          1
     1      20             50          0
     """
+    alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(spread, ("sd", "iqr", "mad"), "spread")
     if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
