@@ -10,7 +10,9 @@ CLI command that writes) goes through this module:
   complete; with ``force=True`` an existing directory is replaced *whole* (never mixed with
   the new files: no stale file of an older output survives);
 * an existing target is refused with :class:`~irmodels.errors.OutputExistsError` unless
-  ``force=True`` (``--force`` on the command line);
+  ``force=True`` (``--force`` on the command line); only a regular file is ever replaced: a
+  named pipe, a device or a socket is refused even with ``force=True``, and a symbolic link
+  to a regular file is followed (the file it points to is replaced, the link stays a link);
 * on any exception, ``KeyboardInterrupt`` included, the temporary file or directory is
   removed and the target is left as it was;
 * operating-system errors (a directory where a file is expected, a read-only directory, a
@@ -100,6 +102,12 @@ def check_target(path: PathLike, *, force: bool = False, kind: str = "file") -> 
         raise OutputExistsError(
             f"cannot write the file {p}: it is an existing directory; give a file name"
         )
+    if kind == "file" and not p.is_file():  # a FIFO, a device, a socket (or a link to one)
+        what = _special_kind(p)
+        raise OutputExistsError(
+            f"cannot write the file {p}: it is {what}, not a regular file; irmodels only "
+            "replaces regular files (even with --force); give a file name"
+        )
     if kind == "dir" and not p.is_dir():
         raise OutputExistsError(
             f"cannot write the directory {p}: it is an existing file, not a directory; give "
@@ -113,6 +121,29 @@ def check_target(path: PathLike, *, force: bool = False, kind: str = "file") -> 
             "whole."
         )
     return p
+
+
+def _special_kind(p: Path) -> str:
+    """What an existing path that is not a regular file nor a directory is, in words."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:  # pragma: no cover - vanished meanwhile
+        return "not a regular file"
+    for test, what in ((stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return ("a symbolic link to " if p.is_symlink() else "") + what
+    return "a special file"
+
+
+def _resolved(p: Path) -> Path:
+    """The file a symbolic link ``p`` leads to (``p`` itself when it is not a link): replacing
+    an output through a link writes the file it points to and leaves the link a link."""
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
 
 
 def _mkparent(p: Path) -> None:
@@ -148,7 +179,7 @@ def atomic_file(path: PathLike, *, force: bool = False) -> Iterator[Path]:
     """Context manager: yields a fresh temporary path beside ``path``; write the whole output
     there. On success it is fsync-ed and renamed over ``path``; on any exception (also
     ``KeyboardInterrupt``) it is removed and ``path`` is untouched."""
-    target = check_target(path, force=force, kind="file")
+    target = _resolved(check_target(path, force=force, kind="file"))
     _mkparent(target)
     try:
         fd, name = tempfile.mkstemp(
@@ -163,9 +194,9 @@ def atomic_file(path: PathLike, *, force: bool = False) -> Iterator[Path]:
             yield tmp
             os.chmod(tmp, 0o666 & ~_umask())
             _fsync_file(tmp)
-            if target.exists() and not force:  # appeared while we were writing
-                check_target(target, force=False)
-            os.replace(tmp, target)
+            if target.exists() or target.is_symlink():  # appeared or changed meanwhile
+                check_target(target, force=force)
+            os.replace(tmp, _resolved(target))
         except OSError as exc:
             raise output_error(exc, target) from None
     except BaseException:
@@ -180,7 +211,7 @@ def atomic_dir(path: PathLike, *, force: bool = False) -> Iterator[Path]:
     """Context manager: yields a fresh temporary directory beside ``path``; build the whole
     output there. On success it is renamed into place (an existing ``path`` is replaced whole
     with ``force=True``, refused otherwise); on any exception it is removed."""
-    target = check_target(path, force=force, kind="dir")
+    target = _resolved(check_target(path, force=force, kind="dir"))
     _mkparent(target)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX + target.name + ".", dir=target.parent))

@@ -21,7 +21,7 @@ import pandas as pd
 
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
-__all__ = ["add_systems", "float_list", "int_list", "load_data", "parse_undefined", "progress",
+__all__ = ["add_systems", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
            "select_systems"]
 
 _LONG_COLUMNS = {"topic", "system", "score"}
@@ -43,10 +43,22 @@ def _registry_spec(text: str) -> tuple[str, str] | None:
     return m.group("collection"), m.group("measure")
 
 
-def _stdin_to_file(stream: io.TextIOBase | None = None) -> Path:
+def _read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
+    """Standard input as bytes, undecoded: the file readers judge the encoding (and name the
+    line of a byte that is not UTF-8), not the locale of the terminal."""
+    stream = stream if stream is not None else sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    data = buffer.read() if buffer is not None else stream.read()
+    return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+
+
+def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
     """Standard input saved to a temporary file whose suffix says what it holds: ``.csv`` /
-    ``.tsv`` for a table with a header, none for trec_eval -q text (3 fields, last numeric)."""
-    text = (stream or sys.stdin).read()
+    ``.tsv`` for a table with a header, none for trec_eval -q text (3 fields, last numeric).
+    The bytes are saved as they came (the readers report a byte that is not UTF-8 by line);
+    the caller removes the file's directory (:func:`_remove_stdin_file`)."""
+    data = _read_stdin_bytes(stream)
+    text = data.decode("utf-8", errors="replace")  # only to guess the format
     if not text.strip():
         raise DataFormatError("DATA is '-' but standard input is empty; pipe scores into the "
                               "command (e.g. cat scores.csv | irmodels anova -).")
@@ -62,8 +74,35 @@ def _stdin_to_file(stream: io.TextIOBase | None = None) -> Path:
     if suffix and "\t" in first and "," not in first:
         suffix = ".tsv"
     tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / f"stdin{suffix}"
-    tmp.write_text(text, encoding="utf-8")
+    try:
+        tmp.write_bytes(data)
+    except BaseException:
+        _remove_stdin_file(tmp)
+        raise
     return tmp
+
+
+def _remove_stdin_file(tmp: Path) -> None:
+    """Remove the temporary copy of standard input and its directory."""
+    import shutil
+
+    shutil.rmtree(tmp.parent, ignore_errors=True)
+
+
+def _as_stdin_error(exc: BaseException, tmp: Path) -> BaseException | None:
+    """``exc`` with the temporary path of standard input replaced by "standard input" (None
+    when ``exc`` is not an error about the data)."""
+    from irmodels.errors import IRModelsError
+
+    if not isinstance(exc, IRModelsError):
+        return None
+    msg = (str(exc).replace(str(tmp), "standard input")
+           .replace(str(tmp.parent), "standard input").replace(tmp.name, "standard input"))
+    try:
+        new = type(exc)(msg)
+    except Exception:  # noqa: BLE001 - an error class with another signature: keep it
+        return None
+    return new
 
 
 def load_data(
@@ -84,6 +123,9 @@ def load_data(
             if measure is not None and measure.lower() != spec[1].lower():
                 raise UsageError(f"DATA {path} names measure {spec[1]} but --measure is "
                                  f"{measure}; give one of them.")
+            from irmodels.cli._options import usage
+
+            usage(irm.datasets.info, *spec)  # a measure typed wrong: exit status 2
             return select_systems(irm.datasets.load(*spec), systems)
     if str(path) == "-":
         tmp = _stdin_to_file()
@@ -91,11 +133,12 @@ def load_data(
             return load_data(tmp, measure=measure, single_measure=single_measure,
                              systems=systems)
         except (DataFormatError, DesignError) as exc:  # say "standard input", not a temp path
-            msg = str(exc).replace(str(tmp), "standard input").replace(tmp.name, "standard input")
-            raise type(exc)(msg) from None
+            new = _as_stdin_error(exc, tmp)
+            if new is None:
+                raise
+            raise new from None
         finally:
-            tmp.unlink(missing_ok=True)
-            tmp.parent.rmdir()
+            _remove_stdin_file(tmp)
     p = Path(path)
     if not p.exists():
         if _DATASET.match(str(path)):
@@ -166,6 +209,17 @@ def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.Data
     return out
 
 
+def input_file(path: str | Path, option: str, what: str) -> Path:
+    """An input file named by ``option`` (``--qrels``): a missing path or a directory is a
+    usage error (exit status 2) that says which."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option} {path} is a directory; give the {what} file")
+    if not p.is_file():
+        raise UsageError(f"{what} file {path} does not exist")
+    return p
+
+
 def progress(message: str) -> None:
     """One progress line on standard error (kept off standard output, which may be piped)."""
     print(f"irmodels: {message}", file=sys.stderr, flush=True)
@@ -182,15 +236,51 @@ def int_list(text: str) -> list[int]:
     return values
 
 
-def float_list(text: str) -> list[float]:
-    """Parse ``0.01,0.05`` (argparse type)."""
+def float_list(text: str, *, finite: bool = False, nonzero: bool = False,
+               low: float | None = None, high: float | None = None) -> list[float]:
+    """Parse ``0.01,0.05`` (argparse type). With ``finite`` NaN and infinities are refused,
+    with ``nonzero`` zero, with ``low`` / ``high`` values outside ``[low, high]``; use
+    :func:`float_list_type` to make such a type.
+
+    >>> float_list("0.01, 0.05")
+    [0.01, 0.05]
+    """
+    import math
+
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
     if not values:
         raise argparse.ArgumentTypeError("expected at least one number")
+    finite = finite or low is not None or high is not None
+    for v in values:
+        bad = ((finite and not math.isfinite(v)) or (nonzero and v == 0)
+               or (low is not None and v < low) or (high is not None and v > high))
+        if bad:
+            what = ["finite" if finite else "", "non-zero" if nonzero else ""]
+            what = " and ".join(w for w in what if w) or ""
+            span = (f" from {low:g} to {high:g}" if low is not None and high is not None
+                    else f" >= {low:g}" if low is not None
+                    else f" <= {high:g}" if high is not None else "")
+            raise argparse.ArgumentTypeError(
+                f"expected {what + ' ' if what else ''}numbers{span} separated by commas, got "
+                f"{v:g} in {text!r}")
     return values
+
+
+def float_list_type(**checks):
+    """An argparse type: :func:`float_list` with ``checks`` (``finite``, ``nonzero``, ``low``,
+    ``high``).
+
+    >>> float_list_type(low=0, high=1)("0.5,0.95")
+    [0.5, 0.95]
+    """
+    def parse(text: str) -> list[float]:
+        return float_list(text, **checks)
+
+    parse.__name__ = "float_list"  # argparse names the type in its messages
+    return parse
 
 
 def parse_undefined(text: str) -> float | str:
@@ -199,11 +289,20 @@ def parse_undefined(text: str) -> float | str:
     >>> parse_undefined("0"), parse_undefined("drop")
     (0.0, 'drop')
     """
+    import math
+
     if text in ("drop", "missing"):
         return text
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
+        value = math.nan
+        finite = False
+    else:
+        finite = math.isfinite(value)
+    if not finite:
         raise UsageError(
-            f"--undefined {text!r} is not a policy; give a number (e.g. 0), 'drop' or 'missing'"
+            f"--undefined {text!r} is not a policy; give a finite number (e.g. 0), 'drop' or "
+            "'missing'"
         ) from None
+    return value

@@ -23,6 +23,7 @@ from irmodels.errors import IRModelsError, ResourceError, UsageError
 __all__ = [
     "add_force",
     "check_scheduler",
+    "decimals",
     "digits",
     "finite_float",
     "nonnegative_int",
@@ -49,6 +50,11 @@ def _int(text: str, lo: int, hi: int | None, what: str) -> int:
 def digits(text: str) -> int:
     """Significant digits: a whole number from 1 to 17."""
     return _int(text, 1, 17, "a whole number from 1 to 17")
+
+
+def decimals(text: str) -> int:
+    """Decimals shown: a whole number from 0 to 17."""
+    return _int(text, 0, 17, "a whole number from 0 to 17")
 
 
 def seed(text: str) -> int:
@@ -109,9 +115,12 @@ def add_force(parser: argparse.ArgumentParser) -> None:
 
 def usage(fn, *args, **kwargs):
     """Call ``fn`` (a check of something typed on the command line: a measure name, a dataset
-    name); an irmodels error it raises becomes a :class:`UsageError` (exit status 2)."""
+    name); an irmodels error it raises becomes a :class:`UsageError` (exit status 2), except
+    an environment error (:class:`ResourceError`: a download that failed, exit status 3)."""
     try:
         return fn(*args, **kwargs)
+    except ResourceError:
+        raise
     except IRModelsError as exc:
         raise UsageError(str(exc)) from None
 

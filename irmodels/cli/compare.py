@@ -11,12 +11,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
-from irmodels.cli._options import add_force, nonnegative_int, open_unit, seed
-from irmodels.errors import DataFormatError
+from irmodels.cli._options import add_force, decimals, open_unit, seed, usage
+from irmodels.errors import IRModelsError, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,10 +54,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", metavar="NAME",
                    help="compare every system with this one only (dagger marks)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the randomization test")
-    p.add_argument("--digits", type=nonnegative_int, default=4, help="decimals of the means (default 4)")
+    p.add_argument("--digits", type=decimals, default=4,
+                   help="decimals of the means, 0 to 17 (default 4)")
     p.add_argument("--latex", metavar="FILE",
                    help="write the LaTeX table (booktabs) to FILE ('-': standard output)")
-    p.add_argument("--out", metavar="FILE", help="write the tidy table (CSV) to FILE")
+    p.add_argument("--out", metavar="FILE",
+                   help="write the tidy table (CSV) to FILE ('-': standard output)")
     add_force(p)  # irmodels._safeio: outputs are atomic, an existing one is refused
     p.set_defaults(func=run)
 
@@ -65,15 +68,16 @@ def _from_runs(args: argparse.Namespace, measures: list[str]):
     import irmodels as irm
     from irmodels.data.measures import parse_measure
 
-    for m in measures:  # a bad name fails before reading large files
-        parse_measure(m)
-    if not Path(args.qrels).is_file():
-        raise DataFormatError(f"qrels file {args.qrels} does not exist")
+    for m in measures:  # a bad name fails before reading large files (a usage error)
+        usage(parse_measure, m)
+    from irmodels.cli._common import input_file
+
+    input_file(args.qrels, "--qrels", "qrels")
     files: list[Path] = []
     for path in args.inputs:
         pth = Path(path)
         if not pth.exists():
-            raise DataFormatError(f"run file or directory {path} does not exist")
+            raise UsageError(f"run file or directory {path} does not exist")
         if pth.is_dir():
             files += sorted(q for q in pth.iterdir() if q.is_file() and not q.name.startswith("."))
         else:
@@ -96,29 +100,83 @@ def _from_scores(args: argparse.Namespace):
     return irm.frame(data)
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before the work, outputs that cannot all be written: an existing file (without
+    --force), both tables on standard output, both tables to one file."""
+    if args.latex == "-" and args.out == "-":
+        raise UsageError("--latex - and --out - both write to standard output; send one of "
+                         "them to a file")
+    files = [t for t in (args.latex, args.out) if t and t != "-"]
+    if len(files) == 2 and os.path.realpath(files[0]) == os.path.realpath(files[1]):
+        raise UsageError(f"--latex and --out name the same file ({files[0]}); the LaTeX table "
+                         "and the CSV table need two files")
+    for target in files:
+        check_target(target, force=args.force)  # refuse before the work
+
+
+def _check_names(args: argparse.Namespace, data) -> list[str] | None:
+    """Check the names typed on the command line (--measures, --systems, --baseline) against
+    DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
+    import pandas as pd
+
+    from irmodels.cli._common import select_systems
+    from irmodels.inference.compare import _measure_frames
+
+    if args.measures and "measure" not in data.columns:
+        label = data.attrs.get("measure")
+        if not (label is not None and len(args.measures) == 1
+                and str(args.measures[0]).lower() == str(label).lower()):
+            raise UsageError(
+                f"--measures {' '.join(args.measures)}: DATA has no measure column, it holds "
+                "one measure (shown as 'score'); --measures selects measures of DATA: drop it, "
+                "or give DATA with a measure column (irmodels evaluate output)"
+            )
+    if args.measures:
+        try:
+            _measure_frames(data, args.measures)
+        except IRModelsError as exc:
+            raise UsageError(f"--measures: {str(exc).replace('the frame', 'DATA')}") from None
+    systems = None
+    if args.systems:
+        select_systems(data, args.systems)  # unknown names, fewer than two: exit status 2
+        systems = list(dict.fromkeys(n.strip() for item in args.systems
+                                     for n in str(item).split(",") if n.strip()))
+    if args.baseline is not None:
+        present = systems or [str(s) for s in pd.unique(data["system"].astype(str))]
+        if args.baseline not in set(present):
+            raise UsageError(
+                f"--baseline {args.baseline}: not one of the systems compared "
+                f"({', '.join(present[:8])}{', ...' if len(present) > 8 else ''})"
+            )
+    return systems
+
+
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
 
-    if not 0 < args.alpha < 1:
-        raise DataFormatError(f"--alpha must be in (0, 1); got {args.alpha}.")
-    for target in (args.latex, args.out):
-        if target and target != "-":
-            check_target(target, force=args.force)  # refuse before the work
+    _check_outputs(args)
     if args.qrels:
         data = _from_runs(args, list(args.measures or ["AP", "nDCG@10"]))
     else:
         data = _from_scores(args)
+    systems = _check_names(args, data)
     res = irm.compare(data, args.measures, test=args.test, adjust=args.adjust,
                       alpha=args.alpha, baseline=args.baseline, seed=args.seed,
-                      systems=args.systems)
+                      systems=systems)
+    # standard output carries one thing: the LaTeX table (--latex -), the CSV table (--out -)
+    # or else the text summary; the messages go to standard error then
     if args.latex == "-":
         print(res.to_latex(digits=args.digits))
-        return 0
-    print(res.summary(args.digits))
-    if args.latex:
+    elif args.out == "-":
+        print(res.summary(args.digits), file=sys.stderr)
+    else:
+        print(res.summary(args.digits))
+    if args.latex and args.latex != "-":
         write_text(args.latex, res.to_latex(digits=args.digits) + "\n", force=args.force)
         print(f"wrote the LaTeX table to {args.latex}", file=sys.stderr)
-    if args.out:
+    if args.out == "-":
+        res.to_frame().to_csv(sys.stdout, index=False)
+    elif args.out:
         with atomic_file(args.out, force=args.force) as tmp:
             res.to_frame().to_csv(tmp, index=False)
         print(f"wrote {len(res.systems)} systems x {len(res.measures)} measures to {args.out}",

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 from irmodels._safeio import check_target
+from irmodels.cli._common import input_file as _input_file
 from irmodels.cli._common import parse_undefined
 from irmodels.cli._options import add_force, output_suffix, positive_int, usage
-from irmodels.errors import DataFormatError, UsageError
+from irmodels.errors import DataFormatError, IRModelsError, UsageError
 
 _DEFAULT = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)"]
 
@@ -86,32 +87,47 @@ def _measures(values: list[str] | None) -> list[str]:
 
 
 def _read_shards(path: str):
+    """The shard assignment file: one document a line, ``docid shard`` separated by a comma,
+    a tab or spaces (an optional header ``docid,shard``, ``#`` comments)."""
     import pandas as pd
 
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"shard assignment file {path} does not exist")
-    try:
-        df = pd.read_csv(p, sep=None, engine="python", header=None, dtype=str, comment="#",
-                         encoding="utf-8")
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataFormatError(
-            f"cannot parse the shard assignment ({str(exc).splitlines()[0]}); expected two "
-            "columns 'docid shard', UTF-8", path=path
-        ) from None
-    if df.shape[1] != 2:
-        raise DataFormatError(
-            f"shard assignment {path} has {df.shape[1]} columns; expected two (docid shard)",
-            path=path,
-        )
-    if str(df.iloc[0, 0]).lower() in ("docid", "doc", "document"):
-        df = df.iloc[1:]
-    return pd.Series(df.iloc[:, 1].to_numpy(), index=df.iloc[:, 0].to_numpy())
+    p = _input_file(path, "--shards", "shard assignment")
+    docids: list[str] = []
+    shards: list[str] = []
+    data = p.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+        data = data[3:]
+    for lineno, raw in enumerate(data.splitlines(), start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(
+                f"cannot parse the shard assignment: the line is not UTF-8 text (byte "
+                f"0x{raw[exc.start]:02x} at column {exc.start + 1}); re-save the file as UTF-8",
+                path=path, line=lineno,
+            ) from None
+        line = text.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = ([f.strip().strip('"') for f in line.split(",")] if "," in line
+                  else line.split())
+        if len(fields) != 2 or not all(fields):
+            raise DataFormatError(
+                f"cannot parse the shard assignment: expected two columns 'docid shard' "
+                f"(separated by a comma, a tab or spaces), found {len(fields)} field(s) in "
+                f"{line[:60]!r}", path=path, line=lineno,
+            )
+        if not docids and fields[0].lower() in ("docid", "doc", "document", "docno"):
+            continue  # a header
+        docids.append(fields[0])
+        shards.append(fields[1])
+    if not docids:
+        raise DataFormatError("cannot parse the shard assignment: the file is empty; expected "
+                              "one line 'docid shard' per document", path=path)
+    return pd.Series(shards, index=docids)
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-
     measures = _measures(args.measures)
     from irmodels.data.measures import parse_measure
 
@@ -121,22 +137,41 @@ def run(args: argparse.Namespace) -> int:
         args.out = None
     output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     policy = parse_undefined(args.undefined)
-    stdin_dir = None
-    if list(args.runs) == ["-"]:  # one run file on standard input
-        import tempfile
+    if list(args.runs) != ["-"]:
+        return _run(args, measures, policy)
+    # one run file on standard input: saved as it came (bytes: the run reader names a line
+    # that is not UTF-8), errors say "standard input", the copy is always removed
+    import tempfile
 
-        text = sys.stdin.read()
-        if not text.strip():
-            raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
-                             "the command (cat run.txt | irmodels evaluate - --qrels Q).")
-        stdin_dir = Path(tempfile.mkdtemp(prefix="irmodels-stdin-"))
-        (stdin_dir / "stdin").write_text(text, encoding="utf-8")
-        args.runs = [str(stdin_dir / "stdin")]
+    from irmodels.cli._common import _as_stdin_error, _read_stdin_bytes, _remove_stdin_file
+
+    data = _read_stdin_bytes()
+    if not data.strip():
+        raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
+                         "the command (cat run.txt | irmodels evaluate - --qrels Q).")
+    tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / "stdin"
+    try:
+        tmp.write_bytes(data)
+        args.runs = [str(tmp)]
+        return _run(args, measures, policy)
+    except IRModelsError as exc:  # say "standard input", not the temporary path
+        new = _as_stdin_error(exc, tmp)
+        if new is None:
+            raise
+        raise new from None
+    finally:
+        _remove_stdin_file(tmp)
+
+
+def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
+    import irmodels as irm
+
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"run file or directory {path} does not exist")
-    if not Path(args.qrels).is_file():
-        raise UsageError(f"qrels file {args.qrels} does not exist")
+    _input_file(args.qrels, "--qrels", "qrels")
+    if args.shards:
+        _input_file(args.shards, "--shards", "shard assignment")  # before the work
     if args.out:
         check_target(args.out, force=args.force)  # refuse an existing output before the work
     if len(args.runs) == 1 and Path(args.runs[0]).is_dir():
@@ -160,10 +195,6 @@ def run(args: argparse.Namespace) -> int:
     data = irm.evaluate(runs, qrels, measures, shards=shards, undefined=policy,
                         depth=args.depth, relevance_level=args.relevance_level,
                         complete=args.complete)
-    if stdin_dir is not None:
-        import shutil
-
-        shutil.rmtree(stdin_dir, ignore_errors=True)
     if args.out:
         irm.write_frame(data, args.out, force=args.force)
         n_sys = data["system"].nunique()

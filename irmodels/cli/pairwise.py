@@ -29,6 +29,10 @@ def _pairs(text: str) -> list[tuple[str, str]]:
             raise argparse.ArgumentTypeError(
                 f"bad pair {item!r}: write pairs as a:b,c:d (system names separated by ':')"
             )
+        if a == b:
+            raise argparse.ArgumentTypeError(
+                f"bad pair {item!r}: it compares a system with itself; name two systems"
+            )
         out.append((a, b))
     return out
 
@@ -80,6 +84,17 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not to_stdout:
         check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, systems=args.systems)
+    if args.pairs:  # names typed on the command line: an unknown one is exit status 2
+        from irmodels.errors import UsageError
+
+        present = [str(s) for s in data["system"].astype(str).unique()]
+        unknown = list(dict.fromkeys(n for pair in args.pairs for n in pair
+                                     if n not in set(present)))
+        if unknown:
+            raise UsageError(
+                f"--pairs: {', '.join(unknown[:5])} not in DATA, which has {len(present)} runs "
+                f"({', '.join(present[:6])}{', ...' if len(present) > 6 else ''})."
+            )
     if args.average:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
         data = irm.frame(mean)

@@ -11,9 +11,32 @@ from __future__ import annotations
 
 import argparse
 
-from irmodels.cli._common import float_list, load_data
-from irmodels.cli._options import finite_float, open_unit, positive_float
+from irmodels.cli._common import float_list_type, load_data
+from irmodels.cli._options import finite_float, open_unit, positive_float, usage
 from irmodels.errors import UsageError
+
+
+def _topics(text: str) -> int:
+    """--n: a whole number of topics >= 2 (the paired t test has n - 1 degrees of freedom)."""
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < 2:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of topics >= 2 (the test has n - 1 degrees of freedom), "
+            f"got {text!r}")
+    return value
+
+
+def _difference(text: str) -> float:
+    """--delta: a finite non-zero difference (zero has no power above alpha)."""
+    value = finite_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "expected a non-zero difference (with a zero difference the power is alpha, "
+            f"whatever the topics), got {text!r}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels power --delta 0.05 --sigma 0.1 --power 0.8",
     )
-    p.add_argument("--n", type=positive_float, help="number of topics")
-    p.add_argument("--delta", type=finite_float, help="true mean difference between two systems")
+    p.add_argument("--n", type=_topics, help="number of topics (a whole number >= 2)")
+    p.add_argument("--delta", type=_difference,
+                   help="true mean difference between two systems (non-zero)")
     p.add_argument("--sigma", type=positive_float, help="SD of the per-topic differences")
     p.add_argument("--power", type=open_unit,
                    help="power (default 0.8 when solving for n, delta or sigma, and with --data)")
@@ -42,9 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add_systems(p)
     p.add_argument("--measure", help="measure to use when --data holds several")
-    p.add_argument("--deltas", type=float_list, default=[0.01, 0.02, 0.05, 0.1],
+    p.add_argument("--deltas", type=float_list_type(finite=True, nonzero=True),
+                   default=[0.01, 0.02, 0.05, 0.1],
                    help="differences for the --data table (default 0.01,0.02,0.05,0.1)")
-    p.add_argument("--quantiles", type=float_list, default=[0.5, 0.95],
+    p.add_argument("--quantiles", type=float_list_type(low=0.0, high=1.0), default=[0.5, 0.95],
                    help="quantiles of the per-pair SD for the --data table (default 0.5,0.95)")
     p.set_defaults(func=run)
 
@@ -54,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
     from irmodels.inference import power
 
     kw = dict(alpha=args.alpha, alternative=args.alternative, method=args.method)
+    if args.power is not None and args.power <= args.alpha:
+        raise UsageError(
+            f"--power {args.power:g} is not above --alpha {args.alpha:g}, what a zero difference "
+            "already gives; ask for more power (0.8 is customary)"
+        )
     if args.data:
         if any(v is not None for v in (args.n, args.delta, args.sigma)):
             raise UsageError(
@@ -73,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             "give exactly one unknown: three of --n, --delta, --sigma, --power (or --data); "
             "e.g. irmodels power --delta 0.05 --sigma 0.1 --power 0.8"
         )
-    r = power.paired_t(n=args.n, delta=args.delta, sigma=args.sigma, power=target, **kw)
+    # every value comes from an option: what the function refuses is a usage error
+    r = usage(power.paired_t, n=args.n, delta=args.delta, sigma=args.sigma, power=target, **kw)
     print(r._display_title())
     print(frame_to_text(r.to_series().to_frame("value"), 6))
     if r.solved_for == "n":

@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_target(out, force=args.force, kind="dir")  # refuse before the work
     undefined = parse_undefined(args.undefined)
+    from irmodels.cli._options import usage
+    from irmodels.data.measures import parse_measure
+
+    usage(parse_measure, args.measure)  # a name typed wrong: exit 2, before the work
     bad = [s for s in args.n_shards if s < 2]
     if bad:
         raise UsageError(f"--n-shards must be integers >= 2 (a split needs two shards); got {bad[0]}")
@@ -114,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.qrels:
             raise UsageError("--runs needs --qrels FILE (the relevance judgments)")
+        from irmodels.cli._common import input_file
+
+        input_file(args.qrels, "--qrels", "qrels")
+        if args.docids:
+            input_file(args.docids, "--docids", "document ids")
         runs = irm.read_runs(args.runs)
         qrels = irm.read_qrels(args.qrels)
         warn_topic_id_mismatch(runs["topic"], qrels["topic"])  # "051" vs "51"

@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--qrels goes with --runs, not with --demo")
     if not args.demo and not args.qrels:
         raise UsageError("--runs needs --qrels")
+    from irmodels.cli._options import usage
+    from irmodels.data.measures import parse_measure
+
+    usage(parse_measure, args.measure)  # a name typed wrong: exit 2, before the work
     check_target(args.out, force=args.force, kind="dir")  # refuse before the work
     check_scheduler(args.backend)
     if args.demo:

@@ -10,6 +10,8 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +19,7 @@ import pandas as pd
 from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._common import load_data
 from irmodels.cli._options import add_force, positive_int
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError, UsageError
 
 METHODS = ("normal", "z", "t1", "uniform", "ecdf")
 
@@ -38,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from irmodels.cli._common import add_systems
 
     add_systems(f)
-    f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with --zscores)")
+    f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with "
+                   "--zscores; '-': CSV on standard output)")
     ref = f.add_mutually_exclusive_group()
     ref.add_argument("--reference", help="comma-separated reference systems (default: all)")
     ref.add_argument("--top", type=positive_int, help="use the TOP systems with the highest mean score")
@@ -54,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
     add_systems(a)
     a.add_argument("--factors", required=True, help="factors from 'fit' or a trec_eval zscores file")
-    a.add_argument("--out", required=True, help="output long frame (.csv or .parquet)")
+    a.add_argument("--out", required=True, help="output long frame (.csv or .parquet; '-': CSV "
+                   "on standard output)")
     a.add_argument("--method", choices=METHODS,
                    help="mapping for a zscores file (default z); a saved fit keeps its own")
     a.add_argument("--measure", help="measure of the data / of the zscores file to use")
@@ -73,29 +77,51 @@ def _no_action(args: argparse.Namespace) -> int:
 def run_fit(args: argparse.Namespace) -> int:
     from irmodels.data.standardize import Standardizer, write_zscores
 
-    check_target(args.out, force=args.force)  # refuse before the work
+    to_stdout = args.out == "-"  # the factors on standard output, the messages on stderr
+    say = sys.stderr if to_stdout else sys.stdout
+    if not to_stdout:
+        check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, single_measure=False,
                      systems=getattr(args, "systems", None))
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
     )
+    if reference is not None and not isinstance(reference, int):  # names typed: exit 2
+        present = [str(x) for x in pd.unique(data["system"].astype(str))]
+        unknown = [r for r in reference if r not in set(present)]
+        if unknown:
+            raise UsageError(
+                f"--reference: unknown reference system(s) {', '.join(unknown[:5])}; DATA has "
+                f"{len(present)} runs ({', '.join(present[:6])}"
+                f"{', ...' if len(present) > 6 else ''})."
+            )
     s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
-    if args.zscores:
-        table = s.factors.reset_index()
-        if "measure" not in table.columns:
-            table["measure"] = args.measure or "score"
-        with atomic_file(args.out, force=args.force) as tmp:
+
+    def write(tmp: Path) -> None:
+        if args.zscores:
+            table = s.factors.reset_index()
+            if "measure" not in table.columns:
+                table["measure"] = args.measure or "score"
             write_zscores(table, tmp)
+        else:
+            s.save(tmp)
+
+    if to_stdout:
+        with tempfile.TemporaryDirectory(prefix="irmodels-") as d:
+            tmp = Path(d) / "factors.csv"
+            write(tmp)
+            sys.stdout.write(tmp.read_text(encoding="utf-8"))
+        path = "the factors to standard output"
     else:
         with atomic_file(args.out, force=args.force) as tmp:
-            s.save(tmp)
-    path = args.out
+            write(tmp)
+        path = args.out
     diag = s.diagnostics()
     print(f"fitted {len(s.factors)} topic(s) on {len(s.reference)} reference system(s); "
-          f"wrote {path}")
+          f"wrote {path}", file=say)
     if not diag.zero_sd.empty:
         print(f"warning: {len(diag.zero_sd)} topic(s) have sigma = 0 (their z is 0); "
-              "--virtual avoids it")
+              "--virtual avoids it", file=say)
     return 0
 
 
@@ -103,12 +129,16 @@ def run_apply(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels.data.standardize import Standardizer, read_zscores
 
-    check_target(args.out, force=args.force)  # refuse before the work
+    to_stdout = args.out == "-"  # the scores as CSV on standard output, the message on stderr
+    if not to_stdout:
+        check_target(args.out, force=args.force)  # refuse before the work
+    path = Path(args.factors)
+    if path.is_dir():
+        raise UsageError(f"--factors {path} is a directory; give the factors file")
+    if not path.is_file():
+        raise FileNotFoundError(2, "No such file or directory", str(path))  # "no such file"
     data = load_data(args.data, measure=args.measure, single_measure=False,
                      systems=getattr(args, "systems", None))
-    path = Path(args.factors)
-    if not path.is_file():
-        raise FileNotFoundError(2, "No such file or directory", str(path))
     try:
         s = Standardizer.load(path)
     except DataFormatError:
@@ -130,6 +160,11 @@ def run_apply(args: argparse.Namespace) -> int:
                 f"the factors were fitted with method {s.method!r}; refit to use {args.method!r}"
             )
     out = s.transform(data, unknown=args.unknown)
+    if to_stdout:
+        out.to_csv(sys.stdout, index=False)
+        print(f"standardized {len(out)} score(s) ({s.method}) to standard output",
+              file=sys.stderr)
+        return 0
     target = irm.write_frame(out, args.out, force=args.force)
     print(f"standardized {len(out)} score(s) ({s.method}); wrote {target}")
     return 0

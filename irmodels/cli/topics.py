@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
     check_scheduler(args.backend)  # an unreachable Dask scheduler: one line, exit status 3
     if args.dataset:
         from irmodels.cli._common import select_systems
+        from irmodels.cli._options import usage
 
+        usage(irm.datasets.info, args.dataset, args.measure)  # a name typed wrong: exit 2
         data = select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
     else:
         data = load_data(args.data, measure=args.measure, systems=args.systems)

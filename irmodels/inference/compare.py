@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from irmodels._display import ResultDisplay, frame_to_latex, latex_escape
+from irmodels._display import ResultDisplay, frame_to_latex
 from irmodels._validate import check_seed
 from irmodels.errors import DataFormatError, DesignError
 
@@ -291,7 +291,8 @@ class CompareResult(ResultDisplay):
                 raise KeyError(f"no measure(s) {', '.join(map(repr, missing))} in the "
                                f"comparison; it has {', '.join(self.measures)}.")
             table = table[["#", *columns]]
-        table.index = pd.Index([latex_escape(s) for s in table.index], name="System")
+        # frame_to_latex escapes the index (and the headers) itself: not here too
+        table.index = pd.Index([str(s) for s in table.index], name="System")
         return frame_to_latex(table, caption=caption or self.caption(),
                               label=label or "tab:compare", raw_cells=True)
 

@@ -108,7 +108,7 @@ def test_standardize_errors(tmp_path, adhoc3_csv, capsys):
     err = capsys.readouterr().err
     assert "4 fields" in err and "Traceback" not in err
     assert main(["standardize", "fit", adhoc3_csv, "--out", str(tmp_path / "f.csv"),
-                 "--reference", "nosuch"]) == 1
+                 "--reference", "nosuch"]) == 2  # a name typed on the command line: usage
     assert "unknown reference" in capsys.readouterr().err
     assert main(["standardize"]) == 2
 
