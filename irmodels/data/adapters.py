@@ -29,10 +29,15 @@ seen and the forms understood.
 
 from __future__ import annotations
 
+import codecs
+import csv
 import io
+import math
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from irmodels.errors import DataFormatError
@@ -72,11 +77,29 @@ def _is_ranx_qrels(obj: object) -> bool:
 def _read_text(obj: Any) -> str:
     text = obj.read()
     if isinstance(text, bytes):
-        text = text.decode("utf-8-sig")
+        text = _decode_utf8(text)
     if not isinstance(text, str):
         raise DataFormatError(f"the file-like object's read() returned {type(text).__name__}; "
                               "expected text or bytes.")
     return text
+
+
+def _decode_utf8(raw: bytes) -> str:
+    """The bytes of a file-like object as text: UTF-8 (a byte-order mark is dropped), or a
+    :class:`DataFormatError` naming the first byte that is not, as the file readers do."""
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        guess = "UTF-16?" if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else (
+            "Latin-1 or Windows-1252?")
+        raise DataFormatError(
+            f"the file-like object's bytes are not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+            f"line {line}, column {column}; {guess}); re-save the file as UTF-8, or decode it "
+            "yourself and pass the text (io.StringIO).", line=line,
+        ) from None
 
 
 def _via_file(text: str, reader: Any, what: str) -> pd.DataFrame:
@@ -98,18 +121,73 @@ def _table_from_text(text: str) -> pd.DataFrame:
     if not first:
         raise DataFormatError("the file-like object is empty; nothing to read.")
     sep = "\t" if ("\t" in first and "," not in first) else ","
-    return pd.read_csv(io.StringIO(text), sep=sep)
+    kind = "TSV" if sep == "\t" else "CSV"
+    try:
+        with warnings.catch_warnings():  # a row longer than the header: refused below
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            # index_col=False: a row with one field more than the header must not turn the
+            # first column into the index (every column would shift by one)
+            table = pd.read_csv(io.StringIO(text), sep=sep, index_col=False)
+    except (pd.errors.ParserError, csv.Error) as exc:
+        message = str(exc).strip()
+        if "EOF inside string" not in message:  # a row of another width: say which line
+            _check_field_counts(text, sep, kind)
+        hint = " (a quote that is never closed)" if "EOF inside string" in message else ""
+        raise DataFormatError(
+            f"the file-like object is not a readable {kind} table{hint}: {message}"
+        ) from None
+    _check_field_counts(text, sep, kind)
+    return table
+
+
+def _check_field_counts(text: str, sep: str, kind: str) -> None:
+    """Every row has as many fields as the header (pandas would pad a short row with NaN and
+    drop the extra fields of a long one)."""
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    header: list[str] | None = None
+    for fields in reader:
+        if not fields:  # a blank line, skipped as pandas skips it
+            continue
+        if header is None:
+            header = fields
+        elif len(fields) != len(header):
+            raise DataFormatError(
+                f"the file-like {kind} text, line {reader.line_num}: the row has {len(fields)} "
+                f"field(s) but the header has {len(header)} ({', '.join(header)}); every row "
+                "needs one value per column (a stray separator, or a missing value?)",
+                line=reader.line_num,
+            )
+
+
+def _number(value: object, where: str) -> float:
+    """A score as a float, or a :class:`DataFormatError` naming ``where`` it comes from."""
+    if value is None or isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
+        raise DataFormatError(f"{where} has the value {value!r}; a score must be a number.")
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise DataFormatError(f"{where} has the value {value!r}; a score must be a number.") \
+            from None
+
+
+def _label(value: object, what: str, where: str) -> str:
+    """A topic / measure label as text; None or NaN is refused (it would become "None")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise DataFormatError(f"{where} has no {what} ({value!r}); every result needs one.")
+    return str(value)
 
 
 def _metric_rows(results: Iterable[Any], system: str) -> list[tuple[str, str, str, float]]:
     rows = []
-    for r in results:
+    for i, r in enumerate(results):
         if not (hasattr(r, "query_id") and hasattr(r, "measure") and hasattr(r, "value")):
             raise DataFormatError(
                 f"run {system!r}: expected ir_measures Metric(query_id, measure, value) items; "
                 f"found {_describe(r)}."
             )
-        rows.append((str(r.query_id), system, str(r.measure), float(r.value)))
+        where = f"run {system!r}, result {i} ({r!r})"
+        rows.append((_label(r.query_id, "query_id", where), system,
+                     _label(r.measure, "measure", where), _number(r.value, where)))
     return rows
 
 
@@ -165,7 +243,9 @@ def scores_input(data: object) -> pd.DataFrame | object:
                     "run and its qrels to irm.evaluate."
                 )
             for metric, by_q in per_query.items():
-                rows += [(str(q), str(run.name), str(metric), float(v)) for q, v in by_q.items()]
+                rows += [(_label(q, "query id", f"ranx Run {run.name!r}, {metric}"), str(run.name),
+                          str(metric), _number(v, f"ranx Run {run.name!r}, {metric}, query {q!r}"))
+                         for q, v in by_q.items()]
         return pd.DataFrame(rows, columns=["topic", "system", "measure", "score"])
     if isinstance(data, Mapping) and data:
         values = list(data.values())
@@ -253,6 +333,10 @@ def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
             elif "system" not in cols:
                 out = out.assign(system=name or "run")
             return out[["system", "topic", "docid", "score"]]
+        if name is not None and {"topic", "docid", "score"} <= cols:  # irmodels' own layout
+            return run.assign(system=name)[["system", "topic", "docid", "score"]]
+        if {"system", "topic", "docid", "score"} <= cols:
+            return run
         return None
     if _is_ranx_run(run):
         out = _nested_to_frame(run.to_dict(), "score")  # type: ignore[attr-defined]

@@ -35,10 +35,10 @@ from irmodels.data._kernels import (
     trec_order_key,
 )
 from irmodels.data.adapters import qrels_input, runs_input  # ranx, ir_datasets, polars, files
-from irmodels.data.frame import natural_key, require_columns
+from irmodels.data.frame import _as_scores, natural_key, require_columns
 from irmodels.data.io import refuse_control_ids, warn_topic_id_mismatch
 from irmodels.data.partitioned import evaluate_partitioned, is_partitioned, split_by_system
-from irmodels.errors import DataFormatError, UndefinedValueWarning
+from irmodels.errors import DataFormatError, UndefinedValueWarning, UsageError
 
 __all__ = ["DEFAULT_MEASURES", "KNOWN_MEASURES", "Measure", "UndefinedPolicy", "evaluate",
            "parse_measure", "undefined_cells"]
@@ -65,6 +65,7 @@ def _as_runs(runs: object) -> pd.DataFrame:
                     "topic, docid, score"
                 )
             require_columns(df, ["topic", "docid", "score"], f"run {name!r}")
+            _refuse_repeated_columns(df, ["topic", "docid", "score"], f"run {name!r}")
             parts.append(df[["topic", "docid", "score"]].assign(system=str(name)))
         runs = pd.concat(parts, ignore_index=True)
     if not isinstance(runs, pd.DataFrame):
@@ -73,19 +74,62 @@ def _as_runs(runs: object) -> pd.DataFrame:
             f"a DemoCollection; got {type(runs).__name__}"
         )
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
+    _refuse_repeated_columns(runs, ["system", "topic", "docid", "score"], "runs")
+    _refuse_missing_labels(runs, ["system", "topic", "docid"], "runs")
     return runs
+
+
+def _refuse_repeated_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """Two columns with one of the names read (``df[name]`` would be a frame), as irm.frame."""
+    if not df.columns.has_duplicates:
+        return
+    for c in columns:
+        if int((df.columns == c).sum()) > 1:
+            raise DataFormatError(
+                f"{what}: column {c!r} appears more than once in the data; keep one of them "
+                "(e.g. df.loc[:, ~df.columns.duplicated()])"
+            )
+
+
+def _missing_labels(col: pd.Series, missing: np.ndarray, what: str) -> DataFormatError:
+    """The error for the missing labels (``missing``: a boolean mask over the rows) of ``col``."""
+    rows = np.flatnonzero(missing)
+    return DataFormatError(
+        f"{what} column {col.name!r} has {len(rows)} missing value(s) (None or NaN), the first "
+        f"at row {int(rows[0])}; every row needs a {col.name} label. Fill them in or drop those "
+        "rows first."
+    )
+
+
+def _refuse_missing_labels(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """Refuse a missing (None / NaN) topic, system or docid, cheaply: a categorical's codes,
+    Arrow's null count, numpy's ``isna`` for floats. An object column is left to
+    :func:`_factorize`, which finds its missing values in the integer codes (``isna`` on 5M
+    Python objects would cost 0.2 s a column) and makes 5 and "5" one label."""
+    for c in columns:
+        col = df[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy()
+            if (codes < 0).any():
+                raise _missing_labels(col, codes < 0, what)
+        elif col.dtype != object and col.hasnans:  # Arrow / pandas strings, floats, Int64
+            raise _missing_labels(col, col.isna().to_numpy(dtype=bool), what)
 
 
 def _scores(col: pd.Series) -> np.ndarray:
     if pd.api.types.is_bool_dtype(col.dtype):
         raise DataFormatError("run column 'score' is boolean; expected numbers")
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "fiu":  # the fast path
+        values = col.to_numpy(dtype=np.float64)
+    else:  # refuse what irm.frame refuses: booleans, dates, complex numbers...
+        values = _as_scores(col, "score").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
             f"run column 'score' has {int(bad.sum())} missing, non-numeric or infinite value(s), "
-            f"e.g. {col.iloc[i]!r} at row {i}; every retrieved document needs a finite score."
+            f"e.g. {_plain(col.iloc[i])!r} at row {i}; every retrieved document needs a finite "
+            "score."
         )
     return values
 
@@ -102,36 +146,65 @@ def _as_qrels(qrels: object) -> pd.DataFrame:
             f"qrels must be a DataFrame with columns topic, docid, rel; got {type(qrels).__name__}"
         )
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
+    _refuse_repeated_columns(qrels, ["topic", "docid", "rel"], "qrels")
     if len(qrels) == 0:
         raise DataFormatError("the qrels have no rows; nothing can be evaluated")
+    _refuse_missing_labels(qrels, ["topic", "docid"], "qrels")
     return qrels
 
 
-def _rels(col: pd.Series) -> np.ndarray:
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values) | (values != np.round(values))
+_GRADE_MIN, _GRADE_MAX = -(2**31), 2**31 - 1  # trec_eval reads grades as C int
+
+
+def _rels(q_df: pd.DataFrame) -> np.ndarray:
+    col = q_df["rel"]
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
+        values = col.to_numpy()  # exact: 2**63 - 1 is not rounded to a float first
+        bad = np.zeros(len(values), dtype=bool)
+    else:
+        values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values) | (values != np.round(values))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
             f"qrels column 'rel' must hold integer relevance grades; found {col.iloc[i]!r} at "
             f"row {i} ({int(bad.sum())} bad value(s))."
         )
+    out = (values < _GRADE_MIN) | (values > _GRADE_MAX)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise DataFormatError(
+            f"qrels column 'rel' has the grade {_plain(col.iloc[i])!r} for topic "
+            f"{str(q_df['topic'].iloc[i])!r}, document {str(q_df['docid'].iloc[i])!r} (row {i}; "
+            f"{int(out.sum())} such grade(s)), outside the 32-bit integer range "
+            f"{_GRADE_MIN}..{_GRADE_MAX} of trec_eval's grades; use smaller grades."
+        )
     return values.astype(np.int64)
 
 
-def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds (for messages: 5, not np.int64(5))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _factorize(col: pd.Series, what: str = "the") -> tuple[np.ndarray, np.ndarray]:
     """Integer codes and the unique labels (object array of str) of a label column, fast.
 
     Categoricals give their codes; Arrow-backed strings are dictionary-encoded by Arrow;
-    anything else is converted to str and hashed by pandas.
+    anything else is converted to str and hashed by pandas. Labels are text: labels with the
+    same text (5 and "5" in an object column) are one label. A missing label is refused
+    (:class:`DataFormatError` naming ``what`` column, e.g. "runs").
+
+    >>> codes, labels = _factorize(pd.Series([5, "5", "7"], dtype=object, name="docid"))
+    >>> codes.tolist(), labels.tolist()
+    ([0, 0, 1], ['5', '7'])
     """
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy().astype(np.int64)
-        cats = np.asarray([str(c) for c in col.cat.categories], dtype=object)
         if (codes < 0).any():
-            codes = np.where(codes < 0, len(cats), codes)
-            cats = np.append(cats, "nan")
-        return codes, cats
+            raise _missing_labels(col, codes < 0, what)
+        cats = np.asarray([str(c) for c in col.cat.categories], dtype=object)
+        return _merge_same_text(codes, cats)
     storage = str(getattr(col.dtype, "storage", ""))
     if pd.api.types.is_string_dtype(col.dtype) and "pyarrow" in storage:
         try:
@@ -146,16 +219,29 @@ def _factorize(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             if heads is not None:
                 codes = np.repeat(codes, np.diff(heads, append=len(arr)))
-            uniq = np.asarray(enc.dictionary.to_pylist(), dtype=object)
             if enc.indices.null_count:
-                codes = np.where(np.asarray(enc.indices.is_null()), len(uniq), codes)
-                uniq = np.append(uniq, "nan")
+                raise _missing_labels(col, col.isna().to_numpy(dtype=bool), what)
+            uniq = np.asarray(enc.dictionary.to_pylist(), dtype=object)
             return codes, uniq
         except ImportError:  # pragma: no cover
             pass
     values = col if pd.api.types.is_string_dtype(col.dtype) else col.astype(str)
     codes, uniq = pd.factorize(values.to_numpy(dtype=object))
-    return codes.astype(np.int64), np.asarray([str(u) for u in uniq], dtype=object)
+    if len(codes) and int(codes.min()) < 0:
+        raise _missing_labels(col, codes < 0, what)
+    labels = np.asarray([str(u) for u in uniq], dtype=object)
+    if pd.api.types.infer_dtype(uniq, skipna=False) == "string":
+        return codes.astype(np.int64), labels
+    # an object column may mix 5 and "5": one label as text (checked on the uniques only)
+    return _merge_same_text(codes.astype(np.int64), labels)
+
+
+def _merge_same_text(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and labels with labels of the same text (5 and "5", once str) made one."""
+    new, uniq = pd.factorize(labels)
+    if len(uniq) == len(labels):
+        return codes, labels
+    return new.astype(np.int64)[codes], np.asarray(uniq, dtype=object)
 
 
 def _label_set(universe: Any) -> Any:
@@ -211,9 +297,9 @@ def _run_heads(arr: Any) -> np.ndarray | None:
     return heads if len(heads) <= n // 16 else None
 
 
-def _natural_codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+def _natural_codes(col: pd.Series, what: str = "the") -> tuple[np.ndarray, list[str]]:
     """Codes in natural order of the levels of a label column, and the levels."""
-    codes, uniq = _factorize(col)
+    codes, uniq = _factorize(col, what)
     levels = [str(u) for u in uniq]
     order = sorted(range(len(levels)), key=lambda i: natural_key(levels[i]))
     remap = np.empty(len(levels), dtype=np.int64)
@@ -353,9 +439,15 @@ def evaluate(
     Raises
     ------
     DataFormatError
-        Unknown measures, missing columns, non-numeric scores or grades, a document retrieved
-        twice in one ranking or judged twice for one topic (trec_eval refuses both), documents
-        without a shard, a bad ``undefined`` policy, ``depth`` or ``relevance_level``.
+        Unknown measures, missing or repeated columns, a missing (None / NaN) topic, system or
+        document id, scores that are not real numbers (booleans, dates, complex numbers, as
+        :func:`irmodels.frame`), non-integer grades or grades outside trec_eval's 32-bit
+        range, a document retrieved twice in one ranking or judged twice for one topic
+        (trec_eval refuses both; ids are compared as text, so ``5`` and ``"5"`` are one
+        document), documents without a shard or a missing shard, a bad ``undefined`` policy,
+        ``depth`` or ``relevance_level``.
+    UsageError
+        ``complete`` is not a boolean.
 
     Warns
     -----
@@ -478,6 +570,10 @@ def _options(measures: object, undefined: object, depth: object, relevance_level
         raise DataFormatError(
             f"relevance_level must be an integer >= 1 (trec_eval -l), got {relevance_level!r}"
         )
+    if not isinstance(complete, (bool, np.bool_)):
+        raise UsageError(
+            f"complete must be True or False (trec_eval -c), got {complete!r}"
+        )
     return _Options(ms, policy, None if depth is None else int(depth), int(relevance_level),
                     bool(complete))
 
@@ -493,9 +589,9 @@ class _Qrels:
 
 def _encode_qrels(q_df: pd.DataFrame) -> _Qrels:
     """Integer codes of the qrels; a document judged twice for one topic is refused."""
-    doc, docids = _factorize(q_df["docid"])
-    rel = _rels(q_df["rel"])
-    topic, topics = _natural_codes(q_df["topic"])
+    doc, docids = _factorize(q_df["docid"], "qrels")
+    rel = _rels(q_df)
+    topic, topics = _natural_codes(q_df["topic"], "qrels")
     pair = topic.astype(np.int64) * len(docids) + doc
     if len(pd.unique(pair)) != len(pair):
         dup = pd.Series(pair).duplicated().to_numpy()
@@ -539,16 +635,16 @@ def _encode_runs(run_df: pd.DataFrame, topics: list[str]) -> _Rankings:
     """Integer codes of the runs, keeping the topics of the qrels (trec_eval skips others)."""
     if len(run_df) == 0:
         raise DataFormatError("the runs have no rows; nothing can be evaluated")
-    rt_codes, rt_uniques = _factorize(run_df["topic"])
+    rt_codes, rt_uniques = _factorize(run_df["topic"], "runs")
     topic = pd.Index(topics).get_indexer(rt_uniques)[rt_codes]
     keep = topic >= 0
-    system, systems = _natural_codes(run_df["system"])
+    system, systems = _natural_codes(run_df["system"], "runs")
     if not keep.any():
         raise DataFormatError(
             f"no topic of the runs is in the qrels (runs: {sorted(rt_uniques)[:5]}, "
             f"qrels: {topics[:5]}); check that both files belong to the same collection"
         )
-    doc, docids = _factorize(run_df["docid"])
+    doc, docids = _factorize(run_df["docid"], "runs")
     key = trec_order_key(_scores(run_df["score"]))
     st_key = system.astype(np.int64) * len(topics) + topic
     r = _Rankings(st_key, doc, key, docids, systems, topics)
@@ -686,6 +782,16 @@ def _split_shards(r: _Rankings, q: _Qrels, shards: object) -> _Cells:
     shard_map = shards if isinstance(shards, pd.Series) else pd.Series(shards)
     if len(shard_map) == 0:
         raise DataFormatError("the shard assignment is empty; pass a mapping doc id -> shard")
+    for what, missing in (("shard", shard_map.isna().to_numpy(dtype=bool)),
+                          ("document id", np.asarray(shard_map.index.isna(), dtype=bool))):
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise DataFormatError(
+                f"the shard assignment has {int(missing.sum())} missing {what}(s) (None or "
+                f"NaN), the first at entry {i} (document {shard_map.index[i]!r}, shard "
+                f"{shard_map.iloc[i]!r}); every document needs a shard. Fill them in or drop "
+                "those entries first."
+            )
     shard_map = pd.Series(shard_map.to_numpy(), index=shard_map.index.astype(str))
     if shard_map.index.has_duplicates:
         d = shard_map.index[shard_map.index.duplicated()][0]
