@@ -316,8 +316,14 @@ def _as_scores(col: pd.Series, name: str) -> pd.Series:
                 "scores must be numbers."
             )
         values = values.astype("float64")
-    if np.isinf(values.to_numpy()).any():
-        raise DataFormatError(f"score column {name!r} has infinite values")
+    inf = np.isinf(values.to_numpy())
+    if inf.any():
+        i = int(np.flatnonzero(inf)[0])
+        raise DataFormatError(
+            f"score column {name!r} has {int(inf.sum())} infinite value(s), the first "
+            f"{float(values.iloc[i])} (row {i}); scores must be finite (a number beyond the "
+            "float64 range reads as infinite)"
+        )
     return values
 
 

@@ -1592,6 +1592,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     """
     p = Path(path)
     kind = _frame_format(p)
+    row_lines: list[int] | None = None
     if kind == "parquet":
         require("pyarrow", "parquet")
         if p.is_dir():
@@ -1653,10 +1654,18 @@ def read_frame(path: PathLike) -> pd.DataFrame:
             raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None
         for c in dtypes:  # labels as read_matrix reads them: without surrounding spaces
             df[c] = df[c].str.strip()
+        # the file line of each row, when rows and non-blank lines correspond one to one (no
+        # line break inside a quoted field): frame()'s "(row i)" becomes the line
+        rows = [i for i, t in enumerate(lines[header_line:], start=header_line + 1) if t.strip()]
+        row_lines = rows if len(rows) == len(df) else None
     try:
         return frame(df)
     except DataFormatError as exc:
-        raise DataFormatError(str(exc), path=str(p)) from None
+        msg, line = str(exc), None
+        m = re.search(r" \(row (\d+)\)", msg)
+        if m is not None and row_lines is not None and int(m.group(1)) < len(row_lines):
+            msg, line = msg.replace(m.group(0), ""), row_lines[int(m.group(1))]
+        raise DataFormatError(msg, path=str(p), line=line) from None
 
 
 def write_frame(data: pd.DataFrame, path: PathLike, *, force: bool = False) -> Path:

@@ -259,14 +259,15 @@ def _validate(k: np.ndarray, df: np.ndarray) -> None:
     bad_k = ~(k >= 2)
     if bad_k.any():
         raise DesignError(
-            f"the studentized range needs at least 2 means; got k = {k[bad_k].flat[0]!r}. "
+            f"the studentized range needs at least 2 means; got k = {float(k[bad_k].flat[0]):g}. "
             "Pass the number of means compared (k >= 2)."
         )
     bad_df = ~(df >= 2)
     if bad_df.any():
         raise DesignError(
-            f"the studentized range needs at least 2 error degrees of freedom; got "
-            f"df = {df[bad_df].flat[0]!r}. The model leaves too few residual degrees of freedom."
+            "the studentized range needs at least 2 error degrees of freedom (as R's ptukey); "
+            f"got df = {float(df[bad_df].flat[0]):g}. The model leaves too few residual degrees "
+            "of freedom: add topics or systems."
         )
 
 

@@ -114,7 +114,7 @@ def test_frame_duplicates() -> None:
         (pd.DataFrame({"topic": [1, 2], "system": ["a", "a"], "score": ["0.5", "high"]}), {},
          r"score column 'score' has non-numeric value 'high' \(row 1\)"),
         (pd.DataFrame({"topic": [1], "system": ["a"], "score": [np.inf]}), {},
-         "score column 'score' has infinite values"),
+         r"score column 'score' has 1 infinite value\(s\), the first inf \(row 0\)"),
         (pd.DataFrame({"topic": [], "system": [], "score": []}), {}, "the data have no rows"),
     ],
 )

@@ -169,3 +169,15 @@ def test_read_matrix_warns_on_an_id_like_first_column(tmp_path: Path, shared_dat
         warnings.simplefilter("error", DataQualityWarning)
         for name in ("adhoc8_ap.csv", "robust2004_p10.csv"):
             irm.read_matrix(shared_data / "ir-scores" / name)
+
+
+def test_read_frame_names_the_line_of_a_bad_score(tmp_path: Path) -> None:
+    # frame() says "row 2"; the file's line is 4 (a header and a blank line before it)
+    path = _write(tmp_path, "abc.csv", "topic,system,score\n1,a,0.5\n\n2,a,abc\n")
+    with pytest.raises(DataFormatError, match=r"abc\.csv, line 4: score column 'score' has "
+                                              r"non-numeric value 'abc'; scores must be numbers"):
+        irm.read_frame(path)
+    path = _write(tmp_path, "inf.csv", "topic,system,score\n1,a,0.5\n2,a,1e400\n")
+    with pytest.raises(DataFormatError, match=r"inf\.csv, line 3: score column 'score' has 1 "
+                                              r"infinite value\(s\), the first inf; scores must"):
+        irm.read_frame(path)
