@@ -52,6 +52,23 @@ def _read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
+def _is_trec_eval_line(line: str) -> bool:
+    """A line of ``trec_eval -q`` output: measure, topic, value (3 fields, no comma, the last
+    a number).
+
+    >>> _is_trec_eval_line("map\t301\t0.2381"), _is_trec_eval_line("topic,a,b")
+    (True, False)
+    """
+    fields = line.split()
+    if len(fields) != 3 or "," in line:
+        return False
+    try:
+        float(fields[2])
+    except ValueError:
+        return False
+    return True
+
+
 def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
     """Standard input saved to a temporary file whose suffix says what it holds: ``.csv`` /
     ``.tsv`` for a table with a header, none for trec_eval -q text (3 fields, last numeric).
@@ -63,14 +80,7 @@ def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
         raise DataFormatError("DATA is '-' but standard input is empty; pipe scores into the "
                               "command (e.g. cat scores.csv | irmodels anova -).")
     first = text.lstrip().splitlines()[0]
-    fields = first.split()
-    suffix = ".csv"
-    if len(fields) == 3 and "," not in first:
-        try:
-            float(fields[2])
-            suffix = ""  # trec_eval -q: measure, topic, value
-        except ValueError:
-            pass
+    suffix = "" if _is_trec_eval_line(first) else ".csv"
     if suffix and "\t" in first and "," not in first:
         suffix = ".tsv"
     tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / f"stdin{suffix}"
@@ -148,6 +158,11 @@ def load_data(
             )
         raise FileNotFoundError(2, "No such file or directory", str(p))
     suffix = p.suffix.lower()
+    if suffix == ".txt" and p.is_file():  # trec_eval -q output saved as .txt: look inside
+        with p.open(encoding="utf-8", errors="replace") as fh:
+            first = next((line for line in fh if line.strip()), "")
+        if _is_trec_eval_line(first):
+            suffix = ""
     if p.is_dir() or suffix not in (".parquet", ".pq", ".csv", ".tsv", ".tab", ".txt"):
         data = irm.read_trec_eval(p)
     elif suffix in (".parquet", ".pq"):

@@ -345,3 +345,24 @@ def test_factors_directory(wide: Path, tmp_path: Path, capsys) -> None:
     assert main(["standardize", "apply", str(wide), "--factors", str(tmp_path), "--out",
                  str(tmp_path / "z.csv")]) == 2
     assert f"--factors {tmp_path} is a directory" in _last_line(_err(capsys))
+
+
+def test_trec_eval_output_saved_as_txt_is_read_as_trec_eval(tmp_path: Path, capsys) -> None:
+    # a .txt used to be read as a wide matrix: "cell 'num_rel' ... is not a number"
+    from irmodels.cli import main
+
+    rng = np.random.default_rng(3)
+    for run in ("a", "b", "c"):
+        lines = []
+        for topic in range(301, 306):
+            lines.append(f"num_ret               \t{topic}\t500")
+            lines.append(f"map                   \t{topic}\t{rng.uniform():.4f}")
+        lines.append("map                   \tall\t0.3000")
+        (tmp_path / f"{run}.txt").write_text("\n".join(lines) + "\n")
+    rc = main(["anova", str(tmp_path), "--measure", "map"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "N = 15" in out
+    from irmodels.cli._common import load_data
+
+    one = load_data(tmp_path / "b.txt", measure="map")
+    assert len(one) == 5 and set(one["topic"].astype(str)) == {"301", "302", "303", "304", "305"}
