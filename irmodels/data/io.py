@@ -1145,6 +1145,11 @@ _CONTROL_CHARS_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _no_leading_zeros(topic: str) -> str:
+    """The id as a number would be written: no leading zeros, and no ``.0`` of a whole number
+    written as a float (``"2.0"`` from a float column, ``"002"``, ``"2"`` -> ``"2"``)."""
+    head, dot, tail = topic.partition(".")
+    if dot and head.isdigit() and tail and set(tail) == {"0"}:
+        topic = head
     stripped = topic.lstrip("0")
     return stripped if stripped and stripped[0].isdigit() else (stripped or "0")
 
@@ -1152,9 +1157,10 @@ def _no_leading_zeros(topic: str) -> str:
 def warn_topic_id_mismatch(
     run_topics: Iterable[object], qrels_topics: Iterable[object], *, stacklevel: int = 2
 ) -> list[tuple[str, str]]:
-    """Warn when topic ids of the runs and of the qrels differ only by leading zeros.
+    """Warn when topic ids of the runs and of the qrels differ only by leading zeros (or a
+    trailing ``.0``, as ids read into a float column are written).
 
-    ``"051"`` and ``"51"`` are different ids (trec_eval compares them as text, so such a run
+    ``"051"`` and ``"51"`` (or ``"51.0"`` and ``"51"``) are different ids (trec_eval compares them as text, so such a run
     topic is never matched to its judgments and is silently skipped). irmodels does not guess:
     it keeps them apart and says so in one :class:`DataQualityWarning`. Called by
     :func:`irmodels.evaluate`, :func:`check_topics` and the ``evaluate`` command.
@@ -1186,8 +1192,9 @@ def warn_topic_id_mismatch(
         shown = ", ".join(f"{a!r} vs {b!r}" for a, b in pairs[:5]) + (", ..." if len(pairs) > 5 else "")
         warnings.warn(
             f"{len(pairs)} topic id(s) of the runs differ from topic ids of the qrels only by "
-            f"leading zeros (run vs qrels: {shown}); they are different ids, so those run topics "
-            "have no judgments and are not scored. Write the ids the same way in both files.",
+            f"leading zeros or a trailing .0 (run vs qrels: {shown}); they are different ids, "
+            "so those run topics have no judgments and are not scored. Write the ids the same "
+            "way in both files.",
             DataQualityWarning,
             stacklevel=stacklevel,
         )

@@ -297,3 +297,16 @@ def test_dict_of_runs_mixing_a_frame_and_scored_docs():
     bad = {"x": RUN.drop(columns="system"), "y": [("1", "a", 1.0)]}
     with pytest.raises(DataFormatError, match=r"run 'y' is builtins.list"):
         _evaluate(bad, QRELS)
+
+
+def test_topic_ids_written_as_floats_are_named() -> None:
+    # a topic id that went through a float column is written "2.0": never matched to "2",
+    # now said (when no topic matches at all, evaluate refuses and shows both lists)
+    runs = pd.DataFrame({"system": "A", "topic": ["2", "2", "3"], "docid": ["d1", "d2", "d1"],
+                         "score": [2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"topic": pd.Series([2.0, 2.0, "3"], dtype=object),
+                          "docid": ["d1", "d2", "d1"], "rel": [1, 0, 1]})
+    with pytest.warns(irm.DataQualityWarning, match=r"leading zeros or a trailing \.0 \(run vs "
+                                                     r"qrels: '2' vs '2\.0'\)"):
+        out = irm.evaluate(runs, qrels, ["AP"])
+    assert out["topic"].astype(str).tolist() == ["3"] and out["score"].tolist() == [1.0]
