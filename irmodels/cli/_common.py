@@ -10,18 +10,19 @@ or trec_eval -q text), or a registry dataset ``COLLECTION:MEASURE`` (``adhoc8:AP
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
-__all__ = ["add_systems", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
+__all__ = ["add_systems", "check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
            "select_systems"]
 
 _LONG_COLUMNS = {"topic", "system", "score"}
@@ -99,6 +100,21 @@ def _remove_stdin_file(tmp: Path) -> None:
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def stdin_errors(tmp: Path, kinds: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """Around the reading of ``tmp``, the copy of standard input: an error of ``kinds`` names
+    "standard input" instead of the temporary path, and the copy is removed in any case."""
+    try:
+        yield
+    except kinds as exc:
+        new = _as_stdin_error(exc, tmp)
+        if new is None:
+            raise
+        raise new from None
+    finally:
+        _remove_stdin_file(tmp)
+
+
 def _as_stdin_error(exc: BaseException, tmp: Path) -> BaseException | None:
     """``exc`` with the temporary path of standard input replaced by "standard input" (None
     when ``exc`` is not an error about the data)."""
@@ -139,16 +155,9 @@ def load_data(
             return select_systems(irm.datasets.load(*spec), systems)
     if str(path) == "-":
         tmp = _stdin_to_file()
-        try:
+        with stdin_errors(tmp, (DataFormatError, DesignError)):
             return load_data(tmp, measure=measure, single_measure=single_measure,
                              systems=systems)
-        except (DataFormatError, DesignError) as exc:  # say "standard input", not a temp path
-            new = _as_stdin_error(exc, tmp)
-            if new is None:
-                raise
-            raise new from None
-        finally:
-            _remove_stdin_file(tmp)
     p = Path(path)
     if not p.exists():
         if _DATASET.match(str(path)):
@@ -198,6 +207,29 @@ def add_systems(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_runs(option: str, names: Sequence[str], data: pd.DataFrame) -> None:
+    """Raise :class:`UsageError` (exit status 2) naming the runs of ``names`` (typed after
+    ``option`` on the command line) that are not systems of ``data``.
+
+    >>> import irmodels as irm, pandas as pd
+    >>> d = irm.from_wide(pd.DataFrame({"a": [.1, .2], "b": [.3, .4]}))
+    >>> check_runs("--baseline", ["a"], d)
+    >>> check_runs("--baseline", ["A"], d)
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.UsageError: --baseline: A not in DATA, which has 2 runs (a, b); names are case-sensitive.
+    """
+    present = [str(s) for s in pd.unique(data["system"].astype(str))]
+    known = set(present)
+    unknown = list(dict.fromkeys(n for n in names if n not in known))
+    if unknown:
+        raise UsageError(
+            f"{option}: {', '.join(unknown[:5])} not in DATA, which has {len(present)} runs "
+            f"({', '.join(present[:6])}{', ...' if len(present) > 6 else ''}); names are "
+            "case-sensitive."
+        )
+
+
 def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.DataFrame:
     """The rows of ``systems`` (all rows for None); unknown names are a one-line error.
 
@@ -209,13 +241,7 @@ def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.Data
     if not systems:
         return data
     names = [n.strip() for item in systems for n in str(item).split(",") if n.strip()]
-    present = [str(s) for s in pd.unique(data["system"].astype(str))]
-    unknown = [n for n in names if n not in set(present)]
-    if unknown:
-        raise UsageError(
-            f"--systems: {', '.join(unknown[:5])} not in DATA, which has {len(present)} runs "
-            f"({', '.join(present[:6])}{', ...' if len(present) > 6 else ''})."
-        )
+    check_runs("--systems", names, data)
     if len(set(names)) < 2:
         raise UsageError(f"--systems needs at least two runs to compare; got {names}.")
     out = data.loc[data["system"].astype(str).isin(names)].reset_index(drop=True)

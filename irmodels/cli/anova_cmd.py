@@ -60,19 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels._display import frame_to_latex, frame_to_text
-    from irmodels.cli._common import load_data
+    from irmodels.cli._common import check_runs, load_data
 
     data = load_data(args.data, measure=args.measure, systems=args.systems)
     if args.dunnett is not None:  # the baseline is a name typed on the command line: exit 2
-        from irmodels.errors import UsageError
-
-        present = [str(s) for s in data["system"].astype(str).unique()]
-        if args.dunnett not in set(present):
-            raise UsageError(
-                f"--dunnett {args.dunnett}: not a system of DATA, which has {len(present)} "
-                f"runs ({', '.join(present[:6])}{', ...' if len(present) > 6 else ''}); names "
-                "are case-sensitive"
-            )
+        check_runs("--dunnett", [args.dunnett], data)
     model = args.formula or args.model
     if model is None:
         has_shards = "shard" in data.columns and data["shard"].nunique() > 1

@@ -119,7 +119,7 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
     import pandas as pd
 
-    from irmodels.cli._common import select_systems
+    from irmodels.cli._common import check_runs, select_systems
     from irmodels.inference.compare import _measure_frames
 
     if args.measures and "measure" not in data.columns:
@@ -142,12 +142,10 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
         systems = list(dict.fromkeys(n.strip() for item in args.systems
                                      for n in str(item).split(",") if n.strip()))
     if args.baseline is not None:
-        present = systems or [str(s) for s in pd.unique(data["system"].astype(str))]
-        if args.baseline not in set(present):
-            raise UsageError(
-                f"--baseline {args.baseline}: not one of the systems compared "
-                f"({', '.join(present[:8])}{', ...' if len(present) > 8 else ''})"
-            )
+        if systems and args.baseline not in set(systems):
+            raise UsageError(f"--baseline {args.baseline}: not one of the --systems compared "
+                             f"({', '.join(systems)})")
+        check_runs("--baseline", [args.baseline], data)
     return systems
 
 

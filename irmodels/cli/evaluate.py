@@ -143,24 +143,17 @@ def run(args: argparse.Namespace) -> int:
     # that is not UTF-8), errors say "standard input", the copy is always removed
     import tempfile
 
-    from irmodels.cli._common import _as_stdin_error, _read_stdin_bytes, _remove_stdin_file
+    from irmodels.cli._common import _read_stdin_bytes, stdin_errors
 
     data = _read_stdin_bytes()
     if not data.strip():
         raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
                          "the command (cat run.txt | irmodels evaluate - --qrels Q).")
     tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / "stdin"
-    try:
+    with stdin_errors(tmp, (IRModelsError,)):
         tmp.write_bytes(data)
         args.runs = [str(tmp)]
         return _run(args, measures, policy)
-    except IRModelsError as exc:  # say "standard input", not the temporary path
-        new = _as_stdin_error(exc, tmp)
-        if new is None:
-            raise
-        raise new from None
-    finally:
-        _remove_stdin_file(tmp)
 
 
 def _run(args: argparse.Namespace, measures: list[str], policy) -> int:

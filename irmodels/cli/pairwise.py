@@ -85,16 +85,9 @@ def run(args: argparse.Namespace) -> int:
         check_target(args.out, force=args.force)  # refuse before the work
     data = load_data(args.data, measure=args.measure, systems=args.systems)
     if args.pairs:  # names typed on the command line: an unknown one is exit status 2
-        from irmodels.errors import UsageError
+        from irmodels.cli._common import check_runs
 
-        present = [str(s) for s in data["system"].astype(str).unique()]
-        unknown = list(dict.fromkeys(n for pair in args.pairs for n in pair
-                                     if n not in set(present)))
-        if unknown:
-            raise UsageError(
-                f"--pairs: {', '.join(unknown[:5])} not in DATA, which has {len(present)} runs "
-                f"({', '.join(present[:6])}{', ...' if len(present) > 6 else ''})."
-            )
+        check_runs("--pairs", [n for pair in args.pairs for n in pair], data)
     if args.average:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
         data = irm.frame(mean)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from irmodels._safeio import atomic_file, check_target
-from irmodels.cli._common import load_data
+from irmodels.cli._common import check_runs, load_data
 from irmodels.cli._options import add_force, positive_int
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
@@ -87,14 +87,7 @@ def run_fit(args: argparse.Namespace) -> int:
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
     )
     if reference is not None and not isinstance(reference, int):  # names typed: exit 2
-        present = [str(x) for x in pd.unique(data["system"].astype(str))]
-        unknown = [r for r in reference if r not in set(present)]
-        if unknown:
-            raise UsageError(
-                f"--reference: unknown reference system(s) {', '.join(unknown[:5])}; DATA has "
-                f"{len(present)} runs ({', '.join(present[:6])}"
-                f"{', ...' if len(present) > 6 else ''})."
-            )
+        check_runs("--reference", reference, data)
     s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
 
     def write(tmp: Path) -> None:

@@ -274,14 +274,14 @@ def test_undefined_must_be_finite(value, demo, capsys) -> None:
 def test_unknown_names_exit_2(wide: Path, tmp_path: Path, capsys) -> None:
     cases = [
         (["anova", "adhoc8:XYZ"], "has no measure 'XYZ'"),
-        (["anova", str(wide), "--dunnett", "nope"], "--dunnett nope: not a system of DATA"),
-        (["compare", str(wide), "--baseline", "nope"], "--baseline nope: not one of"),
+        (["anova", str(wide), "--dunnett", "nope"], "--dunnett: nope not in DATA"),
+        (["compare", str(wide), "--baseline", "nope"], "--baseline: nope not in DATA"),
         (["compare", str(wide), "--systems", "nope", "sys1"], "--systems: nope not in DATA"),
         (["compare", str(wide), "--systems", "sys1"], "at least two runs"),
         (["topics", "--dataset", "adhocX"], "unknown collection 'adhocX'"),
         (["pairwise", str(wide), "--pairs", "sys1:nope"], "--pairs: nope not in DATA"),
         (["standardize", "fit", str(wide), "--out", str(tmp_path / "f.csv"), "--reference",
-          "sys1,nope"], "--reference: unknown reference system(s) nope"),
+          "sys1,nope"], "--reference: nope not in DATA"),
         (["simulate", "documents", "--demo", "--preset", "tiny", "--measure", "XYZ", "--out",
           str(tmp_path / "sim")], "unknown measure 'XYZ'"),
         (["shards", "--demo", "--preset", "tiny", "--measure", "XYZ", "--out",

@@ -109,7 +109,7 @@ def test_standardize_errors(tmp_path, adhoc3_csv, capsys):
     assert "4 fields" in err and "Traceback" not in err
     assert main(["standardize", "fit", adhoc3_csv, "--out", str(tmp_path / "f.csv"),
                  "--reference", "nosuch"]) == 2  # a name typed on the command line: usage
-    assert "unknown reference" in capsys.readouterr().err
+    assert "--reference: nosuch not in DATA" in capsys.readouterr().err
     assert main(["standardize"]) == 2
 
 

@@ -136,4 +136,4 @@ def test_cli_dunnett(reference_dir, capsys):
     assert rc == 0 and "Dunnett's comparisons with control 's1'" in out and "s5 - s1" in out
     rc = main(["anova", path, "--formula", "score ~ topic + system + shard", "--dunnett", "zz"])
     captured = capsys.readouterr()
-    assert rc == 2 and "--dunnett zz: not a system of DATA, which has 5 runs" in captured.err
+    assert rc == 2 and "--dunnett: zz not in DATA, which has 5 runs" in captured.err
