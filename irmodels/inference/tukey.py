@@ -265,7 +265,9 @@ class TukeyResult(ResultDisplay):
         ]
         if self.n_pairs <= 45:
             shown = self.pairs.copy()
-            shown.index = [f"{b}-{a}" for a, b in zip(shown["a"], shown["b"])]
+            # labelled as the numbers read: diff = a - b (R's TukeyHSD labels "b-a" and
+            # negates diff and the interval; a label "b-a" beside a - b had the wrong sign)
+            shown.index = [f"{a}-{b}" for a, b in zip(shown["a"], shown["b"])]
             tables.append(("Pairs", shown.drop(columns=["a", "b"])))
         return tables
 

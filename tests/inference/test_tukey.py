@@ -153,7 +153,9 @@ def test_bad_input_raises_typed_errors():
 def test_display():
     hsd = tukey_hsd({"bm25": 0.30, "lm": 0.28, "tfidf": 0.21}, df_error=98, ms_error=0.012, n=50)
     text = hsd.summary()
-    assert "Tukey HSD on system" in text and "tfidf-bm25" in text
+    # the row "bm25-tfidf" holds bm25 - tfidf = +0.09 (it was labelled "tfidf-bm25", R's label
+    # of the negated difference, beside +0.09)
+    assert "Tukey HSD on system" in text and "bm25-tfidf  0.0900" in text
     assert r"\toprule" in hsd.to_latex() and "<table" in hsd._repr_html_()
     assert repr(hsd).startswith("<TukeyResult system: 3 levels, 2/3 pairs")
     assert hsd.summary_frame().loc["significant pairs", "value"] == 2
