@@ -143,23 +143,12 @@ def _check_scores(y: np.ndarray) -> None:
         )
 
 
-#: A sum of squares at most ``N (_NOISE eps max|y|)^2`` (``N`` cells) is rounding noise and is
-#: set to exactly 0. Each effect (a deviation of a mean from other means) of a cell is computed
-#: with an absolute error of a few ``eps max|y|`` (numpy sums pairwise), so a term that is
-#: exactly 0 in exact arithmetic has a sum of squares of at most ``N (c eps max|y|)^2`` with a
-#: small ``c``: at most 15 in simulations with up to 200 x 300 cells and offsets up to 100
-#: times the spread. 1000 leaves a wide margin, and still keeps every effect whose RMS size is
-#: above ``2.2e-13 max|y|``, far below the precision of any score. Without this, identical
-#: systems give components of 1e-33 and coefficients that are ratios of rounding noise
-#: (R's ``anova`` prints such mean squares as 0 and warns of an "essentially perfect fit").
-_NOISE = 1000.0
-
-
 def _mean_squares(ss: dict[str, float], df: dict[str, int], y: np.ndarray) -> dict[str, float]:
-    """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 is exactly 0."""
-    # compared as an RMS effect per cell, which cannot overflow for large scores
-    scale = _NOISE * np.finfo(float).eps * float(np.max(np.abs(y)))
-    return {k: (0.0 if math.sqrt(v / y.size) <= scale else v) / df[k] for k, v in ss.items()}
+    """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 (see
+    :func:`irmodels.models._balanced.rounding_noise`) is exactly 0."""
+    from irmodels.models._balanced import rounding_noise
+
+    return {k: (0.0 if rounding_noise(v, y) else v) / df[k] for k, v in ss.items()}
 
 
 def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:

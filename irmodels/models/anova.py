@@ -23,6 +23,7 @@ from scipy import special  # not scipy.stats: importing it costs a command ~0.5 
 from irmodels._display import ResultDisplay
 from irmodels.errors import (
     DataFormatError,
+    DataQualityWarning,
     DesignError,
     FormulaError,
     IRModelsWarning,
@@ -32,7 +33,7 @@ from irmodels.errors import (
 from irmodels.formula.spec import ModelSpec
 from irmodels.inference import effects as _eff
 from irmodels.models import _design
-from irmodels.models._balanced import cell_layout, fit_balanced
+from irmodels.models._balanced import cell_layout, fit_balanced, rounding_noise
 from irmodels.models._lsq import sequential_ss, term_block
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -852,6 +853,7 @@ def anova(
         )
         used_method = f"lstsq-type{used_type}"
 
+    ss, ss_resid = _without_rounding_noise(ss, ss_resid, y)
     ms_error = ss_resid / df_resid
     table = _table(names, ss, df, ss_resid, df_resid, n_obs, alpha)
     omega_col = table.columns.get_loc("omega2_partial")
@@ -1016,6 +1018,26 @@ def _power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: f
     with np.errstate(invalid="ignore"):
         out = np.where(lam > 0, ncf_sf(crit, df, df_resid, np.where(lam > 0, lam, 1.0)), alpha)
     return np.where(np.isfinite(f2), out, np.nan)
+
+
+def _without_rounding_noise(ss, ss_resid, y) -> tuple[np.ndarray, float]:
+    """Sums of squares that are rounding noise are 0 (see :data:`_balanced.ROUNDING`): the F of
+    identical systems is then undefined, not 7. A residual of 0 is a perfect fit: warned."""
+    ss = np.asarray(ss, dtype=float)
+    noise = rounding_noise(np.append(ss, ss_resid), y)
+    if not noise.any():
+        return ss, ss_resid
+    ss = np.where(noise[:-1], 0.0, ss)
+    if noise[-1]:
+        ss_resid = 0.0
+        warnings.warn(
+            "the residual sum of squares is 0 up to rounding: the scores are a perfect fit of "
+            "the model (e.g. runs that are copies or shifted copies of each other), so F is "
+            "infinite for the terms that explain something and undefined (NaN) for those that "
+            "do not. Check for duplicated runs.",
+            DataQualityWarning, stacklevel=3,
+        )
+    return ss, ss_resid
 
 
 def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:

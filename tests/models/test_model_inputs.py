@@ -69,3 +69,35 @@ def test_type2_on_a_nested_factor_suggests_type1_only() -> None:
     msg = str(info.value)
     assert "aliased with the other terms (empty cells, or a factor nested in another)" in msg
     assert "Use ss_type=1, drop the term" in msg
+
+
+def test_identical_systems_are_not_significant() -> None:
+    # copies of one run: SS 1e-32 over a residual of 3e-32 gave F = 6.9, p = 0.003 (R prints
+    # these mean squares as 0 and warns of an "essentially perfect fit")
+    b = np.random.default_rng(0).uniform(size=20)
+    copies = irm.from_wide(pd.DataFrame({"x": b, "y": b, "z": b}))
+    with pytest.warns(irm.DataQualityWarning, match="residual sum of squares is 0 up to "
+                                                    "rounding: the scores are a perfect fit"):
+        fit = irm.anova("MD1", copies)
+    row = fit.table.loc["system"]
+    assert row["SS"] == 0.0 and np.isnan(row["F"]) and np.isnan(row["p"])
+    assert fit.table.loc["Residual", "SS"] == 0.0
+    assert fit.table.loc["topic", "F"] == np.inf and fit.table.loc["topic", "p"] == 0.0
+    # shifted copies: the systems explain something, exactly
+    with pytest.warns(irm.DataQualityWarning, match="perfect fit"):
+        shifted = irm.anova("MD1", irm.from_wide(pd.DataFrame({"x": b, "y": b + 0.1,
+                                                               "z": b + 0.3})))
+    # offsets 0, 0.1, 0.3 around their mean 2/15, times 20 topics: 14/15
+    assert shifted.table.loc["system", "SS"] == pytest.approx(14 / 15, rel=1e-12)
+    assert shifted.table.loc["system", "F"] == np.inf
+
+
+def test_equal_system_means_give_f_zero() -> None:
+    # a run and its topic-reversed copy have the same mean: the system SS is 0, not noise
+    b = np.random.default_rng(0).uniform(size=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.NegativeVarianceWarning)
+        fit = irm.anova("MD1", irm.from_wide(pd.DataFrame({"x": b, "y": b[::-1], "z": b})))
+    assert fit.table.loc["system", "SS"] == 0.0
+    assert fit.table.loc["system", "F"] == 0.0 and fit.table.loc["system", "p"] == 1.0
+    assert fit.table.loc["Residual", "SS"] > 1.0
