@@ -35,6 +35,7 @@ _LATEX_SPECIALS = {
     "<": r"\textless{}",
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
+    '"': r"{\ttfamily\char34}",  # a straight quote in OT1 and T1 (\textquotedbl needs T1)
 }
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIALS))
 
@@ -95,9 +96,19 @@ _SIZES = (("", 10.0), (r"\small", 9.0), (r"\footnotesize", 8.0), (r"\scriptsize"
           (r"\tiny", 5.0))
 
 
+def plot_text(text: object) -> str:
+    r"""``text`` as matplotlib shows it literally: a pair of ``$`` would start math mode (a name
+    ``run$1$x`` drawn as math, ``$a^$`` a parse error), so every ``$`` is escaped.
+
+    >>> plot_text("run$1$x")
+    'run\\$1\\$x'
+    """
+    return str(text).replace("$", r"\$")
+
+
 def latex_escape(text: object) -> str:
-    r"""Escape every LaTeX special character of ``text`` (``<``, ``>`` and ``|`` too, which
-    the default T1/OT1 text fonts print wrongly).
+    r"""Escape every LaTeX special character of ``text`` (``<``, ``>``, ``|`` and ``"`` too,
+    which the default OT1 text fonts print wrongly: ``"`` would print as a closing quote).
 
     >>> latex_escape("run_1 & 50% {x}")
     'run\\_1 \\& 50\\% \\{x\\}'
@@ -128,10 +139,14 @@ def latex_header(name: object) -> str:
 
 
 def format_number(value: object, digits: int = 4) -> str:
-    """Format a cell for people: ``digits`` significant digits, p-values below 1e-4 as ``<1e-04``.
+    """Format a cell for people: ``digits`` significant digits from 1 to 1e4, ``digits``
+    decimals below 1 (at least two significant digits: a variance of 0.00037 is not ``0.0004``),
+    scientific notation outside 1e-4 to 1e4.
 
     >>> format_number(0.123456), format_number(12345.678), format_number(None), format_number(3)
     ('0.1235', '1.235e+04', '', '3')
+    >>> format_number(0.000370), format_number(0.000149), format_number(0.0037)
+    ('0.00037', '0.00015', '0.0037')
     """
     if value is None:
         return ""
@@ -148,7 +163,9 @@ def format_number(value: object, digits: int = 4) -> str:
         if v == 0:
             return "0"
         if 1e-4 <= abs(v) < 1e4:
-            return f"{v:.{digits}g}" if abs(v) >= 1 else f"{v:.{digits}f}"
+            if abs(v) >= 1:
+                return f"{v:.{digits}g}"
+            return f"{v:.{max(digits, 1 - math.floor(math.log10(abs(v))))}f}"
         return f"{v:.{digits - 1}e}"
     return str(value)
 

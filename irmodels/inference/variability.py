@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from irmodels._display import ResultDisplay, TableAccess
+from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_probability
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
@@ -167,7 +167,7 @@ class VariabilityResult(TableAccess, ResultDisplay):
         ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
         if label:
             for name, row in table.iterrows():
-                ax.annotate(str(name), (row["mean"], row["sd_pop"]), fontsize=7,
+                ax.annotate(plot_text(name), (row["mean"], row["sd_pop"]), fontsize=7,
                             xytext=(3, 2), textcoords="offset points")
         if self.transform is None:
             theta = np.linspace(0, np.pi, 200)

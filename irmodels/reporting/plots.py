@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
+from irmodels._display import plot_text
 from irmodels._section import figure_to_data_uri, figure_to_png
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +62,7 @@ from irmodels._section import figure_to_data_uri, figure_to_png
     >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['topic', 'system', 'Residual']
     """
-    names = [str(i) for i in components.index]
+    names = [plot_text(i) for i in components.index]
     share = 100.0 * components["share"].to_numpy(dtype=float)
     fig = _figure(max(4.0, 1.0 + 0.9 * len(names)), 3.2)
     ax = fig.add_subplot()
@@ -76,7 +77,7 @@ from irmodels._section import figure_to_data_uri, figure_to_png
     ax.set_ylim(0, max(100.0, float(np.nanmax(share)) * 1.15) if len(share) else 100.0)
     ax.spines[["top", "right"]].set_visible(False)
     if title:
-        ax.set_title(title)
+        ax.set_title(plot_text(title))
     return fig
 
 
@@ -141,14 +142,15 @@ def tukey_means_plot(
         ax.axhline(float(iv["lower"].iloc[0]), ls="--", lw=0.9, color="#666666",
                    label="lower end of the best level's interval")
     if k <= 40:
-        ax.set_xticks(x, [str(i) for i in iv.index], rotation=90, fontsize=9)
+        ax.set_xticks(x, [plot_text(i) for i in iv.index], rotation=90, fontsize=9)
     else:
         ax.set_xticks([])
-        ax.set_xlabel(f"{k} {tukey.factor} levels, by mean (descending)", fontsize=11)
+        ax.set_xlabel(plot_text(f"{k} {tukey.factor} levels, by mean (descending)"),
+                      fontsize=11)
         lower = iv["lower"].to_numpy()
         upper = iv["upper"].to_numpy()
         n = min(n_named, k // 2)
-        names = [str(i) for i in iv.index]
+        names = [plot_text(i) for i in iv.index]
         ax.scatter(x[:n], upper[:n] + 0.0, marker="v", s=14, color="#333333", zorder=3)
         ax.scatter(x[k - n:], lower[k - n:], marker="^", s=14, color="#333333", zorder=3)
         ax.text(0.01, 0.03, "best (▼): " + ", ".join(names[:n]), transform=ax.transAxes,
@@ -157,12 +159,12 @@ def tukey_means_plot(
                 transform=ax.transAxes, fontsize=9, ha="right", va="top")
         span = float(np.nanmax(upper) - np.nanmin(lower)) if k else 1.0
         ax.set_ylim(float(np.nanmin(lower)) - 0.15 * span, float(np.nanmax(upper)) + 0.15 * span)
-    what = f"mean {measure}" if measure else "mean"
+    what = plot_text(f"mean {measure}" if measure else "mean")
     ax.set_ylabel(f"{what} ({kind} interval)" if kind != "tukey" else f"{what} (Tukey interval)",
                   fontsize=11)
     ax.tick_params(axis="y", labelsize=10)
     ax.legend(frameon=False, fontsize=9, loc="upper right", bbox_to_anchor=(1, 0.9))
     ax.spines[["top", "right"]].set_visible(False)
     if title:
-        ax.set_title(title, fontsize=12)
+        ax.set_title(plot_text(title), fontsize=12)
     return fig
