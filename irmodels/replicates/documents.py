@@ -53,11 +53,11 @@ import pandas as pd
 from scipy import fft as sp_fft
 from scipy import special, stats
 
-from irmodels._validate import check_seed
+from irmodels._validate import check_int, check_seed
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
-from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 
 __all__ = [
     "document_samples",
@@ -561,7 +561,7 @@ def _observed(
     """The top ``depth`` documents of every selected (system, topic), in trec_eval order, with
     their relevance; and the number of relevant documents per topic. Labels are encoded once
     (dictionary encoding, as :func:`irmodels.evaluate`); strings are made only per group."""
-    from irmodels.data.measures import _factorize, _segment_positions, _segment_starts
+    from irmodels.data.measures import _factorize, _scores, _segment_positions, _segment_starts
 
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
@@ -569,7 +569,7 @@ def _observed(
     t_codes, t_uniq = _factorize(runs["topic"])
     keep = _selected(s_codes, s_uniq, systems) & _selected(t_codes, t_uniq, topics)
     d_codes, d_uniq = _factorize(runs["docid"])
-    score = runs["score"].to_numpy(dtype=float)
+    score = _scores(runs["score"])  # finite numbers, as irm.evaluate requires
     if not keep.all():
         s_codes, t_codes, d_codes, score = (a[keep] for a in (s_codes, t_codes, d_codes, score))
     s_key, t_key, d_key = (_lexical_rank(u)[c] for u, c in
@@ -655,6 +655,15 @@ def document_samples(
         ``n_ret, r, R, zero_draws, capped, skipped, degenerate`` (all simulated values equal),
         ``rel_model``, ``nonrel_model`` (the fitted model kinds, with fallbacks noted).
 
+    Raises
+    ------
+    DataFormatError
+        A missing, non-numeric or infinite run score (as :func:`irmodels.evaluate`); a bad
+        ``n_samples``, ``depth`` or ``relevance_level`` (whole numbers >= 1), ``model``,
+        ``measure`` or ``zeros``; no (topic, run) pair left after the selection.
+    DesignError
+        No topic of the runs has a relevant document (``rel >= relevance_level``).
+
     Notes
     -----
     A run that retrieved no relevant document for a topic (``r = 0``) always simulates
@@ -673,8 +682,12 @@ def document_samples(
     (['measure', 'topic', 'system', 'sample', 'score'], 3)
     """
     seed = check_seed(seed)
-    if n_samples < 1:
-        raise DataFormatError(f"n_samples must be at least 1, got {n_samples}")
+    try:  # this function's settings errors are DataFormatErrors (as before)
+        n_samples = check_int(n_samples, "n_samples", low=1)
+        depth = check_int(depth, "depth", low=1)
+        relevance_level = check_int(relevance_level, "relevance_level", low=1)
+    except ArgumentError as exc:
+        raise DataFormatError(str(exc)) from None
     if zeros not in ("redraw", "keep", "skip"):
         raise DataFormatError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}")
     if model not in ("bootstrap", "kde", "gmg"):
@@ -688,6 +701,14 @@ def document_samples(
         if len(obs.score) == 0:
             raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
         missing_topics = sorted(set(obs.topic) - set(obs.n_rel))
+        if len(missing_topics) == len(set(obs.topic)):
+            grades = pd.to_numeric(qrels["rel"], errors="coerce")
+            top = f"; the highest grade in the qrels is {grades.max():g}" if grades.notna().any() \
+                else ""
+            raise DesignError(
+                f"no topic of the runs has a relevant document (rel >= relevance_level = "
+                f"{relevance_level}) in the qrels{top}: there is nothing to simulate. Check the "
+                "qrels or lower relevance_level.")
         if missing_topics:
             warnings.warn(
                 f"{len(missing_topics)} topic(s) have no relevant document in the qrels and are "

@@ -34,6 +34,14 @@ def _as_docids(docids: Iterable[object]) -> pd.Index:
             "docids is a single string; pass a sequence of document ids "
             "(e.g. collection.docids or irm.replicates.sharding.read_docids(path))."
         )
+    if isinstance(docids, pd.DataFrame):
+        raise DataFormatError(
+            "docids is a DataFrame; pass its column of document ids (e.g. frame['docid']).")
+    if not isinstance(docids, Iterable):
+        raise DataFormatError(
+            f"docids must be a sequence of document ids (e.g. collection.docids or "
+            f"irm.replicates.sharding.read_docids(path)); got {type(docids).__name__} "
+            f"{docids!r}.")
     if isinstance(docids, pd.Index):
         values = pd.Series(docids.to_numpy(), copy=False)
     elif isinstance(docids, (pd.Series, np.ndarray)):
@@ -102,7 +110,8 @@ def assign_shards(
     DesignError
         ``n_shards`` below 1 or above the number of documents; a bad seed.
     DataFormatError
-        Duplicated or missing document ids.
+        ``docids`` not a sequence of ids (a number, a string, a DataFrame); duplicated or
+        missing document ids.
 
     Notes
     -----

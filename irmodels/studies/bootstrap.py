@@ -136,8 +136,10 @@ class BootstrapEffects(ResultDisplay):
         ``se`` (bootstrap SD of the replicated means), ``lower``, ``upper`` (percentile
         interval at ``level``), ``effect`` (mean minus the average of the means), ``effect_se``,
         ``effect_lower``, ``effect_upper`` (the same for the effect), ``se_model`` (the fit's
-        own SE of the mean: ``sqrt(MS_error / n)`` for an ANOVA, the model-based SE of the
-        marginal mean for a mixed model).
+        own SE of the mean: the square root of the diagonal of the fit's
+        :meth:`~irmodels.models.anova.AnovaResult.marginal_means_cov` for an ANOVA, which is
+        ``sqrt(MS_error / n)`` on a balanced design and each least-squares mean's own SE on an
+        unbalanced one; the model-based SE of the marginal mean for a mixed model).
     pairs : DataFrame
         One row per pair ``a < b`` (factor order): ``a``, ``b``, ``diff`` (mean of a minus mean
         of b), ``diff_se``, ``diff_lower``, ``diff_upper`` (bootstrap SE and percentile
@@ -214,7 +216,8 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
             raise DesignError("the model has no residual degrees of freedom: there are no "
                               "residuals to resample. Use a smaller model.")
         resid = resid * math.sqrt(fit.n_obs / fit.df_resid)
-    closed = bool(fit.balanced) and not refit
+    # closed form: the LS means are the level means (balanced, no numeric covariate)
+    closed = fit._closed_means and not refit
     if not closed and fit.spec.transform is not None:
         raise DesignError(f"the response of {fit.spec!s} is transformed; the refit path of an "
                           "unbalanced design needs an untransformed response. Transform the "
@@ -223,7 +226,11 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
     ctx = _AnovaContext(fitted=fit.fitted, residuals=resid, codes=fit._codes[factor],
                         n_levels=len(levels), closed=closed, spec=fit.spec,
                         data=None if closed else fit.data.reset_index(drop=True), factor=factor)
-    se_model = np.full(len(levels), math.sqrt(fit.ms_error / fit.n_per_level(factor)))
+    if fit._closed_means:  # balanced: the LS-mean covariance is MS_error / n on the diagonal
+        se_model = np.full(len(levels), math.sqrt(fit.ms_error / fit.n_per_level(factor)))
+    else:  # each least-squares mean's own SE (a harmonic-mean n would give one common value)
+        cov = fit.marginal_means_cov(factor).to_numpy(dtype=np.float64)
+        se_model = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return ctx, fit.marginal_means(factor), se_model
 
 

@@ -55,8 +55,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed
-from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import check_int_list, check_seed
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -264,6 +264,19 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
         if missing:
             raise DataFormatError(f"{name} has no column {', '.join(missing)}; columns: "
                                   f"{', '.join(map(str, frame.columns))}.")
+    from irmodels.data.measures import (
+        _encode_runs,
+        _factorize,
+        _rank,
+        _refuse_duplicates,
+        _rels,
+    )
+
+    # what irm.evaluate refuses: a missing, non-numeric or infinite score, a document twice in
+    # one ranking, a relevance grade that is not a whole number
+    _, run_topics = _factorize(runs["topic"], "runs")
+    _refuse_duplicates(_rank(_encode_runs(runs, [str(t) for t in run_topics])))
+    _rels(qrels)
     r = runs[["system", "topic", "docid", "score"]].astype(
         {"system": str, "topic": str, "docid": str})
     r = r.sort_values(["system", "topic", "score", "docid"],
@@ -305,14 +318,12 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
 
 
 def _int_tuple(values: Any, name: str) -> tuple[int, ...]:
-    if isinstance(values, (int, np.integer)):
-        values = [values]
+    """A whole number or a non-empty list of them, sorted, each once (1.5 or "2" is refused,
+    not truncated)."""
     try:
-        out = tuple(int(v) for v in values)
-    except (TypeError, ValueError):
-        raise DesignError(f"{name} must be whole numbers; got {values!r}.") from None
-    if not out:
-        raise DesignError(f"{name} must name at least one value.")
+        out = check_int_list(values, name, unique=False)
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
     return tuple(sorted(set(out)))
 
 
@@ -370,10 +381,13 @@ def pooling_bias(
     Raises
     ------
     DesignError
-        A width larger than the number of runs minus one, more common topics than topics
-        minus one, an unknown measure or treatment, runs missing topics.
+        A width or number of common topics that is not a whole number, a width larger than
+        the number of runs minus one, more common topics than topics minus one, an unknown
+        measure or treatment, runs missing topics.
     DataFormatError
-        Runs or qrels without the needed columns.
+        Runs or qrels without the needed columns; what :func:`irmodels.evaluate` refuses: a
+        missing, non-numeric or infinite score, a document listed twice in one ranking, a
+        relevance grade that is not a whole number.
 
     Examples
     --------
@@ -400,16 +414,16 @@ def pooling_bias(
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
             or n_samples < 1:
         raise DesignError(f"n_samples must be a positive whole number; got {n_samples!r}.")
+    w_list = _int_tuple(widths, "widths")
+    c_list = _int_tuple(common_topics, "common_topics")
     topics, systems, topic_ids = _prepare(runs, qrels, int(depth), len(weights), treatments)
     S, T = len(systems), len(topics)
-    w_list = _int_tuple(widths, "widths")
     if w_list[0] < 1 or w_list[-1] > S - 1:
         bad_w = w_list[-1] if w_list[-1] > S - 1 else w_list[0]
         raise DesignError(
             f"pool width {bad_w} is impossible with {S} runs: a width runs from 1 to {S - 1} "
             "(one run at least must stay out of the pool to be the new run). Use smaller "
             "widths or more runs.")
-    c_list = _int_tuple(common_topics, "common_topics")
     if c_list[0] < 1 or c_list[-1] > T - 1:
         raise DesignError(
             f"asked for {c_list[-1] if c_list[-1] > T - 1 else c_list[0]} common topics, but "

@@ -211,6 +211,18 @@ def _pair_levels(reference: pd.Series) -> pd.Index:
     return pd.Index(sorted(str(x) for x in reference.index))
 
 
+def _values(column: pd.Series) -> np.ndarray:
+    """A column of :attr:`ShardStudy.runs` as floats, missing (``<NA>`` of Int64) as NaN."""
+    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _nanmean(column: pd.Series) -> float:
+    """Mean of the non-missing values of a :attr:`ShardStudy.runs` column (NaN if none)."""
+    v = _values(column)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else math.nan
+
+
 def _pack_pairs(a: np.ndarray, b: np.ndarray, levels: pd.Index) -> np.ndarray:
     """Significant pairs as bits over the pairs (i < j) of ``levels`` (``np.triu_indices``).
 
@@ -413,7 +425,9 @@ class ShardStudy(ResultDisplay):
         -------
         DataFrame
             One row per pair significant in at least one split: ``a``, ``b`` (``a < b``),
-            ``n_splits`` (splits where it is significant) and ``all_splits`` (in every one).
+            ``n_splits`` (splits where it is significant) and ``all_splits`` (in every split
+            with a Tukey result: with ``undefined="missing"``, a split whose least-squares
+            system means are not estimable has no Tukey test and is left out).
             Sorted by ``n_splits`` descending, then ``a``, ``b``.
         """
         model = self._check_model(model)
@@ -421,7 +435,9 @@ class ShardStudy(ResultDisplay):
             keys = [("MD1", 1, 0)]
         else:
             s = self._check_s(self.n_shards[0] if n_shards is None else n_shards)
-            keys = [(model, s, k) for k in range(self.n_splits)]
+            runs = self.runs[(self.runs["model"] == model) & (self.runs["n_shards"] == s)]
+            tested = runs["split"][runs["n_significant"].notna()]
+            keys = [(model, s, int(k)) for k in tested]
         levels = _pair_levels(self.reference)
         r = len(levels)
         n_pairs = r * (r - 1) // 2
@@ -449,15 +465,22 @@ class ShardStudy(ResultDisplay):
         DataFrame
             Indexed by ``n_shards``; columns, in order:
 
-            - ``n_splits``: splits averaged;
+            - ``n_splits``: splits of S;
             - ``tau``, ``tau_lower``, ``tau_upper``: mean Kendall's tau against MD1 on the
               whole collection and its 95% confidence interval
-              (``mean +- t(0.975; n-1) * sd / sqrt(n)`` over splits, clipped to [-1, 1];
-              NaN for one split);
+              (``mean +- t(0.975; n-1) * sd / sqrt(n)`` over the ``n`` splits with a tau,
+              clipped to [-1, 1]; NaN for one such split);
             - ``ci_width``, ``n_significant``, ``n_not_significant``, ``top_group``,
               ``omega2_system``: means over splits;
-            - ``sig_all_splits``: pairs significant in every split;
+            - ``sig_all_splits``: pairs significant in every split with a Tukey result;
             - ``frac_sig_all_splits``: that count over all ``R(R-1)/2`` pairs.
+
+            A split without a Tukey result (``undefined="missing"``: the least-squares system
+            means are not estimable, so that row of :attr:`runs` has missing Tukey columns and
+            ``tau``) is left out of the means of ``tau``, ``ci_width``, ``n_significant``,
+            ``n_not_significant`` and ``top_group`` and of ``sig_all_splits``; its
+            ``omega2_system`` still counts. With no Tukey result at any split of S, those means
+            are NaN and ``sig_all_splits`` is 0.
         """
         model = self._check_model(self._default_shard_model() if model is None else model)
         if model == "MD1":
@@ -467,9 +490,10 @@ class ShardStudy(ResultDisplay):
         rows = []
         for s in self.n_shards:
             g = runs[runs["n_shards"] == s]
-            n = len(g)
-            tau = g["tau"].to_numpy(dtype=float)
-            mean = float(tau.mean())
+            tau = _values(g["tau"])
+            tau = tau[~np.isnan(tau)]
+            n = len(tau)
+            mean = float(tau.mean()) if n else math.nan
             if n > 1:
                 half = float(stats.t.ppf(0.975, n - 1) * tau.std(ddof=1) / math.sqrt(n))
             else:
@@ -477,12 +501,11 @@ class ShardStudy(ResultDisplay):
             r = int(g["n_systems"].iloc[0])
             sig_all = self.significant_pairs(model, s)["all_splits"].sum()
             rows.append({
-                "n_shards": s, "n_splits": n, "tau": mean, "tau_lower": max(mean - half, -1.0),
-                "tau_upper": min(mean + half, 1.0), "ci_width": float(g["ci_width"].mean()),
-                "n_significant": float(g["n_significant"].mean()),
-                "n_not_significant": float(g["n_not_significant"].mean()),
-                "top_group": float(g["top_group"].mean()),
-                "omega2_system": float(g["omega2_system"].mean()),
+                "n_shards": s, "n_splits": len(g), "tau": mean,
+                "tau_lower": max(mean - half, -1.0), "tau_upper": min(mean + half, 1.0),
+                **{c: _nanmean(g[c]) for c in ("ci_width", "n_significant",
+                                               "n_not_significant", "top_group",
+                                               "omega2_system")},
                 "sig_all_splits": int(sig_all),
                 "frac_sig_all_splits": float(sig_all) / (r * (r - 1) / 2),
             })

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,8 +42,8 @@ import pandas as pd
 from scipy import special
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed
-from irmodels.errors import DesignError
+from irmodels._validate import check_number, check_probability, check_seed
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,6 +79,9 @@ SUMMARY_COLUMNS = ("size", "test", "fraction_significant", "error_rate", "swap_r
 
 # samples per unit of work: fixed, so seeds (one per unit) never depend on the backend
 _CHUNK = 50
+# most bins of the swap-rate histogram (a bin_width far below the score range's scale would
+# allocate one counter per bin)
+_MAX_BINS = 1_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,7 +251,9 @@ class TopicSetStudy(ResultDisplay):
     rank_agreement : DataFrame
         Columns ``size``; ``tau_mean``, ``tau_sd``, ``tau_lower``, ``tau_upper`` (mean, SD,
         2.5% and 97.5% quantiles of Kendall's tau-b between the system means on a topic set
-        and on all topics); ``share_tau_0_9`` (share of topic sets with tau >= 0.9).
+        and on all topics, over the topic sets where tau is defined); ``share_tau_0_9``
+        (share of those topic sets with tau >= 0.9). NaN for a size where no topic set has a
+        defined tau (every pair of systems tied).
     asl : DataFrame
         Sakai's ASL curves: columns ``size``, ``test``, ``rank`` (1 = smallest p-value),
         ``p`` (the p-value at that rank, averaged over topic sets).
@@ -531,10 +537,19 @@ def topic_sets(
 
     Raises
     ------
+    DataFormatError
+        A missing (NaN) or infinite score.
     DesignError
         A frame with missing (topic, system) cells or several scores per cell, fewer than two
-        systems, a disjoint size above half the topics, unknown tests or methods, bad
-        ``alpha``, ``n_samples`` or ``bin_width``.
+        systems or topics, a disjoint size above half the topics, unknown tests or methods,
+        bad ``alpha``, ``n_samples`` or ``bin_width`` (a positive number that cuts the scores'
+        range into fewer than a million bins).
+
+    Warns
+    -----
+    DataQualityWarning
+        Kendall's tau is undefined on every topic set of a size (every pair of systems tied:
+        identical systems, a constant measure); that size's ``rank_agreement`` is NaN.
 
     Notes
     -----
@@ -570,8 +585,19 @@ def topic_sets(
 
     X, topics, systems = score_matrix(frame, needed_by="a topic-set study")
     T, R = X.shape
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = (int(v[0]) for v in np.nonzero(bad))
+        raise DataFormatError(
+            f"a topic-set study needs a finite score in every (topic, system) cell; "
+            f"{int(bad.sum())} score(s) are missing or infinite, e.g. {X[i, j]} for topic "
+            f"{topics[i]!r}, system {systems[j]!r}. Fix or drop them first (irm.frame refuses "
+            "them when it builds the frame).")
     if R < 2:
         raise DesignError(f"a topic-set study compares systems; the frame has {R}.")
+    if T < 2:
+        raise DesignError(f"a topic-set study draws sets of topics and tests on them; the frame "
+                          f"has {T} topic(s), it needs at least 2.")
     if method not in METHODS:
         raise DesignError(f"unknown method {method!r}; choose one of "
                           f"{', '.join(map(repr, METHODS))}.")
@@ -581,18 +607,24 @@ def topic_sets(
         raise DesignError(f"unknown test {bad[0] if bad else test!r}; choose among "
                           f"{', '.join(map(repr, TESTS))}.")
     tests = tuple(dict.fromkeys(tests))
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    try:  # the documented error of a bad setting here is a DesignError
+        alpha = check_probability(alpha, "alpha")
+        bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True)
+    except ArgumentError as exc:
+        raise DesignError(str(exc)) from None
     for name, v in (("n_samples", n_samples), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
-    if not isinstance(bin_width, (int, float)) or not bin_width > 0 or not math.isfinite(bin_width):
-        raise DesignError(f"bin_width must be a positive number; got {bin_width!r}.")
     size_list = _check_sizes(sizes, T, method)
 
     ia, ib = np.triu_indices(R, 1)
     full = X.mean(axis=0)
     span = float(X.max() - X.min())
+    if span / bin_width >= _MAX_BINS:
+        raise DesignError(
+            f"bin_width={bin_width:g} cuts the scores' range ({span:g}) into more than "
+            f"{_MAX_BINS:,} bins of the swap-rate histogram; use a bin_width of at least "
+            f"{span / _MAX_BINS:.3g} (the default 0.01 suits scores in [0, 1]).")
     n_bins = int(math.floor(span / bin_width)) + 2
     tukey: dict[int, tuple[float, np.ndarray]] = {}
     if "tukey" in tests:
@@ -605,7 +637,8 @@ def topic_sets(
             df = (c - 1) * (R - 1)
             tukey[c] = (float(qtukey(1 - alpha, R, df)), _tukey_sf_table(R, df))
     t_tables = {c: _t_table(c - 1, float(alpha)) for c in size_list} if "t" in tests else {}
-    ctx = _Context(X=X, ia=ia, ib=ib, full_sign=np.sign(full[ia] - full[ib]), method=method,
+    full_sign = np.sign(full[ia] - full[ib])
+    ctx = _Context(X=X, ia=ia, ib=ib, full_sign=full_sign, method=method,
                    tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
                    n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables)
     units = []
@@ -618,6 +651,7 @@ def topic_sets(
                          n_workers=n_workers, progress=progress, desc="topic sets")
 
     P = len(ia)
+    no_tau: list[int] = []
     swap_rows, power_rows, agree_rows, rank_rows, asl_rows, tau_rows = [], [], [], [], [], []
     for c in size_list:
         mine = [p for u, p in zip(units, parts) if u[0] == c]
@@ -629,9 +663,14 @@ def topic_sets(
         taus = np.concatenate([p["tau"] for p in mine])
         tau_rows.append(pd.DataFrame({"size": c, "sample": np.arange(len(taus)), "tau": taus}))
         ok = taus[np.isfinite(taus)]
-        rank_rows.append((c, float(ok.mean()), float(ok.std(ddof=1)) if len(ok) > 1 else math.nan,
-                          float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)),
-                          float((ok >= 0.9).mean())))
+        if len(ok):
+            rank_rows.append((c, float(ok.mean()),
+                              float(ok.std(ddof=1)) if len(ok) > 1 else math.nan,
+                              float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)),
+                              float((ok >= 0.9).mean())))
+        else:
+            rank_rows.append((c, math.nan, math.nan, math.nan, math.nan, math.nan))
+            no_tau.append(c)
         n_sets = 2 * int(n_samples)
         for test_name in tests:
             n_sig = sum(p[test_name]["n_sig"] for p in mine)
@@ -650,6 +689,15 @@ def topic_sets(
     agree = pd.DataFrame(agree_rows, columns=list(AGREEMENT_COLUMNS))
     for col in ("both_same", "both_reversed"):
         agree[col] = agree[col].astype("int64")
+    if no_tau:
+        tied = not (full_sign != 0).any()
+        why = ("every pair of systems ties on the mean over all topics (identical systems or a "
+               "constant measure), so the reference ranking has no order" if tied else
+               "every pair of systems ties on every topic set drawn")
+        warnings.warn(
+            f"Kendall's tau is undefined for every topic set of size(s) "
+            f"{', '.join(map(str, no_tau))}: {why}. rank_agreement is NaN there.",
+            DataQualityWarning, stacklevel=2)
     return TopicSetStudy(
         swap_rates=swap, discriminative_power=power, agreement=agree,
         rank_agreement=pd.DataFrame(rank_rows, columns=list(RANK_COLUMNS)),
