@@ -146,7 +146,7 @@ def _check_scores(y: np.ndarray) -> None:
 def _mean_squares(ss: dict[str, float], df: dict[str, int], y: np.ndarray) -> dict[str, float]:
     """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 (see
     :func:`irmodels.models._balanced.rounding_noise`) is exactly 0."""
-    from irmodels.models._balanced import rounding_noise
+    from irmodels.inference.effects import rounding_noise
 
     return {k: (0.0 if rounding_noise(v, y) else v) / df[k] for k, v in ss.items()}
 

@@ -19,30 +19,7 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["BalancedFit", "cell_layout", "fit_balanced", "rounding_noise"]
-
-#: A sum of squares at most ``N (ROUNDING eps max|y|)^2`` (``N`` observations) is rounding
-#: noise and counts as exactly 0. Each effect (a deviation of a mean from other means) of an
-#: observation is computed with an absolute error of a few ``eps max|y|`` (numpy sums
-#: pairwise), so a term that is exactly 0 in exact arithmetic has a sum of squares of at most
-#: ``N (c eps max|y|)^2`` with a small ``c``: at most 15 in simulations with up to 200 x 300
-#: cells and offsets up to 100 times the spread. 1000 leaves a wide margin, and still keeps
-#: every effect whose RMS size is above ``2.2e-13 max|y|``, far below the precision of any
-#: score. Without it, identical systems get F = 7 from sums of squares of 1e-32 (R's ``anova``
-#: prints such mean squares as 0 and warns of an "essentially perfect fit").
-ROUNDING = 1000.0
-
-
-def rounding_noise(ss: np.ndarray | float, y: np.ndarray) -> np.ndarray:
-    """True where a sum of squares of ``y`` is rounding noise (see :data:`ROUNDING`).
-
-    >>> y = np.array([0.1, 0.2, 0.3, 0.4])
-    >>> rounding_noise(np.array([1e-33, 1e-20, 0.05]), y).tolist()
-    [True, False, False]
-    """
-    # compared as an RMS effect per observation, which cannot overflow for large scores
-    scale = ROUNDING * np.finfo(float).eps * float(np.max(np.abs(y))) if y.size else 0.0
-    return np.sqrt(np.asarray(ss, dtype=float) / max(y.size, 1)) <= scale
+__all__ = ["BalancedFit", "cell_layout", "fit_balanced"]
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from irmodels.errors import (
 from irmodels.formula.spec import ModelSpec
 from irmodels.inference import effects as _eff
 from irmodels.models import _design
-from irmodels.models._balanced import cell_layout, fit_balanced, rounding_noise
+from irmodels.models._balanced import cell_layout, fit_balanced
 from irmodels.models._lsq import sequential_ss, term_block
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1021,10 +1021,11 @@ def _power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: f
 
 
 def _without_rounding_noise(ss, ss_resid, y) -> tuple[np.ndarray, float]:
-    """Sums of squares that are rounding noise are 0 (see :data:`_balanced.ROUNDING`): the F of
-    identical systems is then undefined, not 7. A residual of 0 is a perfect fit: warned."""
+    """Sums of squares that are rounding noise are 0 (see
+    :data:`irmodels.inference.effects.ROUNDING`): the F of identical systems is then undefined,
+    not 7. A residual of 0 is a perfect fit: warned."""
     ss = np.asarray(ss, dtype=float)
-    noise = rounding_noise(np.append(ss, ss_resid), y)
+    noise = _eff.rounding_noise(np.append(ss, ss_resid), y)
     if not noise.any():
         return ss, ss_resid
     ss = np.where(noise[:-1], 0.0, ss)
