@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
-from irmodels._validate import check_probability
+from irmodels._validate import check_int_list, check_probability, check_seed
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
@@ -681,13 +681,14 @@ def error_rate(
     T = Y.shape[0]
     if sizes is None:
         sizes = list(range(10, T // 2 + 1, 10)) or [T // 2]
-    sizes = [int(c) for c in sizes]
+    sizes = list(check_int_list(sizes, "sizes", unique=False))  # 2.5 is refused, not truncated
     bad = [c for c in sizes if c < 3 or 2 * c > T]
     if bad:
         raise DesignError(
             f"topic-set sizes {bad} do not fit: each trial needs two disjoint sets of c >= 3 "
             f"topics and the frame has {T}. Use sizes up to {T // 2}."
         )
+    seed = check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rows = []
     for c in sizes:

@@ -275,3 +275,15 @@ def test_tau_ap_b_all_tied_warns_like_kendall(a, b):
         warnings.simplefilter("error", DataQualityWarning)
         got = tau_ap({"a": 3.0, "b": 2.0, "c": 1.0}, {"a": 2.0, "b": 2.0, "c": 1.0}, ties="b")
     assert np.isfinite(got)
+
+
+def test_error_rate_checks_seed_and_sizes() -> None:
+    import irmodels as irm
+    from irmodels.errors import ArgumentError
+
+    rng = np.random.default_rng(0)
+    d = irm.from_wide(pd.DataFrame(rng.uniform(size=(30, 3)), columns=["a", "b", "c"]))
+    with pytest.raises(ArgumentError, match=r"seed must be None or a whole number >= 0; got -1"):
+        irm.variability.error_rate(d, seed=-1)  # was a raw numpy ValueError
+    with pytest.raises(ArgumentError, match=r"sizes must be a non-empty list of whole numbers"):
+        irm.variability.error_rate(d, sizes=[5.5], seed=0)  # was truncated to 5
