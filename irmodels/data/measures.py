@@ -488,7 +488,8 @@ def evaluate(
       of all judged grades (``ndcg_cut_k``); ``nDCG`` has no cutoff (``ndcg``). Undefined
       when no document has a positive grade.
     - ``RBP(p)`` = (1 - p) sum_i rel_i p^(i-1) (Moffat & Zobel 2008), binary at
-      ``relevance_level``; defined (0) when R = 0. trec_eval's ``rbp`` is ``RBP(p=0.9)``.
+      ``relevance_level``; defined (0) when R = 0. trec_eval's ``rbp`` is ``RBP(p=0.9)`` on
+      binary qrels (on graded qrels trec_eval uses the grades as gains; docs/measures.md).
     - ``RBP_res(p)`` = (1 - p) sum_{i unjudged} p^(i-1) + p^d, the residual: the most RBP could
       grow if every unjudged retrieved document and everything below depth d were relevant.
       trec_eval's ``rbp_resid`` (p = 0.9) reports 0 when no retrieved document is unjudged;
