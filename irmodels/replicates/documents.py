@@ -514,6 +514,7 @@ class _Observed:
     score: np.ndarray        # (N,) scores, each group in trec_eval order
     rel: np.ndarray          # (N,) bool: relevant
     n_rel: dict[str, int]    # relevant documents per topic (topics with at least one)
+    max_grade: int | None = None  # the highest grade in the qrels (None: no qrels rows)
 
     def groups(self):
         """``(topic, system, relevant scores, non-relevant scores)`` per group."""
@@ -561,7 +562,13 @@ def _observed(
     """The top ``depth`` documents of every selected (system, topic), in trec_eval order, with
     their relevance; and the number of relevant documents per topic. Labels are encoded once
     (dictionary encoding, as :func:`irmodels.evaluate`); strings are made only per group."""
-    from irmodels.data.measures import _factorize, _scores, _segment_positions, _segment_starts
+    from irmodels.data.measures import (
+        _factorize,
+        _rels,
+        _scores,
+        _segment_positions,
+        _segment_starts,
+    )
 
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
@@ -581,7 +588,7 @@ def _observed(
     order = order[pos < depth]
     q = qrels[["topic", "docid", "rel"]]
     q = pd.DataFrame({"topic": q["topic"].astype(str), "docid": q["docid"].astype(str),
-                      "rel": q["rel"].to_numpy()}).drop_duplicates(["topic", "docid"], keep="last")
+                      "rel": _rels(q)}).drop_duplicates(["topic", "docid"], keep="last")
     relevant = q.loc[q["rel"] >= level]
     n_rel = relevant.groupby("topic").size()
     # relevance of each kept row by integer keys (topic code, docid code)
@@ -597,6 +604,7 @@ def _observed(
         system=[str(x) for x in s_uniq[s_codes[order[first]]]],
         bounds=np.r_[first, len(order)], score=score[order], rel=np.isin(row_keys, rel_keys),
         n_rel={str(k): int(v) for k, v in n_rel.items()},
+        max_grade=int(q["rel"].max()) if len(q) else None,
     )
 
 
@@ -702,9 +710,8 @@ def document_samples(
             raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
         missing_topics = sorted(set(obs.topic) - set(obs.n_rel))
         if len(missing_topics) == len(set(obs.topic)):
-            grades = pd.to_numeric(qrels["rel"], errors="coerce")
-            top = f"; the highest grade in the qrels is {grades.max():g}" if grades.notna().any() \
-                else ""
+            top = (f"; the highest grade in the qrels is {int(obs.max_grade)}"
+                   if obs.max_grade is not None else "")
             raise DesignError(
                 f"no topic of the runs has a relevant document (rel >= relevance_level = "
                 f"{relevance_level}) in the qrels{top}: there is nothing to simulate. Check the "

@@ -276,7 +276,7 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
     # one ranking, a relevance grade that is not a whole number
     _, run_topics = _factorize(runs["topic"], "runs")
     _refuse_duplicates(_rank(_encode_runs(runs, [str(t) for t in run_topics])))
-    _rels(qrels)
+    rel = _rels(qrels)
     r = runs[["system", "topic", "docid", "score"]].astype(
         {"system": str, "topic": str, "docid": str})
     r = r.sort_values(["system", "topic", "score", "docid"],
@@ -286,7 +286,7 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
     if length is not None:
         r = r[r["pos"] < length]
     q = qrels.astype({"topic": str, "docid": str})
-    relevant = set(zip(q["topic"][q["rel"] > 0], q["docid"][q["rel"] > 0]))
+    relevant = set(zip(q["topic"][rel > 0], q["docid"][rel > 0]))  # the checked grades
     from irmodels.data.frame import natural_key
 
     systems = sorted(r["system"].unique(), key=natural_key)

@@ -292,3 +292,23 @@ def test_assign_shards_first_argument(docids, match) -> None:
         irm.replicates.assign_shards(docids, 2, seed=0)
     a = irm.replicates.assign_shards(iter(["a", "b", "c"]), 2, seed=0)
     assert sorted(a.tolist()) == [1, 1, 2]
+
+
+def test_grades_are_read_as_evaluate_reads_them(tiny) -> None:
+    # string grades passed the check and then crashed comparing str with int; fractional grades
+    # were accepted by document_samples (evaluate refuses them)
+    as_text = tiny.qrels.assign(rel=tiny.qrels["rel"].astype(str))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        a = irm.replicates.document_samples(tiny.runs, as_text, n_samples=2, seed=1,
+                                            systems=["sys01"])
+        b = irm.replicates.document_samples(tiny.runs, tiny.qrels, n_samples=2, seed=1,
+                                            systems=["sys01"])
+        pd.testing.assert_frame_equal(a, b)
+        P = irm.studies.pooling_bias
+        pd.testing.assert_frame_equal(
+            P(tiny.runs, as_text, widths=[1], common_topics=[2], n_samples=1, seed=0).table,
+            P(tiny.runs, tiny.qrels, widths=[1], common_topics=[2], n_samples=1, seed=0).table)
+    with pytest.raises(DataFormatError, match="integer relevance grades"):
+        irm.replicates.document_samples(tiny.runs, tiny.qrels.assign(rel=tiny.qrels["rel"] + 0.5),
+                                        n_samples=2, seed=1)
