@@ -123,8 +123,8 @@ def _table_from_text(text: str) -> pd.DataFrame:
     sep = "\t" if ("\t" in first and "," not in first) else ","
     kind = "TSV" if sep == "\t" else "CSV"
     try:
-        with warnings.catch_warnings():  # a row longer than the header: refused below
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        with warnings.catch_warnings(record=True) as caught:  # rows longer than the header
+            warnings.simplefilter("always", pd.errors.ParserWarning)
             # index_col=False: a row with one field more than the header must not turn the
             # first column into the index (every column would shift by one)
             table = pd.read_csv(io.StringIO(text), sep=sep, index_col=False)
@@ -136,7 +136,16 @@ def _table_from_text(text: str) -> pd.DataFrame:
         raise DataFormatError(
             f"the file-like object is not a readable {kind} table{hint}: {message}"
         ) from None
-    _check_field_counts(text, sep, kind)
+    long_rows = False
+    for w in caught:
+        if issubclass(w.category, pd.errors.ParserWarning):
+            long_rows = True
+        else:  # anything else pandas said is the caller's to see
+            warnings.warn(w.message, w.category, stacklevel=2)
+    # pandas drops the extra fields of long rows (with a ParserWarning) and pads short rows
+    # with NaN, so the rows are counted one by one only when one of the two may have happened
+    if long_rows or (table.shape[1] and table.iloc[:, -1].isna().any()):
+        _check_field_counts(text, sep, kind)
     return table
 
 

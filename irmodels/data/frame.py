@@ -56,19 +56,19 @@ def natural_key(value: object) -> tuple:
     return tuple((0, int(p), p) if p.isdecimal() else (1, 0, p) for p in parts if p != "")
 
 
-def _text_collision(labels: Sequence[object], column: object) -> None:
-    """Refuse two different labels with the same text (``1`` and ``"1"``): a long frame's
-    labels are text, and merging them would pool two topics or systems without a word."""
+def _text_collision(labels: Sequence[object], owner: str) -> None:
+    """Refuse two of the (distinct) ``labels`` with the same text (``1`` and ``"1"``): a long
+    frame's labels are text, and merging them would pool two topics or systems without a word.
+    ``owner`` says whose labels they are (``column 'topic' has the labels``)."""
     first: dict[str, object] = {}
     for label in labels:
         text = str(label)
-        if text in first and first[text] is not label and first[text] != label:
+        if text in first:
             raise DataFormatError(
-                f"column {column!r} has the labels {first[text]!r} and {label!r}, which are the "
-                f"same as text ({text!r}); labels are text in a long frame, so they would be "
-                "merged. Rename one of them."
+                f"{owner} {first[text]!r} and {label!r}, which are the same as text ({text!r}); "
+                "labels are text in a long frame, so they would be merged; rename one of them."
             )
-        first.setdefault(text, label)
+        first[text] = label
 
 
 def _natural_categorical(values: pd.Series) -> pd.Categorical:
@@ -84,12 +84,12 @@ def _natural_categorical(values: pd.Series) -> pd.Categorical:
         kept = list(old[used])
         texts = [str(c) for c in kept]  # labels are text, whatever the categories' dtype
         if len(set(texts)) < len(texts):
-            _text_collision(kept, values.name)
+            _text_collision(kept, f"column {values.name!r} has the labels")
         return pd.Categorical.from_codes(new_codes, categories=pd.Index(texts))
     as_str = values.astype(str)
     levels = sorted(pd.unique(as_str), key=natural_key)
     if values.dtype == object and len(levels) < values.nunique(dropna=False):
-        _text_collision(pd.unique(values), values.name)
+        _text_collision(pd.unique(values), f"column {values.name!r} has the labels")
     return pd.Categorical(as_str, categories=levels)
 
 
@@ -461,15 +461,7 @@ def from_wide(
     systems = [str(s) for s in w.columns]
     for what, labels, given in (("topic id", topics, w.index), ("system name", systems, w.columns)):
         if len(set(labels)) < len(labels):
-            first: dict[str, object] = {}
-            for text, label in zip(labels, given):
-                if text in first:
-                    raise DataFormatError(
-                        f"the wide matrix has the {what}s {first[text]!r} and {label!r}, which "
-                        f"are the same as text ({text!r}); labels are text in a long frame, so "
-                        "rename one of them"
-                    )
-                first[text] = label
+            _text_collision(list(given), f"the wide matrix has the {what}s")
     values = w.to_numpy()
     n_t, n_s = len(topics), len(systems)
     # categoricals in the matrix's order, from integer codes (frame() keeps a categorical's

@@ -192,6 +192,11 @@ def _line_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
+_BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*")  # blank lines before a header
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FIRST_LINE = re.compile(r"[^\r\n]*")
+
+
 def _check_utf8(data: bytes, path: PathLike) -> None:
     """Refuse text that is not UTF-8 (e.g. Latin-1), naming the line and column."""
     if data.isascii():
@@ -1255,6 +1260,14 @@ def _sep_for(path: Path, first_line: str | None = None) -> str:
     return ","
 
 
+def _overflow(cell: str, topic: str, system: str, path: Path, line: int) -> DataFormatError:
+    """The error for a matrix cell that reads as an infinite float."""
+    return DataFormatError(
+        f"cell {cell!r} for topic {topic}, system {system} is beyond the range of a float64 "
+        "score", path=str(path), line=line,
+    )
+
+
 def _warn_id_like_first_column(values: np.ndarray, name: str, path: Path) -> None:
     """Warn when the first "system" holds distinct whole numbers above every other score:
     topic ids under a header the reader does not know (``qno``), which would be analysed as a
@@ -1452,10 +1465,7 @@ def read_matrix(
             values[r] = list(map(float, scores))  # every cell a number: no per-cell loop
             if np.isinf(values[r]).any():
                 c = int(np.flatnonzero(np.isinf(values[r]))[0])
-                raise DataFormatError(
-                    f"cell {scores[c]!r} for topic {topic}, system {systems[c]} is beyond the "
-                    "range of a float64 score", path=str(p), line=line,
-                )
+                raise _overflow(scores[c], topic, systems[c], p, line)
             continue
         for c, (cell, s) in enumerate(zip(scores, systems)):
             if cell in _NA_TOKENS:
@@ -1468,13 +1478,10 @@ def read_matrix(
                         line=line,
                     )
                 values[r, c] = np.nan
-            elif _FLOAT.fullmatch(cell) and math.isfinite(float(cell)):
-                values[r, c] = float(cell)
             elif _FLOAT.fullmatch(cell):
-                raise DataFormatError(
-                    f"cell {cell!r} for topic {topic}, system {s} is beyond the range of a "
-                    "float64 score", path=str(p), line=line,
-                )
+                values[r, c] = float(cell)
+                if math.isinf(values[r, c]):
+                    raise _overflow(cell, topic, s, p, line)
             else:
                 raise DataFormatError(
                     f"cell {cell!r} for topic {topic}, system {s} is not a number",
@@ -1599,7 +1606,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     """
     p = Path(path)
     kind = _frame_format(p)
-    row_lines: list[int] | None = None
+    text: str | None = None  # the CSV/TSV text (None for parquet)
     if kind == "parquet":
         require("pyarrow", "parquet")
         if p.is_dir():
@@ -1621,12 +1628,14 @@ def read_frame(path: PathLike) -> pd.DataFrame:
                 "write it again", path=str(p)
             ) from None
     else:
-        data = _read_bytes(p, "frame file")
+        data = _read_bytes(p, "frame file")  # the BOM is removed there
         _check_utf8(data, p)
+        text = data.decode("utf-8")  # decoded once: pandas parses this text, not the file again
         delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
-        lines = data.decode("utf-8-sig").splitlines()
-        header_line = next((i for i, t in enumerate(lines, start=1) if t.strip()), 1)
-        names = next(csv.reader([lines[header_line - 1]], delimiter=delim)) if lines else []
+        blank = _BLANK_LINES.match(text)
+        header_line = 1 + len(_LINE_BREAK.findall(blank.group(0)))
+        header = _FIRST_LINE.match(text, blank.end()).group(0)
+        names = next(csv.reader([header], delimiter=delim), [])
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise DataFormatError(
@@ -1640,9 +1649,8 @@ def read_frame(path: PathLike) -> pd.DataFrame:
                 # an index that shifts every column by one (pandas' default)
                 warnings.simplefilter("error", pd.errors.ParserWarning)
                 df = pd.read_csv(
-                    p, sep=delim, dtype=dtypes, keep_default_na=False, index_col=False,
-                    na_values={"score": sorted(_NA_TOKENS)}, encoding="utf-8-sig",
-                    **EXACT_FLOATS,
+                    io.StringIO(text), sep=delim, dtype=dtypes, keep_default_na=False,
+                    index_col=False, na_values={"score": sorted(_NA_TOKENS)}, **EXACT_FLOATS,
                 )
         except pd.errors.ParserWarning:
             raise DataFormatError(
@@ -1661,17 +1669,18 @@ def read_frame(path: PathLike) -> pd.DataFrame:
             raise DataFormatError(f"cannot parse the frame file: {exc}", path=str(p)) from None
         for c in dtypes:  # labels as read_matrix reads them: without surrounding spaces
             df[c] = df[c].str.strip()
-        # the file line of each row, when rows and non-blank lines correspond one to one (no
-        # line break inside a quoted field): frame()'s "(row i)" becomes the line
-        rows = [i for i, t in enumerate(lines[header_line:], start=header_line + 1) if t.strip()]
-        row_lines = rows if len(rows) == len(df) else None
     try:
         return frame(df)
     except DataFormatError as exc:
         msg, line = str(exc), None
         m = re.search(r" \(row (\d+)\)", msg)
-        if m is not None and row_lines is not None and int(m.group(1)) < len(row_lines):
-            msg, line = msg.replace(m.group(0), ""), row_lines[int(m.group(1))]
+        if m is not None and text is not None:
+            # the file line of the row, when rows and non-blank lines correspond one to one
+            # (no line break inside a quoted field)
+            rows = [i for i, t in enumerate(text.splitlines()[header_line:],
+                                             start=header_line + 1) if t.strip()]
+            if len(rows) == len(df) and int(m.group(1)) < len(rows):
+                msg, line = msg.replace(m.group(0), ""), rows[int(m.group(1))]
         raise DataFormatError(msg, path=str(p), line=line) from None
 
 
