@@ -1,8 +1,10 @@
-"""Validation of function arguments: one set of helpers, one error class.
+"""Validation of function arguments: one set of helpers, one wording.
 
 Every public function checks its counts, seeds, probabilities and choices through these helpers,
-so the same mistake gets the same error (:class:`~irmodels.errors.ArgumentError`, a ``ValueError``)
-with the same wording wherever it is made.
+so the same mistake gets the same wording wherever it is made, and by default the same error
+(:class:`~irmodels.errors.ArgumentError`, a ``ValueError``). ``error=`` gives a module whose
+documented error for a bad setting is another class (``DesignError``, ``DataFormatError``) the
+same check with its own class.
 
 >>> check_int(5, "n_boot", low=1)
 5
@@ -33,17 +35,21 @@ __all__ = [
     "check_int_list",
     "check_number",
     "check_probability",
+    "check_rng",
     "check_seed",
 ]
 
 T = TypeVar("T")
+#: The class a check raises (a subclass of IRModelsError taking the message).
+Error = type[Exception]
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
+def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None,
+              error: Error = ArgumentError) -> int:
     """``value`` as an ``int`` if it is a whole number in ``[low, high]``; booleans are refused.
 
     >>> check_int(np.int64(3), "k", low=2, high=3)
@@ -62,12 +68,12 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
         bounds = f" <= {high}"
     if not _is_int(value) or (low is not None and value < low) or (
             high is not None and value > high):
-        raise ArgumentError(f"{name} must be a whole number{bounds}; got {value!r}.")
+        raise error(f"{name} must be a whole number{bounds}; got {value!r}.")
     return int(value)
 
 
 def check_int_list(values: Any, name: str, *, low: int | None = None, unique: bool = True,
-                   hint: str = "") -> tuple[int, ...]:
+                   hint: str = "", error: Error = ArgumentError) -> tuple[int, ...]:
     """A non-empty tuple of whole numbers ``>= low`` (a single number is a list of one).
 
     >>> check_int_list([2, 5], "n_shards", low=2)
@@ -78,20 +84,21 @@ def check_int_list(values: Any, name: str, *, low: int | None = None, unique: bo
     if _is_int(values):
         values = (values,)
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ArgumentError(f"{name} must be a list of whole numbers; got {values!r}.")
+        raise error(f"{name} must be a list of whole numbers; got {values!r}.")
     out = tuple(values)
     bound = f" >= {low}" if low is not None else ""
     if not out or any(not _is_int(v) or (low is not None and v < low) for v in out):
-        raise ArgumentError(
+        raise error(
             f"{name} must be a non-empty list of whole numbers{bound}; got {list(out)}."
             + (f" {hint}" if hint else ""))
     if unique and len(set(out)) != len(out):
-        raise ArgumentError(f"{name} repeats values: {list(out)}; list each once.")
+        raise error(f"{name} repeats values: {list(out)}; list each once.")
     return tuple(int(v) for v in out)
 
 
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False) -> float:
+                 low_open: bool = False, high_open: bool = False,
+                 error: Error = ArgumentError) -> float:
     """A finite real number in the given interval (open or closed at each end).
 
     >>> check_number(0.5, "p", low=0, high=1, low_open=True, high_open=True)
@@ -99,7 +106,7 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
             or not math.isfinite(float(value)):
-        raise ArgumentError(f"{name} must be a finite number; got {value!r}.")
+        raise error(f"{name} must be a finite number; got {value!r}.")
     v = float(value)
     too_low = low is not None and (v <= low if low_open else v < low)
     too_high = high is not None and (v >= high if high_open else v > high)
@@ -109,11 +116,12 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
         interval = f"in {lo}, {hi}" if low is not None and high is not None else (
             f"{'>' if low_open else '>='} {low:g}" if low is not None
             else f"{'<' if high_open else '<='} {high:g}")
-        raise ArgumentError(f"{name} must be {interval}; got {value!r}.")
+        raise error(f"{name} must be {interval}; got {value!r}.")
     return v
 
 
-def check_probability(value: Any, name: str = "alpha", *, closed: bool = False) -> float:
+def check_probability(value: Any, name: str = "alpha", *, closed: bool = False,
+                      error: Error = ArgumentError) -> float:
     """A probability strictly between 0 and 1 (``closed=True`` allows 0 and 1).
 
     >>> check_probability(1.5, "target")
@@ -122,10 +130,11 @@ def check_probability(value: Any, name: str = "alpha", *, closed: bool = False) 
     irmodels.errors.ArgumentError: target must be in (0, 1); got 1.5.
     """
     return check_number(value, name, low=0.0, high=1.0, low_open=not closed,
-                        high_open=not closed)
+                        high_open=not closed, error=error)
 
 
-def check_seed(seed: Any, name: str = "seed") -> int | np.random.SeedSequence | np.random.Generator | None:
+def check_seed(seed: Any, name: str = "seed", *, error: Error = ArgumentError
+               ) -> int | np.random.SeedSequence | np.random.Generator | None:
     """A seed numpy accepts: ``None``, a whole number ``>= 0``, a ``SeedSequence`` or a ``Generator``.
 
     >>> check_seed(0)
@@ -138,8 +147,19 @@ def check_seed(seed: Any, name: str = "seed") -> int | np.random.SeedSequence | 
     if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
         return seed
     if not _is_int(seed) or seed < 0:
-        raise ArgumentError(f"{name} must be None or a whole number >= 0; got {seed!r}.")
+        raise error(f"{name} must be None or a whole number >= 0; got {seed!r}.")
     return int(seed)
+
+
+def check_rng(seed: Any, name: str = "seed", *, error: Error = ArgumentError
+              ) -> np.random.Generator:
+    """The random generator of a checked seed (a ``Generator`` is used as given).
+
+    >>> int(check_rng(0).integers(10)) == int(np.random.default_rng(0).integers(10))
+    True
+    """
+    checked = check_seed(seed, name, error=error)
+    return checked if isinstance(checked, np.random.Generator) else np.random.default_rng(checked)
 
 
 def check_choice(value: T, name: str, choices: Sequence[T]) -> T:

@@ -117,7 +117,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     """Check the names typed on the command line (--measures, --systems, --baseline) against
     DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
-    import pandas as pd
 
     from irmodels.cli._common import check_runs, select_systems
     from irmodels.inference.compare import _measure_frames

@@ -28,7 +28,6 @@ standardization for inter-collection comparison of retrieval systems", SIGIR 200
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +37,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed
+from irmodels._validate import check_probability, check_seed
 from irmodels.errors import DataQualityWarning, DesignError
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
@@ -242,9 +241,7 @@ def comparability(
     for name, v in (("n_perm", n_perm), ("n_halvings", n_halvings)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) \
-            or not 0 < alpha < 1:
-        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = check_probability(alpha, "alpha", error=DesignError)
     ia = [sa.index(s) for s in common]
     ib = [sb.index(s) for s in common]
     Xa, Xb = Xa[:, ia], Xb[:, ib]

@@ -41,15 +41,19 @@ __all__ = [
 ROUNDING = 1000.0
 
 
-def rounding_noise(ss: np.ndarray | float, y: np.ndarray) -> np.ndarray:
-    """True where a sum of squares of ``y`` is rounding noise (see :data:`ROUNDING`).
+def rounding_noise(ss: np.ndarray | float, y: np.ndarray, ymax: float | None = None
+                   ) -> np.ndarray:
+    """True where a sum of squares of ``y`` is rounding noise (see :data:`ROUNDING`);
+    ``ymax``: ``max|y|`` when the caller has it already.
 
     >>> y = np.array([0.1, 0.2, 0.3, 0.4])
     >>> rounding_noise(np.array([1e-33, 1e-20, 0.05]), y).tolist()
     [True, False, False]
     """
     # compared as an RMS effect per observation, which cannot overflow for large scores
-    scale = ROUNDING * np.finfo(float).eps * float(np.max(np.abs(y))) if y.size else 0.0
+    if ymax is None:
+        ymax = float(np.max(np.abs(y))) if y.size else 0.0
+    scale = ROUNDING * np.finfo(float).eps * ymax
     return np.sqrt(np.asarray(ss, dtype=float) / max(y.size, 1)) <= scale
 
 

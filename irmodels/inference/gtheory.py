@@ -25,6 +25,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_probability
 from irmodels.data.frame import require_columns
+from irmodels.inference.effects import rounding_noise
 from irmodels.errors import (
     DataFormatError,
     DataQualityWarning,
@@ -145,10 +146,14 @@ def _check_scores(y: np.ndarray) -> None:
 
 def _mean_squares(ss: dict[str, float], df: dict[str, int], y: np.ndarray) -> dict[str, float]:
     """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 (see
-    :func:`irmodels.models._balanced.rounding_noise`) is exactly 0."""
-    from irmodels.inference.effects import rounding_noise
+    :func:`irmodels.inference.effects.rounding_noise`) is exactly 0."""
+    noise = rounding_noise(np.fromiter(ss.values(), dtype=float, count=len(ss)), y)
+    return {k: (0.0 if z else v) / df[k] for (k, v), z in zip(ss.items(), noise)}
 
-    return {k: (0.0 if rounding_noise(v, y) else v) / df[k] for k, v in ss.items()}
+
+def _check_sided(sided: str) -> None:
+    if sided not in ("two", "lower", "upper"):
+        raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
 
 
 def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
@@ -391,8 +396,7 @@ class GStudy(ResultDisplay):
         0       5  0.946        0.759        0.996  0.707      0.183      0.974
         1      50  0.994        0.969        1.000  0.960      0.691      0.997
         """
-        if sided not in ("two", "lower", "upper"):
-            raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
+        _check_sided(sided)
         alpha = check_probability(alpha, "alpha")
         t_list = _as_counts(self.n_topics if topics is None else topics, "topics")  # type: ignore[arg-type]
         if self.facet is None:
@@ -502,15 +506,12 @@ class GStudy(ResultDisplay):
         >>> g.topics_needed(0.95, alpha=0.05).tolist()
         [6, 31, 1]
         """
-        if isinstance(target, (bool, np.bool_)) or not isinstance(target, numbers.Real) \
-                or not 0 < target < 1:
-            raise DesignError(f"target must be in (0, 1); got {target!r}")
+        target = check_probability(target, "target", error=DesignError)
         if index not in ("Erho2", "Phi"):
             raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
         if alpha is not None:
             alpha = check_probability(alpha, "alpha")
-        if sided not in ("two", "lower", "upper"):
-            raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
+        _check_sided(sided)
         var_s = self._var("system")
         n: dict[str, float] = {"topic": 1.0}
         if self.facet:

@@ -19,7 +19,6 @@ reform in information retrieval?", SIGIR Forum 48(1), 2014.
 from __future__ import annotations
 
 import importlib
-import numbers
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import pandas as pd
 from scipy import special, stats
 
 from irmodels._display import ResultDisplay, TableAccess
-from irmodels._validate import check_seed
+from irmodels._validate import check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "PairwiseResult", "p_adjust",
@@ -631,13 +630,6 @@ def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
     return {"p": p}
 
 
-def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    checked = check_seed(seed)
-    if isinstance(checked, np.random.Generator):
-        return checked
-    return np.random.default_rng(checked)
-
-
 def _resampling(
     kind: str,
     D: np.ndarray,
@@ -878,10 +870,7 @@ def pairwise(
             f"{test!r} test. Use it with alternative='two-sided' and test 't', 't2', "
             "'randomization' or 'bootstrap', or adjust with 'holm' or 'bh'."
         )
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) \
-            or not 0 < alpha < 1:
-        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
-    alpha = float(alpha)
+    alpha = check_probability(alpha, "alpha", error=DataFormatError)
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
     X, _topics, systems = score_matrix(frame)
@@ -900,7 +889,7 @@ def pairwise(
     D = X[:, ia] - X[:, ib]
     diff = D.mean(axis=0)
     nan = np.full(P, np.nan)
-    rng = _rng(seed)
+    rng = check_rng(seed)
     _exact = False
 
     mean = X.mean(axis=0)

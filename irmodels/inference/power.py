@@ -26,9 +26,9 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_int, check_number, check_probability, check_seed
+from irmodels._validate import check_int, check_number, check_probability, check_rng
 from irmodels.data.frame import require_columns, to_wide
-from irmodels.errors import ArgumentError, DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError
 
 __all__ = [
     "PairedTPower",
@@ -49,22 +49,16 @@ Method = Literal["exact", "normal"]
 
 
 # ---------------------------------------------------------------------------- paired t
-# The module's argument errors are DesignErrors (as they always were); the shared checks of
-# irmodels._validate raise ArgumentError, so their message is passed on as a DesignError.
+# The module's argument errors are DesignErrors (as they always were): the shared checks of
+# irmodels._validate with error=DesignError.
 def _number(value: object, name: str, **bounds: float | bool | None) -> float:
     """``check_number`` with this module's error class."""
-    try:
-        return check_number(value, name, **bounds)  # type: ignore[arg-type]
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    return check_number(value, name, error=DesignError, **bounds)  # type: ignore[arg-type]
 
 
 def _alpha(alpha: object) -> float:
     """``check_probability(alpha)`` with this module's error class."""
-    try:
-        return check_probability(alpha, "alpha")
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    return check_probability(alpha, "alpha", error=DesignError)
 
 
 def _check_common(alpha: float, alternative: str, method: str) -> float:
@@ -594,10 +588,7 @@ def oneway_topics(
     alpha = _alpha(alpha)
     if not 0 < _number(power, "power") < 1:
         raise DesignError(f"power must be in (0, 1); got {power!r}")
-    try:
-        max_topics = check_int(max_topics, "max_topics", low=2)
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    max_topics = check_int(max_topics, "max_topics", low=2, error=DesignError)
     if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
         raise DesignError(
             f"even {max_topics} topics do not reach power {power}; increase min_range or "
@@ -732,12 +723,9 @@ def simulate_paired_t(
     0    0.1  30     500
     """
     alpha = _check_common(alpha, alternative, "exact")
-    try:
-        n = check_int(n, "n", low=2)
-        n_trials = check_int(n_trials, "n_trials", low=1)
-        seed = check_seed(rng, "rng")
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    n = check_int(n, "n", low=2, error=DesignError)
+    n_trials = check_int(n_trials, "n_trials", low=1, error=DesignError)
+    gen = check_rng(rng, "rng", error=DesignError)
     wide = to_wide(data)
     for s in (a, b):
         if s not in wide.columns:
@@ -748,7 +736,6 @@ def simulate_paired_t(
     d = (wide[a] - wide[b]).to_numpy(dtype=float)
     if np.isnan(d).any():
         raise DesignError(f"systems {a!r} and {b!r} are not scored on the same topics")
-    gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     centred = d - d.mean()
     sigma = float(np.sqrt(np.mean(centred**2)))
     if sigma == 0:

@@ -136,14 +136,21 @@ def kendall_tau(a: object, b: object) -> float:
     """
     sa, sb = _common(a, b)
     x, y = sa.to_numpy(), sb.to_numpy()
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        warnings.warn(
-            "one ranking gives every system the same score; Kendall's tau is undefined (NaN)",
-            DataQualityWarning,
-            stacklevel=2,
-        )
+    if _all_tied(x, y, "Kendall's tau"):
         return float("nan")
     return float(stats.kendalltau(x, y, variant="b").statistic)
+
+
+def _all_tied(x: np.ndarray, y: np.ndarray, what: str) -> bool:
+    """True (with a warning: ``what`` is undefined) when a ranking ties every system."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        warnings.warn(
+            f"one ranking gives every system the same score; {what} is undefined (NaN)",
+            DataQualityWarning,
+            stacklevel=3,
+        )
+        return True
+    return False
 
 
 def _order(s: pd.Series, what: str, stacklevel: int = 4) -> np.ndarray:
@@ -286,12 +293,7 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
         return _tau_ap_a(x, sb.to_numpy())
     if ties == "b":
         x, y = sa.to_numpy(), sb.to_numpy()
-        if np.ptp(x) == 0 or np.ptp(y) == 0:  # no system is below another's tie group
-            warnings.warn(
-                "one ranking gives every system the same score; tau_AP,b is undefined (NaN)",
-                DataQualityWarning,
-                stacklevel=2,
-            )
+        if _all_tied(x, y, "tau_AP,b"):  # no system is below another's tie group
             return float("nan")
         return 0.5 * (_tau_ap_b_one(x, y) + _tau_ap_b_one(y, x))
     if symmetric:

@@ -23,7 +23,7 @@ from scipy.special import stdtrit  # t quantiles without importing scipy.stats
 
 from irmodels._display import ResultDisplay, format_number
 from irmodels._validate import check_probability
-from irmodels.errors import ArgumentError, DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError
 from irmodels.inference.studentized import ptukey, qtukey
 
 __all__ = ["TukeyResult", "compact_letters", "tukey_hsd"]
@@ -302,10 +302,7 @@ def _check_alpha(alpha: object) -> float:
     """``alpha`` as a float in (0, 1) (numpy scalars too; not a bool, a string or NaN); the
     multiple-comparison functions raise :class:`DataFormatError` for a bad one, as they always
     did."""
-    try:
-        return check_probability(alpha, "alpha")
-    except ArgumentError as exc:
-        raise DataFormatError(str(exc)) from None
+    return check_probability(alpha, "alpha", error=DataFormatError)
 
 
 #: Error variance below this share of the variance of the means compared counts as zero.

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
-from irmodels._validate import check_int_list, check_probability, check_seed
+from irmodels._validate import check_int_list, check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
@@ -688,8 +688,7 @@ def error_rate(
             f"topic-set sizes {bad} do not fit: each trial needs two disjoint sets of c >= 3 "
             f"topics and the frame has {T}. Use sizes up to {T // 2}."
         )
-    seed = check_seed(seed)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = check_rng(seed)
     rows = []
     for c in sizes:
         n_sig = n_swap = 0

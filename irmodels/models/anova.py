@@ -288,19 +288,7 @@ class AnovaResult(ResultDisplay):
         if kind not in ("ls", "raw"):
             raise DesignError(f"kind must be 'ls' or 'raw'; got {kind!r}.")
         if kind == "ls" and not self._closed_means:
-            lsm = self._ls(names)
-            if not lsm.estimable.all():
-                idx = self._index(names)[~lsm.estimable]
-                more = ", ..." if (~lsm.estimable).sum() > 5 else ""
-                shown = ", ".join(map(str, idx[:5])) + more
-                raise DesignError(
-                    f"the least-squares mean of {int((~lsm.estimable).sum())} level(s) of "
-                    f"{':'.join(names)} ({shown}) is not estimable under {self.spec}: empty "
-                    "cells of an interaction in the model leave it undetermined (emmeans "
-                    "reports NA). Fit a model without that interaction, fill the empty cells "
-                    "(irm.balance), or use kind='raw'."
-                )
-            return pd.Series(lsm.means, index=self._index(names), name="mean")
+            return self._means_and_cov(names)[0]
         flat, shape = self._group(names)
         size = int(np.prod(shape))
         counts = np.bincount(flat, minlength=size)
@@ -318,10 +306,30 @@ class AnovaResult(ResultDisplay):
         every factor of an additive model. Indexed like :meth:`marginal_means`.
         """
         names = self._factor_list(factor)
-        self.marginal_means(names)  # refuses non-estimable means
-        lsm = self._ls(names)
+        cov = self._means_and_cov(names)[1]
         idx = self._index(names)
-        return pd.DataFrame(lsm.cov, index=idx, columns=idx)
+        return pd.DataFrame(cov, index=idx, columns=idx)
+
+    def _means_and_cov(self, names: list[str]) -> tuple[pd.Series, np.ndarray]:
+        """The least-squares means of ``names`` and their covariance, from one solve (the
+        closed form ``MS_error / n`` on the diagonal for a balanced factor model); a mean that
+        is not estimable raises :class:`DesignError`."""
+        if self._closed_means:
+            means = self.marginal_means(names)
+            return means, np.eye(len(means)) * (self.ms_error / self.n_per_level(names))
+        lsm = self._ls(names)
+        if not lsm.estimable.all():
+            idx = self._index(names)[~lsm.estimable]
+            more = ", ..." if (~lsm.estimable).sum() > 5 else ""
+            shown = ", ".join(map(str, idx[:5])) + more
+            raise DesignError(
+                f"the least-squares mean of {int((~lsm.estimable).sum())} level(s) of "
+                f"{':'.join(names)} ({shown}) is not estimable under {self.spec}: empty "
+                "cells of an interaction in the model leave it undetermined (emmeans "
+                "reports NA). Fit a model without that interaction, fill the empty cells "
+                "(irm.balance), or use kind='raw'."
+            )
+        return pd.Series(lsm.means, index=self._index(names), name="mean"), lsm.cov
 
     def n_per_level(self, factor: str | Sequence[str] = "system") -> float:
         """Observations behind each marginal mean of ``factor`` (``T*S`` for ``system``).
@@ -391,8 +399,7 @@ class AnovaResult(ResultDisplay):
                 factor=factor,
                 means_kind="marginal (least-squares)",
             )
-        means = self.marginal_means(factor)
-        cov = self.marginal_means_cov(factor).to_numpy()
+        means, cov = self._means_and_cov(names)
         v = np.diag(cov)
         se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2.0 * cov, 0.0))
         np.fill_diagonal(se, 0.0)
@@ -444,11 +451,7 @@ class AnovaResult(ResultDisplay):
         from irmodels.inference.dunnett import dunnett
 
         names = self._factor_list(factor)
-        means = self.marginal_means(factor)
-        if self._closed_means:
-            cov = np.eye(len(means)) * (self.ms_error / self.n_per_level(factor))
-        else:
-            cov = self.marginal_means_cov(factor).to_numpy()
+        means, cov = self._means_and_cov(names)
         return dunnett(
             means, cov, control=control, df=self.df_resid, alpha=alpha,
             alternative=alternative, factor=":".join(names),
@@ -606,8 +609,9 @@ def _missing_margins(spec: ModelSpec) -> dict[str, list[str]]:
     return out
 
 
-def _check_scores(y: np.ndarray, label: str) -> None:
-    """Refuse responses without variation or whose sums of squares overflow float64."""
+def _check_scores(y: np.ndarray, label: str) -> float:
+    """Refuse responses without variation or whose sums of squares overflow float64; returns
+    ``max|y|``."""
     if y.size and float(np.max(y)) == float(np.min(y)):
         raise DesignError(
             f"all {y.size} values of the response {label} are equal ({float(y[0]):g}); there "
@@ -624,6 +628,7 @@ def _check_scores(y: np.ndarray, label: str) -> None:
             f"overflows (largest |value| {scale:.3g}). Rescale the scores first (e.g. divide "
             "them by a power of 10); F tests and p-values do not change under rescaling."
         )
+    return scale
 
 
 def _zero_df_message(term: str, counts: np.ndarray) -> str:
@@ -768,7 +773,7 @@ def anova(
             f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
             f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
         )
-    _check_scores(y, spec.response_label)
+    ymax = _check_scores(y, spec.response_label)
     spec = _design.classify(spec, data)
     covariates = spec.covariates
     values = {f: _design.covariate_values(data, f) for f in covariates}
@@ -853,7 +858,7 @@ def anova(
         )
         used_method = f"lstsq-type{used_type}"
 
-    ss, ss_resid = _without_rounding_noise(ss, ss_resid, y)
+    ss, ss_resid = _without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
     table = _table(names, ss, df, ss_resid, df_resid, n_obs, alpha)
     omega_col = table.columns.get_loc("omega2_partial")
@@ -1020,12 +1025,12 @@ def _power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: f
     return np.where(np.isfinite(f2), out, np.nan)
 
 
-def _without_rounding_noise(ss, ss_resid, y) -> tuple[np.ndarray, float]:
+def _without_rounding_noise(ss, ss_resid, y, ymax) -> tuple[np.ndarray, float]:
     """Sums of squares that are rounding noise are 0 (see
     :data:`irmodels.inference.effects.ROUNDING`): the F of identical systems is then undefined,
     not 7. A residual of 0 is a perfect fit: warned."""
     ss = np.asarray(ss, dtype=float)
-    noise = _eff.rounding_noise(np.append(ss, ss_resid), y)
+    noise = _eff.rounding_noise(np.append(ss, ss_resid), y, ymax)
     if not noise.any():
         return ss, ss_resid
     ss = np.where(noise[:-1], 0.0, ss)

@@ -226,12 +226,9 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
     ctx = _AnovaContext(fitted=fit.fitted, residuals=resid, codes=fit._codes[factor],
                         n_levels=len(levels), closed=closed, spec=fit.spec,
                         data=None if closed else fit.data.reset_index(drop=True), factor=factor)
-    if fit._closed_means:  # balanced: the LS-mean covariance is MS_error / n on the diagonal
-        se_model = np.full(len(levels), math.sqrt(fit.ms_error / fit.n_per_level(factor)))
-    else:  # each least-squares mean's own SE (a harmonic-mean n would give one common value)
-        cov = fit.marginal_means_cov(factor).to_numpy(dtype=np.float64)
-        se_model = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    return ctx, fit.marginal_means(factor), se_model
+    # each least-squares mean's own SE (a harmonic-mean n would give one common value)
+    means, cov = fit._means_and_cov([factor])
+    return ctx, means, np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
 def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:

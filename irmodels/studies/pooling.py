@@ -56,7 +56,7 @@ import pandas as pd
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_int_list, check_seed
-from irmodels.errors import ArgumentError, DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -320,10 +320,7 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
 def _int_tuple(values: Any, name: str) -> tuple[int, ...]:
     """A whole number or a non-empty list of them, sorted, each once (1.5 or "2" is refused,
     not truncated)."""
-    try:
-        out = check_int_list(values, name, unique=False)
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    out = check_int_list(values, name, unique=False, error=DesignError)
     return tuple(sorted(set(out)))
 
 

@@ -43,7 +43,7 @@ from scipy import special
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_number, check_probability, check_seed
-from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -607,11 +607,9 @@ def topic_sets(
         raise DesignError(f"unknown test {bad[0] if bad else test!r}; choose among "
                           f"{', '.join(map(repr, TESTS))}.")
     tests = tuple(dict.fromkeys(tests))
-    try:  # the documented error of a bad setting here is a DesignError
-        alpha = check_probability(alpha, "alpha")
-        bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True)
-    except ArgumentError as exc:
-        raise DesignError(str(exc)) from None
+    # the documented error of a bad setting here is a DesignError
+    alpha = check_probability(alpha, "alpha", error=DesignError)
+    bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True, error=DesignError)
     for name, v in (("n_samples", n_samples), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
