@@ -76,15 +76,22 @@ def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
     The bytes are saved as they came (the readers report a byte that is not UTF-8 by line);
     the caller removes the file's directory (:func:`_remove_stdin_file`)."""
     data = _read_stdin_bytes(stream)
-    text = data.decode("utf-8", errors="replace")  # only to guess the format
-    if not text.strip():
+    if not data.strip():
         raise DataFormatError("DATA is '-' but standard input is empty; pipe scores into the "
                               "command (e.g. cat scores.csv | irmodels anova -).")
-    first = text.lstrip().splitlines()[0]
+    # only the first line, to guess the format
+    first = data.lstrip().split(b"\n", 1)[0].decode("utf-8", errors="replace")
     suffix = "" if _is_trec_eval_line(first) else ".csv"
     if suffix and "\t" in first and "," not in first:
         suffix = ".tsv"
-    tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / f"stdin{suffix}"
+    return save_stdin(data, f"stdin{suffix}")
+
+
+def save_stdin(data: bytes, name: str) -> Path:
+    """The bytes of standard input saved as they came (the readers report a byte that is not
+    UTF-8 by line) to ``name`` in a fresh temporary directory, which the caller removes
+    (:func:`stdin_errors`)."""
+    tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / name
     try:
         tmp.write_bytes(data)
     except BaseException:
@@ -230,6 +237,22 @@ def check_runs(option: str, names: Sequence[str], data: pd.DataFrame) -> None:
         )
 
 
+def system_names(systems: Sequence[str], data: pd.DataFrame) -> list[str]:
+    """The runs named by ``--systems`` (``a b`` or ``a,b``), each once, in order; unknown
+    names or fewer than two are a usage error (exit status 2).
+
+    >>> import irmodels as irm, pandas as pd
+    >>> d = irm.from_wide(pd.DataFrame({"a": [.1, .2], "b": [.3, .4], "c": [.5, .6]}))
+    >>> system_names(["c,a", "c"], d)
+    ['c', 'a']
+    """
+    names = [n.strip() for item in systems for n in str(item).split(",") if n.strip()]
+    check_runs("--systems", names, data)
+    if len(set(names)) < 2:
+        raise UsageError(f"--systems needs at least two runs to compare; got {names}.")
+    return list(dict.fromkeys(names))
+
+
 def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.DataFrame:
     """The rows of ``systems`` (all rows for None); unknown names are a one-line error.
 
@@ -240,10 +263,7 @@ def select_systems(data: pd.DataFrame, systems: Sequence[str] | None) -> pd.Data
     """
     if not systems:
         return data
-    names = [n.strip() for item in systems for n in str(item).split(",") if n.strip()]
-    check_runs("--systems", names, data)
-    if len(set(names)) < 2:
-        raise UsageError(f"--systems needs at least two runs to compare; got {names}.")
+    names = system_names(systems, data)
     out = data.loc[data["system"].astype(str).isin(names)].reset_index(drop=True)
     if isinstance(out["system"].dtype, pd.CategoricalDtype):
         out["system"] = out["system"].cat.remove_unused_categories()
@@ -330,20 +350,14 @@ def parse_undefined(text: str) -> float | str:
     >>> parse_undefined("0"), parse_undefined("drop")
     (0.0, 'drop')
     """
-    import math
+    from irmodels.cli._options import _float
 
     if text in ("drop", "missing"):
         return text
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-        finite = False
-    else:
-        finite = math.isfinite(value)
-    if not finite:
+    value = _float(text)  # None: not a number, or not finite
+    if value is None:
         raise UsageError(
             f"--undefined {text!r} is not a policy; give a finite number (e.g. 0), 'drop' or "
             "'missing'"
-        ) from None
+        )
     return value

@@ -118,7 +118,7 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     """Check the names typed on the command line (--measures, --systems, --baseline) against
     DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
 
-    from irmodels.cli._common import check_runs, select_systems
+    from irmodels.cli._common import check_runs, system_names
     from irmodels.inference.compare import _measure_frames
 
     if args.measures and "measure" not in data.columns:
@@ -137,9 +137,7 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
             raise UsageError(f"--measures: {str(exc).replace('the frame', 'DATA')}") from None
     systems = None
     if args.systems:
-        select_systems(data, args.systems)  # unknown names, fewer than two: exit status 2
-        systems = list(dict.fromkeys(n.strip() for item in args.systems
-                                     for n in str(item).split(",") if n.strip()))
+        systems = system_names(args.systems, data)  # unknown, fewer than two: exit status 2
     if args.baseline is not None:
         if systems and args.baseline not in set(systems):
             raise UsageError(f"--baseline {args.baseline}: not one of the --systems compared "

@@ -91,7 +91,7 @@ def _read_shards(path: str):
     a tab or spaces (an optional header ``docid,shard``, ``#`` comments)."""
     import pandas as pd
 
-    p = _input_file(path, "--shards", "shard assignment")
+    p = Path(path)  # checked by run() before the work
     docids: list[str] = []
     shards: list[str] = []
     data = p.read_bytes()
@@ -137,21 +137,23 @@ def run(args: argparse.Namespace) -> int:
         args.out = None
     output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     policy = parse_undefined(args.undefined)
+    _input_file(args.qrels, "--qrels", "qrels")  # the options, before the runs are read
+    if args.shards:
+        _input_file(args.shards, "--shards", "shard assignment")
+    if args.out:
+        check_target(args.out, force=args.force)  # refuse an existing output before the work
     if list(args.runs) != ["-"]:
         return _run(args, measures, policy)
     # one run file on standard input: saved as it came (bytes: the run reader names a line
     # that is not UTF-8), errors say "standard input", the copy is always removed
-    import tempfile
-
-    from irmodels.cli._common import _read_stdin_bytes, stdin_errors
+    from irmodels.cli._common import _read_stdin_bytes, save_stdin, stdin_errors
 
     data = _read_stdin_bytes()
     if not data.strip():
         raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
                          "the command (cat run.txt | irmodels evaluate - --qrels Q).")
-    tmp = Path(tempfile.mkdtemp(prefix="irmodels-stdin-")) / "stdin"
+    tmp = save_stdin(data, "stdin")
     with stdin_errors(tmp, (IRModelsError,)):
-        tmp.write_bytes(data)
         args.runs = [str(tmp)]
         return _run(args, measures, policy)
 
@@ -162,11 +164,6 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"run file or directory {path} does not exist")
-    _input_file(args.qrels, "--qrels", "qrels")
-    if args.shards:
-        _input_file(args.shards, "--shards", "shard assignment")  # before the work
-    if args.out:
-        check_target(args.out, force=args.force)  # refuse an existing output before the work
     if len(args.runs) == 1 and Path(args.runs[0]).is_dir():
         runs = irm.read_runs(args.runs[0], system_from=args.system_from)
     else:

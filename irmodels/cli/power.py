@@ -12,21 +12,14 @@ from __future__ import annotations
 import argparse
 
 from irmodels.cli._common import float_list_type, load_data
-from irmodels.cli._options import finite_float, open_unit, positive_float, usage
+from irmodels.cli._options import _int, finite_float, open_unit, positive_float, usage
 from irmodels.errors import UsageError
 
 
 def _topics(text: str) -> int:
     """--n: a whole number of topics >= 2 (the paired t test has n - 1 degrees of freedom)."""
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or value < 2:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of topics >= 2 (the test has n - 1 degrees of freedom), "
-            f"got {text!r}")
-    return value
+    return _int(text, 2, None,
+                "a whole number of topics >= 2 (the test has n - 1 degrees of freedom)")
 
 
 def _difference(text: str) -> float:
