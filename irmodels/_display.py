@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from irmodels._format import P_COLUMNS, format_number, format_p, p_shown, text_grid
+
 __all__ = [
     "LATEX_HEADERS", "ResultDisplay", "TableAccess", "column_formatter", "format_number", "frame_to_html",
     "frame_to_latex", "frame_to_text", "latex_escape", "latex_header",
@@ -85,10 +87,6 @@ LATEX_HEADERS: dict[str, str] = {
     "sd": "SD",
 }
 
-#: Columns read as p-values: four decimals, values below 1e-4 shown as ``<0.0001``.
-P_COLUMNS = frozenset({"p", "p_adj", "Pr(>F)", "p_value", "p_system", "p_mean", "p_var",
-                       "lrt_p"})
-
 # text width of a plain ``article`` (345 pt) with a small margin; widths of a digit and the
 # column separation at each size, in pt, used to pick the largest size that fits.
 _TEXT_WIDTH = 335.0
@@ -136,38 +134,6 @@ def latex_header(name: object) -> str:
     if end == "change" and base:  # a percentage change (ShardStudy.by_model)
         return rf"{latex_header(base)} $\Delta$\%"
     return latex_escape(key)
-
-
-def format_number(value: object, digits: int = 4) -> str:
-    """Format a cell for people: ``digits`` significant digits from 1 to 1e4, ``digits``
-    decimals below 1 (at least two significant digits: a variance of 0.00037 is not ``0.0004``),
-    scientific notation outside 1e-4 to 1e4.
-
-    >>> format_number(0.123456), format_number(12345.678), format_number(None), format_number(3)
-    ('0.1235', '1.235e+04', '', '3')
-    >>> format_number(0.000370), format_number(0.000149), format_number(0.0037)
-    ('0.00037', '0.00015', '0.0037')
-    """
-    if value is None:
-        return ""
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if math.isnan(v):
-            return ""
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v == 0:
-            return "0"
-        if 1e-4 <= abs(v) < 1e4:
-            if abs(v) >= 1:
-                return f"{v:.{digits}g}"
-            return f"{v:.{max(digits, 1 - math.floor(math.log10(abs(v))))}f}"
-        return f"{v:.{digits - 1}e}"
-    return str(value)
 
 
 def _is_missing(v: object) -> bool:
@@ -255,31 +221,10 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     return fmt_fixed
 
 
-#: Below this a p-value is shown as R shows it, ``< 2.2e-16``: a p-value that underflowed to 0
-#: is not "p = 0".
-P_FLOOR = float(np.finfo(float).eps)
-
-
-def p_shown(v: object) -> object:
-    """``"< 2.2e-16"`` for a p-value below machine epsilon, ``v`` itself otherwise (NaN too).
-
-    >>> p_shown(1e-300), p_shown(0.03)
-    ('< 2.2e-16', 0.03)
-    """
-    if isinstance(v, (float, np.floating)) and 0 <= float(v) < P_FLOOR:
-        return "< 2.2e-16"
-    return v
-
-
-def _format_p(v: object, digits: int) -> str:
-    shown = p_shown(v)
-    return shown if isinstance(shown, str) else format_number(v, digits)
-
-
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
-        fmt = _format_p if str(col) in P_COLUMNS else format_number
+        fmt = format_p if str(col) in P_COLUMNS else format_number
         out[col] = [fmt(v, digits) for v in out[col].tolist()]
     out.index = [str(i) for i in out.index]
     return out
@@ -486,8 +431,24 @@ def frame_to_html(df: pd.DataFrame, *, title: str | None = None, digits: int = 4
 
 
 def frame_to_text(df: pd.DataFrame, digits: int = 4) -> str:
-    """Plain-text rendering with formatted numbers."""
-    return _formatted(df, digits).to_string()
+    """Plain-text rendering with formatted numbers: pandas' ``to_string`` layout, drawn by
+    :func:`irmodels._format.text_grid` when the table is plain (one unnamed index level, string
+    column names, printable ASCII) so that commands printing without pandas match it."""
+    out = _formatted(df, digits)
+    cols = [out.iloc[:, j].tolist() for j in range(out.shape[1])]
+    names = list(out.columns)
+    if (out.shape[0] and out.shape[1] and not isinstance(out.columns, pd.MultiIndex)
+            and out.columns.name is None and out.index.name is None
+            and all(isinstance(n, str) and _plain(n) and n == n.strip() for n in names)
+            and all(_plain(t) and t and t == t.strip() for t in out.index)
+            and all(isinstance(c, str) and _plain(c) for col in cols for c in col)):
+        return text_grid(list(out.index), names, cols)
+    return out.to_string()
+
+
+def _plain(text: str) -> bool:
+    """Printable ASCII: the text that :func:`text_grid` is tested to lay out as pandas does."""
+    return text.isascii() and text.isprintable()
 
 
 class ResultDisplay:

@@ -9,7 +9,7 @@ level, inside functions and under ``TYPE_CHECKING`` alike) is read from the AST 
            -> analysis -> cli
 
   (``inference`` holds the kernels the models use: Tukey HSD, effect sizes, G-theory);
-- the base modules (``errors``, ``_display``, ``_section``, ``_safeio``, ``_validate``, ``parallel``, the
+- the base modules (``errors``, ``_display``, ``_format``, ``_section``, ``_safeio``, ``_validate``, ``parallel``, the
   package root) import no layer;
 - ``reporting`` only assembles: it imports no study and no model-fitting function.
 """
@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "irmodels"
 
 LAYERS = ["data", "replicates", "formula", "inference", "models", "studies", "reporting",
           "analysis", "cli", "__main__"]
-BASE = {"irmodels", "errors", "_display", "_section", "_safeio", "_validate", "parallel",
+BASE = {"irmodels", "errors", "_display", "_format", "_section", "_safeio", "_validate", "parallel",
         "_version", "_typing"}
 #: (importer module, imported module) pairs allowed against the order, with the reason.
 ALLOWED: dict[tuple[str, str], str] = {

@@ -20,13 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from irmodels.cli._sniff import data_kind, is_trec_eval_line
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
-__all__ = ["add_systems", "check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
+__all__ = ["check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
            "select_systems"]
-
-_LONG_COLUMNS = {"topic", "system", "score"}
-
 
 _DATASET = re.compile(r"^(?P<collection>[A-Za-z][A-Za-z0-9_.-]*):(?P<measure>[^/\\:]+)$")
 
@@ -53,23 +51,6 @@ def _read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
-def _is_trec_eval_line(line: str) -> bool:
-    """A line of ``trec_eval -q`` output: measure, topic, value (3 fields, no comma, the last
-    a number).
-
-    >>> _is_trec_eval_line("map\t301\t0.2381"), _is_trec_eval_line("topic,a,b")
-    (True, False)
-    """
-    fields = line.split()
-    if len(fields) != 3 or "," in line:
-        return False
-    try:
-        float(fields[2])
-    except ValueError:
-        return False
-    return True
-
-
 def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
     """Standard input saved to a temporary file whose suffix says what it holds: ``.csv`` /
     ``.tsv`` for a table with a header, none for trec_eval -q text (3 fields, last numeric).
@@ -81,7 +62,7 @@ def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
                               "command (e.g. cat scores.csv | irmodels anova -).")
     # only the first line, to guess the format
     first = data.lstrip().split(b"\n", 1)[0].decode("utf-8", errors="replace")
-    suffix = "" if _is_trec_eval_line(first) else ".csv"
+    suffix = "" if is_trec_eval_line(first) else ".csv"
     if suffix and "\t" in first and "," not in first:
         suffix = ".tsv"
     return save_stdin(data, f"stdin{suffix}")
@@ -173,22 +154,13 @@ def load_data(
                 "'irmodels datasets list' (DATA COLLECTION:MEASURE, e.g. adhoc8:AP)."
             )
         raise FileNotFoundError(2, "No such file or directory", str(p))
-    suffix = p.suffix.lower()
-    if suffix == ".txt" and p.is_file():  # trec_eval -q output saved as .txt: look inside
-        with p.open(encoding="utf-8", errors="replace") as fh:
-            first = next((line for line in fh if line.strip()), "")
-        if _is_trec_eval_line(first):
-            suffix = ""
-    if p.is_dir() or suffix not in (".parquet", ".pq", ".csv", ".tsv", ".tab", ".txt"):
+    kind = data_kind(p)
+    if kind == "trec_eval":
         data = irm.read_trec_eval(p)
-    elif suffix in (".parquet", ".pq"):
+    elif kind == "frame":
         data = irm.read_frame(p)
     else:
-        with p.open(encoding="utf-8-sig", errors="replace") as fh:
-            header = fh.readline()
-        sep = "\t" if ("\t" in header and "," not in header) else ","
-        names = {h.strip().strip('"').strip("'") for h in header.split(sep)}
-        data = irm.read_frame(p) if _LONG_COLUMNS <= names else irm.read_matrix(p, measure=measure)
+        data = irm.read_matrix(p, measure=measure)
     if "measure" in data.columns:
         levels = [str(m) for m in pd.unique(data["measure"].astype(str))]
         if measure is not None:
@@ -204,14 +176,6 @@ def load_data(
                 "with --measure."
             )
     return select_systems(data, systems)
-
-
-def add_systems(parser: argparse.ArgumentParser) -> None:
-    """Add ``--systems NAME [NAME ...]``: analyse only these runs."""
-    parser.add_argument(
-        "--systems", nargs="+", metavar="NAME", default=None,
-        help="analyse only these runs (names as in DATA; comma-separated also accepted)",
-    )
 
 
 def check_runs(option: str, names: Sequence[str], data: pd.DataFrame) -> None:

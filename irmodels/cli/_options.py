@@ -22,6 +22,7 @@ from irmodels.errors import IRModelsError, ResourceError, UsageError
 
 __all__ = [
     "add_force",
+    "add_systems",
     "check_scheduler",
     "decimals",
     "digits",
@@ -159,3 +160,11 @@ def check_scheduler(backend: str | None, timeout: float = 5.0) -> None:
             f"cannot reach the Dask scheduler at {backend} ({exc.strerror or exc}); start it "
             "(dask scheduler) or use --backend serial / processes"
         ) from None
+
+
+def add_systems(parser: argparse.ArgumentParser) -> None:
+    """Add ``--systems NAME [NAME ...]``: analyse only these runs."""
+    parser.add_argument(
+        "--systems", nargs="+", metavar="NAME", default=None,
+        help="analyse only these runs (names as in DATA; comma-separated also accepted)",
+    )

@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     which = p.add_mutually_exclusive_group()
@@ -58,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from irmodels.cli import _anova_fast
+
+    if _anova_fast.eligible(args):  # a plain table of a complete matrix: no pandas
+        text = _anova_fast.matrix_anova_summary(args.data, alpha=args.alpha, digits=args.digits)
+        if text is not None:
+            print(text)
+            return 0
     import irmodels as irm
     from irmodels._display import frame_to_latex, frame_to_text
     from irmodels.cli._common import check_runs, load_data

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     p.add_argument("--formula", required=True,

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: irmodels pairwise adhoc8_ap.csv --test t --adjust holm --out pairs.csv",
     )
     p.add_argument("data", metavar="DATA", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     p.add_argument("--test", default="t",

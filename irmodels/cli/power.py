@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["exact", "normal"], default="exact")
     p.add_argument("--data", help="scores of a collection (long frame or wide matrix, - for "
                    "standard input, or a dataset COLLECTION:MEASURE such as adhoc8:AP)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     p.add_argument("--measure", help="measure to use when --data holds several")

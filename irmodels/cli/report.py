@@ -18,10 +18,10 @@ import pandas as pd
 
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._options import add_force
+from irmodels.cli._sniff import data_kind
 from irmodels.errors import UsageError
 
 PRESETS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
-_LONG_COLUMNS = {"topic", "system", "score"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
     p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
     p.add_argument("--title", help="title of the report")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     add_force(p)
@@ -69,20 +69,12 @@ def load_scores(path: str | Path, *, measure: str | None = None) -> pd.DataFrame
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
-    if p.is_dir():
+    kind = data_kind(p)
+    if kind == "trec_eval":
         return irm.read_trec_eval(p)
-    suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
+    if kind == "frame":
         return irm.read_frame(p)
-    if suffix in (".csv", ".tsv", ".tab", ".txt"):
-        with p.open(encoding="utf-8-sig", errors="replace") as fh:
-            header = fh.readline()
-        sep = "\t" if ("\t" in header and "," not in header) else ","
-        names = {h.strip().strip('"').strip("'") for h in header.split(sep)}
-        if _LONG_COLUMNS <= names and suffix != ".txt":
-            return irm.read_frame(p)
-        return irm.read_matrix(p, measure=measure)
-    return irm.read_trec_eval(p)
+    return irm.read_matrix(p, measure=measure)
 
 
 def demo_scores(measure: str | None = None) -> pd.DataFrame:

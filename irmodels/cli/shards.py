@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="use the synthetic demo collection (see irmodels demo)")
     src.add_argument("--runs", metavar="DIR", help="directory (or file) of TREC run files")
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --runs)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     p.add_argument("--docids", metavar="FILE",

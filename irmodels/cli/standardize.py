@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(title="actions", metavar="ACTION")
     f = sub.add_parser("fit", help="fit factors on reference systems and save them")
     f.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(f)
     f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with "

@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("data", metavar="DATA", nargs="?",
                      help="scores: long frame or wide matrix, - (standard input) or a dataset "
                           "COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._common import add_systems
+    from irmodels.cli._options import add_systems
 
     add_systems(p)
     src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")

@@ -7,11 +7,14 @@ and which random-intercept terms the model has. It evaluates nothing: models rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from irmodels.errors import DataFormatError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd  # not at run time: a formula is parsed without pandas
 
 __all__ = ["Term", "RandomTerm", "ModelSpec", "TRANSFORMS", "DEFAULT_EPSILON", "apply_transform"]
 
@@ -181,6 +184,8 @@ class ModelSpec:
                 f"the response column {self.response!r} is not in the data "
                 f"(columns: {', '.join(map(str, data.columns))})"
             )
+        import pandas as pd
+
         col = data[self.response]
         dtype = col.dtype
         if (isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype)

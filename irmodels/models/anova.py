@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import (
     DataFormatError,
-    DataQualityWarning,
     DesignError,
     FormulaError,
     IRModelsWarning,
@@ -31,8 +29,17 @@ from irmodels.errors import (
     UnbalancedDesignWarning,
 )
 from irmodels.formula.spec import ModelSpec
-from irmodels.inference import effects as _eff
 from irmodels.models import _design
+from irmodels.models._anova_table import (
+    SHOWN_COLUMNS,
+    TABLE_COLUMNS,
+    TABLE_TITLE,
+    anova_title,
+    check_scores,
+    clip_omega,
+    table_values,
+    without_rounding_noise,
+)
 from irmodels.models._balanced import cell_layout, fit_balanced
 from irmodels.models._lsq import sequential_ss, term_block
 
@@ -41,10 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
 
 __all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
-
-#: Columns of :attr:`AnovaResult.table`, in this order.
-TABLE_COLUMNS = ("SS", "df", "MS", "F", "p", "eta2", "eta2_partial", "omega2_partial",
-                 "cohen_f2", "power")
 
 #: Largest dense design (rows x columns) the least-squares path builds (about 400 MB).
 MAX_DENSE_CELLS = 50_000_000
@@ -214,9 +217,8 @@ class AnovaResult(ResultDisplay):
 
     def _ls(self, names: list[str]):
         """Least-squares means of ``names`` (see :mod:`irmodels.models._lsmeans`)."""
-        from irmodels.models._lsmeans import ls_means
-
         from irmodels.models import _design
+        from irmodels.models._lsmeans import ls_means
 
         terms = list(self.spec.fixed)
         covariates = tuple(getattr(self.spec, "covariates", ()))
@@ -536,14 +538,11 @@ class AnovaResult(ResultDisplay):
 
     # ---- display
     def _display_title(self) -> str:
-        kind = "balanced, closed form" if self.method == "balanced" else (
-            f"least squares, type {'I' * self.ss_type if self.ss_type < 4 else self.ss_type} SS"
-        )
-        return f"ANOVA: {self.spec}  (N = {self.n_obs}, {kind})"
+        return anova_title(self.spec, self.n_obs, self.method, self.ss_type)
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        shown = self.table.rename(columns={"p": "Pr(>F)"})
-        return [("Analysis of variance", shown)]
+        shown = self.table.rename(columns=dict(zip(TABLE_COLUMNS, SHOWN_COLUMNS)))
+        return [(TABLE_TITLE, shown)]
 
     def to_frame(self) -> pd.DataFrame:
         """:attr:`table`, tidy: one row per term (``Residual`` last), the term in column ``term``."""
@@ -607,28 +606,6 @@ def _missing_margins(spec: ModelSpec) -> dict[str, list[str]]:
         if miss:
             out[t.name] = miss
     return out
-
-
-def _check_scores(y: np.ndarray, label: str) -> float:
-    """Refuse responses without variation or whose sums of squares overflow float64; returns
-    ``max|y|``."""
-    if y.size and float(np.max(y)) == float(np.min(y)):
-        raise DesignError(
-            f"all {y.size} values of the response {label} are equal ({float(y[0]):g}); there "
-            "is no variation to analyse, so no F test or p-value exists. Check that the "
-            "scores were computed (e.g. a measure that is 0 for every run) or pick another "
-            "measure."
-        )
-    with np.errstate(over="ignore", invalid="ignore"):
-        scale = float(np.max(np.abs(y)))
-        total = float(np.sum(((y / scale) - np.mean(y / scale)) ** 2)) * scale * scale
-    if not np.isfinite(total):
-        raise DataFormatError(
-            f"the response {label} is too large for double precision: its sum of squares "
-            f"overflows (largest |value| {scale:.3g}). Rescale the scores first (e.g. divide "
-            "them by a power of 10); F tests and p-values do not change under rescaling."
-        )
-    return scale
 
 
 def _zero_df_message(term: str, counts: np.ndarray) -> str:
@@ -773,7 +750,7 @@ def anova(
             f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
             f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
         )
-    ymax = _check_scores(y, spec.response_label)
+    ymax = check_scores(y, spec.response_label)
     spec = _design.classify(spec, data)
     covariates = spec.covariates
     values = {f: _design.covariate_values(data, f) for f in covariates}
@@ -858,22 +835,11 @@ def anova(
         )
         used_method = f"lstsq-type{used_type}"
 
-    ss, ss_resid = _without_rounding_noise(ss, ss_resid, y, ymax)
+    ss, ss_resid = without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
-    table = _table(names, ss, df, ss_resid, df_resid, n_obs, alpha)
-    omega_col = table.columns.get_loc("omega2_partial")
-    neg = table.to_numpy()[:-1, omega_col] < 0
-    clipped = tuple(np.asarray(names, dtype=object)[neg])
-    if clipped:
-        values = table.to_numpy(copy=True)
-        values[:-1, omega_col] = np.where(neg, 0.0, values[:-1, omega_col])
-        table = pd.DataFrame(values, index=table.index, columns=table.columns)
-        warnings.warn(
-            f"partial omega squared is negative (F < 1) for {', '.join(clipped)}; shown as 0 "
-            "(see AnovaResult.omega2_clipped).",
-            NegativeVarianceWarning,
-            stacklevel=2,
-        )
+    values, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
+    index, columns = _table_axes(tuple(names))
+    table = pd.DataFrame(values, index=index, columns=columns, copy=False)
     return AnovaResult(
         spec=spec,
         data=data,
@@ -1008,68 +974,6 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
             df[i] = fit.df[-1]
         _check_lsq(terms, df, df_resid, ss_type, counts)
     return ss, df, ss_resid, df_resid, fitted
-
-
-def _power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: float) -> np.ndarray:
-    """:func:`irmodels.inference.effects.anova_power` with scipy's ufuncs called directly (the
-    same functions ``stats.f.isf`` and ``stats.ncf.sf`` evaluate, without their overhead)."""
-    from scipy.special import _ufuncs
-
-    ncf_sf = getattr(_ufuncs, "_ncf_sf", None)
-    if ncf_sf is None:  # pragma: no cover - other scipy versions
-        return _eff.anova_power(f2, df, df_resid, n_obs, alpha)
-    crit = special.fdtri(df, df_resid, 1.0 - alpha)
-    lam = f2 * float(n_obs)
-    with np.errstate(invalid="ignore"):
-        out = np.where(lam > 0, ncf_sf(crit, df, df_resid, np.where(lam > 0, lam, 1.0)), alpha)
-    return np.where(np.isfinite(f2), out, np.nan)
-
-
-def _without_rounding_noise(ss, ss_resid, y, ymax) -> tuple[np.ndarray, float]:
-    """Sums of squares that are rounding noise are 0 (see
-    :data:`irmodels.inference.effects.ROUNDING`): the F of identical systems is then undefined,
-    not 7. A residual of 0 is a perfect fit: warned."""
-    ss = np.asarray(ss, dtype=float)
-    noise = _eff.rounding_noise(np.append(ss, ss_resid), y, ymax)
-    if not noise.any():
-        return ss, ss_resid
-    ss = np.where(noise[:-1], 0.0, ss)
-    if noise[-1]:
-        ss_resid = 0.0
-        warnings.warn(
-            "the residual sum of squares is 0 up to rounding: the scores are a perfect fit of "
-            "the model (e.g. runs that are copies or shifted copies of each other), so F is "
-            "infinite for the terms that explain something and undefined (NaN) for those that "
-            "do not. Check for duplicated runs.",
-            DataQualityWarning, stacklevel=3,
-        )
-    return ss, ss_resid
-
-
-def _table(names, ss, df, ss_resid, df_resid, n_obs, alpha) -> pd.DataFrame:
-    """The ANOVA table (effect sizes as :mod:`irmodels.inference.effects` defines them), built
-    from one float array: a few microseconds of numpy, one DataFrame constructor."""
-    ss = np.asarray(ss, dtype=float)
-    df = np.asarray(df, dtype=float)
-    ms = ss / df
-    ms_error = ss_resid / df_resid
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = ms / ms_error
-        p = special.fdtrc(df, df_resid, f)
-        ss_total = float(ss.sum() + ss_resid)
-        eta2 = ss / ss_total
-        eta2p = ss / (ss + ss_resid)
-        num = df * (f - 1.0)
-        omega = num / (num + n_obs)
-        f2 = ss / ss_resid
-    power = _power(f2, df, df_resid, n_obs, alpha)
-    k = len(names)
-    out = np.full((k + 1, len(TABLE_COLUMNS)), np.nan)
-    for j, col in enumerate((ss, df, ms, f, p, eta2, eta2p, omega, f2, power)):
-        out[:k, j] = col
-    out[k, :3] = (ss_resid, float(df_resid), ms_error)
-    index, columns = _table_axes(tuple(names))
-    return pd.DataFrame(out, index=index, columns=columns, copy=False)
 
 
 @functools.lru_cache(maxsize=64)
