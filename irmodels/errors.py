@@ -38,12 +38,14 @@ class IRModelsError(Exception):
 class DataFormatError(IRModelsError, ValueError):
     """Input data is malformed: a file line, a missing column, a NaN, a duplicate row.
 
-    Readers fill ``path`` and ``line`` (1-based) when the problem is in a file.
+    Readers fill ``path`` and ``line`` (1-based) when the problem is in a file; ``reason`` is
+    the message without them.
     """
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
         self.path = None if path is None else str(path)
         self.line = line
+        self.reason = message
         where = ""
         if path is not None:
             where = f"{path}" + (f", line {line}" if line is not None else "") + ": "

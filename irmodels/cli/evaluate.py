@@ -91,21 +91,18 @@ def _read_shards(path: str):
     a tab or spaces (an optional header ``docid,shard``, ``#`` comments)."""
     import pandas as pd
 
+    from irmodels.data._lines import _iter_lines, _read_bytes
+
     p = Path(path)  # checked by run() before the work
     docids: list[str] = []
     shards: list[str] = []
-    data = p.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
-        data = data[3:]
-    for lineno, raw in enumerate(data.splitlines(), start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(
-                f"cannot parse the shard assignment: the line is not UTF-8 text (byte "
-                f"0x{raw[exc.start]:02x} at column {exc.start + 1}); re-save the file as UTF-8",
-                path=path, line=lineno,
-            ) from None
+    try:  # the checks of every reader: empty, control characters, odd whitespace, UTF-8
+        data = _read_bytes(p, "file")
+        lines = list(_iter_lines(data, p))
+    except DataFormatError as exc:
+        raise DataFormatError(f"cannot parse the shard assignment: {exc.reason}", path=path,
+                              line=exc.line) from None
+    for lineno, text in lines:
         line = text.split("#", 1)[0].strip()
         if not line:
             continue

@@ -244,6 +244,11 @@ def _smallest(keys: np.ndarray, k: int) -> np.ndarray:
     return (chosen & np.uint64(0xFFFFFFFF)).astype(np.intp)
 
 
+#: Most ranked documents (topics x systems x depth) :func:`generate` builds: the runs take
+#: about 100 bytes a row while they are built.
+MAX_ROWS = 100_000_000
+
+
 def generate(
     topics: int | None = None,
     systems: int | None = None,
@@ -279,7 +284,8 @@ def generate(
     Raises
     ------
     ArgumentError
-        Unknown preset, non-positive sizes or seed, or a collection too small for the depth.
+        Unknown preset, non-positive sizes or seed, a collection too small for the depth, or
+        more than :data:`MAX_ROWS` ranked documents.
 
     Notes
     -----
@@ -319,6 +325,13 @@ def generate(
         raise ArgumentError(
             f"n_docs={n_d} is too small for depth={depth_}: the collection needs at least "
             f"4 * depth = {4 * depth_} documents. Raise n_docs or lower depth."
+        )
+    rows = n_t * n_s * depth_
+    if rows > MAX_ROWS:
+        raise ArgumentError(
+            f"{n_t:,} topics x {n_s:,} systems x depth {depth_:,} is {rows:,} ranked documents, "
+            f"more than the demo generator's limit of {MAX_ROWS:,} (about 10 GB in memory; the "
+            "trec8 preset has 5,000,000). Use fewer topics, systems or a smaller depth."
         )
     seed_ = check_seed(seed)
     rng = np.random.default_rng(seed_)

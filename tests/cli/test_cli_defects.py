@@ -366,3 +366,25 @@ def test_trec_eval_output_saved_as_txt_is_read_as_trec_eval(tmp_path: Path, caps
 
     one = load_data(tmp_path / "b.txt", measure="map")
     assert len(one) == 5 and set(one["topic"].astype(str)) == {"301", "302", "303", "304", "305"}
+
+
+def test_evaluate_shards_file_gets_the_checks_of_every_reader(demo: Path, tmp_path: Path,
+                                                              capsys) -> None:
+    # the shard assignment is read by the text-file layer of the readers (data/_lines.py): a
+    # control character or an odd space in a doc id is refused with its line, not kept
+    base = ["evaluate", str(demo / "runs"), "--qrels", str(demo / "qrels.txt"), "-m", "AP",
+            "--shards"]
+    for name, data, reason in (
+        ("nul.txt", b"d1 0\nd\x002 1\n", "control character U+0000"),
+        ("nbsp.txt", "d1 0\nd2\u00a01\n".encode(), "whitespace character U+00A0"),
+        ("blank.txt", b"\n  \n", "only blank lines"),
+    ):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert main([*base, str(path)]) == 1
+        line = _last_line(_err(capsys))
+        assert f"cannot parse the shard assignment: the line contains the {reason}" in line or (
+            reason == "only blank lines" and "cannot parse the shard assignment: the file has "
+            "only blank lines" in line), line
+        if reason != "only blank lines":
+            assert f"{path}, line 2: " in line

@@ -169,3 +169,14 @@ def test_same_seed_same_collection_on_every_numpy() -> None:
     h.update(c.runs.to_csv(index=False, float_format="%.6f").encode())
     h.update(c.qrels.to_csv(index=False).encode())
     assert h.hexdigest() == "bd52a139f00b71ce0c0624b63eca58491c56c8c167c3b601599ce6c84eb66ce3"
+
+
+def test_a_collection_too_large_for_memory_is_refused_before_any_work():
+    # 1e11 ranked documents would exhaust memory after minutes; refused at once, with the sizes
+    from irmodels.data.collection import MAX_ROWS
+
+    with pytest.raises(irm.ArgumentError, match=r"1,000,000 topics x 100 systems x depth 1,000"):
+        irm.collection.generate(topics=1_000_000)
+    # just over the limit (1,000 rows more) is refused too
+    with pytest.raises(irm.ArgumentError, match="limit of 100,000,000"):
+        irm.collection.generate(topics=MAX_ROWS // 1000 + 1, systems=1000, depth=1)
