@@ -10,6 +10,9 @@ demo collection (``irm.collection.generate(preset=...)``, not timed), then times
 2. the first call ``evaluate(runs, qrels, ["AP", "P@10", "nDCG@10"])``;
 3. five repeat calls (their median).
 
+``--hugepages off`` stops numpy from asking Linux for transparent huge pages for its large
+arrays (``madvise``), to show how much of a large first call is the kernel supplying them.
+
 Printed: the medians over the processes, and the ratio first call / repeat (goal: 1x, the
 first call as fast as a repeat). The baseline is the same call repeated in the same process.
 
@@ -35,6 +38,9 @@ CHILD = r"""
 import json, statistics, sys, time
 import numpy as np
 import pandas as pd
+if sys.argv[2] == "off":  # numpy's madvise(MADV_HUGEPAGE) on large arrays (Linux), off
+    multiarray = getattr(np, "_core", getattr(np, "core", None)).multiarray
+    multiarray._set_madvise_hugepage(False)
 import irmodels as irm
 col = irm.collection.generate(preset=sys.argv[1], seed=0)
 runs, qrels, measures = col.runs, col.qrels, ["AP", "P@10", "nDCG@10"]
@@ -84,19 +90,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=11)
     parser.add_argument("--preset", default="tiny", choices=["tiny", "small", "trec8"])
+    parser.add_argument("--hugepages", default="on", choices=["on", "off"],
+                        help="off: numpy does not ask Linux for transparent huge pages for its "
+                             "large arrays (shows where the first call's extra time goes on "
+                             "large collections)")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     rows = []
     load = os.getloadavg()[0]
     for _ in range(args.processes):
-        out = subprocess.run([sys.executable, "-c", CHILD, args.preset], env=env, check=True,
+        out = subprocess.run([sys.executable, "-c", CHILD, args.preset, args.hugepages], env=env, check=True,
                              capture_output=True, text=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     load = max(load, os.getloadavg()[0])
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     ratios = sorted(r["first"] / r["repeat"] for r in rows)
     print(f"irm.evaluate on the {args.preset} demo, AP + P@10 + nDCG@10, {args.processes} fresh "
-          f"processes (load average {load:.1f}); medians:")
+          f"processes (load average {load:.1f}; numpy huge pages {args.hugepages}); medians:")
     print(f"  resolving irm.evaluate (imports the evaluation modules) {med['resolve'] * 1e3:7.1f} ms")
     print(f"  first call                                              {med['first'] * 1e3:7.1f} ms")
     print(f"  repeat call                                             {med['repeat'] * 1e3:7.1f} ms")

@@ -65,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--pairs", type=_pairs, help="only these pairs, e.g. run1:run2,run1:run3")
     p.add_argument("--n-resamples", type=positive_int, default=10_000,
                    help="resamples of bootstrap / randomization / tukey (default 10000)")
-    p.add_argument("--seed", type=seed, help="seed of the resampling (a whole number >= 0)")
+    p.add_argument("--seed", type=seed, default=0,
+                   help="seed of the resampling, a whole number >= 0 (default 0, as compare)")
     p.add_argument("--measure", help="measure to use when DATA holds several")
     p.add_argument("--average", action="store_true",
                    help="average shards / samples to one score per (topic, system) first")

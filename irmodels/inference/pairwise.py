@@ -722,7 +722,7 @@ def pairwise(
     adjust: Adjust | None = None,
     alpha: float = 0.05,
     n_resamples: int = 10_000,
-    seed: int | np.random.Generator | None = None,
+    seed: int | np.random.Generator | None = 0,
     backend: object = None,
 ) -> PairwiseResult:
     r"""Significance tests for pairs of systems evaluated on the same topics.
@@ -753,8 +753,9 @@ def pairwise(
         Significance level for ``reject`` and ``1 - alpha`` confidence intervals.
     n_resamples : int
         Resamples B of the bootstrap, the randomization test and the randomised Tukey HSD.
-    seed : int or Generator, optional
-        Seed of the resampling. The same seed gives the same results.
+    seed : int, Generator or None
+        Seed of the resampling (default 0, as everywhere in irmodels): the same call gives the
+        same results, those of :func:`irmodels.compare`. ``None`` draws fresh entropy.
     backend : optional
         Where resampling chunks run: ``None`` (here, numpy's threads), or any backend of
         :func:`irmodels.parallel.map` (``"processes"``, a Dask client).

@@ -616,7 +616,7 @@ def document_samples(
     n_samples: int = 10,
     measure: str = "AP",
     depth: int = 1000,
-    seed: int | None = None,
+    seed: int | None = 0,
     zeros: Literal["redraw", "keep", "skip"] = "redraw",
     relevance_level: int = 1,
     exact_rankings: bool = False,
@@ -642,8 +642,8 @@ def document_samples(
         ``AP``, ``P@k``, ``RR``, ``Rprec``, ``nDCG@k`` or ``RBP(p)``.
     depth : int
         Ranking depth (the run's top ``depth`` documents are modelled).
-    seed : int, optional
-        Seed; each (topic, run) gets its own stream (``SeedSequence.spawn``), so the result does
+    seed : int or None
+        Seed (default 0; ``None`` draws fresh entropy); each (topic, run) gets its own stream (``SeedSequence.spawn``), so the result does
         not depend on the backend or the chunking.
     zeros : {"redraw", "keep", "skip"}
         What to do when ``r_s ~ Poisson(r)`` draws 0 for a run that retrieved relevant documents.
