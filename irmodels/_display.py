@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from irmodels._format import P_COLUMNS, format_number, format_p, p_shown, text_grid
+from irmodels._format import (
+    P_COLUMNS,
+    format_column,
+    format_number,
+    p_shown,  # noqa: F401 - re-exported (the report imports it from here)
+    summary_text,
+    text_grid,
+)
 
 __all__ = [
     "LATEX_HEADERS", "ResultDisplay", "TableAccess", "column_formatter", "format_number", "frame_to_html",
@@ -224,8 +231,7 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
-        fmt = format_p if str(col) in P_COLUMNS else format_number
-        out[col] = [fmt(v, digits) for v in out[col].tolist()]
+        out[col] = format_column(col, out[col].tolist(), digits)
     out.index = [str(i) for i in out.index]
     return out
 
@@ -470,10 +476,9 @@ class ResultDisplay:
 
     def summary(self, digits: int = 4) -> str:
         """A plain-text summary for people (numbers formatted, never rounded in the result)."""
-        blocks = [self._display_title()]
-        for title, table in self._display_tables():
-            blocks.append(f"\n{title}\n" + frame_to_text(table, digits))
-        return "\n".join(blocks)
+        return summary_text(self._display_title(),
+                            [(title, frame_to_text(table, digits))
+                             for title, table in self._display_tables()])
 
     def to_frame(self) -> pd.DataFrame:
         """The main table, tidy: one row per observation, its index (when named) a column."""

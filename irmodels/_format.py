@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["P_COLUMNS", "P_FLOOR", "format_number", "format_p", "p_shown", "text_grid"]
+__all__ = ["P_COLUMNS", "P_FLOOR", "format_column", "format_number", "format_p", "p_shown",
+           "summary_text", "text_grid"]
 
 #: Columns read as p-values: four decimals, values below 1e-4 shown as ``<0.0001``.
 P_COLUMNS = frozenset({"p", "p_adj", "Pr(>F)", "p_value", "p_system", "p_mean", "p_var",
@@ -75,6 +76,29 @@ def format_p(v: object, digits: int) -> str:
     """
     shown = p_shown(v)
     return shown if isinstance(shown, str) else format_number(v, digits)
+
+
+def format_column(name: object, values: Sequence[object], digits: int) -> list[str]:
+    """The cells of one column of a text summary: :func:`format_p` in a p-value column
+    (:data:`P_COLUMNS`), :func:`format_number` elsewhere.
+
+    >>> format_column("Pr(>F)", [0.0, 0.5], 4), format_column("SS", [168.0, 0.01362], 4)
+    (['< 2.2e-16', '0.5000'], ['168', '0.0136'])
+    """
+    fmt = format_p if str(name) in P_COLUMNS else format_number
+    return [fmt(v, digits) for v in values]
+
+
+def summary_text(title: str, tables: Sequence[tuple[str, str]]) -> str:
+    """A text summary: the title line, then each table's title and text after a blank line.
+
+    >>> print(summary_text("ANOVA", [("Analysis of variance", "x  1")]))
+    ANOVA
+    <BLANKLINE>
+    Analysis of variance
+    x  1
+    """
+    return "\n".join([title, *(f"\n{name}\n{text}" for name, text in tables)])
 
 
 def text_grid(index: Sequence[str], columns: Sequence[str],

@@ -37,9 +37,7 @@ def matrix_anova_summary(path: str | Path, *, alpha: float = 0.05, digits: int =
 
     p = Path(path)
     try:
-        if not p.is_file() or p.suffix.lower() not in (".csv", ".tsv", ".tab", ".txt"):
-            return None
-        if data_kind(p) != "matrix":
+        if data_kind(p) != "matrix":  # a long frame, parquet, trec_eval, a directory
             return None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -52,7 +50,7 @@ def matrix_anova_summary(path: str | Path, *, alpha: float = 0.05, digits: int =
 def _summary(p: Path, alpha: float, digits: int) -> str | None:
     import numpy as np
 
-    from irmodels._format import P_COLUMNS, format_number, format_p, text_grid
+    from irmodels._format import format_column, summary_text, text_grid
     from irmodels.data._lines import parse_matrix
     from irmodels.formula.parser import resolve
     from irmodels.models._anova_table import (
@@ -87,9 +85,7 @@ def _summary(p: Path, alpha: float, digits: int) -> str | None:
     ss, ss_resid = without_rounding_noise(ss, bf.ss_resid, y, ymax)
     names = [t.name for t in terms]
     values, _ = clip_omega(table_values(ss, df, ss_resid, bf.df_resid, y.size, alpha), names)
-    cells = []
-    for j, name in enumerate(SHOWN_COLUMNS):
-        fmt = format_p if name in P_COLUMNS else format_number
-        cells.append([fmt(float(v), digits) for v in values[:, j]])
+    cells = [format_column(name, values[:, j].tolist(), digits)
+             for j, name in enumerate(SHOWN_COLUMNS)]
     table = text_grid([*names, "Residual"], list(SHOWN_COLUMNS), cells)
-    return "\n".join([anova_title(spec, int(y.size), "balanced", 2), f"\n{TABLE_TITLE}\n" + table])
+    return summary_text(anova_title(spec, int(y.size), "balanced", 2), [(TABLE_TITLE, table)])

@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._options import add_force
-from irmodels.cli._sniff import data_kind
 from irmodels.errors import UsageError
 
 PRESETS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
@@ -58,23 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_systems(p)
     add_force(p)
     p.set_defaults(func=run)
-
-
-def load_scores(path: str | Path, *, measure: str | None = None) -> pd.DataFrame:
-    """Read DATA as a long frame: a directory or extension-less file is trec_eval -q output,
-    parquet a long frame, and CSV/TSV a long frame when its header has topic, system and score,
-    else a wide matrix."""
-    import irmodels as irm
-
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(2, "No such file or directory", str(p))
-    kind = data_kind(p)
-    if kind == "trec_eval":
-        return irm.read_trec_eval(p)
-    if kind == "frame":
-        return irm.read_frame(p)
-    return irm.read_matrix(p, measure=measure)
 
 
 def demo_scores(measure: str | None = None) -> pd.DataFrame:

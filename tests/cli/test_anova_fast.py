@@ -214,25 +214,24 @@ def test_the_modules_of_the_fast_path_import_no_pandas() -> None:
     assert res.stdout.strip() == "[]"
 
 
-def test_report_and_the_other_commands_pick_the_same_reader(tmp_path: Path) -> None:
-    # one decision (cli/_sniff.data_kind) for load_data and the report's load_scores: a .txt
-    # file of trec_eval -q output is read as such by both (the report read every .txt as a
-    # matrix), a .txt long frame is refused by both with the same message
+def test_load_data_picks_the_reader_by_data_kind(tmp_path: Path) -> None:
+    # the reader decision of every command (cli/_sniff.data_kind, also used by the fast path):
+    # a .txt file of trec_eval -q output is read as such, a .txt matrix as a matrix, and a .txt
+    # long frame is refused with the frame reader's message
     from irmodels.cli._common import load_data
-    from irmodels.cli.report import load_scores
+    from irmodels.cli._sniff import data_kind
 
     trec = tmp_path / "run1.txt"
     trec.write_text("map\t401\t0.25\nmap\t402\t0.5\nmap\tall\t0.375\n")
-    pd.testing.assert_frame_equal(load_data(trec), load_scores(trec))
-    assert load_scores(trec)["topic"].astype(str).tolist() == ["401", "402"]
+    assert data_kind(trec) == "trec_eval"
+    pd.testing.assert_frame_equal(load_data(trec), irm.read_trec_eval(trec))
+    assert load_data(trec)["topic"].astype(str).tolist() == ["401", "402"]
     matrix = tmp_path / "m.txt"
     matrix.write_text("topic,a,b\n1,0.1,0.2\n2,0.3,0.5\n")
-    pd.testing.assert_frame_equal(load_data(matrix), load_scores(matrix))
+    assert data_kind(matrix) == "matrix"
+    pd.testing.assert_frame_equal(load_data(matrix), irm.read_matrix(matrix))
     long = tmp_path / "long.txt"
     long.write_text("topic,system,score\n1,a,0.1\n1,b,0.2\n2,a,0.3\n2,b,0.5\n")
-    messages = []
-    for load in (load_data, load_scores):
-        with pytest.raises(irm.DataFormatError, match="extension '.txt'") as err:
-            load(long)
-        messages.append(str(err.value))
-    assert messages[0] == messages[1]
+    assert data_kind(long) == "frame"
+    with pytest.raises(irm.DataFormatError, match="extension '.txt'"):
+        load_data(long)
