@@ -119,7 +119,7 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
 
     from irmodels.cli._common import check_runs, system_names
-    from irmodels.inference.compare import _measure_frames
+    from irmodels.inference.compare import measure_frames
 
     if args.measures and "measure" not in data.columns:
         label = data.attrs.get("measure")
@@ -132,7 +132,7 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
             )
     if args.measures:
         try:
-            _measure_frames(data, args.measures)
+            measure_frames(data, args.measures)
         except IRModelsError as exc:
             raise UsageError(f"--measures: {str(exc).replace('the frame', 'DATA')}") from None
     systems = None

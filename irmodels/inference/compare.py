@@ -336,7 +336,11 @@ def _canonical(name: str) -> str:
         return name
 
 
-def _measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[str, pd.DataFrame]:
+def measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[str, pd.DataFrame]:
+    """The long frame split by measure, in the order asked (or the frame's order): name ->
+    rows of that measure. A measure may be named by another of its names (``map`` for ``AP``).
+    Raises :class:`DataFormatError` for a frame that is not long, a missing column or an
+    unknown measure; ``irmodels compare`` checks ``--measures`` with it before any work."""
     if not isinstance(frame, pd.DataFrame):
         raise DataFormatError(
             f"compare expects a long frame (topic, system, score[, measure]); got "
@@ -471,7 +475,7 @@ def compare(
     adj = None if adjust in (None, "none") else adjust
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
-    per_measure = _measure_frames(frame, measures)
+    per_measure = measure_frames(frame, measures)
 
     # the systems, in order
     first = next(iter(per_measure.values()))

@@ -264,56 +264,65 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
         if missing:
             raise DataFormatError(f"{name} has no column {', '.join(missing)}; columns: "
                                   f"{', '.join(map(str, frame.columns))}.")
+    from irmodels.data.frame import natural_key
     from irmodels.data.measures import (
         _encode_runs,
         _factorize,
         _rank,
         _refuse_duplicates,
         _rels,
+        _segment_index,
+        _segment_starts,
     )
 
-    # what irm.evaluate refuses: a missing, non-numeric or infinite score, a document twice in
-    # one ranking, a relevance grade that is not a whole number
+    # the rankings of irm.evaluate (trec_eval's order: the score as a C float descending, then
+    # the document id descending), with what it refuses: a missing, non-numeric or infinite
+    # score, a document twice in one ranking, a relevance grade that is not a whole number
     _, run_topics = _factorize(runs["topic"], "runs")
-    _refuse_duplicates(_rank(_encode_runs(runs, [str(t) for t in run_topics])))
+    r = _rank(_encode_runs(runs, [str(t) for t in run_topics]))
+    _refuse_duplicates(r)
     rel = _rels(qrels)
-    r = runs[["system", "topic", "docid", "score"]].astype(
-        {"system": str, "topic": str, "docid": str})
-    r = r.sort_values(["system", "topic", "score", "docid"],
-                      ascending=[True, True, False, False], kind="stable")
-    r["pos"] = r.groupby(["system", "topic"], sort=False).cumcount()
+    n = len(r.key)
+    first = _segment_starts(r.key)  # each ranking is contiguous
+    pos = np.arange(n) - first[_segment_index(first, n)]
     length = max(depth, k) if treatments == ("irrelevant",) else None
+    key, doc = r.key, r.doc
     if length is not None:
-        r = r[r["pos"] < length]
-    q = qrels.astype({"topic": str, "docid": str})
-    relevant = set(zip(q["topic"][rel > 0], q["docid"][rel > 0]))  # the checked grades
-    from irmodels.data.frame import natural_key
-
-    systems = sorted(r["system"].unique(), key=natural_key)
-    topics = sorted(r["topic"].unique(), key=natural_key)
-    counts = r.groupby("topic")["system"].nunique()
-    short = counts[counts < len(systems)]
-    if len(short):
+        keep = pos < length
+        key, doc, pos = key[keep], doc[keep], pos[keep]
+    system, topic = np.divmod(key, r.n_topics)  # systems are coded in natural order
+    systems = list(r.systems)
+    order = sorted(range(r.n_topics), key=lambda i: natural_key(r.topics[i]))
+    topics = [r.topics[i] for i in order]
+    rankings = np.unique(r.key)
+    counts = np.bincount(rankings % r.n_topics, minlength=r.n_topics)
+    short = [i for i in order if counts[i] < len(systems)]
+    if short:
         raise DesignError(
             f"the pooling study needs every run to have a ranking for every topic; topic "
-            f"{short.index[0]} has {int(short.iloc[0])} of {len(systems)} runs. Keep the "
-            "topics all runs answered.")
-    s_index = {s: i for i, s in enumerate(systems)}
+            f"{r.topics[short[0]]} has {int(counts[short[0]])} of {len(systems)} runs. Keep "
+            "the topics all runs answered.")
+    q = qrels.astype({"topic": str, "docid": str})
+    relevant = set(zip(q["topic"][rel > 0], q["docid"][rel > 0]))  # the checked grades
+    docids = np.asarray(r.docids).astype(str)
+    by_topic = np.argsort(topic, kind="stable")  # rows of a topic: by system, then rank
+    bounds = np.searchsorted(topic[by_topic], np.arange(r.n_topics + 1))
     out = []
-    for t in topics:
-        g = r[r["topic"] == t]
-        codes, uniq = pd.factorize(g["docid"])
+    for i in order:
+        rows = by_topic[bounds[i]:bounds[i + 1]]
+        codes, uniq = pd.factorize(doc[rows])
         U = len(uniq)
-        L = int(g["pos"].max()) + 1
-        ranks = np.full((len(systems), L), U, dtype=np.int64)
-        si = g["system"].map(s_index).to_numpy()
-        ranks[si, g["pos"].to_numpy()] = codes
+        p = pos[rows]
+        si = system[rows]
+        ranks = np.full((len(systems), int(p.max()) + 1), U, dtype=np.int64)
+        ranks[si, p] = codes
         contrib = np.zeros((len(systems), U + 1), dtype=bool)
-        top = g["pos"].to_numpy() < depth
+        top = p < depth
         contrib[si[top], codes[top]] = True
-        rel = np.zeros(U + 1, dtype=bool)
-        rel[:U] = [(t, d) in relevant for d in uniq]
-        out.append(_Topic(ranks=ranks, contrib=contrib, rel=rel))
+        rel_t = np.zeros(U + 1, dtype=bool)
+        t = r.topics[i]
+        rel_t[:U] = [(t, d) in relevant for d in docids[uniq]]
+        out.append(_Topic(ranks=ranks, contrib=contrib, rel=rel_t))
     return out, systems, topics
 
 
@@ -413,7 +422,7 @@ def pooling_bias(
         raise DesignError(f"n_samples must be a positive whole number; got {n_samples!r}.")
     w_list = _int_tuple(widths, "widths")
     c_list = _int_tuple(common_topics, "common_topics")
-    topics, systems, topic_ids = _prepare(runs, qrels, int(depth), len(weights), treatments)
+    topics, systems, _ = _prepare(runs, qrels, int(depth), len(weights), treatments)
     S, T = len(systems), len(topics)
     if w_list[0] < 1 or w_list[-1] > S - 1:
         bad_w = w_list[-1] if w_list[-1] > S - 1 else w_list[0]
