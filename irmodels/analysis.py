@@ -30,7 +30,7 @@ __all__ = ["build_report", "comparison_table", "demo_report", "select_measure"]
 def build_report(
     data: pd.DataFrame,
     *,
-    model: str | ModelSpec = "MD1",
+    model: str | ModelSpec | None = None,
     measure: str | None = None,
     alpha: float = 0.05,
     title: str | None = None,
@@ -45,8 +45,11 @@ def build_report(
     ----------
     data : DataFrame
         A long frame (``irm.frame``, ``irm.read_matrix``, ``irm.evaluate``...).
-    model : str or ModelSpec, default "MD1"
+    model : str or ModelSpec, optional
         A preset ``"MD1"`` ... ``"MD6"``, a formula (``"score ~ topic + system"``) or a spec.
+        Default ``"MD6"`` when the data have a ``shard`` column with more than one level (the
+        G-study of shards needs every two-way interaction), else ``"MD1"``; as ``irmodels
+        anova``.
     measure : str, optional
         Which measure to analyse when ``data`` holds several (column ``measure``).
     alpha : float, default 0.05
@@ -98,6 +101,7 @@ def build_report(
     True
     """
     from irmodels.data.frame import require_columns
+    from irmodels.formula.parser import default_preset
     from irmodels.inference.diagnostics import residual_diagnostics
     from irmodels.inference.gtheory import gstudy as _gstudy
     from irmodels.models.anova import anova
@@ -117,7 +121,7 @@ def build_report(
     g = diag = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = anova(model, data)
+        fit = anova(default_preset(data) if model is None else model, data)
         components: pd.DataFrame | None
         try:
             components = fit.variance_components()

@@ -74,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
         check_runs("--dunnett", [args.dunnett], data)
     model = args.formula or args.model
     if model is None:
-        has_shards = "shard" in data.columns and data["shard"].nunique() > 1
-        model = "MD6" if has_shards else "MD1"
+        from irmodels.formula.parser import default_preset
+
+        model = default_preset(data)
     res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha)
     components = res.variance_components() if args.components else None
     dunnett = (res.dunnett(args.dunnett, alpha=args.alpha, alternative=args.alternative)

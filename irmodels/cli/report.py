@@ -44,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="use the built-in synthetic TREC-8-like collection (AP, model MD1)",
     )
     model = p.add_mutually_exclusive_group()
-    model.add_argument("--model", choices=PRESETS, help="preset model of Ferro & Sanderson (default MD1)")
+    model.add_argument("--model", choices=PRESETS,
+                       help="preset model of Ferro & Sanderson (default MD1, or MD6 when the "
+                            "data have shards)")
     model.add_argument("--formula", help='model formula, e.g. "score ~ topic + system"')
     p.add_argument("--measure", help="measure to analyse when the data hold several (e.g. AP)")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise level of Tukey HSD (default 0.05)")
@@ -89,13 +91,13 @@ def run(args: argparse.Namespace) -> int:
         )
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be in (0, 1); got {args.alpha}.")
-    model = args.formula or args.model or "MD1"
+    model = args.formula or args.model  # None: MD1, or MD6 on data with shards
     out = check_target(args.out, force=args.force, kind="dir")  # refuse before the work
 
     def say(msg: str) -> None:
         print(f"irmodels report: {msg} ...", file=sys.stderr, flush=True)
 
-    if args.demo and model == "MD1" and not args.systems:
+    if args.demo and model in (None, "MD1") and not args.systems:
         measure = args.measure or "AP"
         report = demo_report(measure, alpha=args.alpha, title=args.title, progress=say)
     else:
@@ -108,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
                 data = select_systems(data, args.systems)
             measure = args.measure or "AP"
+            model = model or "MD1"
             title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
         else:
             from irmodels.cli._common import load_data
@@ -122,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
 
                 say(f"comparison table of the 10 best systems on {n_measures} measures")
                 comparison = comparison_table(data, measure, alpha=args.alpha)
+        if model is None:
+            from irmodels.formula.parser import default_preset
+
+            model = default_preset(data)
         say(f"fitting {model}, Tukey HSD, G-study and residual diagnostics")
         report = build_report(data, model=model, measure=measure, alpha=args.alpha, title=title,
                               comparison=comparison)

@@ -29,11 +29,12 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from irmodels.errors import FormulaError
 from irmodels.formula.spec import DEFAULT_EPSILON, TRANSFORMS, ModelSpec, RandomTerm, Term
 
-__all__ = ["parse_formula", "resolve", "PRESETS", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
+__all__ = ["parse_formula", "resolve", "PRESETS", "default_preset", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
            "MAX_ORDER", "MAX_WORK", "FACTOR_FUNCTIONS"]
 
 #: Longest formula accepted, in characters.
@@ -58,6 +59,22 @@ PRESETS: dict[str, str] = {
     "MD5": "score ~ topic + system + shard + topic:system + system:shard",
     "MD6": "score ~ topic + system + shard + topic:system + topic:shard + system:shard",
 }
+
+def default_preset(data: Any) -> str:
+    """The model fitted when none is named: ``"MD6"`` when ``data`` has a ``shard`` column with
+    more than one level (a G-study of shards needs every two-way interaction), else ``"MD1"``.
+
+    >>> import pandas as pd
+    >>> default_preset(pd.DataFrame({"topic": [1], "system": ["a"], "score": [0.5]}))
+    'MD1'
+    >>> default_preset(pd.DataFrame({"shard": [1, 2], "topic": [1, 1], "system": ["a", "a"],
+    ...                              "score": [0.5, 0.4]}))
+    'MD6'
+    """
+    columns = getattr(data, "columns", ())
+    return "MD6" if "shard" in columns and data["shard"].nunique() > 1 else "MD1"
+
+
 
 _TOKEN_RE = re.compile(
     r"""

@@ -762,7 +762,9 @@ def gstudy(
     ------
     DesignError
         Unbalanced data (fit ``irm.mixed`` and pass its result), several measures, fewer than
-        two systems or topics.
+        two systems or topics; a fitted model that lacks a term of the design (``topic``; with
+        a third facet, also the facet and every two-way interaction, as MD6 has), whose
+        variance the residual would hold.
 
     Warns
     -----
@@ -910,6 +912,21 @@ def _assemble(vc: pd.DataFrame, facet: str | None, cols: dict[str, pd.Series],
     ordered = ["system", "topic"] + ([facet] if facet else []) + ["topic:system"]
     if facet:
         ordered += [_term_name(["system", facet]), _term_name(["topic", facet])]
+    # the D-study divides each component by the facets it crosses; the residual is divided by
+    # them all, so it must be the highest-order term alone: every lower term must be in the model
+    needed = ["topic"] + ([facet] + ordered[3:] if facet else [])
+    pooled = [k for k in needed if k not in var]
+    if pooled:
+        design = "system x topic" + (f" x {facet}" if facet else "")
+        full = ("MD6 (or a mixed model with every main effect and two-way interaction)" if facet
+                else "MD1 (score ~ system + topic)")
+        raise DesignError(
+            f"the fitted model has no {', '.join(pooled)} term(s): their variance is pooled into "
+            f"the residual, which a G-study of the {design} design treats as the "
+            f"{'three-way interaction' if facet else 'system x topic interaction'} and divides "
+            f"by the numbers of {'topics and ' + facet + 's' if facet else 'topics'}, so the "
+            f"coefficients would be wrong. Fit {full}, or pass the data: irm.gstudy(frame)."
+        )
     ordered += sorted((k for k in var if k not in ordered), key=lambda k: (k.count(":"), k))
     var = {k: var[k] for k in ordered if k in var}
     var["Residual"] = float(vc["variance"].get("Residual", 0.0))

@@ -216,7 +216,14 @@ def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]
         )
     topic = frame["topic"]
     system = frame["system"]
-    t_cat = topic if isinstance(topic.dtype, pd.CategoricalDtype) else topic.astype("category")
+    if isinstance(topic.dtype, pd.CategoricalDtype):
+        t_cat = topic
+    else:  # irm.frame's order (natural: "2" before "10"), so that a seed draws the same signs
+        # and resamples for a topic whether or not the frame went through irm.frame first
+        from irmodels.data.frame import natural_key
+
+        t_str = topic.astype(str)
+        t_cat = pd.Categorical(t_str, categories=sorted(pd.unique(t_str), key=natural_key))
     s_cat = system if isinstance(system.dtype, pd.CategoricalDtype) else pd.Categorical(
         system.astype(str), categories=list(dict.fromkeys(system.astype(str)))
     )

@@ -76,8 +76,12 @@ def gstudy_section(
         + f". Per-topic phi = {g.phi:.4f}, rho_I = {g.rho_I:.4f}. Topics needed for "
         + f"{target:g}: "
         + ", ".join(f"{k} {v if v is not None else 'not reachable'}" for k, v in needed.items())
-        + f". Intervals: {100 * (1 - alpha):g}% two-sided (Feldt for E rho^2; Arteaga, "
-        "Jeyaratnam & Franklin for Phi)."
+        + (f". Intervals: {100 * (1 - alpha):g}% two-sided (Feldt for E rho^2; Arteaga, "
+           "Jeyaratnam & Franklin for Phi)." if g._has_intervals() else
+           f". Intervals: {100 * (1 - alpha):g}% two-sided, percentiles of the coefficients "
+           "over the draws of the variance components." if g.component_draws is not None else
+           ". No intervals: the exact ones (Feldt for E rho^2; Arteaga, Jeyaratnam & Franklin "
+           "for Phi) hold for a system x topic design with one score per cell.")
     )
     shown = d.set_index("topics")
     img = ""

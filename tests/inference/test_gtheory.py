@@ -172,6 +172,38 @@ def test_three_facets_from_anova(shards):
     pd.testing.assert_frame_equal(g_fit.dstudy([10, 50], [2, 4]), g_data.dstudy([10, 50], [2, 4]))
 
 
+@pytest.mark.parametrize("model, missing", [
+    ("MD1", "shard, topic:system, system:shard, topic:shard"),
+    ("MD2", "shard, topic:system, system:shard, topic:shard"),
+    ("MD3", "shard, system:shard, topic:shard"),
+    ("MD4", "system:shard, topic:shard"),
+    ("MD5", "topic:shard"),
+])
+def test_fit_pooling_a_term_into_the_residual_refused(shards, model, missing):
+    """A fit of shard data without every two-way interaction pools them into its residual; the
+    G-study would divide that by n_topics x n_shards as if it were the three-way error (E rho^2
+    0.96 against 0.81 on the probe's data): refused, naming the missing terms."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = irm.anova(model, shards)
+    with pytest.raises(DesignError, match="pooled into the residual") as err:
+        irm.gstudy(fit)
+    assert f"has no {missing} term(s)" in str(err.value)
+    md6 = irm.gstudy(irm.anova("MD6", shards))
+    pd.testing.assert_frame_equal(md6.components, irm.gstudy(shards).components, atol=1e-12)
+
+
+def test_mixed_fit_without_a_term_refused(shards, adhoc3):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = irm.mixed("score ~ (1|system) + (1|topic)", shards)
+    with pytest.raises(DesignError, match="topic:system, system:shard, topic:shard"):
+        irm.gstudy(m, data=shards)
+    # two facets: a model without topic pools the topic variance into the residual too
+    with pytest.raises(DesignError, match="no topic term"):
+        irm.gstudy(irm.anova("score ~ system", adhoc3))
+
+
 def test_components_from_mixed(brennan):
     mixed_mod = pytest.importorskip("irmodels.models.mixed")
     fit = mixed_mod.mixed("score ~ 1 + (1|system) + (1|topic)", brennan)
