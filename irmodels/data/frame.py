@@ -347,6 +347,133 @@ def _check_labels(values: pd.Categorical, column: str, canon: str) -> None:
             )
 
 
+def _cells_shown(rows: pd.DataFrame, columns: Sequence[str]) -> str:
+    """``(topic 2, system b), ...`` for the first (up to) three ``rows``; empty without
+    ``columns``."""
+    if not columns:
+        return ""
+    return ", ".join(
+        "(" + ", ".join(f"{c} {v}" for c, v in zip(columns, r)) + ")"
+        for r in rows[list(columns)].head(3).itertuples(index=False)
+    )
+
+
+def check_finite_scores(data: pd.DataFrame, what: str | None = None, *,
+                        column: str = "score") -> None:
+    """Refuse missing (NaN) or infinite scores in a frame that did not go through
+    :func:`frame`, in :func:`frame`'s words (so that every function taking a plain DataFrame
+    says the same thing); ``what`` (a function or argument name) starts the message.
+
+    A column that does not read as numbers is left to the caller.
+
+    >>> import pandas as pd
+    >>> check_finite_scores(pd.DataFrame({"topic": ["1", "2"], "system": ["a", "a"],
+    ...                                   "score": [0.5, float("nan")]}), "pairwise")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.DataFormatError: pairwise: 1 score(s) are missing (NaN), e.g. (topic 2, system a). Drop or impute them first, or drop those rows with irm.frame(data, nan='drop') (the design may become unbalanced).
+    """
+    try:
+        y = data[column].to_numpy(dtype="float64", na_value=np.nan)
+    except (TypeError, ValueError):  # text, dates...: the caller's own checks say what is wrong
+        return
+    finite = np.isfinite(y)
+    if finite.all():
+        return
+    prefix = f"{what}: " if what else ""
+    labels = [c for c in ("topic", "system") if c in data.columns]
+    missing = np.isnan(y)
+    if missing.any():
+        shown = _cells_shown(data.loc[missing], labels)
+        raise DataFormatError(
+            f"{prefix}{int(missing.sum())} score(s) are missing (NaN)"
+            f"{', e.g. ' + shown if shown else ''}. Drop or impute them first, or drop those rows "
+            "with irm.frame(data, nan='drop') (the design may become unbalanced)."
+        )
+    inf = ~finite
+    i = int(np.flatnonzero(inf)[0])
+    shown = _cells_shown(data.iloc[[i]], labels)
+    raise DataFormatError(
+        f"{prefix}score column {column!r} has {int(inf.sum())} infinite value(s), the first "
+        f"{float(y[i])} (row {i}{', ' + shown[1:-1] if shown else ''}); scores must be finite "
+        "(a number beyond the float64 range reads as infinite)"
+    )
+
+
+def _duplicated_rows(data: pd.DataFrame, key: Sequence[object]) -> np.ndarray | None:
+    """``data.duplicated(subset=key, keep=False)`` as a boolean array (None when a cell cannot
+    be hashed); categorical columns (every :func:`frame`) by their codes, without pandas'
+    factorizing."""
+    if all(isinstance(data[c].dtype, pd.CategoricalDtype) for c in key):
+        sizes = [len(data[c].cat.categories) + 1 for c in key]  # + 1: code -1 (missing)
+        cells = float(np.prod(np.asarray(sizes, dtype=np.float64)))
+        if cells < 2.0**62:
+            flat = np.zeros(len(data), dtype=np.int64)
+            for c, n in zip(key, sizes):
+                flat = flat * n + (np.asarray(data[c].cat.codes, dtype=np.int64) + 1)
+            if cells <= 8.0 * len(data) + 1024:  # a count per cell, in memory like the data
+                return np.bincount(flat, minlength=int(cells))[flat] > 1
+            _, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True)
+            return counts[inverse.ravel()] > 1
+    try:
+        return data.duplicated(subset=list(key), keep=False).to_numpy()
+    except TypeError:  # unhashable cells (lists): such a column is not a label
+        return None
+
+
+def check_distinct_rows(data: pd.DataFrame, what: str | None = None, *,
+                        scores: Sequence[str] = ("score",), warn: bool = False,
+                        stacklevel: int = 3) -> None:
+    """Rows that are the same in every column but the ``scores``: two measurements that nothing
+    tells apart (a frame concatenated twice, a run read from two files), which a model would
+    take for replicates. Refused in the words of :func:`frame`'s repeated key, or with
+    ``warn=True`` a :class:`DataQualityWarning` (for functions that also take replicates of an
+    unnamed kind, ``frame(..., duplicates="allow")``). ``what`` starts the message.
+
+    >>> import pandas as pd
+    >>> check_distinct_rows(pd.DataFrame({"topic": ["1", "2", "2"], "system": ["a", "b", "b"],
+    ...                                   "score": [0.1, 0.4, 0.4]}), "irm.pairwise")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.DataFormatError: irm.pairwise: 2 rows repeat the same (topic, system) key, e.g. topic=2, system=b, and no other column tells them apart (exact copies: the same score too). Each measurement needs its own row: average them (data.groupby(['topic', 'system'], observed=True)['score'].mean().reset_index()), drop the copies (data.drop_duplicates()), or add the column that tells replicates apart (shard, sample).
+    """
+    skip = set(scores)
+    key = [c for c in data.columns if c not in skip]
+    if not key or len(data) < 2:
+        return
+    dup = _duplicated_rows(data, key)
+    if dup is None or not dup.any():
+        return
+    i = int(np.flatnonzero(dup)[0])
+    first = data.iloc[i]
+    show = ", ".join(f"{k}={first[k]}" for k in key)
+    same = (data.loc[dup, key] == data[key].iloc[i]).all(axis=1).to_numpy()
+    group = data.loc[dup].loc[same]
+    score = next(iter(scores), "score")
+    copies = score in data.columns and bool(group[score].nunique(dropna=False) < len(group))
+    prefix = f"{what}: " if what else ""
+    head = (
+        f"{prefix}{int(dup.sum())} rows repeat the same ({', '.join(map(str, key))}) key, e.g. "
+        f"{show}, and no other column tells them apart"
+        f"{' (exact copies: the same ' + str(score) + ' too)' if copies else ''}"
+    )
+    average = (f"average them (data.groupby({[str(k) for k in key]}, observed=True)[{score!r}]"
+               ".mean().reset_index()), drop the copies (data.drop_duplicates())")
+    if not warn:
+        raise DataFormatError(
+            f"{head}. Each measurement needs its own row: {average}, or add the column that "
+            "tells replicates apart (shard, sample)."
+        )
+    import warnings
+
+    warnings.warn(
+        f"{head}; they are fitted as replicates of one cell (a copy adds a residual of 0 and a "
+        f"degree of freedom: F too large, p too small). If they are not replicates, {average}; "
+        "if they are, add the column that tells them apart (shard, sample, replicate).",
+        DataQualityWarning, stacklevel=stacklevel,
+    )
+
+
 def to_wide(data: pd.DataFrame, *, aggregate: Literal["raise", "mean"] = "raise") -> pd.DataFrame:
     """Long frame -> wide matrix: rows = topics, columns = systems.
 

@@ -29,7 +29,7 @@ from scipy import stats
 from irmodels._display import ResultDisplay
 from irmodels._safeio import atomic_file, write_text
 from irmodels._validate import check_int
-from irmodels.data.frame import natural_key, require_columns
+from irmodels.data.frame import check_finite_scores, natural_key, require_columns
 from irmodels.data.io import EXACT_FLOATS
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
@@ -210,8 +210,15 @@ class Standardizer:
         -------
         Standardizer
             ``self``, fitted.
+
+        Raises
+        ------
+        DataFormatError
+            A missing (NaN) or infinite score (of any system).
         """
         require_columns(frame, ["topic", "system", "score"])
+        # a NaN would make its topic's mu and sigma NaN (every score there then maps to z = 0)
+        check_finite_scores(frame, "Standardizer.fit")
         systems = pd.Series(frame["system"].astype(str))
         all_systems = sorted(systems.unique(), key=natural_key)
         if reference is None:
@@ -390,10 +397,17 @@ class Standardizer:
         -------
         DataFrame
             A copy of ``frame`` with ``score`` replaced by the standardized score.
+
+        Raises
+        ------
+        DataFormatError
+            A topic without factors (with ``unknown="raise"``), a missing (NaN) or infinite
+            score (in a row that is kept).
         """
         if unknown not in ("raise", "drop"):
             raise DesignError(f"unknown must be 'raise' or 'drop'; got {unknown!r}")
         frame, pos, _ = self._lookup(frame, unknown)
+        check_finite_scores(frame, "Standardizer.transform")  # rows of unknown topics: as before
         f = self._require_fit()
         x = frame["score"].to_numpy(dtype=float)
         mu = f["mu"].to_numpy()[pos]
@@ -457,6 +471,7 @@ class Standardizer:
         zero = f[f["sigma"] == 0].reset_index()[self._keys + ["mu", "n"]].reset_index(drop=True)
         if len(frame):
             frame, pos, _ = self._lookup(frame, "drop")
+            check_finite_scores(frame, "Standardizer.diagnostics")
         else:
             pos = np.zeros(0, dtype=np.int64)
         x = frame["score"].to_numpy(dtype=float)

@@ -158,7 +158,8 @@ class Comparability(ResultDisplay):
 def _matrix(frame: Any, what: str) -> tuple[np.ndarray, list[str]]:
     from irmodels.inference.pairwise import score_matrix
 
-    X, _, systems = score_matrix(frame, needed_by=f"collection {what}: comparability")
+    X, _, systems = score_matrix(frame, needed_by=f"collection {what}: comparability",
+                                 check_finite=True)
     return X, systems
 
 
@@ -200,6 +201,8 @@ def comparability(
     DesignError
         No (or a single) common system, a collection with missing cells or fewer than four
         topics, bad ``n_perm``, ``n_halvings`` or ``alpha``.
+    DataFormatError
+        A missing (NaN) or infinite score in either collection.
 
     Warns
     -----

@@ -145,7 +145,8 @@ def _choice(value: object, allowed: Sequence[object], what: str) -> None:
         )
 
 
-def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None
+def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None,
+                 who: str = "pairwise tests", check_finite: bool = False
                  ) -> tuple[np.ndarray, list[str], list[str]]:
     """The topic x system score matrix of a long frame with one score per (topic, system).
 
@@ -157,6 +158,13 @@ def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None
         single level.
     needed_by : str, optional
         What needs the matrix (e.g. ``"a topic-set study"``): errors then start with it.
+    who : str
+        The subject of the design errors' messages (``"pairwise tests need one score per
+        (topic, system)"``), e.g. ``"irm.variability.variability"``.
+    check_finite : bool
+        Refuse a missing (NaN) or infinite score with :func:`irmodels.frame`'s message
+        (:func:`pairwise`, the variability and comparability functions); otherwise they are
+        left in the matrix for the caller.
 
     Returns
     -------
@@ -170,6 +178,9 @@ def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None
     ------
     DesignError
         Several scores per (topic, system) (shards, samples, several measures) or missing cells.
+    DataFormatError
+        Not a long frame, a missing column, a missing (NaN) or infinite score (with
+        ``check_finite``).
 
     Examples
     --------
@@ -181,16 +192,22 @@ def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None
     ([[0.1, 0.2], [0.3, 0.4]], ['1', '2'], ['a', 'b'])
     """
     if needed_by is None:
-        return _score_matrix(frame)
+        return _score_matrix(frame, who, check_finite)
     try:
-        return _score_matrix(frame)
+        return _score_matrix(frame, who, check_finite)
     except DesignError as exc:
         raise DesignError(f"{needed_by} needs every (topic, system) cell once: {exc}") from None
     except DataFormatError as exc:
         raise DataFormatError(f"{needed_by}: {exc}") from None
 
 
-def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
+def _s(who: str) -> str:
+    """The verb's ending for ``who``: "pairwise tests need", "irm.pairwise needs"."""
+    return "" if who.endswith("tests") else "s"
+
+
+def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
+                  ) -> tuple[np.ndarray, list[str], list[str]]:
     if not isinstance(frame, pd.DataFrame):
         raise DataFormatError(
             f"expected a long frame (pandas DataFrame), got {type(frame).__name__}; "
@@ -203,6 +220,10 @@ def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]
             f"{', '.join(map(repr, frame.columns))}. Build a long frame with irm.frame(df, "
             "topic=..., system=..., score=...) or irm.from_wide(matrix)."
         )
+    if check_finite:  # as irm.frame (and so irm.compare) refuses them
+        from irmodels.data.frame import check_finite_scores
+
+        check_finite_scores(frame)
     multi = [
         c for c in ("collection", "measure", "shard", "sample")
         if c in frame.columns and frame[c].nunique(dropna=False) > 1
@@ -210,7 +231,7 @@ def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]
     if multi:
         levels = ", ".join(f"{frame[c].nunique()} {c}s" for c in multi)
         raise DesignError(
-            f"pairwise tests need one score per (topic, system); the frame has {levels}. "
+            f"{who} need{_s(who)} one score per (topic, system); the frame has {levels}. "
             f"Average them first (frame.groupby(['topic', 'system'], observed=True)['score']"
             f".mean().reset_index()) or select one {multi[0]} (frame[frame['{multi[0]}'] == ...])."
         )
@@ -239,7 +260,7 @@ def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]
     if counts.max() > 1:
         cell = int(np.argmax(counts > 1))
         raise DesignError(
-            f"pairwise tests need one score per (topic, system); topic {topics[cell // n_s]}, "
+            f"{who} need{_s(who)} one score per (topic, system); topic {topics[cell // n_s]}, "
             f"system {systems[cell % n_s]} has {int(counts[cell])}. Average the replicates "
             "(groupby(['topic', 'system']).mean()) or select one of them."
         )
@@ -247,7 +268,7 @@ def _score_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]
         n_missing = int((counts == 0).sum())
         cell = int(np.argmax(counts == 0))
         raise DesignError(
-            f"pairwise tests need every system scored on every topic; {n_missing} of "
+            f"{who} need{_s(who)} every system scored on every topic; {n_missing} of "
             f"{n_t * n_s} (topic, system) cells are missing, e.g. topic {topics[cell // n_s]}, "
             f"system {systems[cell % n_s]}. Drop those systems or topics (irm.balance(frame)"
             ".missing lists the cells) or fill them (e.g. with 0 for no relevant document)."
@@ -881,7 +902,7 @@ def pairwise(
     alpha = check_probability(alpha, "alpha", error=DataFormatError)
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    X, _topics, systems = score_matrix(frame)
+    X, _topics, systems = score_matrix(frame, check_finite=True)
     T, R = X.shape
     if R < 2:
         raise DesignError(

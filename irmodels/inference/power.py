@@ -27,7 +27,7 @@ from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_int, check_number, check_probability, check_rng
-from irmodels.data.frame import require_columns, to_wide
+from irmodels.data.frame import check_finite_scores, require_columns, to_wide
 from irmodels.errors import DataFormatError, DesignError
 
 __all__ = [
@@ -393,6 +393,7 @@ def pair_sd(data: pd.DataFrame) -> pd.DataFrame:
     2  y  z   0.1  0.2
     """
     require_columns(data, ["topic", "system", "score"])
+    check_finite_scores(data)  # a NaN would read as a missing cell, an infinity give NaN SDs
     wide = to_wide(data)
     if wide.isna().to_numpy().any():
         raise DesignError(
@@ -493,6 +494,14 @@ def topics_table(
     TopicSetDesign
         ``.required`` and ``.detectable`` DataFrames (columns in the class docstring).
 
+    Raises
+    ------
+    DataFormatError
+        A missing (NaN) or infinite score.
+    DesignError
+        A missing cell, a repeated (topic, system), or a per-pair SD of 0 at one of the
+        ``quantiles`` (identical systems, constant scores): no topic-set size exists.
+
     Notes
     -----
     Webber (2010, ch. 5) and Sakai (2016) estimate ``sigma`` from an existing collection; the
@@ -514,6 +523,17 @@ def topics_table(
     if any(not 0 <= q <= 1 for q in qs):
         raise DesignError(f"quantiles must be in [0, 1]; got {list(quantiles)}")
     sig = np.quantile(pairs["sd"].to_numpy(), qs)
+    if (sig == 0).any():
+        # the user gave no sigma: say what in the data makes it 0 (paired_t would name sigma)
+        q0 = qs[int(np.flatnonzero(sig == 0)[0])]
+        flat = pairs[pairs["sd"] == 0]
+        raise DesignError(
+            f"the per-topic differences between systems have SD 0 at quantile {q0:g} "
+            f"({len(flat)} of {len(pairs)} system pair(s) differ by the same amount on every "
+            f"topic, e.g. {flat['a'].iloc[0]} and {flat['b'].iloc[0]}: identical systems or "
+            "constant scores), so no topic-set size can be computed. Drop the duplicated "
+            "systems, or check that the scores were computed."
+        )
     sigmas = pd.DataFrame({"sigma": sig}, index=pd.Index(qs, name="quantile"))
     req, det = [], []
     for q, s in zip(qs, sig):

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
+from irmodels.data.frame import check_finite_scores
 from irmodels.errors import DataFormatError, DataQualityWarning
 
 __all__ = ["RBOResult", "average_overlap", "kendall_tau", "rbo", "rbo_p_for_depth",
@@ -49,6 +50,8 @@ def _scores(x: object, what: str) -> pd.Series:
                 f"{what} is a DataFrame without 'system' and 'score' columns; pass a long frame, "
                 "a Series of scores indexed by system, or a fitted result."
             )
+        # the mean would skip a NaN (and an infinity would rank first): refused, naming a or b
+        check_finite_scores(x, what)
         s = x.groupby("system", observed=True)["score"].mean()
     elif isinstance(x, Mapping):
         s = pd.Series(dict(x))
@@ -77,6 +80,11 @@ def _scores(x: object, what: str) -> pd.Series:
                               f"{sorted(set(s.index[s.index.duplicated()]))[:5]}.")
     if s.isna().any():
         raise DataFormatError(f"{what} has missing scores for {list(s.index[s.isna()])[:5]}.")
+    inf = np.isinf(s.to_numpy())
+    if inf.any():
+        raise DataFormatError(
+            f"{what} has infinite scores for {list(s.index[inf])[:5]}; scores must be finite."
+        )
     return s
 
 
@@ -117,7 +125,7 @@ def kendall_tau(a: object, b: object) -> float:
     Raises
     ------
     DataFormatError
-        Fewer than two systems in common; a missing or non-numeric score.
+        Fewer than two systems in common; a missing (NaN), infinite or non-numeric score.
 
     Notes
     -----

@@ -254,7 +254,7 @@ def variability(
     0   steady  0.050  0.0371
     1  erratic  0.625  0.4448
     """
-    X, _, systems = score_matrix(frame)
+    X, _, systems = score_matrix(frame, who="irm.variability.variability", check_finite=True)
     Y = transform_scores(X, transform, epsilon)
     T = Y.shape[0]
     table = pd.DataFrame(
@@ -440,7 +440,7 @@ def compare(
             f"Levene's tests are two-sided; got alternative={alternative!r}. Use test='f' for a "
             "one-sided comparison."
         )
-    X, _, systems = score_matrix(frame)
+    X, _, systems = score_matrix(frame, who="irm.variability.compare", check_finite=True)
     ia, ib = _resolve_pairs(systems, [(a, b)])
     Y = transform_scores(X, transform, epsilon)
     n = Y.shape[0]
@@ -586,7 +586,7 @@ def tie_breaking(
     alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(means, ("raw", "transformed"), "means")
-    X, _, systems = score_matrix(frame)
+    X, _, systems = score_matrix(frame, who="irm.variability.tie_breaking", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)
     if means == "raw":
@@ -676,7 +676,7 @@ def error_rate(
     _check(spread, ("sd", "iqr", "mad"), "spread")
     if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
         raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
-    X, _, systems = score_matrix(frame)
+    X, _, systems = score_matrix(frame, who="irm.variability.error_rate", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)
     T = Y.shape[0]

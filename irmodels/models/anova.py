@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels.data.frame import check_distinct_rows
 from irmodels.errors import (
     DataFormatError,
     DesignError,
@@ -674,6 +675,10 @@ def anova(
 
     Warns
     -----
+    DataQualityWarning
+        When rows are the same in every column but the response: nothing tells them apart,
+        and they are fitted as replicates (a copy of a row adds a residual of 0). Average them,
+        drop the copies, or add the column that tells the replicates apart.
     UnbalancedDesignWarning
         When the design is unbalanced and the least-squares path is taken.
     NegativeVarianceWarning
@@ -769,6 +774,12 @@ def anova(
         flat, counts = cell_layout([codes[f] for f in factors], shape)
     else:  # covariates only: one cell
         counts = np.array([len(y)])
+    if counts.max() > 1:
+        # several rows in a cell are replicates when a column tells them apart (shard, sample,
+        # a factor left out of the model); rows that nothing tells apart may be replicates of
+        # an unnamed kind (irm.frame(..., duplicates="allow"), R's lm) or a frame concatenated
+        # twice, whose copies add residuals of 0: warned about, naming the first cell
+        check_distinct_rows(data, "irm.anova", scores=[spec.response], warn=True)
     balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     n_obs = int(y.shape[0])
     terms = list(spec.fixed)
