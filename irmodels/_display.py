@@ -7,10 +7,13 @@ statistic: it only formats what a result already holds. Display never changes st
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import html
 import math
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,16 +21,20 @@ import pandas as pd
 
 from irmodels._format import (
     P_COLUMNS,
+    POWER_COLUMNS,
     format_column,
     format_number,
+    format_power,
     p_shown,  # noqa: F401 - re-exported (the report imports it from here)
     summary_text,
     text_grid,
 )
+from irmodels.errors import DataQualityWarning
 
 __all__ = [
-    "LATEX_HEADERS", "ResultDisplay", "TableAccess", "column_formatter", "format_number", "frame_to_html",
-    "frame_to_latex", "frame_to_text", "latex_escape", "latex_header",
+    "LATEX_HEADERS", "LONGTABLE_ROWS", "ResultDisplay", "TableAccess", "column_formatter",
+    "format_number", "frame_to_html", "frame_to_latex", "frame_to_text", "latex_escape",
+    "latex_header", "pdflatex_unsupported", "quiet_latex_unicode",
 ]
 
 _LATEX_SPECIALS = {
@@ -94,6 +101,24 @@ LATEX_HEADERS: dict[str, str] = {
     "sd": "SD",
 }
 
+#: A table with more body rows than this (summed over the tabulars a wide table is split into)
+#: is printed as a ``longtable`` that breaks across pages (``\usepackage{longtable}``), not as
+#: a ``table`` float: a float cannot break, and pdflatex drops the rows below the page bottom
+#: of a float taller than the page with only a "Float too large for page" warning. 42 rows of
+#: booktabs at the normal font size fit the text height of a plain ``article``; 40 leaves room
+#: for a two-line caption.
+LONGTABLE_ROWS = 40
+
+# Characters beyond printable ASCII that pdflatex's default input (utf8, OT1 fonts) typesets:
+# Latin-1 but the six letters and guillemets that need T1 fonts, and the common punctuation.
+_OT1_MISSING = frozenset("«»ÐÞðþ")
+_PDFLATEX_EXTRA = frozenset("–—‘’“”…")
+
+# False while LaTeX is built only as a by-product (the LaTeX of a report section rendered for
+# an HTML page): no warning about characters pdflatex cannot typeset then.
+_WARN_UNICODE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "irmodels_latex_unicode_warning", default=True)
+
 # text width of a plain ``article`` (345 pt) with a small margin; widths of a digit and the
 # column separation at each size, in pt, used to pick the largest size that fits.
 _TEXT_WIDTH = 335.0
@@ -143,6 +168,60 @@ def latex_header(name: object) -> str:
     return latex_escape(key)
 
 
+def pdflatex_unsupported(text: str) -> str | None:
+    """The first character of ``text`` that pdflatex cannot typeset with its default input
+    (utf8) and fonts (OT1), or None: anything outside Latin-1 (Greek, Cyrillic, CJK, math
+    symbols) but the dashes, curly quotes and ellipsis, and the six Latin-1 characters that
+    need T1 fonts (``« » Ð Þ ð þ``). XeLaTeX and LuaLaTeX typeset them all, given a font.
+
+    >>> pdflatex_unsupported("Café – naïve"), pdflatex_unsupported("αβ-系统")
+    (None, 'α')
+    """
+    for ch in text:
+        o = ord(ch)
+        if o < 0x80:
+            continue
+        if (0xA0 <= o <= 0xFF and ch not in _OT1_MISSING) or ch in _PDFLATEX_EXTRA:
+            continue
+        return ch
+    return None
+
+
+def _warn_unsupported(tex: str, stacklevel: int = 3) -> None:
+    """Warn (:class:`~irmodels.errors.DataQualityWarning`) when ``tex`` holds a character that
+    pdflatex stops on; names are never transliterated."""
+    if not _WARN_UNICODE.get():
+        return
+    ch = pdflatex_unsupported(tex)
+    if ch is None:
+        return
+    if ch in _OT1_MISSING:
+        how = ("pdflatex typesets it with T1 fonts (\\usepackage[T1]{fontenc} in the "
+               "preamble), xelatex and lualatex as it is")
+    else:
+        how = ("compile with xelatex or lualatex (\\usepackage{fontspec} and a font that has "
+               "it), or with pdflatex load a font package for that script (e.g. CJKutf8 for "
+               "Chinese, Japanese and Korean; babel's greek or russian with their font "
+               "encodings)")
+    warnings.warn(
+        f"the LaTeX output contains {ch!r} (U+{ord(ch):04X}), which pdflatex with its default "
+        "fonts cannot typeset: it stops with \"Unicode character ... not set up for use with "
+        f"LaTeX\". The text is kept as it is (names are not transliterated): {how}.",
+        DataQualityWarning, stacklevel=stacklevel)
+
+
+@contextlib.contextmanager
+def quiet_latex_unicode() -> Iterator[None]:
+    """No :func:`pdflatex_unsupported` warning inside (LaTeX built as a by-product of an HTML
+    or Markdown rendering; whoever writes it out checks it, as
+    :meth:`irmodels.reporting.Report.latex_tables` does)."""
+    token = _WARN_UNICODE.set(False)
+    try:
+        yield
+    finally:
+        _WARN_UNICODE.reset(token)
+
+
 def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
@@ -150,14 +229,17 @@ def _is_missing(v: object) -> bool:
 
 
 def column_formatter(name: object, values: Sequence[object], digits: int = 4):
-    """One format for a whole column (the same number of decimals on every row).
+    r"""One format for a whole column (the same number of decimals on every row).
 
     Booleans print as ``yes`` / blank; integers (and floats that are all whole numbers) without
     decimals; p-value columns (:data:`P_COLUMNS`) with four decimals and ``<0.0001`` below;
     other numbers with the decimals that give the smallest non-zero magnitude ``digits``
     significant digits (at most 6), in scientific notation when the column needs it; NaN as
-    blank; anything else as text. A column named ``value`` (a key-value table, one quantity a
-    row) is formatted cell by cell.
+    blank, infinities as ``inf`` / ``-inf`` (:func:`frame_to_latex` prints them as
+    ``$\infty$``); anything else as text. A column named ``value`` (a key-value table, one
+    quantity a row) is formatted cell by cell, and so is a power column
+    (:data:`~irmodels._format.POWER_COLUMNS`), as the text summary prints it
+    (:func:`~irmodels._format.format_power`: ``1``, ``> 0.9999``, ``0.8123``).
 
     >>> f = column_formatter("SS", [0.444, 0.0314, 12.5])
     >>> [f(v) for v in [0.444, 0.0314, 12.5]]
@@ -171,6 +253,8 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     vals = [v for v in values if not _is_missing(v)]
     if str(name) == "value":  # a key-value table: one quantity per row, each its own format
         return lambda v: "" if _is_missing(v) else format_number(v, digits)
+    if str(name) in POWER_COLUMNS:  # as the text summary shows it: 1, > 0.9999, 0.8123
+        return lambda v: "" if _is_missing(v) else format_power(v, digits)
     if vals and all(isinstance(v, (bool, np.bool_)) for v in vals):
         return lambda v: "" if _is_missing(v) else ("yes" if bool(v) else "")
     numeric = [float(v) for v in vals
@@ -248,15 +332,6 @@ def _index_name(index: pd.Index) -> str:
     return str(index.name) if index.name is not None else ""
 
 
-def _by_column(df: pd.DataFrame, digits: int) -> list[list[str]]:
-    cols = []
-    for col in df.columns:
-        values = df[col].tolist()
-        f = column_formatter(col, values, digits)
-        cols.append([f(v) for v in values])
-    return cols
-
-
 def _visible_length(tex: str) -> int:
     """Rough printed length of a LaTeX snippet (commands and braces dropped)."""
     text = re.sub(r"\\(textgreater|textless|textbar|textbackslash|textasciitilde|"
@@ -297,6 +372,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "table"
 
 
+def _latex_cell(value: object, text: str) -> str:
+    r"""A formatted cell as LaTeX: infinities as ``$\infty$`` (a degenerate F, a test statistic
+    of identical runs), ``<0.0001`` and ``> 0.9999`` with a math sign, else escaped text."""
+    if (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_))):
+        if math.isinf(float(value)):
+            return r"$\infty$" if float(value) > 0 else r"$-\infty$"
+        if text.startswith(("<0.", "> 0.")):  # a p-value or power bound: the sign as math
+            return rf"${text[0]}${text.lstrip('<> ')}"
+    return latex_escape(text)
+
+
 def frame_to_latex(
     df: pd.DataFrame,
     *,
@@ -311,12 +398,25 @@ def frame_to_latex(
 
     Every cell and header is escaped; the statistics' names become math headers
     (:data:`LATEX_HEADERS`); each column has one number format (:func:`column_formatter`),
-    booleans print as ``yes``/blank; the font size (``\small`` down to ``\tiny``) is the largest
-    at which the table fits the text width; the caption (default: none given, then
-    ``"Table"``) goes above the table and a ``\label`` follows it (default
-    ``tab:<slug of the caption>``). A table too wide at ``\scriptsize`` gets its long headers
-    stacked at underscores, then its columns split over several tabulars in the same float.
-    Only the ``booktabs`` package is needed.
+    booleans print as ``yes``/blank, an infinite value (a degenerate $F$) as ``$\infty$`` and
+    a missing one (NaN) as a blank cell, as ``summary()`` leaves it; the font size (``\small``
+    down to ``\tiny``) is the largest at which the table fits the text width; the caption
+    (default: none given, then ``"Table"``) goes above the table and a ``\label`` follows it
+    (default ``tab:<slug of the caption>``: pass ``label=`` to tell apart two tables of the
+    same kind in one paper). A table too wide at ``\scriptsize`` gets its long headers stacked
+    at underscores, then its columns split over several tabulars in the same float.
+
+    A table of more than :data:`LONGTABLE_ROWS` rows (over all its tabulars) would not fit on a
+    page as a float, and pdflatex would silently drop the rows below the page bottom: it is
+    printed as a ``longtable`` instead, which breaks across pages, with the caption and label
+    at the top and the header repeated on every page under "(continued)". Such a table needs
+    ``\usepackage{longtable}`` besides ``\usepackage{booktabs}``; shorter tables need only
+    booktabs.
+
+    Text is never transliterated: when the output holds a character that pdflatex with its
+    default fonts cannot typeset (Greek, CJK, ...: see :func:`pdflatex_unsupported`), a
+    :class:`~irmodels.errors.DataQualityWarning` names it and says how to compile (xelatex or
+    lualatex with fontspec, or a font package for that script).
 
     Parameters
     ----------
@@ -335,6 +435,11 @@ def frame_to_latex(
      & $p_{\mathrm{adj}}$ \\
     \midrule
     a\_b & 0.0100 \\
+    >>> long = pd.DataFrame({"mean": np.linspace(0.1, 0.5, 50)}, index=[f"r{i}" for i in range(50)])
+    >>> print("\n".join(frame_to_latex(long, caption="Means").splitlines()[:3]))
+    \begin{longtable}{lr}
+    \caption{Means}\label{tab:means}\\
+    \toprule
     """
     if columns is not None:
         missing = [c for c in columns if c not in df.columns]
@@ -349,8 +454,11 @@ def frame_to_latex(
     if raw_cells:
         cells = [[str(v) for v in df[c].tolist()] for c in df.columns]
     else:
-        cells = [[latex_escape(v) for v in col] for col in _by_column(df, digits)]
-        cells = [[c.replace(r"\textless{}0.0001", r"$<$0.0001") for c in col] for col in cells]
+        cells = []
+        for col in df.columns:
+            values = df[col].tolist()
+            f = column_formatter(col, values, digits)
+            cells.append([_latex_cell(v, f(v)) for v in values])
     if bold is not None:
         b = bold.to_numpy(dtype=bool)
         cells = [[rf"\textbf{{{v}}}" if (v and b[i, j]) else v for i, v in enumerate(col)]
@@ -391,6 +499,11 @@ def frame_to_latex(
     size, tight = fit
     cap = caption if caption is not None else "Table"
     lab = label if label is not None else f"tab:{_slug(cap)}"
+    if len(idx) * len(chunks) > LONGTABLE_ROWS:
+        tex = _longtable(idx, index_name, headers, cells, chunks, latex_escape(cap), lab,
+                         size, tight)
+        _warn_unsupported(tex)
+        return tex
     lines = [r"\begin{table}[htbp]", r"\centering"]
     if size:
         lines.append(size)
@@ -408,6 +521,44 @@ def frame_to_latex(
             lines.append(" & ".join([name] + [cells[j][i] for j in chunk]) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\end{table}")
+    tex = "\n".join(lines)
+    _warn_unsupported(tex)
+    return tex
+
+
+def _longtable(idx: list[str], index_name: str, headers: list[str], cells: list[list[str]],
+               chunks: list[list[int]], cap: str, lab: str, size: str, tight: bool) -> str:
+    r"""The ``longtable`` form of :func:`frame_to_latex` (a table too long for a page): one
+    longtable per chunk of columns, the later ones numbered as the first, "(continued)"."""
+    lines: list[str] = []
+    grouped = bool(size or tight)
+    if grouped:  # the size and column separation end with the table
+        lines.append(r"\begingroup")
+        if size:
+            lines.append(size)
+        if tight:
+            lines.append(r"\setlength{\tabcolsep}{3pt}")
+    for k, chunk in enumerate(chunks):
+        n_cols = len(chunk) + 1
+        header = [r"\toprule", " & ".join([index_name, *[headers[j] for j in chunk]]) + r" \\",
+                  r"\midrule"]
+        if k:  # the same table number as the first part
+            lines.append(r"\addtocounter{table}{-1}")
+        lines.append(rf"\begin{{longtable}}{{l{'r' * len(chunk)}}}")
+        if k == 0:
+            lines.append(rf"\caption{{{cap}}}\label{{{lab}}}\\")
+        else:
+            lines.append(rf"\caption[]{{{cap} (continued)}}\\")
+        lines += header + [r"\endfirsthead"]
+        lines += [rf"\caption[]{{{cap} (continued)}}\\"] + header + [r"\endhead"]
+        lines += [r"\midrule",
+                  rf"\multicolumn{{{n_cols}}}{{r}}{{\emph{{continued on the next page}}}} \\",
+                  r"\endfoot", r"\bottomrule", r"\endlastfoot"]
+        for i, name in enumerate(idx):
+            lines.append(" & ".join([name] + [cells[j][i] for j in chunk]) + r" \\")
+        lines.append(r"\end{longtable}")
+    if grouped:
+        lines.append(r"\endgroup")
     return "\n".join(lines)
 
 
@@ -502,12 +653,16 @@ class ResultDisplay:
         columns: Sequence[str] | None = None,
     ) -> str:
         r"""LaTeX (booktabs) of every table of the result, each a ``table`` float with a caption
-        and a ``\label``.
+        and a ``\label`` (a ``longtable`` across pages when it has more than
+        :data:`LONGTABLE_ROWS` rows).
 
-        Every table compiles in a plain ``article`` with ``\usepackage{booktabs}`` and fits the
-        text width (the font size is chosen for it). Headers of statistics print as math
-        (``$F$``, ``$\eta^2_p$``, ``$\Pr(>F)$``), each column has one number of decimals,
-        booleans print as ``yes``/blank.
+        Every table compiles in a plain ``article`` with ``\usepackage{booktabs}`` (and
+        ``\usepackage{longtable}`` for the long ones) and fits the text width (the font size
+        is chosen for it). Headers of statistics print as math (``$F$``, ``$\eta^2_p$``,
+        ``$\Pr(>F)$``), each column has one number of decimals, booleans print as
+        ``yes``/blank, infinities as ``$\infty$``. A name pdflatex cannot typeset (Greek, CJK)
+        is kept and warned about (:func:`frame_to_latex`). Two results of the same kind in one
+        paper need their own ``label=`` (the default labels would collide).
 
         Parameters
         ----------
@@ -534,13 +689,17 @@ class ResultDisplay:
                 )
         base = label if label is not None else self._latex_label()
         out = []
-        for i, (title, table) in enumerate(tables):
-            cap = caption if (i == 0 and caption is not None) else title
-            cols = columns if columns is not None and all(c in table.columns for c in columns) \
-                else None
-            out.append(frame_to_latex(table, caption=cap, label=base if i == 0 else f"{base}-{i + 1}",
-                                      digits=digits, columns=cols))
-        return "\n\n".join(out)
+        with quiet_latex_unicode():  # one warning for all the tables, below
+            for i, (title, table) in enumerate(tables):
+                cap = caption if (i == 0 and caption is not None) else title
+                cols = columns if columns is not None and all(c in table.columns for c in columns) \
+                    else None
+                out.append(frame_to_latex(table, caption=cap,
+                                          label=base if i == 0 else f"{base}-{i + 1}",
+                                          digits=digits, columns=cols))
+        tex = "\n\n".join(out)
+        _warn_unsupported(tex, stacklevel=3)
+        return tex
 
     def to_section(self, *, digits: int = 4) -> Any:
         """The report section this result renders (:class:`irmodels._section.Section`): its
@@ -556,9 +715,10 @@ class ResultDisplay:
         for title, table in tables:
             body_html.append(frame_to_html(table, title=title, digits=digits))
             body_md += [f"**{title}**", frame_to_markdown(table, digits=digits)]
+        with quiet_latex_unicode():  # a by-product here: Report.latex_tables() checks it
+            latex = self.to_latex(digits=digits)
         return Section(title=lines[0] if lines else type(self).__name__,
-                       html="".join(body_html), markdown="\n\n".join(body_md),
-                       latex=self.to_latex(digits=digits))
+                       html="".join(body_html), markdown="\n\n".join(body_md), latex=latex)
 
     def _repr_html_(self) -> str:
         parts = [f"<div class='irmodels-result'><strong>{html.escape(self._display_title())}</strong>"]

@@ -13,12 +13,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["P_COLUMNS", "P_FLOOR", "format_column", "format_number", "format_p", "p_shown",
-           "summary_text", "text_grid"]
+__all__ = ["POWER_COLUMNS", "P_COLUMNS", "P_FLOOR", "format_column", "format_number", "format_p",
+           "format_power", "p_shown", "summary_text", "text_grid"]
 
 #: Columns read as p-values: four decimals, values below 1e-4 shown as ``<0.0001``.
 P_COLUMNS = frozenset({"p", "p_adj", "Pr(>F)", "p_value", "p_system", "p_mean", "p_var",
                        "lrt_p"})
+
+#: Columns read as (estimated) power: a value below 1 that would print as ``1.0000`` prints as
+#: ``> 0.9999`` (:func:`format_power`), in the text summaries and in LaTeX alike.
+POWER_COLUMNS = frozenset({"power"})
 
 #: Below this a p-value is shown as R shows it, ``< 2.2e-16``: a p-value that underflowed to 0
 #: is not "p = 0".
@@ -78,14 +82,37 @@ def format_p(v: object, digits: int) -> str:
     return shown if isinstance(shown, str) else format_number(v, digits)
 
 
+def format_power(v: object, digits: int) -> str:
+    """A power cell: :func:`format_number`, except that a power below 1 that would print as
+    ``1.0000`` (``digits`` decimals) prints as ``> 0.9999``: an estimated power of 0.999996 is
+    not "power 1", as a p-value that underflowed is not "p = 0" (:func:`p_shown`). A power of
+    exactly 1.0 prints as ``1``.
+
+    >>> format_power(0.999996, 4), format_power(1.0, 4), format_power(0.81234, 4)
+    ('> 0.9999', '1', '0.8123')
+    >>> format_power(0.99994, 4), format_power(0.99996, 2), format_power(float("nan"), 4)
+    ('0.9999', '> 0.99', '')
+    """
+    if isinstance(v, (float, np.floating)) and not isinstance(v, bool):
+        x = float(v)
+        d = max(digits, 1)
+        if 0.1 <= x < 1 and float(f"{x:.{d}f}") >= 1:  # rounds up to 1 at the decimals shown
+            return "> 0." + "9" * d
+    return format_number(v, digits)
+
+
 def format_column(name: object, values: Sequence[object], digits: int) -> list[str]:
     """The cells of one column of a text summary: :func:`format_p` in a p-value column
-    (:data:`P_COLUMNS`), :func:`format_number` elsewhere.
+    (:data:`P_COLUMNS`), :func:`format_power` in a power column (:data:`POWER_COLUMNS`),
+    :func:`format_number` elsewhere.
 
     >>> format_column("Pr(>F)", [0.0, 0.5], 4), format_column("SS", [168.0, 0.01362], 4)
     (['< 2.2e-16', '0.5000'], ['168', '0.0136'])
+    >>> format_column("power", [1.0, 0.9999997866], 4)
+    ['1', '> 0.9999']
     """
-    fmt = format_p if str(name) in P_COLUMNS else format_number
+    key = str(name)
+    fmt = format_p if key in P_COLUMNS else format_power if key in POWER_COLUMNS else format_number
     return [fmt(v, digits) for v in values]
 
 

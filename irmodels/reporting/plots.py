@@ -7,6 +7,8 @@ backend, shown once in a notebook), and returns it.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -20,10 +22,74 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from irmodels.inference.tukey import TukeyResult
 
-__all__ = ["figure_to_data_uri", "figure_to_png", "tukey_means_plot", "variance_components_plot"]
+__all__ = ["MAX_LABEL", "figure_to_data_uri", "figure_to_png", "short_labels", "tukey_means_plot",
+           "variance_components_plot"]
 
 _BAR = "#4c72b0"
 _TOP = "#dd8452"
+
+#: Longest tick label (characters) of the figures: a longer level name is shortened with an
+#: ellipsis in the middle (``short_labels``), so that a long run name neither collapses the plot
+#: area nor is clipped at the figure's edge. Realistic TREC run names (about 24 characters)
+#: are shown whole.
+MAX_LABEL = 30
+
+# inches taken by one character of a rotated tick label at font size 9 (DejaVu Sans)
+_CHAR_IN = 0.075
+
+
+def short_labels(names: Sequence[object], limit: int = MAX_LABEL) -> list[str]:
+    """The names as plot labels of at most ``limit`` characters, still unique: a longer name
+    keeps its beginning and its end around an ellipsis (run names usually differ at the end),
+    moved along the name when two would collide, and numbered as a last resort.
+
+    >>> short_labels(["run1", "a" * 20 + "-team-x", "a" * 20 + "-team-y"], limit=12)
+    ['run1', 'aaaaa…team-x', 'aaaaa…team-y']
+    >>> short_labels(["a" * 40 + "1" + "b" * 40, "a" * 40 + "2" + "b" * 40], limit=10)
+    ['aaa…bbbb~1', 'aaa…bbbb~2']
+    """
+    limit = max(int(limit), 5)
+    full = [str(n) for n in names]
+    head = (limit - 1) // 2
+
+    def window(n: str, h: int, tag: str = "") -> str:
+        if len(n) <= limit and not tag:
+            return n
+        rest = limit - 1 - len(tag) - h
+        return n[:h] + "…" + n[len(n) - rest:] + tag
+
+    out = [window(n, head) for n in full]
+    groups: dict[str, list[int]] = {}
+    for i, label in enumerate(out):
+        groups.setdefault(label, []).append(i)
+    for label, rows in groups.items():
+        rows = [i for i in rows if len(full[i]) > limit]  # a short name keeps itself
+        if len(rows) < 2 and not (rows and len(groups[label]) > 1):
+            continue
+        taken = set(out) - {label}
+        # slide the ellipsis to where these names differ, keeping more of the end first
+        for h in [*range(head - 1, 0, -1), *range(head + 1, limit - 1)]:
+            cand = [window(full[i], h) for i in rows]
+            if len(set(cand)) == len(cand) and not taken.intersection(cand):
+                for i, c in zip(rows, cand):
+                    out[i] = c
+                break
+        else:  # no window tells them apart: number them
+            for k, i in enumerate(rows, 1):
+                tag = f"~{k}"
+                out[i] = window(full[i], (limit - 1 - len(tag)) // 2, tag)
+    final: set[str] = set()
+    for i, label in enumerate(out):  # numbers may meet across groups (tiny limits)
+        k = 1
+        while label in final:
+            tag = f"~{k}"
+            label = window(full[i], max((limit - 1 - len(tag)) // 2, 0), tag)
+            k += 1
+            if label in out:
+                label = out[i]
+        out[i] = label
+        final.add(label)
+    return out
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -38,6 +104,9 @@ def _figure(width: float, height: float) -> Figure:
 
 def variance_components_plot(components: pd.DataFrame, *, title: str | None = None) -> Figure:
     """Bar chart of variance components (share of the total variance, in percent).
+
+    Component names wider than their bar are tilted (and shortened beyond :data:`MAX_LABEL`
+    characters, see :func:`short_labels`).
 
     Parameters
     ----------
@@ -54,19 +123,28 @@ def variance_components_plot(components: pd.DataFrame, *, title: str | None = No
     Examples
     --------
     >>> import pandas as pd
-
-from irmodels._section import figure_to_data_uri, figure_to_png
     >>> vc = pd.DataFrame({"variance": [0.02, 0.005, 0.01], "share": [4/7, 1/7, 2/7]},
     ...                   index=["topic", "system", "Residual"])
     >>> fig = variance_components_plot(vc)
     >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['topic', 'system', 'Residual']
     """
-    names = [plot_text(i) for i in components.index]
+    names = [plot_text(s) for s in short_labels(components.index)]
     share = 100.0 * components["share"].to_numpy(dtype=float)
-    fig = _figure(max(4.0, 1.0 + 0.9 * len(names)), 3.2)
+    # names wider than the space of a bar (a character is about 0.08 in at font size 10) are
+    # tilted, and the figure is made taller for them
+    width = max(4.0, 1.0 + 0.9 * len(names))
+    longest = max((len(s) for s in names), default=0)
+    tilt = 0.08 * longest > 0.95 * (width - 0.8) / max(len(names), 1)
+    fig = _figure(width, 3.2 + (0.7 * _CHAR_IN * max(longest - 4, 0) if tilt else 0.0))
     ax = fig.add_subplot()
-    bars = ax.bar(names, share, color=_BAR)
+    bars = ax.bar(np.arange(len(names)), share, color=_BAR)
+    ax.set_xticks(np.arange(len(names)), names)
+    if tilt:
+        ax.tick_params(axis="x", labelrotation=35)
+        for t in ax.get_xticklabels():
+            t.set_horizontalalignment("right")
+            t.set_rotation_mode("anchor")
     for bar, s, v in zip(bars, share, components["variance"].to_numpy(dtype=float)):
         ax.annotate(
             f"{s:.1f}%\n({v:.3g})",
@@ -110,6 +188,10 @@ def tukey_means_plot(
         With more than 40 levels the tick labels are dropped and the ``n_named`` best and the
         ``n_named`` worst levels are marked and named on the plot.
 
+    A name longer than :data:`MAX_LABEL` characters is shortened with an ellipsis in the middle
+    (:func:`short_labels`: the labels stay unique), and the figure is made taller for names
+    longer than TREC's (about 24 characters), so that the plot area keeps its height.
+
     Returns
     -------
     matplotlib.figure.Figure
@@ -127,7 +209,10 @@ def tukey_means_plot(
     k = len(iv)
     x = np.arange(k)
     in_top = np.array([str(i) in top for i in iv.index])
-    fig = _figure(9.0 if k > 12 else 6.0, 4.6)
+    labels = [plot_text(s) for s in short_labels(iv.index)]
+    # rotated tick labels below the axes: taller figure for names longer than TREC's (24 chars)
+    longest = max((len(s) for s in labels), default=0) if k <= 40 else 0
+    fig = _figure(9.0 if k > 12 else 6.0, 4.6 + _CHAR_IN * max(0, longest - 24))
     ax = fig.add_subplot()
     for mask, color, label in ((~in_top, _BAR, "significantly below the best"),
                                (in_top, _TOP, "top group (not different from the best)")):
@@ -141,8 +226,9 @@ def tukey_means_plot(
         # levels whose interval reaches above this line overlap the best one (top group)
         ax.axhline(float(iv["lower"].iloc[0]), ls="--", lw=0.9, color="#666666",
                    label="lower end of the best level's interval")
+    legend_top = 0.9
     if k <= 40:
-        ax.set_xticks(x, [plot_text(i) for i in iv.index], rotation=90, fontsize=9)
+        ax.set_xticks(x, labels, rotation=90, fontsize=9)
     else:
         ax.set_xticks([])
         ax.set_xlabel(plot_text(f"{k} {tukey.factor} levels, by mean (descending)"),
@@ -150,20 +236,25 @@ def tukey_means_plot(
         lower = iv["lower"].to_numpy()
         upper = iv["upper"].to_numpy()
         n = min(n_named, k // 2)
-        names = [plot_text(i) for i in iv.index]
         ax.scatter(x[:n], upper[:n] + 0.0, marker="v", s=14, color="#333333", zorder=3)
         ax.scatter(x[k - n:], lower[k - n:], marker="^", s=14, color="#333333", zorder=3)
-        ax.text(0.01, 0.03, "best (▼): " + ", ".join(names[:n]), transform=ax.transAxes,
-                fontsize=9, ha="left", va="bottom")
-        ax.text(0.99, 0.97 if k else 0.5, "worst (▲): " + ", ".join(names[k - n:]),
-                transform=ax.transAxes, fontsize=9, ha="right", va="top")
+        # the names, wrapped to the width of the axes (about 100 characters at font size 9)
+        best = textwrap.fill("best (▼): " + ", ".join(labels[:n]), 100)
+        worst = textwrap.fill("worst (▲): " + ", ".join(labels[k - n:]), 100)
+        ax.text(0.01, 0.03, best, transform=ax.transAxes, fontsize=9, ha="left",
+                va="bottom").set_in_layout(False)
+        ax.text(0.99, 0.97 if k else 0.5, worst, transform=ax.transAxes, fontsize=9,
+                ha="right", va="top", multialignment="right").set_in_layout(False)
+        extra = max(best.count("\n"), worst.count("\n"))  # lines beyond one: more room
+        legend_top -= 0.05 * worst.count("\n")
         span = float(np.nanmax(upper) - np.nanmin(lower)) if k else 1.0
-        ax.set_ylim(float(np.nanmin(lower)) - 0.15 * span, float(np.nanmax(upper)) + 0.15 * span)
+        pad = (0.15 + 0.08 * extra) * span
+        ax.set_ylim(float(np.nanmin(lower)) - pad, float(np.nanmax(upper)) + pad)
     what = plot_text(f"mean {measure}" if measure else "mean")
     ax.set_ylabel(f"{what} ({kind} interval)" if kind != "tukey" else f"{what} (Tukey interval)",
                   fontsize=11)
     ax.tick_params(axis="y", labelsize=10)
-    ax.legend(frameon=False, fontsize=9, loc="upper right", bbox_to_anchor=(1, 0.9))
+    ax.legend(frameon=False, fontsize=9, loc="upper right", bbox_to_anchor=(1, legend_top))
     ax.spines[["top", "right"]].set_visible(False)
     if title:
         ax.set_title(plot_text(title), fontsize=12)

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from irmodels import _safeio
-from irmodels._display import format_number, frame_to_html, frame_to_latex, p_shown
+from irmodels._display import (
+    _warn_unsupported,
+    format_number,
+    frame_to_html,
+    frame_to_latex,
+    p_shown,
+    quiet_latex_unicode,
+)
 from irmodels._section import Section, frame_to_markdown
 from irmodels.errors import DataFormatError
 
@@ -36,6 +43,16 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Report", "Section", "assemble_report", "frame_to_markdown"]
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+#: The head of ``tables.tex``: the packages its tables need (longtable for a table of more than
+#: :data:`irmodels._display.LONGTABLE_ROWS` rows, which breaks across pages).
+LATEX_PREAMBLE_NOTE = (
+    "% Tables written by irmodels. In the preamble of the document that \\input{}s them:\n"
+    "%   \\usepackage{booktabs}\n"
+    "%   \\usepackage{longtable}   % tables longer than a page (run pdflatex twice)\n"
+    "% pdflatex typesets Latin-1 names; for Greek, CJK, ... compile with xelatex or lualatex.\n\n"
+)
+
 Format = Literal["html", "md"]
 
 
@@ -251,6 +268,12 @@ class Report:
 
     def _core_sections(self, fmt: str) -> list[Section]:
         """G-study, comparison table and residual diagnostics, rendered by their results."""
+        # their LaTeX is a by-product of the page (latex_tables checks what it writes): no
+        # warning about characters pdflatex cannot typeset while rendering HTML or Markdown
+        with quiet_latex_unicode():
+            return self._rendered_core_sections(fmt)
+
+    def _rendered_core_sections(self, fmt: str) -> list[Section]:
         out: list[Section] = []
         if self.gstudy is not None:
             from irmodels.reporting.gtheory_section import gstudy_section
@@ -290,9 +313,21 @@ class Report:
             **self._context(frame_to_markdown, figures, "md"))
 
     def latex_tables(self) -> dict[str, str]:
-        """LaTeX (booktabs, escaped) of every table, by name: ``anova``, ``variance_components``,
+        r"""LaTeX (booktabs, escaped) of every table, by name: ``anova``, ``variance_components``,
         ``tukey``, ``means``, then ``gstudy``, ``comparison``, ``diagnostics`` when present,
-        and one entry per extra section with LaTeX."""
+        and one entry per extra section with LaTeX.
+
+        They need ``\usepackage{booktabs}``, and ``\usepackage{longtable}`` for a table of
+        more than :data:`irmodels._display.LONGTABLE_ROWS` rows (the means of 129 runs), which
+        breaks across pages. Each has its own ``\label`` (``tab:anova``, ``tab:tukey``, ...).
+        A :class:`~irmodels.errors.DataQualityWarning` names a character (in a system name,
+        say) that pdflatex cannot typeset with its default fonts."""
+        with quiet_latex_unicode():
+            out = self._latex_tables()
+        _warn_unsupported("\n".join(out.values()))
+        return out
+
+    def _latex_tables(self) -> dict[str, str]:
         out = {
             "anova": frame_to_latex(
                 self._anova_shown(text_p=False),
@@ -361,7 +396,8 @@ class Report:
             written.append(p)
         if latex:
             p = out / "tables.tex"
-            _safeio.write_text(p, "\n\n".join(self.latex_tables().values()) + "\n", force=True)
+            _safeio.write_text(p, LATEX_PREAMBLE_NOTE + "\n\n".join(self.latex_tables().values())
+                               + "\n", force=True)
             written.append(p)
         return written
 
