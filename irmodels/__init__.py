@@ -29,6 +29,7 @@ from irmodels.errors import (
     IRModelsError,
     IRModelsWarning,
     MissingDependencyError,
+    MissingFileError,
     ModelError,
     NegativeVarianceWarning,
     UnbalancedDesignWarning,
@@ -148,7 +149,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
 
 __all__ = sorted(
     [*_LAZY, "ArgumentError", "IRModelsError", "IRModelsWarning", "DataFormatError", "DesignError", "FormulaError",
-     "ModelError", "ConvergenceError", "DatasetError", "MissingDependencyError",
+     "ModelError", "ConvergenceError", "DatasetError", "MissingDependencyError", "MissingFileError",
      "UnbalancedDesignWarning", "BoundaryFitWarning", "NegativeVarianceWarning",
      "UndefinedValueWarning", "DataQualityWarning", "ConvergenceWarning", "__version__"]
 )

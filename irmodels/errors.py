@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "IRModelsError",
     "DataFormatError",
+    "MissingFileError",
     "DesignError",
     "FormulaError",
     "ModelError",
@@ -50,6 +51,42 @@ class DataFormatError(IRModelsError, ValueError):
         if path is not None:
             where = f"{path}" + (f", line {line}" if line is not None else "") + ": "
         super().__init__(where + message)
+
+
+class MissingFileError(IRModelsError, FileNotFoundError):
+    """An input file or directory does not exist.
+
+    An irmodels error and a :class:`FileNotFoundError`, so ``except FileNotFoundError`` keeps
+    working: ``errno``, ``strerror`` and ``filename`` are set as for the built-in error. Like
+    :class:`DataFormatError` it has ``path`` and ``reason`` (the message without the path).
+    ``suggestion`` names files of the same directory with a similar name ("did you mean
+    'scores.csv'?"), or is empty.
+    """
+
+    def __init__(self, message: str = "no such file or directory", *, path: str | None = None,
+                 suggestion: str = ""):
+        import errno
+        import os
+
+        self.path = None if path is None else str(path)
+        self.line = None
+        self.reason = message
+        self.suggestion = suggestion
+        where = f"{self.path}: " if self.path is not None else ""
+        super().__init__(where + message + (f"; {suggestion}" if suggestion else ""))
+        self.errno = errno.ENOENT
+        self.strerror = os.strerror(errno.ENOENT)
+        self.filename = self.path
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self):  # rebuilt from its fields (through Dask and multiprocessing too)
+        return (_missing_file, (self.reason, self.path, self.suggestion))
+
+
+def _missing_file(reason: str, path: str | None, suggestion: str) -> MissingFileError:
+    return MissingFileError(reason, path=path, suggestion=suggestion)
 
 
 class DesignError(IRModelsError, ValueError):

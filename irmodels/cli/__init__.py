@@ -149,12 +149,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     saved_format = warnings.formatwarning
+    options: dict | None = None
+
+    def in_cli_terms(text: str) -> str:
+        """``text`` with the API's Python hints as this command's options (cli._hints)."""
+        nonlocal options
+        try:
+            from irmodels.cli._hints import cli_message, command_options
+
+            if options is None:
+                options = command_options(parser, words)
+            return cli_message(text, options)
+        except Exception:  # noqa: BLE001 - a message is never lost to its rewording
+            return text
+
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        _show_warning(in_cli_terms(str(message)), category, filename, lineno, file, line)
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", IRModelsWarning)
             warnings.formatwarning = _format_warning  # type: ignore[assignment]
             # shown on stderr even when an outer context records warnings (a notebook, pytest)
-            warnings.showwarning = _show_warning
+            warnings.showwarning = show_warning
             try:
                 return int(args.func(args) or 0)
             except BrokenPipeError:  # output piped into `head` and closed early: not an error
@@ -173,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                "irmodels; please report it (set IRMODELS_TRACEBACK=1 to see "
                                "the traceback)")
                     status = EXIT_SOFTWARE
-                print(f"irmodels: error: {message}", file=sys.stderr)
+                print(f"irmodels: error: {in_cli_terms(message)}", file=sys.stderr)
                 return status
     finally:
         warnings.formatwarning = saved_format
@@ -189,12 +206,14 @@ def describe_failure(exc: BaseException) -> tuple[str, int | None]:
         return text, EXIT_USAGE
     if isinstance(exc, (ResourceError, MissingDependencyError)):
         return text, EXIT_ENVIRONMENT
+    if isinstance(exc, FileNotFoundError):  # irmodels.errors.MissingFileError included
+        hint = getattr(exc, "suggestion", "")
+        name = exc.filename if exc.filename is not None else text
+        return f"no such file: {name}" + (f"; {hint}" if hint else ""), EXIT_USAGE
     if isinstance(exc, IRModelsError):
         if type(exc).__name__ == "ParallelError":  # an unknown --backend value
             return text, EXIT_USAGE
         return text, EXIT_DATA
-    if isinstance(exc, FileNotFoundError):
-        return f"no such file: {exc.filename}", EXIT_USAGE
     if isinstance(exc, (IsADirectoryError, NotADirectoryError, PermissionError)):
         return f"cannot use {exc.filename}: {exc.strerror}", EXIT_DATA
     if isinstance(exc, UnicodeDecodeError):

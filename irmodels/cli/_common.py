@@ -148,12 +148,14 @@ def load_data(
                              systems=systems)
     p = Path(path)
     if not p.exists():
-        if _DATASET.match(str(path)):
-            raise DataFormatError(
+        if _DATASET.match(str(path)):  # a dataset name typed wrong: a usage error
+            raise UsageError(
                 f"{path} is neither a file nor a registry dataset; list the datasets with "
                 "'irmodels datasets list' (DATA COLLECTION:MEASURE, e.g. adhoc8:AP)."
             )
-        raise FileNotFoundError(2, "No such file or directory", str(p))
+        from irmodels.data._lines import missing_file
+
+        raise missing_file(p, "DATA file")
     kind = data_kind(p)
     if kind == "trec_eval":
         data = irm.read_trec_eval(p)

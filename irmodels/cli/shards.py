@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(collection, tuple):
             collection = (collection.runs, collection.qrels, collection.docids)
         collection = (select_systems(collection[0], args.systems), *collection[1:])
+    if isinstance(collection, tuple):
+        _check_levels(collection[0], collection[1])
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
@@ -190,6 +192,26 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nwrote {', '.join(written)} to {out} ({len(study.runs)} fits in {elapsed:.1f} s)",
           file=sys.stderr)
     return 0
+
+
+def _check_levels(runs, qrels) -> None:
+    """The study compares systems over topics: two runs and two judged topics at least, said
+    before the work in the command's words."""
+    from irmodels.errors import DesignError
+
+    systems = list(dict.fromkeys(runs["system"].astype(str)))
+    if len(systems) < 2:
+        raise DesignError(
+            f"the shard study needs at least two runs (systems) to compare; the runs hold "
+            f"{len(systems)}" + (f" ({', '.join(systems[:5])})." if systems else ".")
+            + " Give a directory of runs (or more run files) with --runs.")
+    judged = set(qrels["topic"].astype(str))
+    topics = [t for t in dict.fromkeys(runs["topic"].astype(str)) if t in judged]
+    if len(topics) < 2:
+        raise DesignError(
+            f"the shard study needs at least two topics with judgments; the runs and the qrels "
+            f"share {len(topics)}" + (f" ({', '.join(topics[:5])})." if topics else ".")
+        )
 
 
 def _whole_collection_scores(collection, study):

@@ -19,7 +19,7 @@ import pandas as pd
 from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._common import check_runs, load_data
 from irmodels.cli._options import add_force, positive_int
-from irmodels.errors import DataFormatError, DesignError, UsageError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError, UsageError
 
 METHODS = ("normal", "z", "t1", "uniform", "ecdf")
 
@@ -88,7 +88,14 @@ def run_fit(args: argparse.Namespace) -> int:
     )
     if reference is not None and not isinstance(reference, int):  # names typed: exit 2
         check_runs("--reference", reference, data)
-    s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
+    for w in caught:  # shown once each, in the command's terms (irmodels.cli._hints)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    single = any("single reference score" in str(w.message) for w in caught)
 
     def write(tmp: Path) -> None:
         if args.zscores:
@@ -112,9 +119,13 @@ def run_fit(args: argparse.Namespace) -> int:
     diag = s.diagnostics()
     print(f"fitted {len(s.factors)} topic(s) on {len(s.reference)} reference system(s); "
           f"wrote {path}", file=say)
-    if not diag.zero_sd.empty:
-        print(f"warning: {len(diag.zero_sd)} topic(s) have sigma = 0 (their z is 0); "
-              "--virtual avoids it", file=say)
+    zero = diag.zero_sd
+    if single and "n" in zero.columns:  # those with one reference score were warned about
+        zero = zero[zero["n"] > args.ddof]
+    if not zero.empty:  # every reference system scores the same on these topics
+        warnings.warn(f"{len(zero)} topic(s) have sigma = 0: every reference system has the "
+                      "same score on them, so their z is 0; --virtual avoids it",
+                      DataQualityWarning, stacklevel=1)
     return 0
 
 

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha, bin_width=args.bin_width, n_resamples=args.n_resamples,
         seed=args.seed, backend=args.backend, n_workers=args.workers, progress=args.progress,
     )
-    print(study.summary())
+    print(_summary_text(study))
     if out is not None:
         with atomic_dir(out, force=args.force) as tmp:  # complete or absent, never mixed
             study.to_frame().to_csv(tmp / "summary.csv", index=False)
@@ -123,3 +123,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote summary.csv, swap_rates.csv, discriminative_power.csv, agreement.csv, "
               f"rank_agreement.csv, asl.csv, tables.tex and topic_sets.png to {out}")
     return 0
+
+
+_SWAPS = "Swap rates by |mean difference| bin"
+
+
+def _summary_text(study) -> str:
+    """The study's summary; when no pair of systems differs (identical systems), its empty swap
+    table is replaced by a sentence that says why."""
+    text = study.summary()
+    if len(study.swap_rates) == 0:
+        head, found, _ = text.partition(_SWAPS)
+        if found:
+            text = (head + "Swap rates: no pair of systems differs in mean score, so no swaps "
+                    "can be counted.")
+    return text

@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 
-from irmodels.errors import DataFormatError, DataQualityWarning, UsageError
+from irmodels.errors import DataFormatError, DataQualityWarning, MissingFileError, UsageError
 
 PathLike = str | os.PathLike
 
@@ -43,7 +43,34 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
+#: The columns of a long frame's header (a file :func:`parse_matrix` refuses as a matrix).
+LONG_COLUMNS = frozenset({"topic", "system", "score"})
 _TOPIC_HEADERS = frozenset({"", "topic", "topics", "qid", "query", "query_id", "topic_id"})
+
+
+def missing_file(path: PathLike, what: str = "file") -> MissingFileError:
+    """The error for an input ``path`` that does not exist, naming up to three files of its
+    directory with a similar name (a near miss: ``scores.cvs`` for ``scores.csv``)."""
+    p = Path(path)
+    parent = p.parent
+    suggestion = ""
+    try:
+        if parent.is_dir():
+            import difflib
+
+            with os.scandir(parent) as it:
+                names = [e.name for _, e in zip(range(10_000), it) if not e.name.startswith(".")]
+            close = difflib.get_close_matches(p.name, names, n=3, cutoff=0.8)
+            if close:
+                suggestion = "did you mean " + " or ".join(repr(str(parent / c)) if
+                                                           str(parent) != "." else repr(c)
+                                                           for c in close) + "?"
+        elif str(parent) not in ("", "."):
+            suggestion = f"the directory {str(parent)!r} does not exist either"
+    except OSError:  # an unreadable directory: no suggestion
+        suggestion = ""
+    return MissingFileError(f"the {what} does not exist",
+                            path=str(path), suggestion=suggestion)
 
 
 def _read_bytes(path: PathLike, what: str) -> bytes:
@@ -54,6 +81,8 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
         )
     try:
         data = p.read_bytes()
+    except FileNotFoundError:
+        raise missing_file(path, what) from None
     except (IsADirectoryError, PermissionError) as exc:
         raise DataFormatError(
             f"cannot read the {what}: {exc.strerror}", path=str(path)
@@ -309,6 +338,14 @@ def parse_matrix(
             path=str(p),
             line=header_line,
         )
+    if topic_column == "auto" and LONG_COLUMNS <= set(header):
+        raise DataFormatError(
+            f"the header ({_short(delim.join(header))}) is that of a long frame (one score per "
+            "row, in columns topic, system and score), not of a wide matrix (one column per "
+            "system); read it with irm.read_frame",
+            path=str(p),
+            line=header_line,
+        )
     # where are the topic ids?
     row_names = False
     topic_idx: int | None = None
@@ -394,6 +431,13 @@ def parse_matrix(
                 values[r, c] = float(cell)
                 if math.isinf(values[r, c]):
                     raise _overflow(cell, topic, s, p, line)
+            elif cell.lstrip("+-").lower() in ("inf", "infinity"):
+                raise DataFormatError(
+                    f"cell {cell!r} for topic {topic}, system {s} is an infinite value; scores "
+                    "must be finite numbers",
+                    path=str(p),
+                    line=line,
+                )
             else:
                 raise DataFormatError(
                     f"cell {cell!r} for topic {topic}, system {s} is not a number",

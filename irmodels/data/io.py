@@ -66,6 +66,7 @@ from irmodels.data._lines import (  # noqa: F401 - the text-file layer, shared b
     _sep_for,
     _short,
     _warn_id_like_first_column,
+    missing_file,
     parse_matrix,
 )
 from irmodels.data.frame import (
@@ -1279,8 +1280,10 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     Raises
     ------
     DataFormatError
-        An unknown extension, a file that does not parse, or content that breaks the
-        long-frame contract (missing or duplicate rows, non-numeric scores), with the path.
+        An unknown extension, a directory, a file that does not parse, or content that breaks
+        the long-frame contract (missing or duplicate rows, non-numeric scores), with the path
+        (and the line of the first offending row). A file that does not exist is a
+        :class:`~irmodels.errors.MissingFileError` (also a ``FileNotFoundError``).
 
     Examples
     --------
@@ -1293,6 +1296,13 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     True
     """
     p = Path(path)
+    if p.is_dir():
+        raise DataFormatError(
+            "expected a frame file (CSV/TSV or parquet), found a directory; pass a file path",
+            path=str(p),
+        )
+    if not p.exists():
+        raise missing_file(p, "frame file")
     kind = _frame_format(p)
     text: str | None = None  # the CSV/TSV text (None for parquet)
     if kind == "parquet":
@@ -1361,15 +1371,40 @@ def read_frame(path: PathLike) -> pd.DataFrame:
         return frame(df)
     except DataFormatError as exc:
         msg, line = str(exc), None
-        m = re.search(r" \(row (\d+)\)", msg)
-        if m is not None and text is not None:
-            # the file line of the row, when rows and non-blank lines correspond one to one
+        if text is not None:
+            # the file line of each row, when rows and non-blank lines correspond one to one
             # (no line break inside a quoted field)
             rows = [i for i, t in enumerate(text.splitlines()[header_line:],
                                              start=header_line + 1) if t.strip()]
-            if len(rows) == len(df) and int(m.group(1)) < len(rows):
-                msg, line = msg.replace(m.group(0), ""), rows[int(m.group(1))]
+            lines = rows if len(rows) == len(df) else None
+            m = re.search(r" \(row (\d+)\)", msg)
+            if m is not None:
+                if lines is not None and int(m.group(1)) < len(lines):
+                    msg, line = msg.replace(m.group(0), ""), lines[int(m.group(1))]
+            elif lines is not None:
+                msg, line = _frame_error_line(df, msg, lines)
         raise DataFormatError(msg, path=str(p), line=line) from None
+
+
+def _frame_error_line(df: pd.DataFrame, msg: str, lines: list[int]) -> tuple[str, int | None]:
+    """The message of :func:`frame`'s error about ``df`` (read from a file whose row ``i`` is on
+    line ``lines[i]``) and the line of the first offending row: a missing score, or the first
+    row that repeats the key of an earlier one (whose line the message then names)."""
+    if "are missing (NaN)" in msg and "score" in df.columns:
+        bad = np.flatnonzero(pd.to_numeric(df["score"], errors="coerce").isna().to_numpy())
+        if len(bad):
+            return msg, lines[int(bad[0])]
+    if "rows repeat the same" in msg:
+        key = [c for c in FACTOR_COLUMNS if c in df.columns]
+        if key:
+            labels = df[key].astype(str)
+            dup = np.flatnonzero(labels.duplicated(keep="first").to_numpy())
+            if len(dup):
+                row = int(dup[0])
+                same = (labels == labels.iloc[row]).all(axis=1).to_numpy()
+                first = int(np.flatnonzero(same)[0])
+                return f"{msg} This line repeats the key of line {lines[first]}.", lines[row]
+    return msg, None
 
 
 def write_frame(data: pd.DataFrame, path: PathLike, *, force: bool = False) -> Path:

@@ -59,7 +59,7 @@ def test_power_and_report_accept_dataset_and_systems(tmp_path, capsys):
 
 
 def test_unknown_dataset_and_empty_stdin(monkeypatch, capsys):
-    assert main(["anova", "nosuch:AP"]) == 1
+    assert main(["anova", "nosuch:AP"]) == 2  # a name typed wrong: a usage error
     assert "neither a file nor a registry dataset" in capsys.readouterr().err
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["anova", "-"]) == 1

@@ -271,7 +271,7 @@ def test_frame_io_errors(tmp_path: Path) -> None:
         irm.write_frame(f, tmp_path / "f.xlsx")
     bad = tmp_path / "bad.csv"
     bad.write_text("topic,system,score\n1,a,0.5\n1,a,0.6\n")
-    with pytest.raises(DataFormatError, match="bad.csv: 2 rows repeat"):
+    with pytest.raises(DataFormatError, match="bad.csv, line 3: 2 rows repeat"):
         irm.read_frame(bad)
     bad.write_text("topic,system,score\n1,a,\n")
     with pytest.raises(DataFormatError, match="missing"):
@@ -412,6 +412,10 @@ def test_property_read_matrix_cells_as_one_by_one(cells, nan):
                 want.append(None)
             elif _FLOAT.fullmatch(cell):
                 want.append(float(cell))
+            elif cell.lstrip("+-").lower() in ("inf", "infinity"):
+                if error is None:
+                    error = f"cell {cell!r} for topic {r + 1}, system s{c} is an infinite value"
+                want.append(None)
             else:
                 if error is None:
                     error = f"cell {cell!r} for topic {r + 1}, system s{c} is not a number"
