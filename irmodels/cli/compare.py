@@ -18,7 +18,7 @@ from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
 from irmodels.cli._options import add_force, decimals, open_unit, seed, usage
-from irmodels.errors import DesignError, IRModelsError, UsageError
+from irmodels.errors import DesignError, IRModelsError, IRModelsWarning, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -195,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
     systems = _check_names(args, data)
     _check_levels(args, data, systems)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        # every irmodels warning, to show each distinct one once; other libraries' warnings
+        # (deprecations) keep the filters they had
+        warnings.simplefilter("always", IRModelsWarning)
         res = irm.compare(data, args.measures, test=args.test, adjust=args.adjust,
                           alpha=args.alpha, baseline=args.baseline, seed=args.seed,
                           systems=systems)
