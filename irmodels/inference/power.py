@@ -380,7 +380,9 @@ def pair_sd(data: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         One row per unordered pair (in system order), columns ``a``, ``b``, ``diff`` (mean of
-        ``a - b``) and ``sd`` (sample SD of ``a - b``, divisor ``n - 1``).
+        ``a - b``) and ``sd`` (sample SD of ``a - b``, divisor ``n - 1``; exactly 0 when it is
+        within rounding of 0, at most ``1000 eps max|score|``: two systems that differ by a
+        constant on every topic).
 
     Examples
     --------
@@ -403,14 +405,22 @@ def pair_sd(data: pd.DataFrame) -> pd.DataFrame:
     x = wide.to_numpy(dtype=float)
     if x.shape[0] < 2 or x.shape[1] < 2:
         raise DesignError(f"need at least 2 topics and 2 systems; got {x.shape[0]} x {x.shape[1]}")
-    cov = np.cov(x, rowvar=False, ddof=1)
-    i, j = np.triu_indices(x.shape[1], k=1)
-    var = np.diag(cov)[i] + np.diag(cov)[j] - 2 * cov[i, j]
+    # the SD of the differences themselves, one system against the later ones at a time (memory
+    # topics x systems): through the covariances, var_a + var_b - 2 cov_ab cancels, and two
+    # systems that differ by a constant got an SD of 5e-9 instead of 0
+    k = x.shape[1]
+    i, j = np.triu_indices(k, k=1)
+    sd = np.empty(len(i))
+    start = 0
+    for a in range(k - 1):
+        d = x[:, [a]] - x[:, a + 1:]
+        sd[start:start + k - 1 - a] = d.std(axis=0, ddof=1)
+        start += k - 1 - a
+    # an SD within rounding of 0 (a constant difference computed in floating point) is 0
+    sd[sd <= 1000 * np.finfo(float).eps * float(np.max(np.abs(x)))] = 0.0
     means = x.mean(axis=0)
     names = np.asarray(wide.columns, dtype=object)
-    return pd.DataFrame(
-        {"a": names[i], "b": names[j], "diff": means[i] - means[j], "sd": np.sqrt(np.maximum(var, 0))}
-    )
+    return pd.DataFrame({"a": names[i], "b": names[j], "diff": means[i] - means[j], "sd": sd})
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 import irmodels as irm
@@ -209,3 +210,28 @@ def test_live_against_r(rng):
     for (p_r, d_r), a, b, c in zip(lines, n, delta, sd):
         assert P.paired_t(n=int(a), delta=b, sigma=c).power == pytest.approx(p_r, abs=1e-9)
         assert P.paired_t(n=int(a), sigma=c, power=0.8).delta == pytest.approx(d_r, abs=1e-6)
+
+
+def test_pair_sd_of_a_constant_shift_is_zero_and_topics_table_says_why():
+    """b = a + 0.1 on every topic: the differences vary only in the last bits. Through the
+    covariances the SD came out near 5e-9 and topics_table failed with a message about power;
+    the SD of the differences is 0 and the table refuses, naming the pair."""
+    rng = np.random.default_rng(7)
+    a = rng.random(30)
+    wide = pd.DataFrame({"a": a, "b": a + 0.1, "c": rng.random(30)})
+    sd = irm.power.pair_sd(irm.from_wide(wide)).set_index(["a", "b"])["sd"]
+    assert sd.loc[("a", "b")] == 0.0
+    assert sd.loc[("a", "c")] == pytest.approx(np.std(a - wide["c"], ddof=1), rel=1e-14)
+    with pytest.raises(irm.DesignError, match="differ by the same amount on every topic, e.g. a and b"):
+        irm.power.topics_table(irm.from_wide(wide), quantiles=[0.0, 0.5])
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, (8, 4), elements=st.floats(0, 1, allow_nan=False)))
+def test_pair_sd_equals_the_sd_of_the_differences(values):
+    got = irm.power.pair_sd(irm.from_wide(pd.DataFrame(values, columns=list("pqrs"))))
+    scale = 1000 * np.finfo(float).eps * max(np.max(np.abs(values)), 0.0)
+    for row in got.itertuples():
+        d = values[:, "pqrs".index(row.a)] - values[:, "pqrs".index(row.b)]
+        want = np.std(d, ddof=1)
+        assert row.sd == (0.0 if want <= scale else pytest.approx(want, rel=1e-12, abs=1e-15))
