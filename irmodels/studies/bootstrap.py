@@ -71,6 +71,7 @@ class _AnovaContext:
     spec: Any
     data: pd.DataFrame | None
     factor: str
+    order: np.ndarray  # the observations in canonical order (_canonical_order)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class _MixedContext:
     data: pd.DataFrame
     method: str
     factor: str
+    order: np.ndarray  # the observations in canonical order (_canonical_order)
 
 
 def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) -> np.ndarray:
@@ -91,8 +93,11 @@ def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) ->
     n, seq = unit
     rng = np.random.default_rng(seq)
     N = len(ctx.fitted)
+    # the draws go to the observations in the design's canonical order (ctx.order), so the
+    # result does not depend on the order of the data's rows
     idx = rng.integers(0, N, size=(n, N))
-    Y = ctx.fitted[None, :] + ctx.residuals[idx]
+    Y = np.empty((n, N))
+    Y[:, ctx.order] = ctx.fitted[ctx.order][None, :] + ctx.residuals[ctx.order][idx]
     if ctx.closed:
         counts = np.bincount(ctx.codes, minlength=ctx.n_levels).astype(np.float64)
         G = np.zeros((N, ctx.n_levels))
@@ -115,7 +120,8 @@ def _mixed_unit(ctx: _MixedContext, unit: tuple[int, np.random.SeedSequence]) ->
     rng = np.random.default_rng(seq)
     rows = []
     for _ in range(n):
-        y = ctx.fixed + rng.normal(0.0, ctx.sigma, size=len(ctx.fixed))
+        y = ctx.fixed.copy()  # the noise goes to the observations in canonical order
+        y[ctx.order] += rng.normal(0.0, ctx.sigma, size=len(ctx.fixed))
         for codes, sd in zip(ctx.random_codes, ctx.random_sd):
             y = y + rng.normal(0.0, sd, size=int(codes.max()) + 1)[codes]
         with warnings.catch_warnings():
@@ -203,6 +209,12 @@ def _check_int(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
+def _canonical_order(codes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    """The observations sorted by their factors' level codes (levels in natural order), then
+    by the response: an order of the design that does not depend on the data's row order."""
+    return np.lexsort([np.asarray(y, dtype=float)] + [np.asarray(c) for c in reversed(codes)])
+
+
 def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[Any, Any, Any]:
     names = fit._factor_list(factor)
     if len(names) != 1:
@@ -225,7 +237,9 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
     levels = fit._levels[factor]
     ctx = _AnovaContext(fitted=fit.fitted, residuals=resid, codes=fit._codes[factor],
                         n_levels=len(levels), closed=closed, spec=fit.spec,
-                        data=None if closed else fit.data.reset_index(drop=True), factor=factor)
+                        data=None if closed else fit.data.reset_index(drop=True), factor=factor,
+                        order=_canonical_order(list(fit._codes.values()),
+                                               fit.fitted + fit.residuals))
     # each least-squares mean's own SE (a harmonic-mean n would give one common value)
     means, cov = fit._means_and_cov([factor])
     return ctx, means, np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -256,14 +270,27 @@ def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:
     fixed = pred[np.ravel(inverse)]
     vc = fit.variance_components
     vc = vc() if callable(vc) else vc
+    from irmodels.data.frame import natural_key
+
     rcodes, rsd = [], []
     for rt in fit.spec.random:
         key = data[list(rt.factors)].astype(str).agg("\x1f".join, axis=1)
-        rcodes.append(pd.factorize(key)[0].astype(np.int64))
+        # levels in natural order, not in order of appearance: row-order invariant
+        levels_rt = sorted(pd.unique(key), key=natural_key)
+        rcodes.append(pd.Index(levels_rt).get_indexer(key).astype(np.int64))
         rsd.append(float(vc.loc[rt.name, "sd"]))
+    by_column = {f: codes[f] for f in fixed_factors}
+    for rt, c in zip(fit.spec.random, rcodes):
+        by_column[":".join(rt.factors)] = c
+    first = {name: min((list(data.columns).index(f) for f in name.split(":")
+                        if f in data.columns), default=len(data.columns)) for name in by_column}
+    keys = [by_column[name] for name in sorted(by_column, key=lambda k: (first[k], k))]
     ctx = _MixedContext(fixed=fixed, random_codes=tuple(rcodes), random_sd=tuple(rsd),
                         sigma=float(math.sqrt(fit.residual_variance)), spec=fit.spec, data=data,
-                        method=fit.method, factor=factor)
+                        method=fit.method, factor=factor,
+                        order=_canonical_order(keys, data[fit.spec.response].to_numpy(float)
+                                               if fit.spec.response in data.columns
+                                               else np.zeros(len(data))))
     cov = fit.marginal_means_cov(factor)
     return ctx, fit.marginal_means(factor), np.sqrt(np.diag(cov.to_numpy()))
 

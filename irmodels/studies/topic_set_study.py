@@ -124,6 +124,23 @@ class _Context:
     n_resamples: int
     tukey: dict[int, tuple[float, np.ndarray]]  # size -> (critical q, sf on the z grid)
     t_tables: dict[int, tuple[float, np.ndarray]]  # size -> (critical |t|, p on the z grid)
+    scale: float = 1.0  # largest |score|: the scale of the rounding error of a mean difference
+
+
+def _rounding(scale: float, c: int) -> float:
+    """The most rounding can move a difference of two means of ``c`` scores of at most
+    ``scale`` (a generous bound: 8 (c + 1) eps scale). A difference within it is a tie, and a
+    difference within it below a bin edge is on the edge: with a discrete measure (P@10 in
+    tenths) the means differ by exact multiples of 1/(10 c), which floating point misses by an
+    ulp either way."""
+    return 8.0 * (c + 1) * float(np.finfo(float).eps) * scale
+
+
+def _differences(m: np.ndarray, ia: np.ndarray, ib: np.ndarray, tol: float) -> np.ndarray:
+    """``m[..., ia] - m[..., ib]`` with differences within ``tol`` of 0 set to exactly 0."""
+    d = m[..., ia] - m[..., ib]
+    d[np.abs(d) <= tol] = 0.0
+    return d
 
 
 def _draw(rng: np.random.Generator, method: str, T: int, c: int, n: int
@@ -131,11 +148,13 @@ def _draw(rng: np.random.Generator, method: str, T: int, c: int, n: int
     if method == "disjoint":
         perm = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)
         return perm[:, :c], perm[:, c:2 * c]
+    # X and Y of sample i are rows 2i and 2i + 1 of one draw, so that the first samples of a
+    # batch do not depend on its size (a study with more samples extends one with fewer)
     if method == "subsample":
-        px = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)[:, :c]
-        py = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)[:, :c]
-        return px, py
-    return rng.integers(0, T, size=(n, c)), rng.integers(0, T, size=(n, c))
+        rows = rng.permuted(np.broadcast_to(np.arange(T), (2 * n, T)), axis=1)[:, :c]
+    else:
+        rows = rng.integers(0, T, size=(2 * n, c))
+    return rows[0::2], rows[1::2]
 
 
 def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, test: str,
@@ -197,11 +216,13 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> d
     ix, iy = _draw(rng, ctx.method, T, c, n)
     SX, SY = ctx.X[ix], ctx.X[iy]  # n x c x R
     mX, mY = SX.mean(axis=1), SY.mean(axis=1)
-    dX = mX[:, ctx.ia] - mX[:, ctx.ib]
-    dY = mY[:, ctx.ia] - mY[:, ctx.ib]
+    tol = _rounding(ctx.scale, c)
+    dX = _differences(mX, ctx.ia, ctx.ib, tol)  # a tie is a tie, not a rounding error's sign
+    dY = _differences(mY, ctx.ia, ctx.ib, tol)
     opposite = dX * dY < 0
     valid = dX != 0
-    bins = np.minimum((np.abs(dX) / ctx.bin_width).astype(np.int64), ctx.n_bins - 1)
+    # a difference on a bin edge (k bin widths, an ulp short) belongs to bin k
+    bins = np.minimum(((np.abs(dX) + tol) / ctx.bin_width).astype(np.int64), ctx.n_bins - 1)
     out: dict[str, Any] = {
         "n_pairs": np.bincount(bins[valid], minlength=ctx.n_bins),
         "n_swaps": np.bincount(bins[valid & opposite], minlength=ctx.n_bins),
@@ -635,10 +656,11 @@ def topic_sets(
             df = (c - 1) * (R - 1)
             tukey[c] = (float(qtukey(1 - alpha, R, df)), _tukey_sf_table(R, df))
     t_tables = {c: _t_table(c - 1, float(alpha)) for c in size_list} if "t" in tests else {}
-    full_sign = np.sign(full[ia] - full[ib])
+    scale = float(np.max(np.abs(X))) if X.size else 0.0
+    full_sign = np.sign(_differences(full, ia, ib, _rounding(scale, T)))
     ctx = _Context(X=X, ia=ia, ib=ib, full_sign=full_sign, method=method,
                    tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
-                   n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables)
+                   n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables, scale=scale)
     units = []
     for c in size_list:
         n_chunks = -(-int(n_samples) // _CHUNK)

@@ -170,3 +170,25 @@ def test_heteroscedastic_mixed_fit_is_refused(adhoc8):
         fit = irm.mixed("score ~ system + (1|topic)", sub, residual="system")
     with pytest.raises(irm.DesignError, match="one residual variance"):
         irm.studies.bootstrap_effects(fit, n_boot=10)
+
+
+@pytest.mark.parametrize("case", ["closed", "refit", "mixed"])
+def test_invariant_to_the_row_order(adhoc8, case):
+    """The draws go to the observations in the design's order, not the frame's: shuffled rows
+    give the same intervals (they moved by up to 0.06 before)."""
+    sub = _subset(adhoc8, ["run1", "run2", "run3", "run4", "run5"])
+    if case == "refit":
+        sub = sub.drop(index=[0, 7]).reset_index(drop=True)
+    shuffled = sub.sample(frac=1.0, random_state=3).reset_index(drop=True)
+
+    def boot(data):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", irm.IRModelsWarning)
+            fit = (irm.mixed("score ~ system + (1|topic)", data) if case == "mixed"
+                   else irm.anova("MD1", data))
+            return irm.studies.bootstrap_effects(fit, n_boot=30, seed=2)
+
+    a, b = boot(sub), boot(shuffled)
+    tol = 1e-9 if case == "mixed" else 1e-12  # refits: optimiser and summation order
+    pd.testing.assert_frame_equal(a.effects, b.effects, rtol=tol, atol=tol)
+    pd.testing.assert_frame_equal(a.pairs, b.pairs, rtol=tol, atol=tol)

@@ -231,3 +231,56 @@ def test_extrapolation_fits_log_swap_rates():
     assert ex.loc[(0.0, 40), "swap_rate"] == pytest.approx(np.exp(-0.5 - 0.04 * 40))
     assert ex.loc[(0.01, 50), "b"] == pytest.approx(-0.04) and ex.loc[(0.0, 50), "n_sizes"] == 3
     assert len(study.extrapolate([40], min_pairs=101)) == 0
+
+
+def test_discrete_measure_ties_and_bin_edges_exact(shared_data):
+    """P@10 is in tenths, so with c = 10 topics every mean difference is an exact multiple of
+    0.01: a tie or a bin edge, which floating point misses by an ulp either way. Counted against
+    integer arithmetic on the same draws (the documented seed scheme: one chunk per size): 3,835
+    ties were counted as ordered pairs and 156,889 pairs fell one bin low before."""
+    from irmodels.inference.pairwise import score_matrix
+
+    d = irm.read_matrix(shared_data / "ir-scores" / "adhoc8_p10.csv")
+    c, n, seed = 10, 20, 0
+    study = irm.studies.topic_sets(d, sizes=[c], n_samples=n, test="t", seed=seed)
+    X, _, _ = score_matrix(d)
+    Xi = np.rint(X * 10).astype(np.int64)
+    assert np.array_equal(Xi / 10, X)
+    T, R = X.shape
+    ia, ib = np.triu_indices(R, 1)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(c,)).spawn(1)[0])
+    perm = rng.permuted(np.broadcast_to(np.arange(T), (n, T)), axis=1)
+    sx, sy = Xi[perm[:, :c]].sum(axis=1), Xi[perm[:, c:2 * c]].sum(axis=1)
+    dx, dy = sx[:, ia] - sx[:, ib], sy[:, ia] - sy[:, ib]  # 100 x the mean differences
+    assert (dx == 0).sum() > 1000  # many exact ties
+    counts = np.bincount(np.abs(dx[dx != 0]))
+    swaps = np.bincount(np.abs(dx[(dx != 0) & (dx * dy < 0)]), minlength=len(counts))
+    got = study.swap_rates.set_index("diff_bin")
+    for b in range(1, 8):
+        row = got.loc[round(b * 0.01, 12)]
+        assert (row["n_pairs"], row["n_swaps"]) == (counts[b], swaps[b])
+    assert round(0.0, 12) not in got.index or got.loc[0.0, "n_pairs"] == 0
+    full = Xi.sum(axis=0)
+    ref = np.sign(full[ia] - full[ib])
+
+    def tau_b(s):
+        return (s * ref).sum(axis=1) / np.sqrt((s != 0).sum(axis=1) * (ref != 0).sum())
+
+    want = np.concatenate([tau_b(np.sign(dx)), tau_b(np.sign(dy))]).mean()
+    assert study.rank_agreement["tau_mean"].iloc[0] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["disjoint", "subsample", "bootstrap"])
+def test_more_samples_extend_fewer(method):
+    """A batch's first samples do not depend on its size, so a study with more samples extends
+    one with fewer (documented): subsample and bootstrap drew every X before every Y, so a
+    batch of 30 had other Y sets than the first 30 of a batch of 50."""
+    from irmodels.studies.topic_set_study import _draw
+
+    def draw(n):
+        rng = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(10,)).spawn(1)[0])
+        return _draw(rng, method, 50, 10, n)
+
+    (xs, ys), (xb, yb) = draw(30), draw(50)
+    np.testing.assert_array_equal(xs, xb[:30])
+    np.testing.assert_array_equal(ys, yb[:30])
