@@ -52,6 +52,13 @@ def _scores(x: object, what: str) -> pd.Series:
             )
         # the mean would skip a NaN (and an infinity would rank first): refused, naming a or b
         check_finite_scores(x, what)
+        for col in ("measure", "collection"):  # the means would pool them
+            if col in x.columns and x[col].nunique() > 1:
+                shown = ", ".join(map(str, pd.unique(x[col].astype(str))[:5]))
+                raise DataFormatError(
+                    f"{what} holds {x[col].nunique()} {col}s ({shown}); the system means would "
+                    f"pool them. Select one first, e.g. {what}[{what}['{col}'] == '...']."
+                )
         s = x.groupby("system", observed=True)["score"].mean()
     elif isinstance(x, Mapping):
         s = pd.Series(dict(x))

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -617,6 +617,19 @@ def _zero_df_message(term: str, counts: np.ndarray) -> str:
     )
 
 
+def refuse_pooled(data: pd.DataFrame, factors: Any) -> None:
+    """Refuse a frame with several measures (or collections) that the model's ``factors`` do
+    not separate: their scores would be pooled as if one measure (irm.anova, irm.mixed)."""
+    for col in ("measure", "collection"):
+        if col in data.columns and col not in factors and data[col].nunique() > 1:
+            shown = ", ".join(map(str, pd.unique(data[col].astype(str))[:5]))
+            raise DesignError(
+                f"the data hold {data[col].nunique()} {col}s ({shown}) and the model does not "
+                f"separate them; scores of different {col}s would be pooled. Select one first, "
+                f"e.g. data[data['{col}'] == '...'], or add {col} to the model."
+            )
+
+
 def anova(
     model: str | ModelSpec,
     data: pd.DataFrame,
@@ -739,14 +752,7 @@ def anova(
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     spec = _resolve(model, [str(c) for c in data.columns])
     _check_spec(spec, data)
-    for col in ("measure", "collection"):
-        if col in data.columns and col not in spec.factors and data[col].nunique() > 1:
-            shown = ", ".join(map(str, pd.unique(data[col].astype(str))[:5]))
-            raise DesignError(
-                f"the data hold {data[col].nunique()} {col}s ({shown}) and the model does not "
-                f"separate them; scores of different {col}s would be pooled. Select one first, "
-                f"e.g. data[data['{col}'] == '...'], or add {col} to the model."
-            )
+    refuse_pooled(data, spec.factors)
     y = spec.response_values(data)
     if not np.isfinite(y).all():
         n_nan = int(np.isnan(y).sum())

@@ -1179,6 +1179,10 @@ def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | 
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     spec = _resolve(model, list(map(str, data.columns)), data)
+    from irmodels.models.anova import refuse_pooled
+
+    refuse_pooled(data, set(spec.factors) | {f for rt in spec.random for f in rt.factors}
+                  | ({residual} if isinstance(residual, str) else set()))
     res_factors = _parse_residual(residual, data)
     design, used = _build(spec, data, res_factors, drop_degenerate)
     design.data = used
