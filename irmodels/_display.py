@@ -562,6 +562,9 @@ def _longtable(idx: list[str], index_name: str, headers: list[str], cells: list[
     return "\n".join(lines)
 
 
+_SPECIAL = P_COLUMNS | POWER_COLUMNS  # columns whose cells are not plain numbers
+
+
 def _html_cell(v: object, digits: int) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if bool(v) else ""
@@ -580,8 +583,15 @@ def frame_to_html(df: pd.DataFrame, *, title: str | None = None, digits: int = 4
     parts += [f"<th>{html.escape(str(c))}</th>" for c in df.columns]
     parts.append("</tr></thead><tbody>")
     labels = _index_labels(df.index)
-    for name, row in zip(labels, df.itertuples(index=False)):
-        cells = "".join(f"<td>{html.escape(_html_cell(v, digits))}</td>" for v in row)
+    # the cells of the text summary (p-values below 2.2e-16 as "< 2.2e-16", not 0; a power
+    # that rounds to 1 as "> 0.9999"), booleans as yes / blank
+    columns = [
+        [_html_cell(v, digits) if isinstance(v, (bool, np.bool_)) or str(c) not in _SPECIAL
+         else format_column(c, [v], digits)[0] for v in df.iloc[:, j]]
+        for j, c in enumerate(df.columns)
+    ]
+    for i, name in enumerate(labels):
+        cells = "".join(f"<td>{html.escape(col[i])}</td>" for col in columns)
         parts.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)

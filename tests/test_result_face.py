@@ -309,3 +309,16 @@ def test_latex_compiles_and_fits(name: str, tmp_path: Path) -> None:
     log = compile_latex(_instance(name).to_latex(), tmp_path)
     too_wide = [w for w in overfull(log) if w > OVERFULL_TOLERANCE_PT]
     assert not too_wide, f"{name}: tables wider than the text by {too_wide} pt"
+
+
+def test_html_cells_read_as_the_text_summary():
+    """A p-value that underflowed showed as 0 in the notebook's HTML while summary() says
+    < 2.2e-16; a power that rounds to 1 shows as > 0.9999 in both."""
+    from irmodels._display import frame_to_html
+
+    df = pd.DataFrame({"F": [143.3, 1.0], "Pr(>F)": [0.0, 0.5], "power": [0.999996, 0.42],
+                       "reject": [True, False]}, index=["system", "topic"])
+    h = frame_to_html(df)
+    assert "<td>&lt; 2.2e-16</td>" in h and "<td>0.5000</td>" in h
+    assert "<td>&gt; 0.9999</td>" in h and "<td>0.4200</td>" in h
+    assert "<td>yes</td>" in h and "<td>143.3</td>" in h
