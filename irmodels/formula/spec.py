@@ -6,6 +6,7 @@ and which random-intercept terms the model has. It evaluates nothing: models rea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -199,13 +200,27 @@ class ModelSpec:
         return apply_transform(y, self.transform, self.epsilon)
 
     def __str__(self) -> str:
+        """The formula in canonical form; it parses back to this spec (a column name that is
+        not a plain identifier, e.g. ``x y``, in backquotes)."""
         def label(t: Term) -> str:
-            return ":".join(f"C({f})" if f in self.categorical else f for f in t.factors)
+            return ":".join(f"C({_quoted(f)})" if f in self.categorical else _quoted(f)
+                            for f in t.factors)
 
-        rhs = [label(t) for t in self.fixed] + [str(r) for r in self.random]
+        rhs = [label(t) for t in self.fixed] + [
+            f"(1|{':'.join(map(_quoted, r.factors))})" for r in self.random]
         if not self.intercept:
             rhs = ["0", *rhs]
-        return f"{self.response_label} ~ {' + '.join(rhs) if rhs else '1'}"
+        response = _quoted(self.response)
+        lhs = f"{self.transform}({response})" if self.transform else response
+        return f"{lhs} ~ {' + '.join(rhs) if rhs else '1'}"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _quoted(name: str) -> str:
+    """``name`` as the formula grammar reads it: bare when an identifier, else in backquotes."""
+    return name if _IDENTIFIER.fullmatch(name) else f"`{name}`"
 
 
 def apply_transform(y: np.ndarray, transform: str | None, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:

@@ -174,3 +174,14 @@ def test_model_refuses_out_of_domain_response() -> None:
     d = pd.DataFrame({"topic": list("aabb"), "system": list("xyxy"), "score": [0.1, 0.2, 1.4, 0.3]})
     with pytest.raises(DataFormatError, match=r"logit\(\) needs scores in \[0, 1\]"):
         irm.anova("logit(score) ~ topic + system", d)
+
+
+@pytest.mark.parametrize("text", ["`x y` ~ score", "score ~ `x y` + C(`x y2`) + (1|`g h`)",
+                                  "log(`x y`) ~ topic"])
+def test_backquoted_names_round_trip(text: str) -> None:
+    """str(spec) quotes a name that is not an identifier, so it parses back (hypothesis found
+    "`x y` ~ score" printed as "x y ~ score")."""
+    cols = ["score", "topic", "x y", "x y2", "g h"]
+    spec = parse_formula(text, columns=cols)
+    again = parse_formula(str(spec), columns=cols)
+    assert (again.response, again.fixed, again.random) == (spec.response, spec.fixed, spec.random)
