@@ -515,12 +515,29 @@ class _Observed:
     rel: np.ndarray          # (N,) bool: relevant
     n_rel: dict[str, int]    # relevant documents per topic (topics with at least one)
     max_grade: int | None = None  # the highest grade in the qrels (None: no qrels rows)
+    # natural-order position of every topic and system of the input runs (before the
+    # selection): the (topic, run) pair's random stream is keyed by them
+    topic_pos: dict[str, int] | None = None
+    system_pos: dict[str, int] | None = None
 
     def groups(self):
         """``(topic, system, relevant scores, non-relevant scores)`` per group."""
         for g, (i, j) in enumerate(zip(self.bounds[:-1], self.bounds[1:])):
             rel, sc = self.rel[i:j], self.score[i:j]
             yield self.topic[g], self.system[g], sc[rel], sc[~rel]
+
+
+def _natural_positions(codes: np.ndarray, labels: np.ndarray) -> dict[str, int]:
+    """Position of each label that occurs in ``codes`` in the natural order
+    (:func:`irmodels.data.frame.natural_key`) of all of them; unused labels (categories of a
+    categorical column that no row has) take no position.
+
+    >>> _natural_positions(np.array([0, 1, 1, 3]), np.array(["s10", "s2", "x", "s1"], dtype=object))
+    {'s1': 0, 's2': 1, 's10': 2}
+    """
+    used = np.bincount(codes, minlength=len(labels)) > 0 if len(codes) else np.zeros(0, bool)
+    names = sorted({str(labels[i]) for i in np.flatnonzero(used)}, key=natural_key)
+    return {name: i for i, name in enumerate(names)}
 
 
 def _lexical_rank(labels: np.ndarray) -> np.ndarray:
@@ -574,6 +591,8 @@ def _observed(
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
     s_codes, s_uniq = _factorize(runs["system"])
     t_codes, t_uniq = _factorize(runs["topic"])
+    # stream keys: natural-order positions among ALL the runs' topics and systems
+    t_pos, s_pos = _natural_positions(t_codes, t_uniq), _natural_positions(s_codes, s_uniq)
     keep = _selected(s_codes, s_uniq, systems) & _selected(t_codes, t_uniq, topics)
     d_codes, d_uniq = _factorize(runs["docid"])
     score = _scores(runs["score"])  # finite numbers, as irm.evaluate requires
@@ -605,6 +624,7 @@ def _observed(
         bounds=np.r_[first, len(order)], score=score[order], rel=np.isin(row_keys, rel_keys),
         n_rel={str(k): int(v) for k, v in n_rel.items()},
         max_grade=int(q["rel"].max()) if len(q) else None,
+        topic_pos=t_pos, system_pos=s_pos,
     )
 
 
@@ -643,14 +663,20 @@ def document_samples(
     depth : int
         Ranking depth (the run's top ``depth`` documents are modelled).
     seed : int or None
-        Seed (default 0; ``None`` draws fresh entropy); each (topic, run) gets its own stream (``SeedSequence.spawn``), so the result does
-        not depend on the backend or the chunking.
+        Seed (default 0; ``None`` draws fresh entropy). Each (topic, run) gets its own stream,
+        ``SeedSequence(seed, spawn_key=(t, s))`` with ``t`` and ``s`` the positions of its topic
+        and its system in the natural order (``run2`` before ``run10``) of all the topics and
+        all the systems of ``runs``, before the ``systems=``/``topics=`` selection. So the
+        simulated values depend only on the seed and on those positions: they do not depend on
+        the backend or the chunking, a selection gets the values of the full simulation for the
+        pairs it keeps, and renaming topics or systems in a way that keeps their natural order
+        (``sys01`` -> ``sys1``) keeps the values.
     zeros : {"redraw", "keep", "skip"}
         What to do when ``r_s ~ Poisson(r)`` draws 0 for a run that retrieved relevant documents.
     exact_rankings : bool
         Draw and sort every score (slow; for validation) instead of the exact binomial chain.
     systems, topics : sequence of str, optional
-        Restrict the simulation.
+        Restrict the simulation (the pairs kept get the values of the full simulation).
     backend, n_workers, progress
         Passed to :func:`irmodels.parallel.map` (chunks of (topic, run) pairs).
 
@@ -725,7 +751,7 @@ def document_samples(
             )
         groups = [(topic, system, rel, non, obs.n_rel[topic])
                   for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
-        seeds = np.random.SeedSequence(seed).spawn(len(groups))
+        seeds = _pair_seeds(seed, groups, obs)
         units = [
             (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
         ]
@@ -773,6 +799,18 @@ def document_samples(
             stacklevel=2,
         )
     return out
+
+
+def _pair_seeds(seed: object, groups: list, obs: _Observed) -> list[np.random.SeedSequence]:
+    """The seed of each (topic, run) pair: ``SeedSequence(seed, spawn_key=(t, s))`` with ``t``
+    and ``s`` the pair's natural-order positions among all the topics and systems of the input
+    runs, so a pair's stream depends neither on the selection (``systems=``, ``topics=``) nor
+    on renamings that keep the natural order. ``seed=None`` draws the entropy once for all
+    pairs."""
+    entropy = np.random.SeedSequence(seed).entropy  # type: ignore[arg-type]
+    assert obs.topic_pos is not None and obs.system_pos is not None
+    return [np.random.SeedSequence(entropy, spawn_key=(obs.topic_pos[g[0]], obs.system_pos[g[1]]))
+            for g in groups]
 
 
 def sample_record(samples: pd.DataFrame) -> pd.DataFrame:

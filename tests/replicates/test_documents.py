@@ -7,6 +7,7 @@ z-scores of 4 (a false alarm probability of 6e-5 had the seed been drawn at rand
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -150,6 +151,64 @@ def test_seeds_do_not_depend_on_the_backend(rng: np.random.Generator) -> None:
     procs = irm.replicates.document_samples(runs, qrels, n_samples=4, seed=1, backend="processes",
                                             n_workers=2)
     pd.testing.assert_frame_equal(serial, procs)
+
+
+def _keyed(frame: pd.DataFrame) -> pd.Series:
+    """The scores indexed by (topic, system, sample) as text, in a fixed order."""
+    keys = [frame[c].astype(str) for c in ("topic", "system", "sample")]
+    return pd.Series(frame["score"].to_numpy(), index=pd.MultiIndex.from_arrays(keys)).sort_index()
+
+
+@pytest.mark.parametrize("model", ["bootstrap", "kde"])
+def test_a_selection_gets_the_values_of_the_full_simulation(model: str) -> None:
+    """Each (topic, run)'s stream is keyed by its natural-order positions among all the runs'
+    topics and systems, so systems= and topics= keep the values of the full simulation."""
+    coll = irm.collection.generate(preset="small", seed=1)
+    with pytest.warns(DataQualityWarning):
+        full = _keyed(irm.replicates.document_samples(coll.runs, coll.qrels, n_samples=5,
+                                                      seed=4, model=model))
+    for sel in ({"systems": ["sys03", "sys07"]}, {"systems": ["sys12", "sys02"]},
+                {"topics": ["2", "10", "17"]},
+                {"systems": ["sys07", "sys11"], "topics": ["3", "15"]}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)
+            sub = _keyed(irm.replicates.document_samples(coll.runs, coll.qrels, n_samples=5,
+                                                         seed=4, model=model, **sel))
+        want = full.loc[sub.index]
+        assert len(sub) == 5 * len(sel.get("systems", range(12))) * len(sel.get("topics",
+                                                                                range(20)))
+        np.testing.assert_array_equal(sub.to_numpy(), want.to_numpy(), err_msg=str(sel))
+
+
+def test_renaming_that_keeps_the_natural_order_keeps_the_values() -> None:
+    coll = irm.collection.generate(preset="small", seed=1)
+    runs = coll.runs
+    renamed = runs.assign(system=runs["system"].astype(str).str.replace(r"^sys0*", "sys",
+                                                                         regex=True))
+    assert set(renamed["system"]) == {f"sys{i}" for i in range(1, 13)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        a = irm.replicates.document_samples(runs, coll.qrels, n_samples=4, seed=2)
+        b = irm.replicates.document_samples(renamed, coll.qrels, n_samples=4, seed=2)
+        # categorical labels with unused categories take no position either
+        cat = renamed.assign(system=pd.Categorical(renamed["system"],
+                                                   categories=["sys0", *sorted(set(renamed["system"]))]))
+        c = irm.replicates.document_samples(cat, coll.qrels, n_samples=4, seed=2)
+    assert len(a) == len(b) == len(c) == 20 * 12 * 4
+    a_renamed = _keyed(a.assign(system=a["system"].astype(str).str.replace(r"^sys0*", "sys",
+                                                                            regex=True)))
+    pd.testing.assert_series_equal(a_renamed, _keyed(b))
+    pd.testing.assert_series_equal(_keyed(c), _keyed(b))
+
+
+def test_seed_none_gives_fresh_streams_that_still_differ_by_pair() -> None:
+    runs, qrels = _toy_runs(np.random.default_rng(5), n_topics=2, n_systems=2)
+    a = irm.replicates.document_samples(runs, qrels, n_samples=6, seed=None, model="kde")
+    b = irm.replicates.document_samples(runs, qrels, n_samples=6, seed=None, model="kde")
+    assert not np.array_equal(a["score"].to_numpy(), b["score"].to_numpy())
+    # fresh entropy is drawn once: the pairs still get distinct streams (spawn keys)
+    per_pair = a.groupby(["topic", "system"], observed=True)["score"].apply(tuple)
+    assert per_pair.nunique() == len(per_pair) == 4
 
 
 def _single_relevant_run() -> tuple[pd.DataFrame, pd.DataFrame]:
