@@ -358,6 +358,21 @@ def _cells_shown(rows: pd.DataFrame, columns: Sequence[str]) -> str:
     )
 
 
+def check_rows(data: pd.DataFrame, what: str | None = None) -> None:
+    """Refuse a frame with no rows (a filter that matched nothing) before any computation
+    meets an empty array; ``what`` starts the message.
+
+    >>> check_rows(pd.DataFrame({"topic": [], "system": [], "score": []}), "irm.anova")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.DataFormatError: irm.anova: the data have no rows (did a selection match nothing? check the system or topic names used to filter).
+    """
+    if len(data) == 0:
+        prefix = f"{what}: " if what else ""
+        raise DataFormatError(f"{prefix}the data have no rows (did a selection match nothing? "
+                              "check the system or topic names used to filter).")
+
+
 def check_finite_scores(data: pd.DataFrame, what: str | None = None, *,
                         column: str = "score") -> None:
     """Refuse missing (NaN) or infinite scores in a frame that did not go through

@@ -346,6 +346,9 @@ def measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[
             f"compare expects a long frame (topic, system, score[, measure]); got "
             f"{type(frame).__name__}. Build one with irm.frame(...) or irm.evaluate(...)."
         )
+    from irmodels.data.frame import check_rows
+
+    check_rows(frame, "irm.compare")
     missing = [c for c in ("topic", "system", "score") if c not in frame.columns]
     if missing:
         raise DataFormatError(

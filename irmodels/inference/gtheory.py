@@ -816,6 +816,9 @@ def gstudy(
 
 def _check_frame(df: pd.DataFrame) -> None:
     require_columns(df, ["topic", "system", "score"])
+    from irmodels.data.frame import check_rows
+
+    check_rows(df, "irm.gstudy")
     for col in ("measure", "collection"):
         if col in df.columns and df[col].nunique() > 1:
             raise DesignError(

@@ -220,6 +220,9 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
             f"{', '.join(map(repr, frame.columns))}. Build a long frame with irm.frame(df, "
             "topic=..., system=..., score=...) or irm.from_wide(matrix)."
         )
+    from irmodels.data.frame import check_rows
+
+    check_rows(frame)
     if check_finite:  # as irm.frame (and so irm.compare) refuses them
         from irmodels.data.frame import check_finite_scores
 

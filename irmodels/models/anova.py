@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels.data.frame import check_distinct_rows
+from irmodels.data.frame import check_distinct_rows, check_rows
 from irmodels.errors import (
     DataFormatError,
     DesignError,
@@ -752,6 +752,7 @@ def anova(
         raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
     spec = _resolve(model, [str(c) for c in data.columns])
     _check_spec(spec, data)
+    check_rows(data, "irm.anova")
     refuse_pooled(data, spec.factors)
     y = spec.response_values(data)
     if not np.isfinite(y).all():

@@ -28,3 +28,14 @@ def test_rankings_refuse_pooled_measures(scores):
             f(scores, ap)
         with pytest.raises(irm.DataFormatError, match="b holds 2 measures"):
             f(ap, scores)
+
+
+def test_empty_frames_refused_in_words(scores):
+    """A filter that matched nothing gave numpy's "zero-size array to reduction operation" (anova,
+    pairwise, gstudy) or a bare StopIteration (compare on a categorical frame)."""
+    empty = scores[(scores["measure"] == "AP") & (scores["system"] == "no-such-run")]
+    assert len(empty) == 0
+    for f in (lambda: irm.anova("MD1", empty), lambda: irm.pairwise(empty),
+              lambda: irm.gstudy(empty), lambda: irm.compare(empty)):
+        with pytest.raises(irm.DataFormatError, match="the data have no rows"):
+            f()
