@@ -562,7 +562,7 @@ def _longtable(idx: list[str], index_name: str, headers: list[str], cells: list[
     return "\n".join(lines)
 
 
-_SPECIAL = P_COLUMNS | POWER_COLUMNS  # columns whose cells are not plain numbers
+_SPECIAL = P_COLUMNS | POWER_COLUMNS  # numeric columns formatted as the text summary does
 
 
 def _html_cell(v: object, digits: int) -> str:
@@ -586,8 +586,8 @@ def frame_to_html(df: pd.DataFrame, *, title: str | None = None, digits: int = 4
     # the cells of the text summary (p-values below 2.2e-16 as "< 2.2e-16", not 0; a power
     # that rounds to 1 as "> 0.9999"), booleans as yes / blank
     columns = [
-        [_html_cell(v, digits) if isinstance(v, (bool, np.bool_)) or str(c) not in _SPECIAL
-         else format_column(c, [v], digits)[0] for v in df.iloc[:, j]]
+        format_column(c, list(df.iloc[:, j]), digits) if str(c) in _SPECIAL
+        else [_html_cell(v, digits) for v in df.iloc[:, j]]
         for j, c in enumerate(df.columns)
     ]
     for i, name in enumerate(labels):

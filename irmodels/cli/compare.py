@@ -18,7 +18,7 @@ from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
 from irmodels.cli._options import add_force, decimals, open_unit, seed, usage
-from irmodels.errors import DesignError, IRModelsError, IRModelsWarning, UsageError
+from irmodels.errors import IRModelsError, IRModelsWarning, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -147,28 +147,6 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     return systems
 
 
-def _check_levels(args: argparse.Namespace, data, systems: list[str] | None) -> None:
-    """A comparison needs at least two topics of every measure compared (and two systems):
-    say so before the fit, in the command's words."""
-    from irmodels.inference.compare import measure_frames
-
-    try:
-        frames = measure_frames(data, args.measures)
-    except IRModelsError:  # irm.compare says what is wrong
-        return
-    for name, part in frames.items():
-        if systems:
-            part = part[part["system"].astype(str).isin(systems)]
-        topics = list(dict.fromkeys(part["topic"].astype(str)))
-        if len(topics) < 2:
-            where = f" on {name}" if len(frames) > 1 else ""
-            raise DesignError(
-                f"a comparison needs at least two topics{where} (the tests compare systems "
-                f"over topics); the data have {len(topics)}"
-                + (f" ({', '.join(topics)})." if topics else ".")
-            )
-
-
 def _show_warnings(caught) -> None:
     """The warnings of the comparison, each distinct one once; the ANOVA's note on a negative
     partial omega squared is left out (the comparison table shows no effect size)."""
@@ -193,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         data = _from_scores(args)
     systems = _check_names(args, data)
-    _check_levels(args, data, systems)
     with warnings.catch_warnings(record=True) as caught:
         # every irmodels warning, to show each distinct one once; other libraries' warnings
         # (deprecations) keep the filters they had

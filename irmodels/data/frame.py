@@ -229,8 +229,7 @@ def frame(
         if canon in out.columns:
             out[canon] = _natural_categorical(out[canon])
             _check_labels(out[canon].array, names[canon], canon)
-    if len(out) == 0:
-        raise DataFormatError("the data have no rows")
+    check_rows(out)
     if duplicates == "raise":
         key = factor_columns(out)
         dup = out.duplicated(subset=key, keep=False)
@@ -319,12 +318,17 @@ def _as_scores(col: pd.Series, name: str) -> pd.Series:
     inf = np.isinf(values.to_numpy())
     if inf.any():
         i = int(np.flatnonzero(inf)[0])
-        raise DataFormatError(
-            f"score column {name!r} has {int(inf.sum())} infinite value(s), the first "
-            f"{float(values.iloc[i])} (row {i}); scores must be finite (a number beyond the "
-            "float64 range reads as infinite)"
-        )
+        raise _infinite(name, int(inf.sum()), float(values.iloc[i]), f"row {i}")
     return values
+
+
+def _infinite(column: object, n: int, first: float, where: str, prefix: str = ""
+              ) -> DataFormatError:
+    """The error for infinite scores (:func:`frame` and :func:`check_finite_scores`)."""
+    return DataFormatError(
+        f"{prefix}score column {column!r} has {n} infinite value(s), the first {first} "
+        f"({where}); scores must be finite (a number beyond the float64 range reads as infinite)"
+    )
 
 
 def _check_labels(values: pd.Categorical, column: str, canon: str) -> None:
@@ -356,6 +360,21 @@ def _cells_shown(rows: pd.DataFrame, columns: Sequence[str]) -> str:
         "(" + ", ".join(f"{c} {v}" for c, v in zip(columns, r)) + ")"
         for r in rows[list(columns)].head(3).itertuples(index=False)
     )
+
+
+def pooled_levels(data: pd.DataFrame, factors: object = ()) -> tuple[str, int, str] | None:
+    """The first of ``measure`` and ``collection`` that has several levels in ``data`` and is
+    not among ``factors``, as ``(column, number of levels, the first five shown)``; None when
+    there is none. A model or a mean over such a frame would pool measures.
+
+    >>> pooled_levels(pd.DataFrame({"measure": ["AP", "P@10"], "score": [0.1, 0.2]}))
+    ('measure', 2, 'AP, P@10')
+    """
+    for col in ("measure", "collection"):
+        if col in data.columns and col not in factors and data[col].nunique() > 1:
+            shown = ", ".join(map(str, pd.unique(data[col].astype(str))[:5]))
+            return col, int(data[col].nunique()), shown
+    return None
 
 
 def check_rows(data: pd.DataFrame, what: str | None = None) -> None:
@@ -408,11 +427,8 @@ def check_finite_scores(data: pd.DataFrame, what: str | None = None, *,
     inf = ~finite
     i = int(np.flatnonzero(inf)[0])
     shown = _cells_shown(data.iloc[[i]], labels)
-    raise DataFormatError(
-        f"{prefix}score column {column!r} has {int(inf.sum())} infinite value(s), the first "
-        f"{float(y[i])} (row {i}{', ' + shown[1:-1] if shown else ''}); scores must be finite "
-        "(a number beyond the float64 range reads as infinite)"
-    )
+    raise _infinite(column, int(inf.sum()), float(y[i]),
+                    f"row {i}{', ' + shown[1:-1] if shown else ''}", prefix)
 
 
 def _duplicated_rows(data: pd.DataFrame, key: Sequence[object]) -> np.ndarray | None:
@@ -693,8 +709,7 @@ def balance(data: pd.DataFrame, factors: Sequence[str] | None = None) -> Balance
     repeated = sorted({f for f in factors if factors.count(f) > 1})
     if repeated:
         raise UsageError(f"factors names {', '.join(map(repr, repeated))} more than once")
-    if len(data) == 0:
-        raise DataFormatError("the data have no rows")
+    check_rows(data)
     for f in factors:
         if data[f].isna().any():
             raise DataFormatError(

@@ -524,6 +524,13 @@ def compare(
             )
         per_system = sub.groupby("system", observed=False)["topic"].nunique()
         n_top = int(sub["topic"].nunique())
+        if n_top < 2:  # the tests compare systems over topics
+            where = f" on {m}" if len(per_measure) > 1 else ""
+            shown = ", ".join(map(str, pd.unique(sub["topic"])))
+            raise DesignError(
+                f"a comparison needs at least two topics{where} (the tests compare systems over "
+                f"topics); the data have {n_top}" + (f" ({shown})." if shown else ".")
+            )
         short = per_system[per_system < n_top]
         if len(short):
             raise DesignError(

@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels.data.frame import check_finite_scores
+from irmodels.data.frame import check_finite_scores, pooled_levels
 from irmodels.errors import DataFormatError, DataQualityWarning
 
 __all__ = ["RBOResult", "average_overlap", "kendall_tau", "rbo", "rbo_p_for_depth",
@@ -52,13 +52,13 @@ def _scores(x: object, what: str) -> pd.Series:
             )
         # the mean would skip a NaN (and an infinity would rank first): refused, naming a or b
         check_finite_scores(x, what)
-        for col in ("measure", "collection"):  # the means would pool them
-            if col in x.columns and x[col].nunique() > 1:
-                shown = ", ".join(map(str, pd.unique(x[col].astype(str))[:5]))
-                raise DataFormatError(
-                    f"{what} holds {x[col].nunique()} {col}s ({shown}); the system means would "
-                    f"pool them. Select one first, e.g. {what}[{what}['{col}'] == '...']."
-                )
+        pooled = pooled_levels(x)  # the means would pool them
+        if pooled is not None:
+            col, n, shown = pooled
+            raise DataFormatError(
+                f"{what} holds {n} {col}s ({shown}); the system means would pool them. Select "
+                f"one first, e.g. {what}[{what}['{col}'] == '...']."
+            )
         s = x.groupby("system", observed=True)["score"].mean()
     elif isinstance(x, Mapping):
         s = pd.Series(dict(x))

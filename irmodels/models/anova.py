@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels.data.frame import check_distinct_rows, check_rows
+from irmodels.data.frame import check_distinct_rows, check_rows, pooled_levels
 from irmodels.errors import (
     DataFormatError,
     DesignError,
@@ -620,14 +620,14 @@ def _zero_df_message(term: str, counts: np.ndarray) -> str:
 def refuse_pooled(data: pd.DataFrame, factors: Any) -> None:
     """Refuse a frame with several measures (or collections) that the model's ``factors`` do
     not separate: their scores would be pooled as if one measure (irm.anova, irm.mixed)."""
-    for col in ("measure", "collection"):
-        if col in data.columns and col not in factors and data[col].nunique() > 1:
-            shown = ", ".join(map(str, pd.unique(data[col].astype(str))[:5]))
-            raise DesignError(
-                f"the data hold {data[col].nunique()} {col}s ({shown}) and the model does not "
-                f"separate them; scores of different {col}s would be pooled. Select one first, "
-                f"e.g. data[data['{col}'] == '...'], or add {col} to the model."
-            )
+    pooled = pooled_levels(data, factors)
+    if pooled is not None:
+        col, n, shown = pooled
+        raise DesignError(
+            f"the data hold {n} {col}s ({shown}) and the model does not separate them; scores "
+            f"of different {col}s would be pooled. Select one first, e.g. "
+            f"data[data['{col}'] == '...'], or add {col} to the model."
+        )
 
 
 def anova(

@@ -271,3 +271,11 @@ def test_cli_errors(demo_dir: Path, capsys) -> None:
     assert rc != 0
     err = capsys.readouterr().err
     assert err.startswith("irmodels: error:") and "Traceback" not in err
+
+
+def test_one_topic_is_refused_in_the_comparison_s_words():
+    """The ANOVA's "Drop it from the model" made no sense to irm.compare, which has no model."""
+    one = pd.DataFrame({"topic": ["1", "1", "1"], "system": ["a", "b", "c"],
+                        "score": [0.1, 0.2, 0.3]})
+    with pytest.raises(irm.DesignError, match=r"needs at least two topics .* have 1 \(1\)"):
+        irm.compare(one)
