@@ -466,7 +466,13 @@ def _closed_form(d: _Design, pb: _reml.Problem, order: list[int], reml: bool
     spec = d.spec
     K = pb.K
     start = np.full(K, 0.5)
-    if d.strata is not None:
+    if d.strata is not None or spec.covariates:
+        # A numeric covariate spans one direction, not the stratum subspaces the expected mean
+        # squares project on: treated as a factor below it would absorb L - 1 df (sleepstudy's
+        # Days: var(Subject) 1341.29 instead of lme4's 1378.18). It could stay only if it were
+        # constant within every cell of the random terms' factors, but then it is a function of
+        # those cells and the grid of cells below is never balanced; so every covariate takes
+        # the iterative path.
         return None, start
     terms: list[Term | RandomTerm] = [*spec.fixed, *spec.random]
     factors = list(dict.fromkeys(f for t in terms for f in t.factors))
@@ -921,6 +927,122 @@ class MixedResult(ResultDisplay):
             warnings.simplefilter("ignore", BoundaryFitWarning)
             return mixed(self.spec, st["data"], method="ML", residual=self.residual)
 
+    # -- plot --------------------------------------------------------------------------------
+    def conditional_sd(self, term: str | None = None) -> pd.Series:
+        """Conditional standard deviations of the BLUPs of one random term, given the data and
+        the estimates (lme4's ``ranef(fit, condVar = TRUE)``, as standard deviations).
+
+        The conditional variance of the random effects ``b = Lambda u`` is
+        ``sigma^2 Lambda A^-1 Lambda'`` with ``A = Lambda' Z' W Z Lambda + I`` (Bates et al.
+        2015, section 3.3; the uncertainty of the fixed effects is not included, as in lme4).
+
+        Parameters
+        ----------
+        term : str, optional
+            A random term (``"topic"``, ``"topic:system"``); default ``topic`` when the model
+            has it, else the first random term.
+
+        Returns
+        -------
+        Series
+            Indexed by the term's levels (the order of ``random_effects[term]``), named
+            ``cond_sd``.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
+        >>> sd = fit.conditional_sd("topic")
+        >>> len(sd) == len(fit.random_effects["topic"]), bool((sd > 0).all())
+        (True, True)
+        """
+        name = self._random_term(term)
+        st = self._state
+        pb = st.problem
+        f = _reml.evaluate(pb, st.theta, st.eta, self.method == "REML")
+        minv = _reml._minv_pattern(pb, f, ml=True)  # A^-1 on the pattern of T'WT
+        diag = np.zeros(pb.q)
+        on = (pb.pair_a == pb.pair_b) & (pb.pair_a < pb.q)
+        diag[pb.pair_a[on]] = minv[on]
+        off = 0
+        for i, k in enumerate(st.order):
+            size = pb.term_sizes[i]
+            if self.spec.random[k].name == name:
+                sd = st.sigma * abs(float(st.theta[i])) * np.sqrt(np.maximum(diag[off:off + size], 0))
+                return pd.Series(sd, index=self.random_effects[name].index, name="cond_sd")
+            off += size
+        raise DesignError(f"no random term {name!r} in {self.spec}.")  # pragma: no cover
+
+    def _random_term(self, term: str | None) -> str:
+        names = [rt.name for rt in self.spec.random]
+        if not names:
+            raise DesignError(f"{self.spec} has no random term: there are no random effects to "
+                              "show; fit a model with one, e.g. score ~ system + (1|topic).")
+        if term is None:
+            return "topic" if "topic" in names else names[0]
+        if term not in names:
+            raise DesignError(f"{term!r} is not a random term of {self.spec}; random terms: "
+                              f"{', '.join(names)}.")
+        return term
+
+    def plot(self, term: str | None = None, *, level: float = 0.95, ax: Any = None) -> Any:
+        """Caterpillar plot of one random term: the conditional modes (BLUPs) of its levels,
+        sorted, each with the interval ``b +- z sqrt(conditional variance)``
+        (:meth:`conditional_sd`), as lme4's ``dotplot(ranef(fit, condVar = TRUE))``.
+
+        Parameters
+        ----------
+        term : str, optional
+            A random term; default ``topic`` when the model has it, else the first one.
+        level : float
+            Coverage of the normal intervals.
+        ax : matplotlib Axes, optional
+            Draw into this Axes (the figure returned is then ``ax.figure``); by default a new
+            figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
+        >>> fig = fit.plot()
+        >>> fig.axes[0].get_xlabel()
+        'conditional mode of topic (95% interval)'
+        """
+        from scipy.special import ndtri
+
+        from irmodels._display import plot_text
+        from irmodels._section import figure_axes
+        from irmodels._validate import check_probability
+
+        level = check_probability(level, "level")
+        name = self._random_term(term)
+        b = self.random_effects[name]
+        sd = self.conditional_sd(name)
+        order = np.argsort(b.to_numpy(), kind="stable")
+        k = len(b)
+        z = float(ndtri(0.5 + level / 2))
+        fig, (ax,) = figure_axes(ax, figsize=(6.0, min(max(3.0, 0.9 + 0.16 * k), 12.0)),
+                                 what="MixedResult.plot")
+        y = np.arange(k)
+        ax.errorbar(b.to_numpy()[order], y, xerr=z * sd.to_numpy()[order], fmt="o", ms=3,
+                    lw=0.8, color="#4c72b0")
+        ax.axvline(0, color="#666666", lw=0.8, ls="--")
+        if k <= 60:
+            ax.set_yticks(y, [plot_text(str(v)) for v in b.index[order]],
+                          fontsize=8 if k <= 30 else 6)
+        else:
+            ax.set_yticks([])
+            ax.set_ylabel(f"{k} levels of {plot_text(name)}, sorted")
+        ax.set_xlabel(f"conditional mode of {plot_text(name)} ({100 * level:g}% interval)")
+        ax.spines[["top", "right"]].set_visible(False)
+        return fig
+
     # -- display -----------------------------------------------------------------------------
     def _display_title(self) -> str:
         kind = "closed form" if self.closed_form else (
@@ -1258,17 +1380,30 @@ class Optimum:
 
 
 def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | None = None,
-                      maxiter: int = 2000, tol: float = 1e-9) -> Optimum:
+                      maxiter: int = 2000, tol: float = 1e-9, closed_form: bool = True
+                      ) -> Optimum:
     """Stage 3: minimise the deviance.
 
     The balanced-design ANOVA estimates are the optimum when they apply (``closed_form``), else
     the start of L-BFGS-B (with restarts, and a failed heteroscedastic start retried from the
     homoscedastic fit); see :func:`mixed`. Warns :class:`ConvergenceWarning` when the gradient
     criterion is not met; raises :class:`ConvergenceError` without a finite likelihood.
+
+    ``closed_form=False`` forces the iterative path: L-BFGS-B runs even where the ANOVA
+    estimates apply (from a start of 0.5 for every relative SD, not from those estimates), a
+    check that the closed form is the optimum of the deviance. The stages then give the fit
+    :func:`mixed` would give without its closed form::
+
+        design = mixed_design(model, data)
+        devfun = deviance_function(design, "REML")
+        fit = mixed_result(design, devfun, optimize_deviance(devfun, closed_form=False))
     """
     design, pb, order, reml = devfun.design, devfun.problem, devfun.order, devfun.reml
     spec, method, K = design.spec, devfun.method, pb.K
-    closed, theta0 = _closed_form(design, pb, order, reml)
+    if closed_form:
+        closed, theta0 = _closed_form(design, pb, order, reml)
+    else:
+        closed, theta0 = None, np.full(K, 0.5)
     if start:
         names = [spec.random[k].name for k in order]
         unknown = [str(n) for n in start if n not in names]
@@ -1395,7 +1530,60 @@ def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: 
                                     options=opts)
             x = res.x
             n_iter += int(res.nit)
+        # The converse: near theta_k = 0 the deviance is flat (theta_k**2), so L-BFGS-B stops a
+        # little above a zero optimum (theta 1.3e-4 for a topic variance whose REML optimum is
+        # 0, which moved the Satterthwaite df from lmerTest's 36 to 29.45). A small component
+        # whose zero is at least as good is set to exactly 0 and the others re-polished with
+        # it held there, so a boundary optimum is reported as one (lme4's isSingular).
+        if np.isfinite(res.fun):
+            x, res, extra = _snap_to_boundary(pb, fun, x, res, reml, bounds, opts)
+            n_iter += extra
     return x, res, n_iter
+
+
+#: Relative SDs below which _snap_to_boundary tries the component at exactly 0.
+_SNAP_BELOW = 1e-2
+
+
+def _snap_to_boundary(pb: _reml.Problem, fun: Any, x: np.ndarray, res: Any, reml: bool,
+                      bounds: list[tuple[float | None, float | None]], opts: dict[str, Any]
+                      ) -> tuple[np.ndarray, Any, int]:
+    """Set to 0 each small theta_k (< ``_SNAP_BELOW``) whose zero does not raise the deviance,
+    smallest first, re-polishing the other parameters with the zeros held (bounds (0, 0))."""
+    K = pb.K
+    et = x[K:] if pb.n_strata > 1 else None
+    dev = float(res.fun)
+    tol = 1e-12 * max(1.0, abs(dev))
+    zeroed: list[int] = []
+    for k in sorted(range(K), key=lambda j: x[j]):
+        if not 0.0 < x[k] < _SNAP_BELOW:
+            continue
+        xp = x.copy()
+        xp[k] = 0.0
+        try:
+            d0 = _reml.evaluate(pb, xp[:K], et, reml).deviance
+        except np.linalg.LinAlgError:
+            continue
+        if d0 <= dev + tol:
+            x, dev = xp, min(dev, d0)
+            zeroed.append(k)
+    if not zeroed:
+        return x, res, 0
+    held = list(bounds)
+    for k in zeroed:
+        held[k] = (0.0, 0.0)
+    nit = 0
+    if any(lo != hi for lo, hi in held):  # something left to polish
+        res2 = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=held,
+                                 options=opts)
+        nit = int(res2.get("nit", 0))
+        if np.isfinite(res2.fun) and res2.fun <= dev + tol:
+            x = np.asarray(res2.x, float).copy()
+            x[zeroed] = 0.0
+    f, g = fun(x)  # the evaluation at the returned point (scipy skips it when all are held)
+    msg = f"{res.message}; {len(zeroed)} component(s) at the boundary"
+    return x, optimize.OptimizeResult(x=x, fun=f, jac=g, nit=nit, message=msg,
+                                      success=True), nit
 
 
 #: Values of a relative SD tried above a component that the optimiser left at (or near) 0;
