@@ -41,8 +41,9 @@ def _fit(formula: str, d: pd.DataFrame, **kw):
 
 
 @pytest.mark.parametrize("ref", FITS, ids=[f"{f['design']}-{f['formula'].count('|')}" for f in FITS])
-def test_optimum_equals_lme4(designs, ref) -> None:
+def test_optimum_equals_lme4(designs, ref, check_optimum) -> None:
     fit = _fit(ref["formula"], designs[ref["design"]])
+    check_optimum(fit)
     assert fit.loglik == pytest.approx(ref["logLik"], abs=1e-7)
     got = fit.components["variance"]
     for name, want in ref["components"].items():
