@@ -155,8 +155,12 @@ class Comparability(ResultDisplay):
                 f"kappa={self.kappa:.4f}, p_value={self.p_value:.4g})")
 
 
-def _matrix(frame: Any, what: str) -> tuple[np.ndarray, list[str]]:
+def _matrix(frame: Any, what: str, names: dict[str, str] | None = None
+            ) -> tuple[np.ndarray, list[str]]:
+    from irmodels.data._columns import user_frame
     from irmodels.inference.pairwise import score_matrix
+
+    frame, _ = user_frame(frame, **(names or {}), what=f"irm.comparability ({what})")
 
     X, _, systems = score_matrix(frame, needed_by=f"collection {what}: comparability",
                                  check_finite=True)
@@ -171,6 +175,9 @@ def comparability(
     n_halvings: int = 100,
     alpha: float = 0.05,
     seed: int = 0,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> Comparability:
     """Are scores on collection A comparable with scores on collection B?
 
@@ -189,6 +196,9 @@ def comparability(
         rates).
     seed : int
         Seed of the re-partitions and halvings.
+    topic, system, score : str
+        The names of the topic, system and score columns of both frames (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -233,8 +243,9 @@ def comparability(
     (0, 6)
     """
     seed = check_seed(seed)
-    Xa, sa = _matrix(a, "a")
-    Xb, sb = _matrix(b, "b")
+    names = {"topic": topic, "system": system, "score": score}
+    Xa, sa = _matrix(a, "a", names)
+    Xb, sb = _matrix(b, "b", names)
     common = [s for s in sa if s in set(sb)]
     if len(common) < 2:
         raise DesignError(

@@ -105,6 +105,10 @@ class CompareResult(ResultDisplay):
         The system every other one is compared with, or None for all pairs.
     n_topics : Series
         Topics per measure.
+    column_names : dict or None
+        The user's column names (canonical -> name) when :func:`compare` was given
+        ``topic=``/``system=``/``score=``: the summary's rows are then headed by the user's
+        system column; the attributes keep the canonical names.
     """
 
     means: pd.DataFrame
@@ -115,6 +119,7 @@ class CompareResult(ResultDisplay):
     alpha: float
     baseline: str | None
     n_topics: pd.Series = field(repr=False)
+    column_names: dict | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- questions
     @property
@@ -235,7 +240,8 @@ class CompareResult(ResultDisplay):
         cells = self._cells(decimals, style)
         cells.insert(0, "#", [str(self.letters[s]) for s in cells.index])
         cells.columns = pd.Index([str(c) for c in cells.columns])
-        cells.index = pd.Index([str(s) for s in cells.index], name="system")
+        cells.index = pd.Index([str(s) for s in cells.index],
+                               name=(self.column_names or {}).get("system", "system"))
         return cells
 
     def summary(self, digits: int = 4) -> str:
@@ -395,6 +401,9 @@ def compare(
     *,
     systems: Sequence[str] | None = None,
     n_resamples: int = 10_000,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> CompareResult:
     r"""The comparison table of a paper: mean per system and measure, with significance marks.
 
@@ -426,6 +435,10 @@ def compare(
         The systems (rows), in this order; default all, in the frame's order.
     n_resamples : int
         Resamples of the randomization test.
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`): ``irm.compare(df, topic="qid", system="run", score="map")``;
+        the table's rows are then headed by the user's system column.
 
     Returns
     -------
@@ -478,6 +491,12 @@ def compare(
     adj = None if adjust in (None, "none") else adjust
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+    from irmodels.data._columns import own_names, user_frame
+
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.compare")
+    if own_names(names) and "measure" not in frame.columns and "measure" not in frame.attrs:
+        frame.attrs["measure"] = names["score"]  # the table's column: the user's score name
     per_measure = measure_frames(frame, measures)
 
     # the systems, in order
@@ -554,7 +573,7 @@ def compare(
         means=means_df, letters=letters, pairs=pairs, test=test,
         adjust=None if test == "tukey" else adj, alpha=float(alpha),
         baseline=None if baseline is None else str(baseline),
-        n_topics=pd.Series(n_topics, name="n_topics"),
+        n_topics=pd.Series(n_topics, name="n_topics"), column_names=own_names(names),
     )
 
 

@@ -253,6 +253,10 @@ class GStudy(ResultDisplay):
     #: ``components.index``), set by ``MixedResult.gstudy(n_boot=...)``: the D-study's
     #: intervals are then their percentiles where no closed form applies.
     component_draws: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    #: The user's column names (canonical -> name) when :func:`gstudy` was given ``topic=`` /
+    #: ``system=`` / ``score=``: the displayed components name them (``run``, ``qid:run``);
+    #: :attr:`components` keeps the canonical index.
+    column_names: dict | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ indices
     def _var(self, name: str) -> float:
@@ -630,13 +634,20 @@ class GStudy(ResultDisplay):
     # ------------------------------------------------------------------ display
     def _display_title(self) -> str:
         facet = f" x {self.n_facet} {self.facet}s" if self.facet else ""
+        if self.column_names:
+            facet += f" ({self.column_names['system']} x {self.column_names['topic']})"
         return (
             f"G-study: {self.n_systems} systems x {self.n_topics} topics{facet} "
             f"(from {self.source}); per-topic phi = {self.phi:.4f}, rho_I = {self.rho_I:.4f}"
         )
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        tables = [("Variance components", self.components)]
+        from irmodels.data._columns import relabel
+
+        shown = self.components
+        if self.column_names:
+            shown = shown.rename(index=lambda c: relabel(self.column_names, c))
+        tables = [("Variance components", shown)]
         if self._has_intervals() or self.facet is None or self.component_draws is not None:
             tables.append(("D-study", self.dstudy(sorted({10, 25, 50, 100, self.n_topics}))))
         return tables
@@ -733,6 +744,9 @@ def gstudy(
     *,
     facets: Sequence[str] | None = None,
     data: pd.DataFrame | None = None,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> GStudy:
     """G-study: variance components of a system x topic (x shard) design.
 
@@ -748,6 +762,11 @@ def gstudy(
     data : DataFrame, optional
         The data a result was fitted on, when the result does not carry them (``.data``); they
         give the numbers of topics and systems and the mean squares for the intervals.
+    topic, system, score : str
+        The names of the topic, system and score columns of the data (as in
+        :func:`irmodels.frame`): ``irm.gstudy(df, topic="qid", system="run", score="map")``.
+        The summary then names the user's columns (``run``, ``qid``, ``qid:run``);
+        ``components`` keeps the canonical index.
 
     Returns
     -------
@@ -804,9 +823,19 @@ def gstudy(
     >>> round(g.phi, 4), round(g.rho_I, 4)
     (0.3255, 0.7782)
     """
+    from dataclasses import replace
+
+    from irmodels.data._columns import own_names, user_frame
+
     if isinstance(data_or_result, pd.DataFrame):
-        return _from_data(data_or_result, facets)
+        df, names = user_frame(data_or_result, topic=topic, system=system, score=score,
+                               what="irm.gstudy")
+        gs = _from_data(df, facets)
+        return replace(gs, column_names=own_names(names)) if own_names(names) else gs
     if hasattr(data_or_result, "variance_components"):
+        if data is not None:
+            data, names = user_frame(data, topic=topic, system=system, score=score,
+                                     what="irm.gstudy")
         return _from_result(data_or_result, facets, data)
     raise DataFormatError(
         f"gstudy expects a long frame or a fitted irm.anova / irm.mixed result; got "

@@ -85,6 +85,9 @@ class PairwiseResult(TableAccess, ResultDisplay):
         Topics in the score matrix.
     n_resamples : int or None
         Resamples behind Monte Carlo p-values (None for the analytic tests).
+    column_names : dict or None
+        The user's column names (canonical name -> name) when :func:`pairwise` was given
+        ``topic=``/``system=``/``score=``; the summary names them.
     """
 
     table: pd.DataFrame
@@ -94,6 +97,7 @@ class PairwiseResult(TableAccess, ResultDisplay):
     alpha: float
     topics: int
     n_resamples: int | None = None
+    column_names: dict | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -115,6 +119,8 @@ class PairwiseResult(TableAccess, ResultDisplay):
             f"Pairwise {_TEST_NAMES.get(self.test, self.test)} ({self.alternative}), "
             f"{_ADJUST_NAMES.get(self.adjust, str(self.adjust))}, alpha = {self.alpha:g}: {self.n_significant} of "
             f"{self.n_pairs} pairs significant, {self.topics} topics"
+            + (f" (topics in {self.column_names['topic']!r}, systems in "
+               f"{self.column_names['system']!r})" if self.column_names else "")
         )
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
@@ -755,6 +761,9 @@ def pairwise(
     n_resamples: int = 10_000,
     seed: int | np.random.Generator | None = 0,
     backend: object = None,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> PairwiseResult:
     r"""Significance tests for pairs of systems evaluated on the same topics.
 
@@ -790,6 +799,10 @@ def pairwise(
     backend : optional
         Where resampling chunks run: ``None`` (here, numpy's threads), or any backend of
         :func:`irmodels.parallel.map` (``"processes"``, a Dask client).
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`): ``irm.pairwise(df, topic="qid", system="run", score="map")``.
+        The summary then names the user's columns.
 
     Returns
     -------
@@ -905,6 +918,10 @@ def pairwise(
     alpha = check_probability(alpha, "alpha", error=DataFormatError)
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    from irmodels.data._columns import own_names, user_frame
+
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.pairwise")
     X, _topics, systems = score_matrix(frame, check_finite=True)
     T, R = X.shape
     if R < 2:
@@ -998,4 +1015,5 @@ def pairwise(
         n_resamples=n_res,
     )
     return PairwiseResult(table=out, test=test, alternative=alternative, adjust=adjust,
-                          alpha=alpha, topics=T, n_resamples=n_res)
+                          alpha=alpha, topics=T, n_resamples=n_res,
+                          column_names=own_names(names))

@@ -27,6 +27,7 @@ from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_int, check_number, check_probability, check_rng
+from irmodels.data._columns import user_frame
 from irmodels.data.frame import check_finite_scores, require_columns, to_wide
 from irmodels.errors import DataFormatError, DesignError
 
@@ -368,13 +369,17 @@ def paired_t(
 
 
 # ---------------------------------------------------------------------------- collections
-def pair_sd(data: pd.DataFrame) -> pd.DataFrame:
+def pair_sd(data: pd.DataFrame, *, topic: str = "topic", system: str = "system",
+            score: str = "score") -> pd.DataFrame:
     """Standard deviation of the per-topic score differences for every pair of systems.
 
     Parameters
     ----------
     data : DataFrame
         Long frame with one score per (topic, system).
+    topic, system, score : str
+        The names of the topic, system and score columns of ``data`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -394,6 +399,8 @@ def pair_sd(data: pd.DataFrame) -> pd.DataFrame:
     1  x  z   0.0  0.2
     2  y  z   0.1  0.2
     """
+    data, _ = user_frame(data, topic=topic, system=system, score=score,
+                         what="irm.power.pair_sd")
     require_columns(data, ["topic", "system", "score"])
     check_finite_scores(data)  # a NaN would read as a missing cell, an infinity give NaN SDs
     wide = to_wide(data)
@@ -482,6 +489,9 @@ def topics_table(
     alpha: float = 0.05,
     alternative: Alternative = "two-sided",
     method: Method = "exact",
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> TopicSetDesign:
     """Required topics and detectable differences from a collection's per-pair SDs.
 
@@ -498,6 +508,9 @@ def topics_table(
         median pair, 0.95 a hard pair.
     alpha, alternative, method
         As in :func:`paired_t`.
+    topic, system, score : str
+        The names of the topic, system and score columns of ``data`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -527,6 +540,8 @@ def topics_table(
        quantile  sigma  delta  power       n  n_topics
     0       0.5    0.4    0.1    0.8  127.217       128
     """
+    data, _ = user_frame(data, topic=topic, system=system, score=score,
+                         what="irm.power.topics_table")
     pairs = pair_sd(data)
     n_topics = int(pd.Series(data["topic"]).nunique())
     qs = [float(q) for q in quantiles]
@@ -710,6 +725,9 @@ def simulate_paired_t(
     alpha: float = 0.05,
     alternative: Alternative = "two-sided",
     rng: np.random.Generator | int | None = None,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> pd.DataFrame:
     """Empirical power of the paired t-test on resampled real topics, next to the formulas.
 
@@ -734,6 +752,9 @@ def simulate_paired_t(
         As in :func:`paired_t`.
     rng : Generator or int, optional
         Random generator or seed.
+    topic, system, score : str
+        The names of the topic, system and score columns of ``data`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -756,6 +777,8 @@ def simulate_paired_t(
     n = check_int(n, "n", low=2, error=DesignError)
     n_trials = check_int(n_trials, "n_trials", low=1, error=DesignError)
     gen = check_rng(rng, "rng", error=DesignError)
+    data, _ = user_frame(data, topic=topic, system=system, score=score,
+                         what="irm.power.simulate_paired_t")
     wide = to_wide(data)
     for s in (a, b):
         if s not in wide.columns:

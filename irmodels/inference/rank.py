@@ -38,8 +38,13 @@ __all__ = ["RBOResult", "average_overlap", "kendall_tau", "rbo", "rbo_p_for_dept
            "rbo_top_weight", "tau_ap"]
 
 
-def _scores(x: object, what: str) -> pd.Series:
-    """Scores per item (index = item name as str) from the accepted inputs."""
+def _scores(x: object, what: str, names: Mapping[str, str] | None = None) -> pd.Series:
+    """Scores per item (index = item name as str) from the accepted inputs; ``names`` maps
+    ``system`` and ``score`` to the user's columns of a frame."""
+    if names and isinstance(x, pd.DataFrame):
+        from irmodels.data._columns import user_columns
+
+        x = user_columns(x, names, what=what)
     if hasattr(x, "marginal_means") and not isinstance(x, pd.DataFrame):
         s = x.marginal_means("system")
     elif isinstance(x, pd.Series):
@@ -95,8 +100,9 @@ def _scores(x: object, what: str) -> pd.Series:
     return s
 
 
-def _common(a: object, b: object) -> tuple[pd.Series, pd.Series]:
-    sa, sb = _scores(a, "a"), _scores(b, "b")
+def _common(a: object, b: object, names: Mapping[str, str] | None = None
+            ) -> tuple[pd.Series, pd.Series]:
+    sa, sb = _scores(a, "a", names), _scores(b, "b", names)
     common = sa.index[sa.index.isin(sb.index)]  # a's order
     if len(common) < 2:
         raise DataFormatError(
@@ -114,13 +120,18 @@ def _common(a: object, b: object) -> tuple[pd.Series, pd.Series]:
     return sa.loc[common], sb.loc[common]
 
 
-def kendall_tau(a: object, b: object) -> float:
+def kendall_tau(a: object, b: object, *, system: str = "system", score: str = "score"
+                ) -> float:
     """Kendall's tau-b between the system rankings given by two sets of scores.
 
     Parameters
     ----------
     a, b : Series, dict, long frame, or fitted result
         Scores per system (higher = better); compared on the systems common to both.
+    system, score : str
+        The names of the system and score columns of a long frame (as in
+        :func:`irmodels.frame`), e.g. ``system="run", score="map"``; the topic column is not
+        used (the mean per system is).
 
     Returns
     -------
@@ -149,7 +160,7 @@ def kendall_tau(a: object, b: object) -> float:
     >>> round(kendall_tau(ap, p10), 4)
     0.5477
     """
-    sa, sb = _common(a, b)
+    sa, sb = _common(a, b, {"system": system, "score": score})
     x, y = sa.to_numpy(), sb.to_numpy()
     if _all_tied(x, y, "Kendall's tau"):
         return float("nan")
@@ -239,7 +250,8 @@ def _tau_ap_b_one(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def tau_ap(a: object, b: object, *, symmetric: bool = False,
-           ties: Literal["input", "a", "b"] = "input") -> float:
+           ties: Literal["input", "a", "b"] = "input", system: str = "system",
+           score: str = "score") -> float:
     r"""AP rank correlation tau_AP (Yilmaz, Aslam & Robertson 2008), top-weighted.
 
     Parameters
@@ -262,6 +274,9 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
         in the other ranking, and the two directions are averaged (NaN, with a warning, when
         one ranking ties every system, as :func:`kendall_tau`). Without ties ``"a"`` equals
         tau_AP and ``"b"`` the symmetric tau_AP.
+    system, score : str
+        The names of the system and score columns of a long frame, as in
+        :func:`kendall_tau`.
 
     Returns
     -------
@@ -298,7 +313,7 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
     """
     if ties not in ("input", "a", "b"):
         raise DataFormatError(f"unknown ties {ties!r}; choose 'input', 'a' or 'b'.")
-    sa, sb = _common(a, b)
+    sa, sb = _common(a, b, {"system": system, "score": score})
     if ties == "a":
         x = sa.to_numpy()
         if len(np.unique(x)) < len(x):

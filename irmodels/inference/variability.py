@@ -32,6 +32,7 @@ from scipy import stats
 from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_int_list, check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.data._columns import own_names, user_frame
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
 
 __all__ = [
@@ -143,6 +144,10 @@ class VariabilityResult(TableAccess, ResultDisplay):
     table: pd.DataFrame
     transform: str | None
     epsilon: float = 0.01
+    #: The user's column names (canonical -> name) when :func:`variability` was given
+    #: ``topic=``/``system=``/``score=``: the summary's rows are headed by the user's system
+    #: column (the table keeps the canonical ``system`` index).
+    column_names: dict | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """:attr:`table`, tidy: columns ``system, mean, sd, sd_pop, n``."""
@@ -190,7 +195,10 @@ class VariabilityResult(TableAccess, ResultDisplay):
                 f"topics of {len(self.table)} systems (transform: {self.transform})")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        return [("Mean and SD per system", self.table)]
+        table = self.table
+        if self.column_names:
+            table = table.rename_axis(self.column_names["system"])
+        return [("Mean and SD per system", table)]
 
     def __repr__(self) -> str:
         return (f"<VariabilityResult {len(self.table)} systems, transform={self.transform!r}>")
@@ -209,7 +217,7 @@ def _spread(Y: np.ndarray, spread: str) -> np.ndarray:
 
 def variability(
     frame: pd.DataFrame, transform: Transform | None = "logit", *, epsilon: float = 0.01,
-    robust: bool = False,
+    robust: bool = False, topic: str = "topic", system: str = "system", score: str = "score",
 ) -> VariabilityResult:
     """Mean and SD across topics of every system's (transformed) scores.
 
@@ -223,6 +231,9 @@ def variability(
         Offset of the logit.
     robust : bool
         Also report two robust measures of spread: ``iqr`` and ``mad`` (columns appended).
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -254,6 +265,8 @@ def variability(
     0   steady  0.050  0.0371
     1  erratic  0.625  0.4448
     """
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.variability.variability")
     X, _, systems = score_matrix(frame, who="irm.variability.variability", check_finite=True)
     Y = transform_scores(X, transform, epsilon)
     T = Y.shape[0]
@@ -269,7 +282,8 @@ def variability(
     if robust:
         table["iqr"] = _spread(Y, "iqr")
         table["mad"] = _spread(Y, "mad")
-    return VariabilityResult(table=table, transform=transform, epsilon=epsilon)
+    return VariabilityResult(table=table, transform=transform, epsilon=epsilon,
+                             column_names=own_names(names))
 
 
 # ------------------------------------------------------------------------ variance tests
@@ -390,6 +404,9 @@ def compare(
     epsilon: float = 0.01,
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
     alpha: float = 0.05,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> VariabilityTest:
     """Test whether systems ``a`` and ``b`` differ in variability across topics.
 
@@ -410,6 +427,9 @@ def compare(
         For the F test (``"greater"``: a is more variable). Levene's tests are two-sided.
     alpha : float
         For the confidence interval of the variance ratio, in (0, 1).
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -440,6 +460,8 @@ def compare(
             f"Levene's tests are two-sided; got alternative={alternative!r}. Use test='f' for a "
             "one-sided comparison."
         )
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.variability.compare")
     X, _, systems = score_matrix(frame, who="irm.variability.compare", check_finite=True)
     ia, ib = _resolve_pairs(systems, [(a, b)])
     Y = transform_scores(X, transform, epsilon)
@@ -537,6 +559,9 @@ def tie_breaking(
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
     means: Literal["raw", "transformed"] = "transformed",
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> TieBreaking:
     """Among pairs not significantly different in mean, the share that differ in variability.
 
@@ -556,6 +581,9 @@ def tie_breaking(
         Scores on which the paired t test compares the means: the transformed ones (default),
         as Hosseini et al. do, so both tests look at the same scale, or the raw scores (the
         behaviour of irmodels 0.1). With ``transform=None`` the two coincide.
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -586,6 +614,8 @@ def tie_breaking(
     alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(means, ("raw", "transformed"), "means")
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.variability.tie_breaking")
     X, _, systems = score_matrix(frame, who="irm.variability.tie_breaking", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)
@@ -626,6 +656,9 @@ def error_rate(
     epsilon: float = 0.01,
     pairs: Sequence[tuple[str, str]] | None = None,
     spread: Literal["sd", "iqr", "mad"] = "sd",
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> pd.DataFrame:
     """Swap rate of variability comparisons against the topic-set size (docs/methods.md: "Variability of effectiveness").
 
@@ -651,6 +684,9 @@ def error_rate(
     spread : {"sd", "iqr", "mad"}
         The variability whose sign is compared between X and Y: the SD (default, as Hosseini
         et al.), the interquartile range or the scaled MAD (see :func:`variability`).
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -676,6 +712,8 @@ def error_rate(
     _check(spread, ("sd", "iqr", "mad"), "spread")
     if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
         raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
+    frame, names = user_frame(frame, topic=topic, system=system, score=score,
+                              what="irm.variability.error_rate")
     X, _, systems = score_matrix(frame, who="irm.variability.error_rate", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
     Y = transform_scores(X, transform, epsilon)

@@ -467,7 +467,11 @@ def pooling_bias(
 # adjusting a researcher's own run
 
 
-def _series(x: Any, what: str) -> pd.Series:
+def _series(x: Any, what: str, names: dict[str, str] | None = None) -> pd.Series:
+    if isinstance(x, pd.DataFrame) and names:
+        from irmodels.data._columns import user_columns
+
+        x = user_columns(x, names, what=f"irm.pooling.adjust ({what})")
     if isinstance(x, pd.DataFrame):
         if {"topic", "score"} <= set(x.columns):
             if x["topic"].duplicated().any():
@@ -541,7 +545,8 @@ class PoolingAdjustment(ResultDisplay):
                 f"n_common={self.n_common}, mean_adjusted={self.mean_adjusted:.4f})")
 
 
-def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2) -> PoolingAdjustment:
+def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2, topic: str = "topic",
+           score: str = "score") -> PoolingAdjustment:
     """Topic-based adjustment of an unpooled run's scores (Algorithm 6.2).
 
     Parameters
@@ -553,6 +558,9 @@ def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2) -> PoolingAdjustm
         Its scores on the common topics after its own documents were judged as well.
     min_common : int
         Fewest common topics accepted (default 2, the least that gives a standard error).
+    topic, score : str
+        The names of the topic and score columns of a frame given for ``unpooled`` or
+        ``pooled`` (as in :func:`irmodels.frame`), e.g. ``topic="qid", score="map"``.
 
     Returns
     -------
@@ -575,8 +583,9 @@ def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2) -> PoolingAdjustm
     >>> res.scores["adjusted"].round(2).tolist()
     [0.26, 0.34, 0.3, 0.45]
     """
-    u = _series(unpooled, "unpooled")
-    t = _series(pooled, "pooled")
+    names = {"topic": topic, "score": score}
+    u = _series(unpooled, "unpooled", names)
+    t = _series(pooled, "pooled", names)
     extra = [k for k in t.index if k not in u.index]
     if extra:
         raise DesignError(f"topic {extra[0]} has a pooled score but no unpooled one; give the "

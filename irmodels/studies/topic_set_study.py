@@ -512,6 +512,9 @@ def topic_sets(
     backend: Any = "serial",
     n_workers: int | None = None,
     progress: bool | None = None,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
 ) -> TopicSetStudy:
     """Swap rates, discriminative power, error rates and rank agreement by topic-set size.
 
@@ -549,6 +552,9 @@ def topic_sets(
     backend, n_workers, progress
         Where the batches run (:func:`irmodels.parallel.map`); the result does not depend on
         it.
+    topic, system, score : str
+        The names of the topic, system and score columns of ``frame`` (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``.
 
     Returns
     -------
@@ -604,6 +610,10 @@ def topic_sets(
     from irmodels.inference.pairwise import score_matrix
     from irmodels.inference.studentized import qtukey
 
+    from irmodels.data._columns import user_frame
+
+    frame, _ = user_frame(frame, topic=topic, system=system, score=score,
+                          what="irm.studies.topic_sets")
     X, topics, systems = score_matrix(frame, needed_by="a topic-set study")
     T, R = X.shape
     bad = ~np.isfinite(X)
