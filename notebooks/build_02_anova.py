@@ -56,7 +56,7 @@ cells = [
         "print('top group:', ', '.join(hsd.top_group))"
     ),
     new_code_cell(
-        "best = hsd.means.sort_values(ascending=False).index[:12]\n"
+        "best = hsd.means.sort_values(ascending=False, kind='stable').index[:12]\n"
         "pd.DataFrame({'mean': hsd.means[best], 'letters': hsd.letters[best]}).round(4)"
     ),
     new_markdown_cell(
@@ -68,7 +68,12 @@ cells = [
         "pd.concat({kind: hsd.intervals(kind).loc[best[:5], 'halfwidth']\n"
         "           for kind in ('tukey', 'anova', 'sem')}, axis=1).round(4)"
     ),
-    new_code_cell("hsd.pairs.sort_values('q', ascending=False).head().round(6)"),
+    new_markdown_cell(
+        "The most different pairs. run57 and run59 have the same AP on every topic, so their "
+        "pairs tie on `q`: a stable sort (`kind='stable'`) keeps tied rows in the table's order "
+        "(levels in natural order), the same on every numpy and pandas."
+    ),
+    new_code_cell("hsd.pairs.sort_values('q', ascending=False, kind='stable').head().round(6)"),
     new_markdown_cell(
         "## The report\n\n"
         "`irm.build_report` (or `irmodels report DATA`) fits the model, runs the Tukey HSD, the "
@@ -106,12 +111,12 @@ cells = [
         "run; `alternative='greater'` asks which runs beat it."
     ),
     new_code_cell(
-        "means = fit.marginal_means('system').sort_values()\n"
+        "means = fit.marginal_means('system').sort_values(kind='stable')\n"
         "baseline = means.index[len(means) // 2]\n"
         "dn = fit.dunnett(baseline, alternative='greater')\n"
         "print(dn.summary().splitlines()[0])\n"
         "print(f'{dn.to_frame().reject.sum()} of {len(dn.to_frame())} runs beat {baseline}')\n"
-        "dn.to_frame().sort_values('diff', ascending=False).head().round(4)"
+        "dn.to_frame().sort_values('diff', ascending=False, kind='stable').head().round(4)"
     ),
     new_markdown_cell(
         "## The comparison table of a paper\n\n"
@@ -123,7 +128,7 @@ cells = [
     ),
     new_code_cell(
         "p10 = irm.datasets.load('adhoc8', 'P@10')\n"
-        "ranked = list(means.sort_values(ascending=False).index)\n"
+        "ranked = list(means.sort_values(ascending=False, kind='stable').index)\n"
         "five = [ranked[i] for i in (0, 10, 40, 80, 120)]\n"
         "both = pd.concat([data, p10], ignore_index=True)\n"
         "table = irm.compare(both, systems=five)\n"
