@@ -34,20 +34,22 @@ import csv
 import io
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from irmodels.errors import DataFormatError
+from irmodels.errors import DataFormatError, UsageError
 
 __all__ = ["qrels_input", "runs_input", "scores_input"]
 
 _SCORE_FORMS = (
     "a pandas DataFrame (topic, system, score[, measure] or columns you name), a PyTerrier "
-    "perquery frame (name, qid, measure, value), a dict {run name: ir_measures results}, ranx "
-    "Run objects with per-query scores, a polars DataFrame or a file-like CSV/TSV"
+    "perquery frame (name, qid, measure, value), a dict {run name: ir_measures results}, "
+    "pytrec_eval's evaluate(run) output {query id: {measure: value}} (with system='run name') or "
+    "a dict {run name: that}, ranx Run objects with per-query scores, a polars DataFrame or a "
+    "file-like CSV/TSV"
 )
 
 
@@ -72,6 +74,70 @@ def _is_ranx_run(obj: object) -> bool:
 
 def _is_ranx_qrels(obj: object) -> bool:
     return hasattr(obj, "to_dict") and type(obj).__name__ == "Qrels"
+
+
+def _ranx_names(runs: list[Any], given: str | None = None) -> list[str]:
+    """The system names of ranx Runs: ``run.name``, each distinct. A run without a name (ranx's
+    default) or a name two runs share would merge their rankings or scores into one system, so
+    either is refused with the way out. ``given`` names a single run (``irm.frame(run,
+    system=...)``)."""
+    if given is not None and len(runs) == 1:
+        return [given]
+    names = []
+    for i, run in enumerate(runs):
+        name = run.name
+        if name is None or str(name) == "":
+            how = ("set run.name = '...' on each, or pass a dict {name: run}"
+                   if len(runs) > 1 else "set run.name = '...', or pass a dict {name: run}")
+            raise DataFormatError(
+                f"ranx Run {i + 1} of {len(runs)} has no name (run.name is {name!r}), and the name is "
+                f"what tells systems apart; {how}.")
+        names.append(str(name))
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise DataFormatError(
+                f"ranx Runs {seen[name] + 1} and {i + 1} (of {len(runs)}) are both named {name!r}; their rankings would "
+                "become one system. Give each run its own run.name, or pass a dict {name: run}.")
+        seen[name] = i
+    return names
+
+
+def _nesting(obj: object) -> int:
+    """How deep the dicts go along their first non-empty entries: 0 for a non-mapping, 1 for
+    ``{k: v}``, 2 for ``{k: {k2: v}}`` (a pytrec_eval run or qrels, or its per-run output), 3 for
+    ``{k: {k2: {k3: v}}}`` (a dict of those)."""
+    depth = 0
+    while isinstance(obj, Mapping) and obj:
+        depth += 1
+        obj = next((v for v in obj.values() if not (isinstance(v, Mapping) and not v)),
+                   next(iter(obj.values())))
+    return depth + (isinstance(obj, Mapping))
+
+
+def _is_ir_measures_measure(obj: object) -> bool:
+    return type(obj).__module__.split(".")[0] == "ir_measures"
+
+
+def _refuse_means(data: Mapping[Any, Any]) -> None:
+    """A dict of numbers (``ir_measures.calc_aggregate``, ranx's mean scores) or of number
+    arrays (``ranx.evaluate(..., return_mean=False)``) has no query ids: refuse it by name."""
+    values = list(data.values())
+    if values and all(isinstance(v, np.ndarray) for v in values):
+        raise DataFormatError(
+            f"irm.frame got a dict of arrays ({', '.join(map(str, list(data)[:3]))}): per-query "
+            "scores without query ids, as ranx.evaluate(..., return_mean=False) returns them. "
+            "Pass the ranx Run itself (its run.scores keeps the query ids), or its runs and qrels "
+            "to irm.evaluate.")
+    if values and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                      for v in values):
+        origin = ("ir_measures.calc_aggregate results" if any(map(_is_ir_measures_measure, data))
+                  else "one number per key")
+        raise DataFormatError(
+            f"irm.frame got {origin} ({', '.join(f'{k}: {v!r}' for k, v in list(data.items())[:3])}"
+            "): means over topics, not per-topic scores. Pass per-topic scores: "
+            "ir_measures.iter_calc(...) results as {run name: results}, or pytrec_eval's "
+            "evaluate(run) output with system='run name'.")
 
 
 def _read_text(obj: Any) -> str:
@@ -206,10 +272,39 @@ def _is_metric_iterable(obj: object) -> bool:
     return True
 
 
-def scores_input(data: object) -> pd.DataFrame | object:
+_SCORE_COLUMNS = ["topic", "system", "measure", "score"]
+
+
+def _pytrec_rows(per_query: Mapping[Any, Any], system: str,
+                 where: str) -> list[tuple[str, str, str, float]]:
+    """Rows of pytrec_eval's ``evaluate(run)`` output ``{qid: {measure: value}}``."""
+    rows = []
+    for q, by_measure in per_query.items():
+        if not isinstance(by_measure, Mapping):
+            raise DataFormatError(
+                f"{where}: query {q!r} holds {_describe(by_measure)}; expected {{measure: value}} "
+                "for every query, as pytrec_eval's RelevanceEvaluator(...).evaluate(run) gives.")
+        at = f"{where}, query {q!r}"
+        topic = _label(q, "query id", at)
+        rows += [(topic, system, _label(m, "measure", at), _number(v, f"{at}, measure {m!r}"))
+                 for m, v in by_measure.items()]
+    return rows
+
+
+def _refuse_system_for_many(system: str | None, n: int, what: str, names: list[str]) -> None:
+    if system is not None:
+        raise UsageError(
+            f"system={system!r} names a single run, but irm.frame got {n} {what} that carry their "
+            f"own names ({', '.join(map(repr, names[:3]))}{', ...' if n > 3 else ''}); drop "
+            "system= (the names become the system column).")
+
+
+def scores_input(data: object, *, system: str | None = None) -> pd.DataFrame | object:
     """Per-topic scores from another tool as a frame with ``topic, system, score[, measure]``
     columns; a pandas frame in any other layout is returned unchanged (``irm.frame`` then reads
-    the columns it is told).
+    the columns it is told). ``system`` names a single run that carries no name of its own
+    (pytrec_eval's ``evaluate(run)`` output, a list of ir_measures results, a ranx Run); it is
+    required there and refused for several runs.
 
     Examples
     --------
@@ -227,49 +322,102 @@ def scores_input(data: object) -> pd.DataFrame | object:
     >>> Metric = namedtuple("Metric", "query_id measure value")
     >>> scores_input({"bm25": [Metric("1", "AP", 0.5), Metric("2", "AP", 0.2)]}).values.tolist()
     [['1', 'bm25', 'AP', 0.5], ['2', 'bm25', 'AP', 0.2]]
+
+    pytrec_eval's ``RelevanceEvaluator(qrels, measures).evaluate(run)`` output for one run
+    (named by ``system``), or a dict of them by run name:
+
+    >>> one = {"1": {"map": 0.5, "P_10": 0.3}, "2": {"map": 0.2, "P_10": 0.1}}
+    >>> scores_input(one, system="bm25").values.tolist()[:2]
+    [['1', 'bm25', 'map', 0.5], ['1', 'bm25', 'P_10', 0.3]]
+    >>> len(scores_input({"bm25": one, "dph": one}))
+    8
     """
+    return adapt_scores(data, system)[0]
+
+
+def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame | object, bool]:
+    """:func:`scores_input`, and whether ``system`` was taken as the name of the single run
+    (``irm.frame`` then reads the ``system`` column it made, not a column named ``system``)."""
     if isinstance(data, pd.DataFrame):
         cols = set(map(str, data.columns))
         if {"name", "qid", "measure", "value"} <= cols and "topic" not in cols:
             out = data.rename(columns={"qid": "topic", "name": "system", "value": "score"})
-            return out[["topic", "system", "measure", "score"]]
-        return data
+            return out[_SCORE_COLUMNS], False
+        return data, False
     if _is_polars(data):
-        return scores_input(data.to_pandas())  # type: ignore[attr-defined]
+        return adapt_scores(data.to_pandas())  # type: ignore[attr-defined]
     if hasattr(data, "read"):
-        return scores_input(_table_from_text(_read_text(data)))
+        return adapt_scores(_table_from_text(_read_text(data)))
     if _is_ranx_run(data):
         data = [data]
     if isinstance(data, (list, tuple)) and data and all(_is_ranx_run(r) for r in data):
+        if len(data) > 1:
+            _refuse_system_for_many(system, len(data), "ranx Runs",
+                                    [str(r.name) for r in data])
+        names = _ranx_names(list(data), system)
         rows = []
-        for run in data:
+        for run, name in zip(data, names):
             per_query = {k: v for k, v in dict(run.scores).items() if isinstance(v, Mapping)}
             if not per_query:
                 raise DataFormatError(
-                    f"ranx Run {run.name!r} holds no per-query scores (run.scores has "
+                    f"ranx Run {name!r} holds no per-query scores (run.scores has "
                     f"{sorted(dict(run.scores))[:5] or 'nothing'}); evaluate it with "
                     "ranx.evaluate(qrels, run, metrics, return_mean=False) first, or pass the "
                     "run and its qrels to irm.evaluate."
                 )
             for metric, by_q in per_query.items():
-                rows += [(_label(q, "query id", f"ranx Run {run.name!r}, {metric}"), str(run.name),
-                          str(metric), _number(v, f"ranx Run {run.name!r}, {metric}, query {q!r}"))
+                rows += [(_label(q, "query id", f"ranx Run {name!r}, {metric}"), name,
+                          str(metric), _number(v, f"ranx Run {name!r}, {metric}, query {q!r}"))
                          for q, v in by_q.items()]
-        return pd.DataFrame(rows, columns=["topic", "system", "measure", "score"])
+        return pd.DataFrame(rows, columns=_SCORE_COLUMNS), system is not None
     if isinstance(data, Mapping) and data:
+        depth = _nesting(data)
+        if depth == 1:
+            _refuse_means(data)
         values = list(data.values())
-        if all(_is_metric_iterable(v) for v in values):
+        names = [str(k) for k in data]
+        if all(_is_metric_iterable(v) for v in values):  # {run: ir_measures results}
+            _refuse_system_for_many(system, len(data), "runs (a dict)", names)
             rows = []
             for name, results in data.items():
                 rows += _metric_rows(results, str(name))
-            return pd.DataFrame(rows, columns=["topic", "system", "measure", "score"])
+            return pd.DataFrame(rows, columns=_SCORE_COLUMNS), False
+        if depth == 2:  # pytrec_eval's evaluate(run): {qid: {measure: value}}, one run
+            inner = [k for v in values if isinstance(v, Mapping) for k in v]
+            if any(map(_is_ir_measures_measure, inner)):
+                raise DataFormatError(
+                    "irm.frame got ir_measures.calc_aggregate results by run ({run: {measure: "
+                    "mean}}): means over topics, not per-topic scores. Pass "
+                    "{run name: ir_measures.iter_calc(...)} instead.")
+            if system is None:
+                raise DataFormatError(
+                    f"irm.frame got one run's per-query scores {{query id: {{measure: value}}}} "
+                    f"(pytrec_eval's evaluate(run) output; {len(data)} queries, e.g. "
+                    f"{names[0]!r}) but no run name; name it with irm.frame(scores, "
+                    "system='bm25'), or pass a dict {run name: scores} for several runs. (If the "
+                    "outer keys are run names and the values means over topics: irm.frame needs "
+                    "per-topic scores.)")
+            rows = _pytrec_rows(data, system, f"run {system!r}")
+            return pd.DataFrame(rows, columns=_SCORE_COLUMNS), True
+        if depth == 3:  # {run name: pytrec_eval evaluate(run) output}
+            _refuse_system_for_many(system, len(data), "runs (a dict)", names)
+            rows = []
+            for name, per_query in data.items():
+                if not isinstance(per_query, Mapping):
+                    raise DataFormatError(
+                        f"run {name!r} is {_describe(per_query)}; in a dict of pytrec_eval "
+                        "outputs every run needs {query id: {measure: value}}.")
+                rows += _pytrec_rows(per_query, str(name), f"run {name!r}")
+            return pd.DataFrame(rows, columns=_SCORE_COLUMNS), False
     if _is_metric_iterable(data):
         items = list(data)  # type: ignore[call-overload]
         if items and all(hasattr(r, "query_id") and hasattr(r, "measure") for r in items[:5]):
-            raise DataFormatError(
-                "these ir_measures results carry no run name; pass a dict {run name: results} "
-                "(e.g. irm.frame({'bm25': list(ir_measures.iter_calc(...))}))."
-            )
+            if system is None:
+                raise DataFormatError(
+                    "these ir_measures results carry no run name; name the run with "
+                    "irm.frame(results, system='bm25'), or pass a dict {run name: results} "
+                    "(e.g. irm.frame({'bm25': list(ir_measures.iter_calc(...))})).")
+            return pd.DataFrame(_metric_rows(items, system), columns=_SCORE_COLUMNS), True
         raise DataFormatError(
             f"expected a pandas DataFrame, got {type(data).__name__} (a sequence of "
             f"{_describe(items[0]) if items else 'nothing'}, not per-topic scores); irm.frame "
@@ -279,7 +427,16 @@ def scores_input(data: object) -> pd.DataFrame | object:
                           f"(irm.frame got {_describe(data)}); it reads {_SCORE_FORMS}.")
 
 
-def _nested_to_frame(nested: Mapping[Any, Mapping[Any, Any]], value: str) -> pd.DataFrame:
+def _nested_to_frame(nested: Mapping[Any, Mapping[Any, Any]], value: str,
+                     what: str = "") -> pd.DataFrame:
+    """``{qid: {docid: value}}`` (ranx's ``to_dict()``, pytrec_eval's and ir_measures' dicts)
+    as ``topic, docid, <value>``."""
+    for q, docs in nested.items():
+        if not isinstance(docs, Mapping):
+            raise DataFormatError(
+                f"{what or 'the dict'}: query {q!r} holds {_describe(docs)}; expected "
+                f"{{doc id: {value}}} for every query ({{query id: {{doc id: {value}}}}}, as "
+                "pytrec_eval and ir_measures read them).")
     rows = [(str(q), str(d), v) for q, docs in nested.items() for d, v in docs.items()]
     return pd.DataFrame(rows, columns=["topic", "docid", value])
 
@@ -288,12 +445,24 @@ def _tuples_frame(items: list[Any], fields: tuple[str, ...], names: list[str]) -
     return pd.DataFrame([tuple(getattr(r, f) for f in fields) for r in items], columns=names)
 
 
+_QRELS_FORMS = (
+    "irm.evaluate reads qrels as a DataFrame (topic, docid, rel; or ir_measures' query_id, "
+    "doc_id, relevance; or PyTerrier's qid, docno, label), ir_datasets / ir_measures "
+    "Qrel(query_id, doc_id, relevance) tuples, a dict {query id: {doc id: grade}} (pytrec_eval), "
+    "a ranx Qrels, a polars frame or a file-like TREC qrels text.")
+
+
 def qrels_input(qrels: object) -> object:
     """Qrels from another tool as ``topic, docid, rel``; anything else unchanged.
 
     >>> from collections import namedtuple
     >>> Qrel = namedtuple("Qrel", "query_id doc_id relevance iteration")
     >>> qrels_input([Qrel("1", "d1", 2, "0"), Qrel("1", "d2", 0, "0")]).values.tolist()
+    [['1', 'd1', 2], ['1', 'd2', 0]]
+
+    pytrec_eval's (and ir_measures') qrels dict ``{query id: {doc id: grade}}``:
+
+    >>> qrels_input({"1": {"d1": 2, "d2": 0}}).values.tolist()
     [['1', 'd1', 2], ['1', 'd2', 0]]
     """
     if isinstance(qrels, pd.DataFrame):
@@ -312,6 +481,13 @@ def qrels_input(qrels: object) -> object:
         from irmodels.data.io import read_qrels
 
         return _via_file(_read_text(qrels), read_qrels, "qrels")
+    if isinstance(qrels, Mapping):  # pytrec_eval / ir_measures dict {qid: {docid: grade}}
+        if _nesting(qrels) == 2:
+            return _nested_to_frame(qrels, "rel", "the qrels dict")
+        raise DataFormatError(
+            f"qrels given as a dict {_nesting(qrels)} level(s) deep (e.g. key "
+            f"{next(iter(qrels), None)!r}); a qrels dict is {{query id: {{doc id: grade}}}}, as "
+            f"pytrec_eval and ir_measures read it. {_QRELS_FORMS}")
     if hasattr(qrels, "qrels_iter"):  # an ir_datasets dataset
         qrels = qrels.qrels_iter()  # type: ignore[attr-defined]
     if isinstance(qrels, Iterable) and not isinstance(qrels, (str, bytes, Mapping)):
@@ -322,11 +498,11 @@ def qrels_input(qrels: object) -> object:
                                  ["topic", "docid", "rel"])
         raise DataFormatError(
             f"qrels given as a sequence of {_describe(items[0]) if items else 'nothing'}; "
-            "irm.evaluate reads qrels as a DataFrame (topic, docid, rel), ir_datasets / "
-            "ir_measures Qrel(query_id, doc_id, relevance) tuples, a ranx Qrels, a polars frame "
-            "or a file-like TREC qrels text."
-        )
+            f"{_QRELS_FORMS}")
     return qrels
+
+
+_RUN_COLUMNS = ["system", "topic", "docid", "score"]
 
 
 def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
@@ -336,38 +512,56 @@ def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
     if isinstance(run, pd.DataFrame):
         cols = set(map(str, run.columns))
         if {"qid", "docno", "score"} <= cols and "topic" not in cols:  # PyTerrier results
-            out = run.rename(columns={"qid": "topic", "docno": "docid"})
+            # PyTerrier's docid is the index's internal number; docno is the document's id, the
+            # one qrels use (kept as two columns named docid, every score would be refused)
+            out = run.drop(columns=["docid"] if "docid" in cols else [])
+            out = out.rename(columns={"qid": "topic", "docno": "docid"})
             if "name" in cols and name is None:
                 out = out.rename(columns={"name": "system"})
             elif "system" not in cols:
                 out = out.assign(system=name or "run")
-            return out[["system", "topic", "docid", "score"]]
+            return out[_RUN_COLUMNS]
+        if {"query_id", "doc_id", "score"} <= cols and "topic" not in cols:  # ir_measures
+            out = run.rename(columns={"query_id": "topic", "doc_id": "docid"})
+            if name is not None or "system" not in cols:
+                out = out.assign(system=name or "run")
+            return out[_RUN_COLUMNS]
         if name is not None and {"topic", "docid", "score"} <= cols:  # irmodels' own layout
-            return run.assign(system=name)[["system", "topic", "docid", "score"]]
+            return run.assign(system=name)[_RUN_COLUMNS]
         if {"system", "topic", "docid", "score"} <= cols:
             return run
         return None
     if _is_ranx_run(run):
         out = _nested_to_frame(run.to_dict(), "score")  # type: ignore[attr-defined]
         return out.assign(system=name or str(run.name or "run"))[  # type: ignore[attr-defined]
-            ["system", "topic", "docid", "score"]]
+            _RUN_COLUMNS]
+    if isinstance(run, Mapping) and _nesting(run) == 2:  # pytrec_eval / ir_measures run dict
+        out = _nested_to_frame(run, "score", f"run {name or 'run'!r}")
+        return out.assign(system=name or "run")[_RUN_COLUMNS]
     if isinstance(run, Iterable) and not isinstance(run, (str, bytes, Mapping)):
         items = list(run)
         if items and all(hasattr(r, "query_id") and hasattr(r, "doc_id") and hasattr(r, "score")
                          for r in items):
             out = _tuples_frame(items, ("query_id", "doc_id", "score"),
                                 ["topic", "docid", "score"])
-            return out.assign(system=name or "run")[["system", "topic", "docid", "score"]]
+            return out.assign(system=name or "run")[_RUN_COLUMNS]
     return None
 
 
 def runs_input(runs: object) -> object:
     """Runs from another tool as ``system, topic, docid, score``; anything else unchanged.
 
+    A single run that carries no name (a pytrec_eval run dict, ir_measures ScoredDoc tuples, a
+    PyTerrier or ir_measures frame, a ranx Run without ``name``) is the system ``run``; several
+    are named by a dict ``{name: run}`` (or ranx's ``run.name``, which must then be set and
+    distinct: runs are never merged under one name).
+
     >>> from collections import namedtuple
     >>> ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")
     >>> runs_input({"bm25": [ScoredDoc("1", "d1", 2.5)]}).values.tolist()
     [['bm25', '1', 'd1', 2.5]]
+    >>> runs_input({"bm25": {"1": {"d1": 2.5, "d2": 1.0}}}).values.tolist()  # pytrec_eval's
+    [['bm25', '1', 'd1', 2.5], ['bm25', '1', 'd2', 1.0]]
     """
     if isinstance(runs, pd.DataFrame):
         out = _run_frame(runs)
@@ -380,19 +574,29 @@ def runs_input(runs: object) -> object:
         if all(isinstance(v, pd.DataFrame) for v in runs.values()) and all(
                 {"topic", "docid", "score"} <= set(map(str, v.columns)) for v in runs.values()):
             return runs  # irmodels' own dict form
+        if _nesting(runs) == 2:  # one run as pytrec_eval / ir_measures read it
+            return _run_frame(runs)
         parts = []
         for name, run in runs.items():
             out = _run_frame(run, str(name))
             if out is None:
                 raise DataFormatError(
                     f"run {name!r} is {_describe(run)}; expected a DataFrame (topic, docid, "
-                    "score), a PyTerrier result frame (qid, docno, score), a ranx Run or "
-                    "ir_measures ScoredDoc(query_id, doc_id, score) tuples."
+                    "score), a PyTerrier result frame (qid, docno, score), an ir_measures frame "
+                    "(query_id, doc_id, score), a ranx Run, ir_measures ScoredDoc(query_id, "
+                    "doc_id, score) tuples or a dict {query id: {doc id: score}} (pytrec_eval)."
                 )
             parts.append(out.assign(system=str(name)))
         return pd.concat(parts, ignore_index=True)
     if _is_polars(runs) or _is_ranx_run(runs):
         return _run_frame(runs)
-    if isinstance(runs, (list, tuple)) and runs and all(_is_ranx_run(r) for r in runs):
-        return pd.concat([_run_frame(r) for r in runs], ignore_index=True)
+    if isinstance(runs, (list, tuple, Iterator)):
+        items = list(runs)
+        if items and all(_is_ranx_run(r) for r in items):
+            return pd.concat([_run_frame(r, n) for r, n in zip(items, _ranx_names(items))],
+                             ignore_index=True)
+        out = _run_frame(items)  # ir_measures ScoredDoc tuples: one run
+        if out is not None:
+            return out
+        return items if isinstance(runs, Iterator) else runs  # an iterator is read once
     return runs

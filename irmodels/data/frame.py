@@ -132,7 +132,9 @@ def frame(
     data : DataFrame
         One row per measurement, with any column names.
     topic, system, score : str
-        Names of the topic, system and score columns in ``data``.
+        Names of the topic, system and score columns in ``data``. When ``data`` is one run's
+        scores from a tool that records no run name (pytrec_eval's ``evaluate(run)`` output, a
+        list of ir_measures results, a ranx Run), ``system`` is that run's name.
     shard, sample, measure, collection : str, optional
         Names of the optional columns. A column already called ``shard``, ``sample``,
         ``measure`` or ``collection`` is picked up without being named.
@@ -167,10 +169,13 @@ def frame(
     """
     if not isinstance(data, pd.DataFrame) or {"name", "qid", "measure", "value"} <= set(
             map(str, data.columns)):
-        # other tools' outputs (PyTerrier, ir_measures, ranx, polars, file-like): adapters.py
-        from irmodels.data.adapters import scores_input
+        # other tools' outputs (PyTerrier, ir_measures, pytrec_eval, ranx, polars, file-like):
+        # adapters.py; system= names a single run that carries no name of its own
+        from irmodels.data.adapters import adapt_scores
 
-        data = scores_input(data)
+        data, named = adapt_scores(data, None if system == "system" else system)
+        if named:
+            system = "system"
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"expected a pandas DataFrame, got {type(data).__name__}")
     if nan not in ("raise", "drop"):

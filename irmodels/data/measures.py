@@ -135,12 +135,10 @@ def _scores(col: pd.Series) -> np.ndarray:
 
 
 def _as_qrels(qrels: object) -> pd.DataFrame:
-    if not isinstance(qrels, pd.DataFrame) and hasattr(qrels, "qrels") and not hasattr(
-            qrels, "qrels_iter"):
-        qrels = qrels.qrels
+    # the adapters first: a ranx Qrels has a .qrels attribute too (a numba Dict)
     qrels = qrels_input(qrels)
     if not isinstance(qrels, pd.DataFrame) and hasattr(qrels, "qrels"):
-        qrels = qrels.qrels
+        qrels = qrels_input(qrels.qrels)  # a DemoCollection or any object holding qrels
     if not isinstance(qrels, pd.DataFrame):
         raise DataFormatError(
             f"qrels must be a DataFrame with columns topic, docid, rel; got {type(qrels).__name__}"

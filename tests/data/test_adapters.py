@@ -86,8 +86,12 @@ def test_ir_measures_results_by_run(reference):
     res = {str(s): [Metric(str(r.topic), str(r.measure), r.score) for r in g.itertuples()]
            for s, g in reference.groupby("system", observed=True)}
     pd.testing.assert_frame_equal(_key(irm.frame(res)), _key(reference), check_categorical=False)
-    with pytest.raises(DataFormatError, match="no run name; pass a dict"):
+    with pytest.raises(DataFormatError, match=r"no run name; name the run with .*system="):
         irm.frame(next(iter(res.values())))
+    name, one = next(iter(res.items()))  # system= names the one run (a generator is read once)
+    got = irm.frame(iter(one), system=name)
+    pd.testing.assert_frame_equal(_key(got), _key(reference[reference["system"] == name]),
+                                  check_categorical=False)
 
 
 def test_real_ir_measures_agrees_with_evaluate(demo, reference):
