@@ -12,7 +12,7 @@ import html
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -21,7 +21,8 @@ from irmodels._display import format_number, frame_to_html, frame_to_latex
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["Section", "figure_to_data_uri", "figure_to_png", "frame_to_markdown", "img_tag"]
+__all__ = ["Section", "figure_axes", "figure_to_data_uri", "figure_to_png", "frame_to_markdown",
+           "img_tag"]
 
 
 def frame_to_markdown(df: pd.DataFrame, *, digits: int = 4) -> str:
@@ -43,6 +44,45 @@ def frame_to_markdown(df: pd.DataFrame, *, digits: int = 4) -> str:
         for i, row in zip(df.index, df.itertuples(index=False))
     ]
     return "\n".join([head, align, *rows])
+
+
+def figure_axes(ax: Any, *, figsize: tuple[float, float], shape: tuple[int, int] = (1, 1),
+                sharex: bool = False, what: str = "this plot") -> tuple[Figure, list[Any]]:
+    """The figure and the Axes (one per panel, row by row) a ``plot(ax=...)`` method draws on.
+
+    Without ``ax`` a new figure (constrained layout) is made through :mod:`matplotlib.pyplot`,
+    so that the backend of a Jupyter kernel (the inline backend) shows it as an image when a
+    cell returns it, and it is closed in pyplot at once: the caller gets the figure, pyplot
+    keeps no reference (a script or a test making many figures accumulates none), and a
+    notebook shows it once, from the returned value. With ``ax`` (one Axes, or a sequence of
+    as many Axes as panels) the plot draws there and the figure is ``ax.figure``, its layout
+    left to the caller.
+
+    >>> fig, axes = figure_axes(None, figsize=(4, 3), shape=(1, 2))
+    >>> len(axes), figure_axes(axes[1], figsize=(1, 1))[0] is fig
+    (2, True)
+    """
+    from irmodels.errors import ArgumentError
+
+    n = shape[0] * shape[1]
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig = plt.figure(figsize=figsize, layout="constrained")
+        plt.close(fig)
+        grid = fig.subplots(*shape, squeeze=False, sharex=sharex)
+        return fig, list(grid.ravel())
+    axes = [ax] if hasattr(ax, "figure") and hasattr(ax, "plot") else (
+        list(getattr(ax, "flat", ax)) if isinstance(ax, Sequence) or hasattr(ax, "flat") else [])
+    if len(axes) != n or not all(hasattr(a, "figure") and hasattr(a, "plot") for a in axes):
+        got = (f"{len(axes)} Axes" if axes and all(hasattr(a, "plot") for a in axes)
+               else f"{type(ax).__name__}")
+        raise ArgumentError(
+            f"ax must be {'a matplotlib Axes' if n == 1 else f'a sequence of {n} matplotlib Axes'}"
+            f" ({what} draws {n} panel{'s' if n > 1 else ''}); got {got}. Pass "
+            f"{'plt.subplots()[1]' if n == 1 else f'plt.subplots({shape[0]}, {shape[1]})[1]'}, "
+            "or no ax for a new figure.")
+    return axes[0].figure, axes
 
 
 def figure_to_png(fig: Figure, *, dpi: int = 110) -> bytes:

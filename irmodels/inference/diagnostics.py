@@ -101,20 +101,27 @@ class ResidualDiagnostics(ResultDisplay):
         )
         return " ".join(parts)
 
-    def plot(self) -> Any:
+    def plot(self, *, ax: Any = None) -> Any:
         """Normal QQ plot, residuals against fitted values, per-topic residual SD (sorted).
+
+        Parameters
+        ----------
+        ax : sequence of three matplotlib Axes, optional
+            Draw the three panels there (the figure returned is then the first one's); by
+            default a new figure.
 
         Returns
         -------
         matplotlib.figure.Figure
-            Closed in pyplot before it is returned (a notebook displays it once).
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
         """
-        import matplotlib.pyplot as plt
         from scipy import stats
 
-        fig = plt.figure(figsize=(11, 3.6), layout="constrained")
-        plt.close(fig)  # returned, not left open: a notebook shows it once
-        ax1, ax2, ax3 = fig.subplots(1, 3)
+        from irmodels._section import figure_axes
+
+        fig, (ax1, ax2, ax3) = figure_axes(ax, figsize=(11, 3.6), shape=(1, 3),
+                                           what="ResidualDiagnostics.plot")
         r = self.residuals
         (osm, osr), (slope, intercept, _) = stats.probplot(r, dist="norm")
         ax1.plot(osm, osr, "o", ms=2, color="#4c72b0", alpha=0.6)
@@ -133,8 +140,8 @@ class ResidualDiagnostics(ResultDisplay):
         ax3.set_ylabel("residual SD")
         ax3.set_xticks([])
         ax3.set_title("Per-topic residual spread", fontsize=10)
-        for ax in (ax1, ax2, ax3):
-            ax.spines[["top", "right"]].set_visible(False)
+        for a in (ax1, ax2, ax3):
+            a.spines[["top", "right"]].set_visible(False)
         return fig
 
     def to_section(self, *, plot: bool = True, digits: int = 4) -> Any:

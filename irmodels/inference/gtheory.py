@@ -594,25 +594,21 @@ class GStudy(ResultDisplay):
         target : float, optional
             Draw a horizontal line at this stability.
         ax : matplotlib Axes, optional
-            Draw here instead of on a new figure.
+            Draw here instead of on a new figure (the figure returned is then ``ax.figure``).
 
         Returns
         -------
         matplotlib.figure.Figure
             A new figure is closed in pyplot before it is returned (the matplotlib idiom for
-            functions that return figures): a notebook displays it once, from the return
-            value; ``fig.savefig`` works as usual.
+            functions that return figures): a notebook displays it once, as an image, from the
+            returned value; ``fig.savefig`` works as usual.
         """
-        import matplotlib.pyplot as plt
+        from irmodels._section import figure_axes
 
         if topics is None:
             topics = range(1, 2 * self.n_topics + 1)
         d = self.dstudy(list(topics), alpha=0.05 if alpha is None else alpha)
-        created = ax is None
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(6, 4))
-        else:
-            fig = ax.figure
+        fig, (ax,) = figure_axes(ax, figsize=(6, 4), what="GStudy.plot")
         for col, color in (("Erho2", "C0"), ("Phi", "C1")):
             label = "E\u03c1\u00b2" if col == "Erho2" else "\u03a6"
             ax.plot(d["topics"], d[col], color=color, label=label)
@@ -626,9 +622,6 @@ class GStudy(ResultDisplay):
         ax.set_ylabel("stability")
         ax.set_ylim(0, 1)
         ax.legend(loc="lower right")
-        if created:
-            # returned, not left open in pyplot: a notebook shows it once (from the return value)
-            plt.close(fig)
         return fig
 
     # ------------------------------------------------------------------ display

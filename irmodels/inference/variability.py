@@ -157,18 +157,24 @@ class VariabilityResult(TableAccess, ResultDisplay):
         """Scatter of each system's mean against its population SD; for raw scores with the
         semicircle bound ``(mean - 1/2)^2 + SD^2 <= 1/4`` (see :func:`plot_mean_sd`).
 
+        Parameters
+        ----------
+        label : bool
+            Write the system names next to the points.
+        ax : matplotlib Axes, optional
+            Draw into this Axes (the figure returned is then ``ax.figure``); by default a new
+            figure.
+
         Returns
         -------
         matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
         """
-        from matplotlib.figure import Figure
+        from irmodels._section import figure_axes
 
         table = self.table
-        if ax is None:
-            fig = Figure(figsize=(5.5, 3.6))
-            ax = fig.add_subplot(1, 1, 1)
-        else:
-            fig = ax.figure
+        fig, (ax,) = figure_axes(ax, figsize=(5.5, 3.6), what="VariabilityResult.plot")
         ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
         if label:
             for name, row in table.iterrows():
@@ -773,7 +779,8 @@ def plot_mean_sd(
     label : bool
         Write the system names next to the points.
     ax : matplotlib Axes, optional
-        Draw into this Axes; by default a new Figure is made.
+        Draw into this Axes; by default a new figure is made (closed in pyplot: a notebook
+        shows it once, as an image, from the returned value).
 
     Returns
     -------

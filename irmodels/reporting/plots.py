@@ -1,21 +1,23 @@
 """Figures of the report: variance components and system means with Tukey intervals.
 
 Every function draws results that already exist (no statistic is computed here) on a new
-:class:`matplotlib.figure.Figure`, closed in pyplot at once (no pyplot state, works with the Agg
-backend, shown once in a notebook), and returns it.
+:class:`matplotlib.figure.Figure` made through pyplot and closed there at once (no pyplot state;
+a notebook shows it once, as an image, from the returned value), or into the Axes passed as
+``ax=``, and returns the figure: the contract of every result's ``plot()`` method
+(:func:`irmodels._section.figure_axes`).
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from irmodels._display import plot_text
-from irmodels._section import figure_to_data_uri, figure_to_png
+from irmodels._section import figure_axes, figure_to_data_uri, figure_to_png
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -92,17 +94,8 @@ def short_labels(names: Sequence[object], limit: int = MAX_LABEL) -> list[str]:
     return out
 
 
-def _figure(width: float, height: float) -> Figure:
-    import matplotlib.pyplot as plt
-
-    # created through pyplot (so a notebook's inline backend knows how to show it) and closed
-    # at once: the caller gets the figure, pyplot keeps no state, nothing is shown twice
-    fig = plt.figure(figsize=(width, height), layout="constrained")
-    plt.close(fig)
-    return fig
-
-
-def variance_components_plot(components: pd.DataFrame, *, title: str | None = None) -> Figure:
+def variance_components_plot(components: pd.DataFrame, *, title: str | None = None,
+                             ax: Any = None) -> Figure:
     """Bar chart of variance components (share of the total variance, in percent).
 
     Component names wider than their bar are tilted (and shortened beyond :data:`MAX_LABEL`
@@ -115,10 +108,15 @@ def variance_components_plot(components: pd.DataFrame, *, title: str | None = No
         ``AnovaResult.variance_components()`` and ``MixedResult.variance_components``).
     title : str, optional
         Figure title.
+    ax : matplotlib Axes, optional
+        Draw into this Axes (the figure returned is then ``ax.figure``); by default a new
+        figure.
 
     Returns
     -------
     matplotlib.figure.Figure
+        A new figure is closed in pyplot before it is returned: a notebook shows it once, as
+        an image, from the returned value.
 
     Examples
     --------
@@ -136,8 +134,9 @@ def variance_components_plot(components: pd.DataFrame, *, title: str | None = No
     width = max(4.0, 1.0 + 0.9 * len(names))
     longest = max((len(s) for s in names), default=0)
     tilt = 0.08 * longest > 0.95 * (width - 0.8) / max(len(names), 1)
-    fig = _figure(width, 3.2 + (0.7 * _CHAR_IN * max(longest - 4, 0) if tilt else 0.0))
-    ax = fig.add_subplot()
+    fig, (ax,) = figure_axes(
+        ax, figsize=(width, 3.2 + (0.7 * _CHAR_IN * max(longest - 4, 0) if tilt else 0.0)),
+        what="variance_components_plot")
     bars = ax.bar(np.arange(len(names)), share, color=_BAR)
     ax.set_xticks(np.arange(len(names)), names)
     if tilt:
@@ -166,6 +165,7 @@ def tukey_means_plot(
     title: str | None = None,
     measure: str | None = None,
     n_named: int = 5,
+    ax: Any = None,
 ) -> Figure:
     """Level means sorted in decreasing order, with their intervals; the top group highlighted.
 
@@ -184,6 +184,9 @@ def tukey_means_plot(
         Figure title.
     measure : str, optional
         The measure, written on the y axis.
+    ax : matplotlib Axes, optional
+        Draw into this Axes (the figure returned is then ``ax.figure``); by default a new
+        figure, closed in pyplot before it is returned.
     n_named : int
         With more than 40 levels the tick labels are dropped and the ``n_named`` best and the
         ``n_named`` worst levels are marked and named on the plot.
@@ -212,8 +215,9 @@ def tukey_means_plot(
     labels = [plot_text(s) for s in short_labels(iv.index)]
     # rotated tick labels below the axes: taller figure for names longer than TREC's (24 chars)
     longest = max((len(s) for s in labels), default=0) if k <= 40 else 0
-    fig = _figure(9.0 if k > 12 else 6.0, 4.6 + _CHAR_IN * max(0, longest - 24))
-    ax = fig.add_subplot()
+    fig, (ax,) = figure_axes(ax, figsize=(9.0 if k > 12 else 6.0,
+                                          4.6 + _CHAR_IN * max(0, longest - 24)),
+                             what="tukey_means_plot")
     for mask, color, label in ((~in_top, _BAR, "significantly below the best"),
                                (in_top, _TOP, "top group (not different from the best)")):
         if mask.any():

@@ -186,20 +186,31 @@ class BootstrapEffects(ResultDisplay):
         return (f"BootstrapEffects(kind={self.kind!r}, factor={self.factor!r}, "
                 f"levels={len(self.effects)}, n_boot={self.n_boot})")
 
-    def plot(self) -> Figure:
-        """Marginal means with their percentile intervals, best first."""
-        from matplotlib.figure import Figure
+    def plot(self, *, ax: Any = None) -> Figure:
+        """Marginal means with their percentile intervals, best first.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Draw there (the figure returned is then ``ax.figure``); by default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
+        """
+        from irmodels._section import figure_axes
 
         e = self.effects.sort_values("mean", ascending=False, kind="stable")
-        fig = Figure(figsize=(max(5.0, 0.08 * len(e) + 3), 3.5))
-        ax = fig.subplots()
+        fig, (ax,) = figure_axes(ax, figsize=(max(5.0, 0.08 * len(e) + 3), 3.5),
+                                 what="BootstrapEffects.plot")
         x = np.arange(len(e))
         ax.errorbar(x, e["mean"], yerr=[e["mean"] - e["lower"], e["upper"] - e["mean"]],
                     fmt="o", ms=3, lw=0.8)
         ax.set_xlabel(f"{self.factor} (sorted by mean)")
         ax.set_ylabel("marginal mean")
         ax.set_title(f"{100 * self.level:g}% bootstrap intervals ({self.kind})", fontsize=9)
-        fig.tight_layout()
         return fig
 
 

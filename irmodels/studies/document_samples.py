@@ -22,7 +22,7 @@ import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -96,14 +96,16 @@ class DocumentSampleValidation(TableAccess, ResultDisplay):
         """:func:`sd_correlation` of the table."""
         return sd_correlation(self.table)
 
-    def plot(self, systems: Sequence[str] | None = None, *, ylabel: str | None = None):
-        """:func:`plot_validation` for ``systems`` (default: the first three runs)."""
+    def plot(self, systems: Sequence[str] | None = None, *, ylabel: str | None = None,
+             ax: Any = None):
+        """:func:`plot_validation` for ``systems`` (default: the first three runs); ``ax``: one
+        matplotlib Axes per system (default a new figure, returned)."""
         from irmodels.data.frame import natural_key
 
         shown = list(systems) if systems is not None else sorted(
             set(self.table["system"].astype(str)), key=natural_key)[:3]
         label = ylabel or (f"{self.transform}(score)" if self.transform else "score")
-        return plot_validation(self.table, shown, ylabel=label)
+        return plot_validation(self.table, shown, ylabel=label, ax=ax)
 
     def _display_title(self) -> str:
         v = self.table
@@ -227,13 +229,23 @@ def sd_correlation(validation: pd.DataFrame) -> pd.DataFrame:
     return wide.corr()
 
 
-def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel: str = "logit(AP)"):
-    """Observed value vs simulated mean +- 1 SD per topic, one panel per run (matplotlib Figure)."""
-    import matplotlib.pyplot as plt
+def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel: str = "logit(AP)",
+                    ax: Any = None):
+    """Observed value vs simulated mean +- 1 SD per topic, one panel per run.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A new figure is closed in pyplot before it is returned: a notebook shows it once, as
+        an image, from the returned value. With ``ax`` (one matplotlib Axes per system) it draws
+        there and returns the figure of the first.
+    """
+    from irmodels._section import figure_axes
 
     systems = [str(s) for s in systems]
-    fig, axes = plt.subplots(len(systems), 1, figsize=(8, 2.6 * len(systems)), squeeze=False)
-    for ax, s in zip(axes[:, 0], systems):
+    fig, axes = figure_axes(ax, figsize=(8, 2.6 * len(systems)), shape=(len(systems), 1),
+                            what="plot_validation")
+    for ax, s in zip(axes, systems):
         d = validation.loc[validation["system"] == s]
         if d.empty:
             raise DataFormatError(f"system {s!r} is not in the validation table")
@@ -245,9 +257,8 @@ def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel:
         ax.set_title(f"{s}: {int(d['within_1sd'].sum())}/{len(d)} topics within 1 SD")
         ax.set_ylabel(ylabel)
         ax.set_xticks([])
-    axes[0, 0].legend(loc="upper left", fontsize=8)
-    axes[-1, 0].set_xlabel("topics, sorted by simulated mean")
-    fig.tight_layout()
+    axes[0].legend(loc="upper left", fontsize=8)
+    axes[-1].set_xlabel("topics, sorted by simulated mean")
     return fig
 
 
@@ -341,9 +352,10 @@ class DocumentSampleTests(TableAccess, ResultDisplay):
         """The 2 x 2 tables of :func:`agreement`."""
         return agreement(self.table, alpha=alpha, reference=reference)
 
-    def plot(self, alpha: float = 0.05):
-        """Each test's p-values against the paired t test on observed values (:func:`plot_pvalues`)."""
-        return plot_pvalues(self.table, alpha=alpha)
+    def plot(self, alpha: float = 0.05, *, ax: Any = None):
+        """Each test's p-values against the paired t test on observed values (:func:`plot_pvalues`;
+        ``ax``: one matplotlib Axes per test, default a new figure, returned)."""
+        return plot_pvalues(self.table, alpha=alpha, ax=ax)
 
     def _display_title(self) -> str:
         return (f"Tests of {len(self.table)} system pairs on document samples: "
@@ -581,14 +593,24 @@ def agreement(results: pd.DataFrame, *, alpha: float = 0.05, reference: str = "p
     return tables
 
 
-def plot_pvalues(results: pd.DataFrame, *, reference: str = "p_t_observed", alpha: float = 0.05):
-    """Scatter plots (log-log) of each test's p-values against the reference test's."""
-    import matplotlib.pyplot as plt
+def plot_pvalues(results: pd.DataFrame, *, reference: str = "p_t_observed", alpha: float = 0.05,
+                 ax: Any = None):
+    """Scatter plots (log-log) of each test's p-values against the reference test's.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A new figure is closed in pyplot before it is returned: a notebook shows it once, as
+        an image, from the returned value. With ``ax`` (one matplotlib Axes per test) it draws
+        there and returns the figure of the first.
+    """
+    from irmodels._section import figure_axes
 
     cols = [c for c in TEST_COLUMNS if c in results.columns and c != reference and results[c].notna().any()]
-    fig, axes = plt.subplots(1, max(1, len(cols)), figsize=(4.2 * max(1, len(cols)), 4), squeeze=False)
+    k = max(1, len(cols))
+    fig, axes = figure_axes(ax, figsize=(4.2 * k, 4), shape=(1, k), what="plot_pvalues")
     floor = 1e-16
-    for ax, col in zip(axes[0], cols):
+    for ax, col in zip(axes, cols):
         ax.loglog(np.maximum(results[reference], floor), np.maximum(results[col], floor), ".", ms=4)
         ax.axhline(alpha, color="grey", lw=0.8, ls="--")
         ax.axvline(alpha, color="grey", lw=0.8, ls="--")
@@ -596,15 +618,22 @@ def plot_pvalues(results: pd.DataFrame, *, reference: str = "p_t_observed", alph
         ax.plot(lims, lims, color="black", lw=0.6)
         ax.set_xlabel(reference)
         ax.set_ylabel(col)
-    fig.tight_layout()
     return fig
 
 
-def plot_power_curve(results: pd.DataFrame):
-    """Sorted p-values of each test (the paper's power curve): lower curves reject more often."""
-    import matplotlib.pyplot as plt
+def plot_power_curve(results: pd.DataFrame, *, ax: Any = None):
+    """Sorted p-values of each test (the paper's power curve): lower curves reject more often.
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A new figure is closed in pyplot before it is returned: a notebook shows it once, as
+        an image, from the returned value. With ``ax`` (a matplotlib Axes) it draws
+        there and returns the figure of that Axes.
+    """
+    from irmodels._section import figure_axes
+
+    fig, (ax,) = figure_axes(ax, figsize=(6, 4), what="plot_power_curve")
     for col in TEST_COLUMNS:
         if col in results.columns and results[col].notna().any():
             p = np.sort(results[col].dropna().to_numpy())
@@ -613,5 +642,4 @@ def plot_power_curve(results: pd.DataFrame):
     ax.set_xlabel("pairs, sorted by p-value")
     ax.set_ylabel("p-value")
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig

@@ -233,12 +233,25 @@ class PoolingBiasStudy(ResultDisplay):
                 f"common_topics={self.common_topics}, treatments={self.treatments}, "
                 f"n_samples={self.n_samples})")
 
-    def plot(self) -> Figure:
-        """MAE by pool width: unadjusted and each adjustment, one panel per treatment."""
-        from matplotlib.figure import Figure
+    def plot(self, *, ax: Any = None) -> Figure:
+        """MAE by pool width: unadjusted and each adjustment, one panel per treatment.
 
-        fig = Figure(figsize=(5 * len(self.treatments), 3.6))
-        axes = np.atleast_1d(fig.subplots(1, len(self.treatments)))
+        Parameters
+        ----------
+        ax : matplotlib Axes (one per treatment), optional
+            Draw there (the figure returned is then the first one's figure); by default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
+        """
+        from irmodels._section import figure_axes
+
+        k = len(self.treatments)
+        fig, axes = figure_axes(ax, figsize=(5 * k, 3.6), shape=(1, k),
+                                what="PoolingBiasStudy.plot")
         n = max(self.common_topics)
         for ax, tr in zip(axes, self.treatments):
             g = self.table[(self.table["treatment"] == tr) & (self.table["common_topics"] == n)]
@@ -250,7 +263,6 @@ class PoolingBiasStudy(ResultDisplay):
             ax.set_ylabel(f"MAE of {self.measure}")
             ax.set_title(f"{tr}, {n} common topics", fontsize=9)
             ax.legend(fontsize=7)
-        fig.tight_layout()
         return fig
 
 

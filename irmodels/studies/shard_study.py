@@ -584,22 +584,30 @@ class ShardStudy(ResultDisplay):
                 f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)})")
 
     # ---- plots
-    def plot(self, n_shards: int | None = None, split: int = 0) -> Figure:
+    def plot(self, n_shards: int | None = None, split: int = 0, *, ax: Any = None) -> Figure:
         """The figure of the study: :meth:`plot_intervals` (Tukey intervals per model)."""
-        return self.plot_intervals(n_shards, split)
+        return self.plot_intervals(n_shards, split, ax=ax)
 
-    def plot_intervals(self, n_shards: int | None = None, split: int = 0) -> Figure:
+    def plot_intervals(self, n_shards: int | None = None, split: int = 0, *,
+                       ax: Any = None) -> Figure:
         """Tukey intervals of every system mean, one panel per model (one split of one S).
 
         Systems are ordered by their MD1 mean on the whole collection (best first); each
         panel shows ``m +- 0.5 Q sqrt(MS_e / (T S))``: two systems differ significantly
         exactly when their intervals do not overlap. MD1 is the whole collection.
 
+        Parameters
+        ----------
+        ax : matplotlib Axes (one per model), optional
+            Draw there (the figure returned is then the first one's figure); by default a new figure.
+
         Returns
         -------
         matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
         """
-        from matplotlib.figure import Figure
+        from irmodels._section import figure_axes
 
         if n_shards is None:
             n_shards = 5 if 5 in self.n_shards else self.n_shards[0]
@@ -610,8 +618,8 @@ class ShardStudy(ResultDisplay):
         order = np.argsort(-self.reference.to_numpy(), kind="stable")
         x = np.arange(len(order))
         n = len(self.models)
-        fig = Figure(figsize=(7.5, 1.2 + 1.6 * n))
-        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        fig, axes = figure_axes(ax, figsize=(7.5, 1.2 + 1.6 * n), shape=(n, 1), sharex=True,
+                                what="ShardStudy.plot_intervals")
         for ax, model in zip(axes, self.models):
             key = ("MD1", 1, 0) if model == "MD1" else (model, s, int(split))
             m = self._means[key][order]
@@ -621,7 +629,6 @@ class ShardStudy(ResultDisplay):
             ax.set_ylabel(f"{model}\n{self.measure}")
             ax.set_title(f"{model} ({label}): Tukey interval width {2 * h:.4f}", fontsize=9)
         axes[-1].set_xlabel("systems, ordered by MD1 mean on the whole collection")
-        fig.tight_layout()
         return fig
 
     # ---- report

@@ -386,13 +386,25 @@ class TopicSetStudy(ResultDisplay):
                 f"systems={self.n_systems})")
 
     # ---- plots
-    def plot(self) -> Figure:
+    def plot(self, *, ax: Any = None) -> Figure:
         """Three panels: swap rate by difference bin (one line per size), discriminative power
-        by size (one line per test), Kendall's tau by size (mean and 95% band)."""
-        from matplotlib.figure import Figure
+        by size (one line per test), Kendall's tau by size (mean and 95% band).
 
-        fig = Figure(figsize=(12, 3.6))
-        ax1, ax2, ax3 = fig.subplots(1, 3)
+        Parameters
+        ----------
+        ax : sequence of three matplotlib Axes, optional
+            Draw there (the figure returned is then the first one's figure); by default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
+        """
+        from irmodels._section import figure_axes
+
+        fig, (ax1, ax2, ax3) = figure_axes(ax, figsize=(12, 3.6), shape=(1, 3),
+                                           what="TopicSetStudy.plot")
         for c, g in self.swap_rates.groupby("size"):
             g = g[g["n_pairs"] >= 10]
             ax1.plot(g["diff_bin"] + self.bin_width / 2, g["swap_rate"], marker=".",
@@ -411,26 +423,37 @@ class TopicSetStudy(ResultDisplay):
         ax3.axhline(0.9, ls="--", lw=0.8, color="grey")
         ax3.set_xlabel("topics per set")
         ax3.set_ylabel("Kendall's tau vs all topics")
-        fig.tight_layout()
         return fig
 
-    def plot_asl(self, test: str | None = None) -> Figure:
-        """Sakai's ASL curves: sorted p-values of the system pairs, one line per size."""
-        from matplotlib.figure import Figure
+    def plot_asl(self, test: str | None = None, *, ax: Any = None) -> Figure:
+        """Sakai's ASL curves: sorted p-values of the system pairs, one line per size.
+
+        Parameters
+        ----------
+        test : str, optional
+            One of the study's tests (default the first).
+        ax : matplotlib Axes, optional
+            Draw there (the figure returned is then ``ax.figure``); by default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            A new figure is closed in pyplot before it is returned: a notebook shows it once,
+            as an image, from the returned value.
+        """
+        from irmodels._section import figure_axes
 
         test = self.tests[0] if test is None else test
         if test not in self.tests:
             raise DesignError(f"the study ran no {test!r} test; tests run: "
                               f"{', '.join(self.tests)}.")
-        fig = Figure(figsize=(5, 3.6))
-        ax = fig.subplots()
+        fig, (ax,) = figure_axes(ax, figsize=(5, 3.6), what="TopicSetStudy.plot_asl")
         for c, g in self.asl[self.asl["test"] == test].groupby("size"):
             ax.plot(g["rank"], g["p"], label=f"c = {c}")
         ax.axhline(self.alpha, ls="--", lw=0.8, color="grey")
         ax.set_xlabel("system pairs, sorted by p-value")
         ax.set_ylabel(f"achieved significance level ({test})")
         ax.legend(fontsize=7)
-        fig.tight_layout()
         return fig
 
     # ---- report
