@@ -29,7 +29,7 @@ from irmodels._format import (
     summary_text,
     text_grid,
 )
-from irmodels.errors import DataQualityWarning
+from irmodels.errors import ArgumentError, DataQualityWarning
 
 __all__ = [
     "LATEX_HEADERS", "LONGTABLE_ROWS", "ResultDisplay", "TableAccess", "column_formatter",
@@ -312,6 +312,45 @@ def column_formatter(name: object, values: Sequence[object], digits: int = 4):
     return fmt_fixed
 
 
+#: Most significant digits a table prints (a float64 holds 15 to 17).
+MAX_DIGITS = 17
+
+
+def check_digits(digits: object) -> int:
+    """``digits`` of the renderers: a whole number from 1 to :data:`MAX_DIGITS`.
+
+    >>> check_digits(3)
+    3
+    >>> check_digits(-1)
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ArgumentError: digits must be a whole number between 1 and 17; got -1. ...
+    """
+    from irmodels._validate import _is_int
+    from irmodels.errors import ArgumentError
+
+    if not _is_int(digits) or not 1 <= digits <= MAX_DIGITS:  # type: ignore[operator]
+        raise ArgumentError(
+            f"digits must be a whole number between 1 and {MAX_DIGITS}; got {digits!r}. It is "
+            "the number of significant digits of the smallest non-zero value of a column "
+            "(default 4).")
+    return int(digits)  # type: ignore[call-overload]
+
+
+def check_columns(columns: object) -> list[str] | None:
+    """``columns=`` of the renderers: ``None`` or a list of names (a bare string is refused,
+    it would be read letter by letter)."""
+    from irmodels.errors import ArgumentError
+
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, (Sequence, pd.Index, np.ndarray)):
+        raise ArgumentError(
+            f"columns must be a list of column names; got {columns!r}"
+            + (f" (for one column write [{columns!r}])." if isinstance(columns, str) else "."))
+    return list(columns)
+
+
 def _formatted(df: pd.DataFrame, digits: int) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
@@ -441,10 +480,12 @@ def frame_to_latex(
     \caption{Means}\label{tab:means}\\
     \toprule
     """
+    digits = check_digits(digits)
+    columns = check_columns(columns)
     if columns is not None:
         missing = [c for c in columns if c not in df.columns]
         if missing:
-            raise KeyError(
+            raise ArgumentError(
                 f"no column(s) {', '.join(map(repr, missing))} in this table; its columns are "
                 f"{', '.join(map(str, df.columns))}."
             )
@@ -574,6 +615,7 @@ def _html_cell(v: object, digits: int) -> str:
 def frame_to_html(df: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> str:
     """Render a DataFrame as an escaped HTML table (numbers formatted, never rounded in place;
     booleans as ``yes``/blank), in a box that scrolls sideways when the table is wide."""
+    digits = check_digits(digits)
     parts = []
     if title:
         parts.append(f"<h4>{html.escape(title)}</h4>")
@@ -601,7 +643,7 @@ def frame_to_text(df: pd.DataFrame, digits: int = 4) -> str:
     """Plain-text rendering with formatted numbers: pandas' ``to_string`` layout, drawn by
     :func:`irmodels._format.text_grid` when the table is plain (one unnamed index level, string
     column names, printable ASCII) so that commands printing without pandas match it."""
-    out = _formatted(df, digits)
+    out = _formatted(df, check_digits(digits))
     cols = [out.iloc[:, j].tolist() for j in range(out.shape[1])]
     names = list(out.columns)
     if (out.shape[0] and out.shape[1] and not isinstance(out.columns, pd.MultiIndex)
@@ -686,14 +728,17 @@ class ResultDisplay:
             Significant digits of the smallest non-zero value of a column.
         columns : sequence of str, optional
             Columns to print, in this order, in every table that has them all (other tables are
-            printed whole); a name that no table has raises ``KeyError``.
+            printed whole); a name that no table has raises
+            :class:`~irmodels.errors.ArgumentError` (as a ``digits`` outside 1 to 17 does).
         """
+        digits = check_digits(digits)
+        columns = check_columns(columns)
         tables = list(self._display_tables())
         if columns is not None:
             known = {str(c) for _, t in tables for c in t.columns}
             missing = [c for c in columns if c not in known]
             if missing:
-                raise KeyError(
+                raise ArgumentError(
                     f"no column(s) {', '.join(map(repr, missing))} in {type(self).__name__}'s "
                     f"tables; they have {', '.join(sorted(known))}."
                 )

@@ -87,7 +87,7 @@ def test_anova_table_latex() -> None:
     short = fit.to_latex(columns=["SS", "df", "F", "Pr(>F)"])
     header = next(r for r in short.splitlines() if r.startswith(" &"))
     assert header == r" & SS & df & $F$ & $\Pr(>F)$ \\"
-    with pytest.raises(KeyError, match="omega"):
+    with pytest.raises(irm.ArgumentError, match="omega"):
         fit.to_latex(columns=["omega"])
 
 

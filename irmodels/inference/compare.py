@@ -514,6 +514,11 @@ def compare(
                 f"system(s) {', '.join(map(repr, unknown))} not in the frame; it has "
                 f"{', '.join(all_systems[:20])}{' ...' if len(all_systems) > 20 else ''}."
             )
+        twice = [s for s in dict.fromkeys(chosen) if chosen.count(s) > 1]
+        if twice:
+            raise DataFormatError(
+                f"systems lists {', '.join(map(repr, twice))} more than once ({chosen}); a "
+                "system is one row of the table: list each system once.")
         all_systems = chosen
     if len(all_systems) < 2:
         raise DesignError(f"a comparison needs at least two systems; got {all_systems}.")

@@ -296,6 +296,7 @@ def _resolve_pairs(
         return ia.astype(np.int64), ib.astype(np.int64)
     index = {s: i for i, s in enumerate(systems)}
     ia_l, ib_l = [], []
+    seen: dict[frozenset, tuple[str, str]] = {}
     for pair in pairs:
         if isinstance(pair, str) or len(pair) != 2:
             raise DataFormatError(
@@ -311,6 +312,14 @@ def _resolve_pairs(
             )
         if a == b:
             raise DataFormatError(f"pair ({a!r}, {b!r}) compares a system with itself.")
+        key = frozenset((index[a], index[b]))
+        if key in seen:
+            first = seen[key]
+            raise DataFormatError(
+                f"pairs lists the pair ({a!r}, {b!r}) twice (as {first!r} and ({a!r}, {b!r})): "
+                "it would be tested twice and counted twice in the multiplicity adjustment's "
+                "family. List each pair once.")
+        seen[key] = (a, b)
         ia_l.append(index[a])
         ib_l.append(index[b])
     if not ia_l:

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed
+from irmodels._validate import check_seed, seed_sequence
 from irmodels.errors import DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
 
@@ -394,7 +394,7 @@ def bootstrap_effects(
         raise DesignError(f"bootstrap_effects needs a fitted model (irm.anova or irm.mixed); "
                           f"got {type(fit).__name__}.")
     n_chunks = -(-n_boot // _CHUNK)
-    children = np.random.SeedSequence(seed).spawn(n_chunks)
+    children = seed_sequence(seed).spawn(n_chunks)
     units = [(min(_CHUNK, n_boot - k * _CHUNK), child) for k, child in enumerate(children)]
     M = np.vstack(parallel_map(unit_fn, units, backend=backend, n_workers=n_workers,
                                progress=progress, desc="bootstrap"))

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_int_list, check_seed
+from irmodels._validate import check_int_list, check_seed, seed_sequence
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -450,8 +450,9 @@ def pooling_bias(
     ctx = _Context(topics=tuple(topics), n_runs=S, weights=weights, treatments=treatments,
                    common=c_list)
     units = []
+    root = seed_sequence(seed)  # a Generator or SeedSequence too, as check_seed accepts
     for w in w_list:
-        for child in np.random.SeedSequence(seed, spawn_key=(w,)).spawn(int(n_samples)):
+        for child in seed_sequence(root, spawn_key=(w,)).spawn(int(n_samples)):
             units.append((w, child))
     parts = parallel_map(functools.partial(_unit, ctx), units, backend=backend,
                          n_workers=n_workers, progress=progress, desc="pooling bias")
@@ -500,7 +501,20 @@ def _series(x: Any, what: str, names: dict[str, str] | None = None) -> pd.Series
     if not isinstance(x, pd.Series):
         raise DataFormatError(f"{what} must be a Series indexed by topic (or a dict, or a frame "
                               f"with topic and score columns); got {type(x).__name__}.")
-    s = pd.Series(x.to_numpy(dtype=np.float64), index=x.index.astype(str))
+    values = x.to_numpy()
+    flags = [v for v in values if isinstance(v, (bool, np.bool_))]
+    if flags or values.dtype == bool:
+        raise DataFormatError(f"{what} holds a boolean score ({flags[0] if flags else True!r}); "
+                              "scores are numbers (e.g. AP per topic).")
+    try:
+        s = pd.Series(values.astype(np.float64), index=x.index.astype(str))
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{what} holds a score that is not a number ({exc}); scores "
+                              "are numbers (e.g. AP per topic).") from None
+    inf = np.isinf(s.to_numpy())
+    if inf.any():
+        raise DataFormatError(f"{what} has an infinite score ({s[inf].iloc[0]}) for topic "
+                              f"{s.index[inf][0]}; give finite scores.")
     if s.index.duplicated().any():
         raise DataFormatError(f"{what} has several scores for topic "
                               f"{s.index[s.index.duplicated()][0]}.")
@@ -613,12 +627,20 @@ def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2, topic: str = "top
     if n >= N:
         raise DesignError(f"every one of the {N} topics is a common topic: there is nothing to "
                           "adjust (use the pooled scores).")
-    gap = t - u.loc[t.index]
-    a = float(gap.mean())
-    s2 = float(((gap - a) ** 2).sum() / (n - 1)) if n > 1 else math.nan
-    se = math.sqrt((N - n) / N * s2 / n) if n > 1 else math.nan
     common = u.index.isin(t.index)
-    adjusted = np.where(common, t.reindex(u.index).to_numpy(), u.to_numpy() + a)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+        gap = t - u.loc[t.index]
+        a = float(gap.mean())
+        s2 = float(((gap - a) ** 2).sum() / (n - 1)) if n > 1 else math.nan
+        se = math.sqrt((N - n) / N * s2 / n) if n > 1 else math.nan
+        adjusted = np.where(common, t.reindex(u.index).to_numpy(), u.to_numpy() + a)
+        total = float(adjusted.mean())
+    if not (math.isfinite(a) and math.isfinite(total) and (n < 2 or math.isfinite(se))):
+        top = float(max(np.abs(u.to_numpy()).max(), np.abs(t.to_numpy()).max()))
+        raise DataFormatError(
+            f"the scores are too large for double precision (largest |score| {top:.3g}): the "
+            "adjustment, its standard error or the adjusted mean overflows. Rescale the scores "
+            "(divide them by a power of 10); the adjustment scales with them.")
     scores = pd.DataFrame({"topic": u.index.to_numpy(), "unpooled": u.to_numpy(),
                            "pooled": t.reindex(u.index).to_numpy(), "adjusted": adjusted,
                            "common": common})

@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import special
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_number, check_probability, check_seed
+from irmodels._validate import check_number, check_probability, check_seed, seed_sequence
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -695,9 +695,10 @@ def topic_sets(
                    tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
                    n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables, scale=scale)
     units = []
+    root = seed_sequence(seed)  # a Generator or SeedSequence too, as check_seed accepts
     for c in size_list:
         n_chunks = -(-int(n_samples) // _CHUNK)
-        children = np.random.SeedSequence(seed, spawn_key=(c,)).spawn(n_chunks)
+        children = seed_sequence(root, spawn_key=(c,)).spawn(n_chunks)
         for k, child in enumerate(children):
             units.append((c, min(_CHUNK, int(n_samples) - k * _CHUNK), child))
     parts = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
