@@ -3,8 +3,9 @@
 Each page's blocks run in order in one namespace (a later block may use an earlier one's names),
 in a fresh temporary directory, with ``IRM_DATA_MIRROR`` set (the ``shared_data`` fixture) and
 the Agg backend. A block that needs the reader's own files says so in its fence,
-```` ```python notest ````, and is skipped. A failure names the page, the block and its first
-line.
+```` ```python notest ````, and is skipped (the site renders it as a plain Python block:
+docs/_hooks/fences.py drops the word, which SuperFences would not accept). A failure names the
+page, the block and its first line.
 """
 
 from __future__ import annotations
