@@ -65,6 +65,25 @@ cells = [
         "wide.mean().sort_values(ascending=False).head().round(4)"
     ),
     new_markdown_cell(
+        "A look at the data before any model: the AP of every system over the 50 topics, "
+        "systems ordered by mean AP (boxes span the quartiles, the red dot is the mean). "
+        "Scores are skewed towards 0 and spread over most of [0, 1] within every system: "
+        "topics differ far more than most systems do."
+    ),
+    new_code_cell(
+        "import matplotlib.pyplot as plt\n\n"
+        "order = wide.mean().sort_values(ascending=False).index\n"
+        "fig, ax = plt.subplots(figsize=(10, 3.6), layout='constrained')\n"
+        "ax.boxplot([wide[s] for s in order], showfliers=False, widths=0.6,\n"
+        "           medianprops={'color': 'black'})\n"
+        "ax.plot(range(1, len(order) + 1), wide[order].mean(), '.', color='C3', label='mean AP')\n"
+        "ax.set_xticks([])\n"
+        "ax.set_xlabel(f'{len(order)} TREC-8 ad hoc runs, by mean AP')\n"
+        "ax.set_ylabel('AP per topic')\n"
+        "ax.legend(frameon=False)\n"
+        "plt.show()"
+    ),
+    new_markdown_cell(
         "Researchers often prune runs, e.g. keep the best 75% by mean score "
         "(`irm.filter_systems`):"
     ),

@@ -62,7 +62,7 @@ cells = [
         "bias = raw['sim_mean'] - raw['observed']\n"
         "print(f'bias of the bootstrap (simulated - observed AP): mean {bias.mean():.4f}, '\n"
         "      f'median {bias.median():.4f}, share of pairs below the observed value {(bias < 0).mean():.1%}')\n"
-        "fig = ds.plot_validation(v, ['sys01', 'sys06'])"
+        "ds.plot_validation(v, ['sys01', 'sys06'])"
     ),
     new_markdown_cell(
         "Correlation of the per-topic simulated SDs between runs: high values mean the noise "
@@ -95,7 +95,7 @@ cells = [
         "    print(test, 'vs p_t_observed')\n"
         "    print(table.to_string(), end='\\n\\n')"
     ),
-    new_code_cell("fig = ds.plot_power_curve(res)"),
+    new_code_cell("ds.plot_power_curve(res)"),
     new_markdown_cell(
         "## Heteroscedastic or homoscedastic?\n\n"
         "The likelihood-ratio test of (d) against (c) per pair (REML, as `anova(m_c, m_d)` in "

@@ -72,6 +72,11 @@ cells = [
         "pairs.sort_values('order_rate').head(5).round(3)"
     ),
     new_markdown_cell(
+        "Every system's MAP with its 95% percentile interval, best first: the intervals of "
+        "neighbouring systems overlap over most of the ranking."
+    ),
+    new_code_cell("boot.plot()"),
+    new_markdown_cell(
         "## Comparability across topic sets (Webber 2010, section 4.6)\n\n"
         "The Robust 2004 matrix keeps TREC topic ids: the same 110 runs on the TREC-7, "
         "TREC-8, Robust 2003 and Robust 2004 topics (the subsets of the thesis's Table 4.9, "
