@@ -1035,7 +1035,9 @@ class MixedResult(ResultDisplay):
         ax.axvline(0, color="#666666", lw=0.8, ls="--")
         if k <= 60:
             ax.set_yticks(y, [plot_text(str(v)) for v in b.index[order]],
-                          fontsize=8 if k <= 30 else 6)
+                          fontsize=8 if k <= 30 else 7)
+            ax.set_ylabel(plot_text(name))
+            ax.set_ylim(-0.8, k - 0.2)
         else:
             ax.set_yticks([])
             ax.set_ylabel(f"{k} levels of {plot_text(name)}, sorted")

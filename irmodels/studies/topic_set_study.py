@@ -408,7 +408,7 @@ class TopicSetStudy(ResultDisplay):
         for c, g in self.swap_rates.groupby("size"):
             g = g[g["n_pairs"] >= 10]
             ax1.plot(g["diff_bin"] + self.bin_width / 2, g["swap_rate"], marker=".",
-                     label=f"c = {c}")
+                     label=f"{c} topics")
         ax1.set_xlabel("|difference of means| on X")
         ax1.set_ylabel("swap rate")
         ax1.legend(fontsize=7)
@@ -449,7 +449,7 @@ class TopicSetStudy(ResultDisplay):
                               f"{', '.join(self.tests)}.")
         fig, (ax,) = figure_axes(ax, figsize=(5, 3.6), what="TopicSetStudy.plot_asl")
         for c, g in self.asl[self.asl["test"] == test].groupby("size"):
-            ax.plot(g["rank"], g["p"], label=f"c = {c}")
+            ax.plot(g["rank"], g["p"], label=f"{c} topics")
         ax.axhline(self.alpha, ls="--", lw=0.8, color="grey")
         ax.set_xlabel("system pairs, sorted by p-value")
         ax.set_ylabel(f"achieved significance level ({test})")
