@@ -83,3 +83,25 @@ def test_docs_block_runs(page, index, namespaces, workdirs, tmp_path_factory, sh
         import matplotlib.pyplot as plt
 
         plt.close("all")
+
+
+def test_readme_states_the_exit_statuses_of_the_command():
+    # the README once said every error exits with status 2; the command has one status per kind
+    from irmodels.cli import EXIT_CODES, EXIT_OK
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    sentence = readme[readme.index("Errors print one line"):]
+    sentence = " ".join(sentence[:sentence.index(")).") + 3].split())
+    stated = [int(n) for n in re.findall(r"(?:: |, )(\d+) ", sentence)]
+    assert stated == sorted(c for c in EXIT_CODES if c != EXIT_OK), sentence
+
+
+def test_docs_name_no_folder_outside_the_repository():
+    # a reader has no ../shared (the project's test data): the docs name the public matrices of
+    # irm.datasets, or the upstream distribution of a test file, instead
+    for page in [*DOCS.glob("*.md"), DOCS.parent / "README.md"]:
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r"\.\./shared", text):
+            line = text.count("\n", 0, m.start()) + 1
+            context = text[max(0, m.start() - 200):m.start()]
+            assert page.name == "README.md" and "make test" in context, f"{page.name}:{line}"

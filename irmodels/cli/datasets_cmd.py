@@ -4,7 +4,7 @@ Examples::
 
     irmodels datasets list
     irmodels datasets load adhoc8 AP --out adhoc8_ap.parquet
-    IRM_DATA_MIRROR=../shared/data/ir-scores irmodels datasets load robust2004 p10 --wide
+    IRM_DATA_MIRROR=~/trec-matrices irmodels datasets load robust2004 p10 --wide   # offline copy
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ commit of its public repository and records its sha256, licence and citation.
 Where the files come from, in this order:
 
 1. ``$IRM_DATA_MIRROR``: a local directory holding the files under their registry names
-   (tests and CI point it at ``../shared/data/ir-scores``). Nothing is downloaded.
+   (``adhoc8_ap.csv``...), e.g. a copy of the cache of a machine that downloaded them, for
+   work offline; the project's tests point it at their copy. Nothing is downloaded.
 2. The cache: ``$IRM_CACHE_DIR``, else ``$XDG_CACHE_HOME/irmodels``, else
    ``~/.cache/irmodels``.
 3. A download with :mod:`urllib` from the pinned URL into the cache. The first download of a
@@ -219,7 +220,7 @@ def _download(entry: _Entry, target: Path) -> None:
         raise DatasetDownloadError(
             f"could not download {entry.collection} {entry.measure} from {entry.url} "
             f"({reason}). Offline? Set {MIRROR_VARIABLE} to a directory holding {entry.file} "
-            "(e.g. a copy of the shared data folder ir-scores/)."
+            f"(e.g. a copy of the cache folder {cache_dir()} of a machine that downloaded it)."
         ) from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry.sha256:  # verified before anything is written
