@@ -195,8 +195,8 @@ def _ddf_from_nu(nu: np.ndarray) -> float:
 
 def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]:
     """(F, numerator df, denominator df) of ``L beta = 0`` as lmerTest's ``contestMD``."""
-    beta = fit.fixed_estimates.to_numpy()
-    vb = fit._state["vcov"]
+    beta = fit.fixed_estimates.to_numpy() / fit._state["sigma"]  # F is invariant to the scale
+    vb = fit._vcov_unit  # Var(beta) / sigma^2, the scale of fit._satterthwaite
     jac, acov = fit._satterthwaite
     VL = L @ vb @ L.T
     d, P = np.linalg.eigh(VL)
@@ -208,8 +208,8 @@ def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]
     PtL = (P.T @ L)[:q]
     t2 = (PtL @ beta) ** 2 / d[:q]
     F = float(np.sum(t2) / q)
-    g = np.einsum("ij,pjk,ik->ip", PtL, jac, PtL)
-    nu = 2.0 * d[:q] ** 2 / np.einsum("ip,pq,iq->i", g, acov, g)
+    g = np.einsum("ij,pjk,ik->ip", PtL, jac, PtL) / d[:q, None]  # relative: no d**2 underflow
+    nu = 2.0 / np.einsum("ip,pq,iq->i", g, acov, g)
     return F, q, _ddf_from_nu(nu)
 
 
@@ -230,7 +230,10 @@ def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
 
     st = fit._state
     pb = st["problem"]
-    theta, sigma = st["theta"], st["sigma"]
+    # in units of the residual variance (sigma = 1): Phi, PhiA are Var(beta) / sigma^2, and
+    # the F statistic and df that kenward_roger_f forms from them (with beta / sigma) do not
+    # depend on the unit; the response's own scale (1e90) would overflow V^-1's squares
+    theta, sigma = st["theta"], 1.0
     n, K = pb.n, pb.K
     X = _dense_x(fit)
     Z: list[sp.csr_matrix | None] = []
@@ -352,8 +355,8 @@ def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedA
                 f"limit of {KR_MAX_OBS}. Use ddf='satterthwaite' (the two agree closely on "
                 "large designs)."
             )
-        Phi, PhiA, PP, W = kr_adjusted(fit)
-        beta = fit.fixed_estimates.to_numpy()
+        Phi, PhiA, PP, W = kr_adjusted(fit)  # in units of sigma^2
+        beta = fit.fixed_estimates.to_numpy() / fit._state["sigma"]
         for L in hyps.values():
             rows.append(kenward_roger_f(L, beta, Phi, PhiA, PP, W))
     F = np.array([r[0] for r in rows])

@@ -73,8 +73,24 @@ def _resolve(model: str | ModelSpec, columns: list[str],
     if data is not None and isinstance(data, pd.DataFrame):
         spec = _design.classify(spec, data)
         for f in spec.covariates:  # refuse NaN/constant covariates before anything else
-            _design.covariate_values(data, f)
+            _check_covariate_scale(_design.covariate_values(data, f), f)
     return spec
+
+
+#: Largest absolute covariate (lower, upper) irm.mixed accepts: its squares and products with
+#: the response must stay finite and above underflow.
+COVARIATE_RANGE = (1e-100, 1e100)
+
+
+def _check_covariate_scale(x: np.ndarray, name: str) -> None:
+    top = float(np.max(np.abs(x))) if x.size else 1.0
+    if not COVARIATE_RANGE[0] < top < COVARIATE_RANGE[1]:
+        raise DataFormatError(
+            f"covariate {name!r} reaches magnitude {top:.3g}: its squares "
+            f"{'overflow' if top >= 1 else 'underflow'} in double precision, so its slope "
+            "cannot be estimated. Rescale it (multiply by a power of 10); the fit is "
+            "equivariant (the slope and its SE scale inversely, t, F and p do not change)."
+        )
 
 
 def _encode(col: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -433,7 +449,7 @@ def _stratum_sd(y: np.ndarray, s: np.ndarray, n_strata: int) -> np.ndarray:
     return np.maximum(sd, 1e-8 * max(float(sd.max()), 1e-300))
 
 
-def _check_rank(pb: _reml.Problem, names: list[str]) -> None:
+def _check_rank(pb: _reml.Problem, names: list[str], design: _Design | None = None) -> None:
     if not pb.p:
         return
     xtx = np.zeros((pb.p, pb.p))
@@ -442,12 +458,55 @@ def _check_rank(pb: _reml.Problem, names: list[str]) -> None:
     for a in range(xi.shape[1]):
         for b in range(xi.shape[1]):
             np.add.at(xtx, (xi[:, a], xi[:, b]), xv[:, a] * xv[:, b])
-    ev = np.linalg.eigvalsh(xtx)
-    if ev[0] <= 1e-10 * max(ev[-1], 1.0):
+    # on the columns scaled to unit length: a covariate's units (1e20) are not a deficiency
+    norm = np.sqrt(np.diag(xtx))
+    unit = norm > 0
+    scaled = xtx / np.outer(np.where(unit, norm, 1.0), np.where(unit, norm, 1.0))
+    ev, vec = np.linalg.eigh(scaled)
+    if ev[0] <= 1e-10 and design is not None and design.spec.covariates and unit.all():
+        # which columns make up the (near) null combination; are covariates among them?
+        v = np.abs(vec[:, 0])
+        involved = [names[j] for j in np.flatnonzero(v > 1e-3 * v.max())]
+        cov_terms = {t.name for t in design.spec.fixed if t.numeric_factors}
+        cov_cols = [n for n, t in zip(names, design.fixed_terms_of_col) if t in cov_terms]
+        if any(n in cov_cols for n in involved):
+            covs = [c for c in design.spec.covariates
+                    if any(c in n.split(":") for n in involved if n in cov_cols)]
+            raise DesignError(
+                f"the covariate{'s' if len(covs) > 1 else ''} {', '.join(map(repr, covs))} "
+                f"{'are' if len(covs) > 1 else 'is'} collinear with other columns of the fixed "
+                f"part: the columns {', '.join(involved)} are linearly dependent in these data "
+                "(one is a linear combination of the others), so their effects cannot be "
+                "separated. Drop one of them (or combine them into one covariate)."
+            )
+    if ev[0] <= 1e-10:
         raise DesignError(
             f"the fixed-effect design ({pb.p} columns: {', '.join(names[:6])}"
             f"{', ...' if pb.p > 6 else ''}) is rank deficient: some combination of levels is "
             "never observed. Remove the interaction term or the empty level."
+        )
+
+
+def _check_residual_df(pb: _reml.Problem, design: _Design) -> None:
+    """Refuse a model whose fixed and random columns together span every observation: no
+    residual df is left, the likelihood grows without bound as the residual variance goes to 0
+    (a hypothesis draw: 6 observations, 4 fixed effects, 3 topics; the optimiser stopped at
+    theta 1433 and called it converged). Only possible when p + q >= n, checked densely when
+    that matrix is small."""
+    n, width = pb.n, pb.q + pb.p
+    if width < n or n * width > 4_000_000:
+        return
+    M = np.zeros((n, width))
+    rows = np.arange(n)
+    for j in range(pb.cols.shape[1]):
+        np.add.at(M, (rows, pb.cols[:, j]), pb.vals[:, j])
+    if np.linalg.matrix_rank(M) >= n:
+        terms = [str(t.name) for t in design.spec.fixed] + [str(rt) for rt in design.spec.random]
+        raise DesignError(
+            f"the model {design.spec} leaves no residual degrees of freedom: its fixed and "
+            f"random terms ({', '.join(terms)}) together can reproduce all {n} observations, "
+            "so the residual variance cannot be separated from them (the likelihood grows "
+            "without bound as it goes to 0). Drop a term, or add replicates (shards, samples)."
         )
 
 
@@ -630,20 +689,30 @@ class MixedResult(ResultDisplay):
     # -- fixed effects -----------------------------------------------------------------------
     @cached_property
     def _satterthwaite(self) -> tuple[np.ndarray, np.ndarray]:
-        """(Jacobian of Var(beta) in the variance parameters, their asymptotic covariance)."""
+        """(Jacobian of Var(beta) / sigma^2 in the variance parameters, their asymptotic
+        covariance), sigma measured relative to its estimate: use with :attr:`_vcov_unit`.
+        Satterthwaite's df is invariant to both normalisations, which keep every quantity of
+        order one whatever the response's scale (at 1e90, Var(beta)**2 overflows)."""
         st = self._state
         return _satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
                                     self.method == "REML")
 
+    @property
+    def _vcov_unit(self) -> np.ndarray:
+        """Covariance of the fixed effects divided by the residual variance (sigma^2)."""
+        st = self._state
+        return st["vcov"] / st["sigma"] ** 2
+
     def _df_for(self, L: np.ndarray) -> np.ndarray:
         """Satterthwaite df of the contrasts in the rows of ``L``."""
         jac, acov = self._satterthwaite
-        vb = self._state["vcov"]
+        vb = self._vcov_unit
         var = np.einsum("ij,jk,ik->i", L, vb, L)
         g = np.einsum("ij,pjk,ik->ip", L, jac, L)
-        den = np.einsum("ip,pq,iq->i", g, acov, g)
         with np.errstate(divide="ignore", invalid="ignore"):
-            df = 2.0 * var**2 / den
+            g = g / var[:, None]  # df = 2 var^2 / g'Ag, without var^2 (1e-320 for a slope on 1e80)
+            den = np.einsum("ip,pq,iq->i", g, acov, g)
+            df = 2.0 / den
         return np.where(np.isfinite(df) & (df > 0), df, np.nan)
 
     @cached_property
@@ -1168,6 +1237,12 @@ def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray |
         else:
             jac[j] = (vp - vm) / (2 * steps[j])
     H = (H + H.T) / 2
+    # normalise (see MixedResult._satterthwaite): Var(beta) / sigma^2, and s = sigma / sigma_hat
+    # in place of sigma (dVar/ds = sigma dVar/dsigma; the Hessian in s is sigma^2 times it)
+    jac = jac / sigma**2
+    jac[K] *= sigma
+    H[K, :] *= sigma
+    H[:, K] *= sigma
     try:
         acov = 2.0 * np.linalg.inv(H)
     except np.linalg.LinAlgError:
@@ -1361,7 +1436,8 @@ def deviance_function(design: MixedDesign, method: Literal["REML", "ML"] = "REML
     if method not in ("REML", "ML"):
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     pb, order = _problem(design)
-    _check_rank(pb, design.fixed_names)
+    _check_rank(pb, design.fixed_names, design)
+    _check_residual_df(pb, design)
     return DevianceFunction(design, pb, order, method == "REML")
 
 
