@@ -325,13 +325,55 @@ def test_filter_systems() -> None:
     cats = lambda d: list(d["system"].cat.categories)
     assert cats(irm.filter_systems(f, min_mean=0.5)) == ["s2", "s4", "s10"]
     assert cats(irm.filter_systems(f, top_k=2)) == ["s4", "s10"]
-    assert cats(irm.filter_systems(f, top_fraction=0.5)) == ["s2", "s4", "s10"]  # ceil(2.5)
+    assert cats(irm.filter_systems(f, top_fraction=0.5)) == ["s4", "s10"]  # floor(2.5)
+    assert cats(irm.filter_systems(f, top_fraction=0.6)) == ["s2", "s4", "s10"]  # 3 of 5
     assert cats(irm.filter_systems(f, top_fraction=1.0)) == cats(f)
     assert cats(irm.filter_systems(f, systems=["s3", "s1"])) == ["s1", "s3"]
     assert cats(irm.filter_systems(f, systems=["s1", "s3", "s4"], top_k=1)) == ["s4"]
     kept = irm.filter_systems(f, min_mean=0.6)
     assert len(kept) == 4 and kept["score"].tolist() == pytest.approx([0.85, 0.95, 0.65, 0.75])
     assert cats(f) == ["s1", "s2", "s3", "s4", "s10"]  # input untouched
+
+
+def test_filter_systems_top_fraction_keeps_the_floor_and_at_least_one(shared_data) -> None:
+    # the literature's pruning: the best 75% of the 110 Robust 2004 runs are 82 (ceil gave 83)
+    robust = irm.read_matrix(shared_data / "ir-scores" / "robust2004_ap.csv", measure="AP")
+    assert robust["system"].nunique() == 110
+    top = irm.filter_systems(robust, top_fraction=0.75)
+    assert top["system"].nunique() == 82
+    means = robust.groupby("system", observed=True)["score"].mean()
+    assert set(top["system"].cat.categories) == set(means.nlargest(82).index)
+    f = _five()
+    assert list(irm.filter_systems(f, top_fraction=0.1)["system"].cat.categories) == ["s4"]
+    # 0.29 * 100 is 28.999... in floating point: still 29 systems
+    rows = [("1", f"s{i}", i / 100) for i in range(100)]
+    hundred = irm.frame(pd.DataFrame(rows, columns=["topic", "system", "score"]))
+    assert irm.filter_systems(hundred, top_fraction=0.29)["system"].nunique() == 29
+
+
+def test_filter_systems_accepts_a_plain_long_frame() -> None:
+    # it raised AttributeError (.cat on a str column); it goes through irm.frame now
+    rows = [(t, s, m + d) for s, m in [("s1", 0.1), ("s2", 0.5), ("s3", 0.3), ("s4", 0.9),
+                                       ("s10", 0.7)] for t, d in [("1", -0.05), ("2", 0.05)]]
+    plain = pd.DataFrame(rows, columns=["topic", "system", "score"])
+    for kwargs in ({"top_k": 2}, {"top_fraction": 0.6}, {"min_mean": 0.4},
+                   {"systems": ["s10", "s1"]}):
+        got = irm.filter_systems(plain, **kwargs)
+        want = irm.filter_systems(_five(), **kwargs)
+        pd.testing.assert_frame_equal(got, want)
+        assert isinstance(got["system"].dtype, pd.CategoricalDtype)
+    assert list(plain["system"].unique()) == ["s1", "s2", "s3", "s4", "s10"]  # input untouched
+    with pytest.raises(DataFormatError, match="missing"):  # irm.frame's checks apply
+        irm.filter_systems(plain.assign(score=[np.nan] + [0.5] * 9), top_k=1)
+
+
+def test_filter_systems_breaks_ties_by_natural_order() -> None:
+    # equal means: the system first in natural order ("s2" before "s10") is ranked first,
+    # whatever the row order or the sort algorithm
+    rows = [("1", "s10", 0.5), ("1", "s2", 0.5), ("1", "s3", 0.1)]
+    for order in (rows, rows[::-1]):
+        plain = pd.DataFrame(order, columns=["topic", "system", "score"])
+        assert list(irm.filter_systems(plain, top_k=1)["system"]) == ["s2"]
 
 
 @pytest.mark.parametrize(
