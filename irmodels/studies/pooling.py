@@ -239,7 +239,7 @@ class PoolingBiasStudy(ResultDisplay):
         Parameters
         ----------
         ax : matplotlib Axes (one per treatment), optional
-            Draw there (the figure returned is then the first one's figure); by default a new figure.
+            Draw there (the figure returned is then the first one's); by default a new figure.
 
         Returns
         -------

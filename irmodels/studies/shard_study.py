@@ -599,7 +599,7 @@ class ShardStudy(ResultDisplay):
         Parameters
         ----------
         ax : matplotlib Axes (one per model), optional
-            Draw there (the figure returned is then the first one's figure); by default a new figure.
+            Draw there (the figure returned is then the first one's); by default a new figure.
 
         Returns
         -------

@@ -393,7 +393,7 @@ class TopicSetStudy(ResultDisplay):
         Parameters
         ----------
         ax : sequence of three matplotlib Axes, optional
-            Draw there (the figure returned is then the first one's figure); by default a new figure.
+            Draw there (the figure returned is then the first one's); by default a new figure.
 
         Returns
         -------

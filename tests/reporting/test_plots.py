@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _face():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("irm_result_face", ROOT / "tests" / "test_result_face.py")
+    spec = importlib.util.spec_from_file_location(
+        "irm_result_face", ROOT / "tests" / "test_result_face.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -176,7 +177,8 @@ def test_conditional_sd_against_lme4_unbalanced(tmp_path: Path) -> None:
         'for (m in list(lmer(score ~ 1 + (1|topic) + (1|system), d, REML = TRUE),\n'
         '               lmer(score ~ 1 + (1|topic) + (1|system), d, REML = FALSE))) {\n'
         '  for (t in c("topic", "system")) { r <- ranef(m, condVar = TRUE)[[t]]\n'
-        '    cat(paste(t, rownames(r), sqrt(attr(r, "postVar")[1, 1, ]), sep = ","), sep = "\\n") }}\n')
+        '    cat(paste(t, rownames(r), sqrt(attr(r, "postVar")[1, 1, ]), sep = ","),\n'
+        '        sep = "\\n") }}\n')
     out = subprocess.run(["Rscript", str(script)], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout.split()
     rows = [line.split(",") for line in out]

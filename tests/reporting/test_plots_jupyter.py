@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _plotting() -> list[str]:
-    spec = importlib.util.spec_from_file_location("irm_result_face", ROOT / "tests" / "test_result_face.py")
+    spec = importlib.util.spec_from_file_location(
+        "irm_result_face", ROOT / "tests" / "test_result_face.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
