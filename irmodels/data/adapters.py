@@ -9,19 +9,27 @@ Per-topic scores (``irm.frame``):
 
 - a PyTerrier ``pt.Experiment(..., perquery=True)`` frame: columns ``name, qid, measure, value``;
 - ir_measures results (``ir_measures.iter_calc``): ``Metric(query_id, measure, value)`` tuples,
-  as a dict ``{run name: results}`` (a bare list has no run name: it is refused with the way
-  out);
+  as a dict ``{run name: results}``, or one run's with ``system=`` (a bare list has no run name:
+  without ``system=`` it is refused with the way out);
+- pytrec_eval's ``RelevanceEvaluator(...).evaluate(run)`` output ``{qid: {measure: value}}``
+  (one run: ``system=`` names it) and a dict ``{run name: that}``;
 - ranx ``Run`` objects evaluated per query (``ranx.evaluate(qrels, run, metrics,
-  return_mean=False)`` fills ``run.scores``), one or a list;
+  return_mean=False)`` fills ``run.scores``), one or a list, each with its own ``run.name``;
 - a polars DataFrame (``to_pandas()``), and a file-like object (CSV or TSV text with a header).
 
 Runs and qrels (``irm.evaluate``):
 
-- ranx ``Run`` / ``Qrels`` (``to_dict()``: ``{qid: {docid: score}}``);
-- ir_datasets / ir_measures qrels: ``(query_id, doc_id, relevance[, iteration])`` tuples;
-  ir_measures ``ScoredDoc(query_id, doc_id, score)`` tuples as a run (in a dict name -> run);
-- a PyTerrier result frame (``qid, docno, score[, rank, name]``); polars frames; file-like
-  TREC run / qrels text.
+- ranx ``Run`` / ``Qrels`` (``to_dict()``: ``{qid: {docid: score}}``); several Runs need
+  distinct names (``run.name`` or a dict ``{name: run}``): they are never merged;
+- the dicts pytrec_eval and ir_measures read: qrels ``{qid: {docid: grade}}``, a run
+  ``{qid: {docid: score}}`` and a dict ``{name: run}``;
+- ir_datasets / ir_measures qrels: ``(query_id, doc_id, relevance[, iteration])`` tuples or a
+  frame with those columns; ir_measures ``ScoredDoc(query_id, doc_id, score)`` tuples or a
+  ``query_id, doc_id, score`` frame as a run (alone, or in a dict name -> run);
+- a PyTerrier result frame (``qid, docno, score[, rank, name, docid, query]``: ``docno`` is the
+  document id); polars frames; file-like TREC run / qrels text.
+
+A single run without a name is the system ``run`` in ``irm.evaluate``.
 
 Anything else is refused by a :class:`~irmodels.errors.DataFormatError` that names what was
 seen and the forms understood.

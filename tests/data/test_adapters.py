@@ -182,3 +182,53 @@ def test_what_is_not_understood_is_named():
                      [("1", "d", 1)], ["AP"])
     with pytest.raises(DataFormatError, match="run 'x' is"):
         irm.evaluate({"x": 3.5}, pd.DataFrame({"topic": ["1"], "docid": ["d"], "rel": [1]}), ["AP"])
+
+
+def test_nested_dicts_refused_in_words():
+    """The dicts of pytrec_eval / ir_measures: a wrong shape names the query and the way out."""
+    runs = {"bm25": {"1": {"d1": 2.0, "d2": 1.0}}}
+    with pytest.raises(DataFormatError, match=r"qrels dict is \{query id: \{doc id: grade\}\}"):
+        irm.evaluate(runs, {"1": {"d1": {"x": 1}}}, ["AP"])
+    with pytest.raises(DataFormatError, match="run 'bm25': query '2' holds builtins.int"):
+        irm.evaluate({"bm25": {"1": {"d1": 2.0}, "2": 5}}, {"1": {"d1": 1}}, ["AP"])
+    got = irm.evaluate(runs, {"1": {"d1": 0, "d2": 1}}, ["AP", "P@1"])
+    assert got["score"].tolist() == [0.5, 0.0]  # d1 first, not relevant; d2 at rank 2
+    with pytest.raises(DataFormatError, match="query '2'.*'map'.*must be a number"):
+        irm.frame({"1": {"map": 0.5}, "2": {"map": "n/a"}}, system="bm25")
+    with pytest.raises(DataFormatError, match=r"run 'dph': query '1' holds .*\{measure: value\}"):
+        irm.frame({"bm25": {"1": {"map": 0.5}}, "dph": {"1": 0.5}})
+    with pytest.raises(DataFormatError, match="one number per key.*means over topics"):
+        irm.frame({"bm25": 0.31, "dph": 0.29})
+
+
+def test_frame_names_one_run_with_system(reference):
+    ap = reference[(reference["measure"] == "AP") & (reference["system"] == "sys01")]
+    per_query = {str(t): {"AP": s} for t, s in zip(ap["topic"], ap["score"])}
+    got = irm.frame(per_query, system="sys01")
+    pd.testing.assert_frame_equal(_key(got), _key(ap), check_categorical=False)
+    # a frame's system= is still its column's name
+    renamed = ap.rename(columns={"system": "run"})
+    assert irm.frame(renamed.drop(columns="measure"), system="run")["system"].iloc[0] == "sys01"
+    with pytest.raises(irm.errors.UsageError, match="names a single run"):
+        irm.frame({"sys01": per_query, "sys02": per_query}, system="x")
+
+
+def test_pyterrier_and_ir_measures_run_frames(demo, reference):
+    one = demo.runs[demo.runs["system"].astype(str) == "sys01"]
+    pt_res = one.rename(columns={"topic": "qid", "docid": "docno"}).assign(
+        docid=np.arange(len(one)), query="q")[["qid", "docid", "docno", "rank", "score", "query"]]
+    ref = reference[reference["system"] == "sys01"]
+    got = irm.evaluate({"sys01": pt_res}, demo.qrels, ["AP", "nDCG@10", "P@5"])
+    pd.testing.assert_frame_equal(_key(got), _key(ref))
+    im = one.rename(columns={"topic": "query_id", "docid": "doc_id"})[["query_id", "doc_id", "score"]]
+    got = irm.evaluate(im, demo.qrels, ["AP", "nDCG@10", "P@5"])
+    assert set(got["system"].astype(str)) == {"run"}
+    np.testing.assert_allclose(_key(got)["score"], _key(ref)["score"], rtol=0, atol=1e-12)
+
+
+def test_fake_ranx_runs_without_distinct_names(demo):
+    runs = [FakeRun(None, g) for _, g in demo.runs.groupby("system", observed=True)]
+    with pytest.raises(DataFormatError, match=r"Run 1 of 4 has no name"):
+        irm.evaluate(runs, FakeQrels(demo.qrels), ["AP"])
+    one = irm.evaluate(runs[0], FakeQrels(demo.qrels), ["AP"])  # a single run: the system "run"
+    assert list(one["system"].cat.categories) == ["run"]
