@@ -1325,10 +1325,12 @@ def mixed(
     stratum SD ratios), minimised by L-BFGS-B with analytic gradients and bounds
     ``theta >= 0``. Each random term's block of ``Z'Z`` is diagonal, so the largest term is
     eliminated through its diagonal and only the small remainder is factorised densely; no
-    n x n matrix is formed. On a balanced crossed design with one residual variance the
-    stratum sums of squares are sufficient and the REML (or ML) optimum equals the ANOVA
-    (expected-mean-squares) estimates when they are all positive: those are returned
-    (``closed_form=True``) and otherwise used as starting values.
+    n x n matrix is formed. On a balanced crossed design with one residual variance and no
+    numeric covariate the stratum sums of squares are sufficient and the REML (or ML) optimum
+    equals the ANOVA (expected-mean-squares) estimates when they are all positive: those are
+    returned (``closed_form=True``) and otherwise used as starting values
+    (``optimize_deviance(..., closed_form=False)`` forces the iteration). A variance whose
+    optimum is 0 is reported as exactly 0 (``boundary``, lme4's ``isSingular``).
 
     *Conventions.* ``loglik`` is the restricted log-likelihood under REML as lme4 and nlme
     report it (no ``log|X'X|`` constant). The number of parameters is the fixed effects plus
