@@ -75,6 +75,12 @@ def _is_polars(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "to_pandas")
 
 
+def _has_fields(obj: object, *names: str) -> bool:
+    """A record with these fields (a namedtuple such as ir_measures' ``ScoredDoc``); a frame is
+    not one, though its columns read as attributes."""
+    return not isinstance(obj, (pd.DataFrame, pd.Series)) and all(hasattr(obj, n) for n in names)
+
+
 def _is_ranx_run(obj: object) -> bool:
     return hasattr(obj, "to_dict") and hasattr(obj, "name") and hasattr(obj, "scores") and (
         type(obj).__name__ == "Run")
@@ -263,7 +269,7 @@ def _label(value: object, what: str, where: str) -> str:
 def _metric_rows(results: Iterable[Any], system: str) -> list[tuple[str, str, str, float]]:
     rows = []
     for i, r in enumerate(results):
-        if not (hasattr(r, "query_id") and hasattr(r, "measure") and hasattr(r, "value")):
+        if not _has_fields(r, "query_id", "measure", "value"):
             raise DataFormatError(
                 f"run {system!r}: expected ir_measures Metric(query_id, measure, value) items; "
                 f"found {_describe(r)}."
@@ -419,7 +425,7 @@ def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame 
             return pd.DataFrame(rows, columns=_SCORE_COLUMNS), False
     if _is_metric_iterable(data):
         items = list(data)  # type: ignore[call-overload]
-        if items and all(hasattr(r, "query_id") and hasattr(r, "measure") for r in items[:5]):
+        if items and all(_has_fields(r, "query_id", "measure") for r in items[:5]):
             if system is None:
                 raise DataFormatError(
                     "these ir_measures results carry no run name; name the run with "
@@ -500,8 +506,7 @@ def qrels_input(qrels: object) -> object:
         qrels = qrels.qrels_iter()  # type: ignore[attr-defined]
     if isinstance(qrels, Iterable) and not isinstance(qrels, (str, bytes, Mapping)):
         items = list(qrels)
-        if items and all(hasattr(r, "query_id") and hasattr(r, "doc_id")
-                         and hasattr(r, "relevance") for r in items):
+        if items and all(_has_fields(r, "query_id", "doc_id", "relevance") for r in items):
             return _tuples_frame(items, ("query_id", "doc_id", "relevance"),
                                  ["topic", "docid", "rel"])
         raise DataFormatError(
@@ -548,8 +553,7 @@ def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
         return out.assign(system=name or "run")[_RUN_COLUMNS]
     if isinstance(run, Iterable) and not isinstance(run, (str, bytes, Mapping)):
         items = list(run)
-        if items and all(hasattr(r, "query_id") and hasattr(r, "doc_id") and hasattr(r, "score")
-                         for r in items):
+        if items and all(_has_fields(r, "query_id", "doc_id", "score") for r in items):
             out = _tuples_frame(items, ("query_id", "doc_id", "score"),
                                 ["topic", "docid", "score"])
             return out.assign(system=name or "run")[_RUN_COLUMNS]
