@@ -232,3 +232,13 @@ def test_fake_ranx_runs_without_distinct_names(demo):
         irm.evaluate(runs, FakeQrels(demo.qrels), ["AP"])
     one = irm.evaluate(runs[0], FakeQrels(demo.qrels), ["AP"])  # a single run: the system "run"
     assert list(one["system"].cat.categories) == ["run"]
+
+
+def test_frames_are_not_records():
+    """A frame's columns read as attributes; a list of frames is not a list of tuples."""
+    metrics = pd.DataFrame({"query_id": ["1"], "measure": ["AP"], "value": [0.5]})
+    with pytest.raises(DataFormatError, match="a sequence of a DataFrame .*not per-topic"):
+        irm.frame([metrics])
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "relevance": [1]})
+    with pytest.raises(DataFormatError, match="qrels given as a sequence of a DataFrame"):
+        irm.evaluate({"a": {"1": {"d": 1.0}}}, (qrels,), ["AP"])
