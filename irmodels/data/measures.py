@@ -389,10 +389,15 @@ def evaluate(
     runs : DataFrame, dict or DemoCollection
         Columns ``system, topic, docid, score`` (``rank`` is ignored, as trec_eval ignores it);
         or a dict name -> DataFrame with ``topic, docid, score``; or an object with ``.runs``
-        (a :class:`~irmodels.data.collection.DemoCollection`).
+        (a :class:`~irmodels.data.collection.DemoCollection`). Other tools' runs are read too
+        (:mod:`irmodels.data.adapters`): ranx ``Run`` objects (one, a list with distinct
+        ``run.name``, or a dict), pytrec_eval / ir_measures dicts ``{qid: {docid: score}}``
+        (one, or a dict name -> run), ir_measures ``ScoredDoc`` tuples, PyTerrier and
+        ir_measures frames; a single run without a name is the system ``run``.
     qrels : DataFrame
         Columns ``topic, docid, rel`` (integer grades; negative grades mean "in the pool but not
-        judged", as in trec_eval).
+        judged", as in trec_eval); or a ranx ``Qrels``, a dict ``{qid: {docid: grade}}``,
+        ir_datasets / ir_measures ``Qrel`` tuples, a PyTerrier or ir_measures frame.
     measures : str or sequence of str
         Measure names (see :func:`parse_measure`); default ``AP, P@10, nDCG@10, RBP(p=0.8)``.
     shards : mapping or Series, optional
