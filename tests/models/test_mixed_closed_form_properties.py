@@ -47,7 +47,9 @@ def designs(draw: st.DrawFn) -> tuple[pd.DataFrame, str]:
     S = draw(st.integers(2, 4))
     R = draw(st.integers(2 if name == "interaction" else 1, 3))
     n = T * S * R
-    ints = lambda lo, hi, k: draw(st.lists(st.integers(lo, hi), min_size=k, max_size=k))  # noqa: E731
+    def ints(lo: int, hi: int, k: int) -> list[int]:
+        return draw(st.lists(st.integers(lo, hi), min_size=k, max_size=k))
+
     te = np.array(ints(-20, 20, T), float)
     se = np.array(ints(-10, 10, S), float)
     noise = np.array(ints(-9, 9, n), float)
