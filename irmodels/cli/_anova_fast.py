@@ -27,7 +27,8 @@ def eligible(args: argparse.Namespace) -> bool:
     long frame)."""
     return (args.formula is None and args.model in (None, "MD1") and args.ss_type is None
             and not args.components and args.dunnett is None and not args.latex
-            and not args.systems and args.measure is None and str(args.data) != "-")
+            and not args.systems and args.measure is None and str(args.data) != "-"
+            and not any(getattr(args, c, None) for c in ("topic", "system", "score")))
 
 
 def matrix_anova_summary(path: str | Path, *, alpha: float = 0.05, digits: int = 4) -> str | None:

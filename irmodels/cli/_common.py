@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from irmodels.cli._sniff import data_kind, is_trec_eval_line
+from irmodels.cli._sniff import data_kind, is_trec_eval_line, long_guess, table_header
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
 __all__ = ["check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
@@ -119,21 +119,58 @@ def _as_stdin_error(exc: BaseException, tmp: Path) -> BaseException | None:
     return new
 
 
+def column_names(args: argparse.Namespace) -> dict[str, str]:
+    """The names given by ``--topic``/``--system``/``--score`` (canonical -> column), each
+    defaulting to its canonical name."""
+    return {role: (getattr(args, role, None) or role) for role in ("topic", "system", "score")}
+
+
+def user_named(data: pd.DataFrame, args: argparse.Namespace) -> tuple[pd.DataFrame, dict]:
+    """``data`` (a canonical long frame from :func:`load_data`) under the user's column names
+    of ``--topic``/``--system``/``--score`` and the keywords that name them, for a library
+    function whose result then names the user's columns; ``(data, {})`` without such
+    options."""
+    names = column_names(args)
+    own = {role: name for role, name in names.items() if name != role}
+    if not own:
+        return data, {}
+    keep = ["topic", "system", "score"] + [c for c in ("measure", "collection", "shard",
+                                                        "sample") if c in data.columns]
+    out = data[keep].rename(columns=names)
+    out.attrs.update(data.attrs)
+    return out, names
+
+
 def load_data(
     path: str | Path, *, measure: str | None = None, single_measure: bool = True,
-    systems: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None, columns: dict[str, str] | None = None,
+    keep_columns: bool = False,
 ) -> pd.DataFrame:
     """DATA as a long frame: parquet or a CSV/TSV with topic, system, score columns is a long
     frame, any other CSV/TSV a wide matrix (rows = topics, columns = systems); a directory or a
     file without a CSV/TSV/parquet extension is trec_eval -q output; ``-`` reads standard input;
     ``COLLECTION:MEASURE`` (``adhoc8:AP``) loads a registry dataset. ``measure`` selects one
     measure; with ``single_measure`` several measures without ``measure`` are an error;
-    ``systems`` keeps those runs (``--systems``)."""
+    ``systems`` keeps those runs (``--systems``). ``columns`` names the topic, system and score
+    columns of a long frame (``--topic``/``--system``/``--score``, see :func:`column_names`).
+    With ``keep_columns`` (the commands with ``--formula``) a long frame keeps the file's other
+    columns (covariates such as ``qlen``), and the columns named by ``columns`` stay
+    available under the user's names too, so a formula may use either name.
+
+    A CSV/TSV without the long frame's columns whose columns after the first hold labels is a
+    long frame with other names, not a matrix: refused with the options that name them."""
     import irmodels as irm
 
+    names = {"topic": "topic", "system": "system", "score": "score", **(columns or {})}
+    own = {role: name for role, name in names.items() if name != role}
     if str(path) != "-":
         spec = _registry_spec(str(path))
         if spec is not None:
+            if own:
+                raise UsageError(
+                    f"{_options_text(own)}: these options name the columns of a long-frame "
+                    f"file; DATA {path} is a registry dataset, whose columns are topic, "
+                    "system, score: leave them out.")
             if measure is not None and measure.lower() != spec[1].lower():
                 raise UsageError(f"DATA {path} names measure {spec[1]} but --measure is "
                                  f"{measure}; give one of them.")
@@ -145,7 +182,7 @@ def load_data(
         tmp = _stdin_to_file()
         with stdin_errors(tmp, (DataFormatError, DesignError)):
             return load_data(tmp, measure=measure, single_measure=single_measure,
-                             systems=systems)
+                             systems=systems, columns=columns, keep_columns=keep_columns)
     p = Path(path)
     if not p.exists():
         if _DATASET.match(str(path)):  # a dataset name typed wrong: a usage error
@@ -156,12 +193,28 @@ def load_data(
         from irmodels.data._lines import missing_file
 
         raise missing_file(p, "DATA file")
-    kind = data_kind(p)
+    kind = data_kind(p, set(names.values()))
+    if own and kind != "frame":
+        _refuse_columns(p, kind, names, own)
     if kind == "trec_eval":
         data = irm.read_trec_eval(p)
     elif kind == "frame":
-        data = irm.read_frame(p)
+        data = irm.read_frame(p, **names)
+        if keep_columns:
+            data = _with_file_columns(p, data, names)
     else:
+        guess = long_guess(p)
+        if guess is not None:  # qid,run,map: a long frame under other names, not a matrix
+            _, header = table_header(p)
+            raise DataFormatError(
+                f"{p.name} looks like a long frame (one row per topic and system; column "
+                f"{guess['system']!r} holds labels, which a wide matrix never has), but its "
+                f"header ({', '.join(header[:8])}{', ...' if len(header) > 8 else ''}) has no "
+                f"topic, system, score columns. Name them: --topic {guess['topic']} --system "
+                f"{guess['system']} --score {guess['score']} (in Python irm.read_frame(path, "
+                f"topic={guess['topic']!r}, system={guess['system']!r}, score="
+                f"{guess['score']!r})). A wide matrix has one row per topic and one column of "
+                "numbers per system.")
         data = irm.read_matrix(p, measure=measure)
     if "measure" in data.columns:
         levels = [str(m) for m in pd.unique(data["measure"].astype(str))]
@@ -178,6 +231,61 @@ def load_data(
                 "with --measure."
             )
     return select_systems(data, systems)
+
+
+def _options_text(own: dict[str, str]) -> str:
+    return " ".join(f"--{role} {name}" for role, name in own.items())
+
+
+def _refuse_columns(p: Path, kind: str, names: dict[str, str], own: dict[str, str]) -> None:
+    """``--topic``/``--system``/``--score`` given for DATA that is not a long frame with those
+    columns: a usage error for trec_eval output, else the missing column with a "did you
+    mean" (exit status 1, the file's header is named)."""
+    if kind == "trec_eval":
+        raise UsageError(
+            f"{_options_text(own)}: these options name the columns of a long-frame "
+            f"CSV/TSV/parquet file; DATA {p.name} is trec_eval -q output (measure, topic, score "
+            "per line): leave them out.")
+    from irmodels.data._columns import _missing
+
+    _, header = table_header(p)
+    if not set(header) & set(own.values()) and long_guess(p) is None:
+        raise UsageError(
+            f"{_options_text(own)}: these options name the columns of a long frame, but DATA "
+            f"{p.name} is a wide matrix (rows = topics, one column of numbers per system: "
+            f"{', '.join(header[:6])}{', ...' if len(header) > 6 else ''}), read as topic, "
+            "system, score: leave them out.")
+    _missing(pd.DataFrame(columns=header), names, "", owner=f"{p.name}'s header")
+
+
+def _with_file_columns(p: Path, data: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """``data`` (read by :func:`irmodels.read_frame`, one row per row of the file, in order)
+    with the file's other columns (covariates for a formula) and the user's names of the
+    topic, system and score columns beside the canonical ones."""
+    from irmodels.data.frame import CANONICAL_ORDER
+
+    if p.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        header = list(pq.read_schema(p).names)
+    else:
+        sep, header = table_header(p)
+    used = set(CANONICAL_ORDER) | set(names.values())
+    extra = [c for c in header if c not in used and c not in data.columns]
+    out = data.copy()
+    if extra:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            raw = pd.read_parquet(p, columns=extra)
+        else:
+            raw = pd.read_csv(p, sep=sep, usecols=extra, index_col=False)
+        if len(raw) == len(out):  # the rows correspond one to one (read_frame drops none)
+            for c in extra:
+                out[c] = raw[c].to_numpy()
+    for role, name in names.items():
+        if name != role and name not in out.columns:
+            out[name] = out[role]
+    out.attrs.update(data.attrs)
+    return out
 
 
 def check_runs(option: str, names: Sequence[str], data: pd.DataFrame) -> None:
@@ -327,3 +435,19 @@ def parse_undefined(text: str) -> float | str:
             "'missing'"
         )
     return value
+
+
+def formula_error(exc: Exception, path: str | Path, args: argparse.Namespace) -> Exception:
+    """``exc`` (an error of ``--formula``) with the way out when the formula names a column
+    that DATA, a wide matrix, cannot have: a matrix is read into ``topic, system, score``."""
+    from irmodels.errors import FormulaError
+
+    if not isinstance(exc, FormulaError) or "unknown column" not in exc.reason:
+        return exc
+    p = Path(path)
+    if str(path) == "-" or not p.is_file() or data_kind(p, set(column_names(args).values())) != "matrix":
+        return exc
+    return FormulaError(
+        f"{exc.reason}; DATA {p.name} is a wide matrix (rows = topics, one column per system), "
+        "read into the columns topic, system, score: write the formula with those names, or "
+        "give a long frame (topic, system, score and the other columns)", exc.formula, exc.span)

@@ -44,6 +44,11 @@ _FIXED: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r" ?\(irm\.frame\(\.\.\., nan='drop'\)\)"), ""),
     (re.compile(r"drop them first \(irm\.frame\(\.\.\., nan='drop'\)\)"), "drop them first"),
     (re.compile(r"pass force=True \(--force on the command line\)"), "pass --force"),
+    # a wide matrix where a long frame is expected (a parquet matrix): the commands' words
+    (re.compile(r"make it a long frame with irm\.from_wide\(df\) \(irm\.read_matrix reads "
+                r"such a file\)"),
+     "write it as a CSV/TSV matrix (the commands read those as such) or as a long frame "
+     "(topic, system, score)"),
     # irm.frame: a repeated key
     (re.compile(r"name the column that tells replicates apart \(shard=\.\.\. or sample=\.\.\.\)"),
      "add a column (shard or sample) that tells the replicates apart"),
@@ -57,6 +62,10 @@ _HINT = re.compile(r"\b(" + "|".join(_NAMES) + r")=(" + _VALUE + r")")
 
 # aggregate='mean' (several scores per cell): pairwise has --average, the others none
 _AGGREGATE = re.compile(r"pass aggregate='mean' to average them")
+
+# a column of a long frame named with a keyword: the command's --topic / --system / --score
+_COLUMN = re.compile(r"Name the (topic|system|score) column with (?:topic|system|score)="
+                     r"'([^']*)'")
 
 # a factor with one level, in a command without --model / --formula
 _ONE_LEVEL = re.compile(
@@ -120,6 +129,9 @@ def cli_message(text: str, options: Options | None = None) -> str:
     text = _AGGREGATE.sub("add --average to average them" if "average" in options
                           else "average them per (topic, system) in the file first", text)
     text = _HINT.sub(hint, text)
+    text = _COLUMN.sub(lambda m: (f"Name the {m.group(1)} column with --{m.group(1)} "
+                                  f"{m.group(2)}" if m.group(1) in options
+                                  else m.group(0)), text)
     if "model" not in options and "formula" not in options:
         def one_level(m: re.Match[str]) -> str:
             f = m.group("f")

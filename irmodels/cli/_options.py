@@ -21,6 +21,7 @@ from pathlib import Path
 from irmodels.errors import IRModelsError, ResourceError, UsageError
 
 __all__ = [
+    "add_columns",
     "add_force",
     "add_systems",
     "check_scheduler",
@@ -168,3 +169,14 @@ def add_systems(parser: argparse.ArgumentParser) -> None:
         "--systems", nargs="+", metavar="NAME", default=None,
         help="analyse only these runs (names as in DATA; comma-separated also accepted)",
     )
+
+
+def add_columns(parser: argparse.ArgumentParser) -> None:
+    """Add ``--topic``, ``--system``, ``--score``: the names of those columns in a long-frame
+    DATA file whose header uses other names (``--topic qid --system run --score map``)."""
+    group = parser.add_argument_group(
+        "columns of a long-frame DATA file (when they are not called topic, system, score)")
+    for role, example in (("topic", "qid"), ("system", "run"), ("score", "map")):
+        group.add_argument(f"--{role}", metavar="COLUMN", default=None,
+                           help=f"the column holding the {role} (default {role}; e.g. "
+                                f"{example})")

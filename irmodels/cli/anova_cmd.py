@@ -32,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--model", default=None, choices=[f"MD{i}" for i in range(1, 7)],
                        help="preset model (default MD1, or MD6 when the data have shards)")
@@ -67,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
     import irmodels as irm
     from irmodels._display import frame_to_latex, frame_to_text
-    from irmodels.cli._common import check_runs, load_data
+    from irmodels.cli._common import check_runs, column_names, load_data
 
-    data = load_data(args.data, measure=args.measure, systems=args.systems)
+    data = load_data(args.data, columns=column_names(args), keep_columns=True,
+                     measure=args.measure, systems=args.systems)
     if args.dunnett is not None:  # the baseline is a name typed on the command line: exit 2
         check_runs("--dunnett", [args.dunnett], data)
     model = args.formula or args.model
@@ -77,9 +79,19 @@ def run(args: argparse.Namespace) -> int:
         from irmodels.formula.parser import default_preset
 
         model = default_preset(data)
-    res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha)
+    names = column_names(args)
+    if args.formula is None and names != {c: c for c in names}:
+        model = _in_user_names(model, names)  # the table names the user's columns
+    from irmodels.cli._common import formula_error
+    from irmodels.errors import FormulaError
+
+    try:
+        res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha)
+    except FormulaError as exc:
+        raise formula_error(exc, args.data, args) from None
     components = res.variance_components() if args.components else None
-    dunnett = (res.dunnett(args.dunnett, alpha=args.alpha, alternative=args.alternative)
+    dunnett = (res.dunnett(args.dunnett, names["system"], alpha=args.alpha,
+                           alternative=args.alternative)
                if args.dunnett is not None else None)
     if args.latex:
         print(res.to_latex(caption=f"ANOVA: {res.spec}", digits=args.digits))
@@ -99,3 +111,18 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(dunnett.summary(digits=args.digits))
     return 0
+
+
+def _in_user_names(preset: str, names: dict[str, str]) -> str:
+    """The formula of ``preset`` (``MD1``) written with the user's column names (``--topic``,
+    ``--system``, ``--score``), which :func:`irmodels.cli._common.load_data` keeps beside the
+    canonical ones: ``map ~ qid + run``."""
+    import re
+
+    from irmodels.formula.parser import resolve
+
+    def name(m: re.Match[str]) -> str:
+        text = names[m.group(0)]
+        return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", text) else f"`{text}`"
+
+    return re.sub(r"\b(topic|system|score)\b", name, str(resolve(preset)))

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
-from irmodels.cli._options import add_force, decimals, open_unit, seed, usage
+from irmodels.cli._options import add_columns, add_force, decimals, open_unit, seed, usage
 from irmodels.errors import IRModelsError, IRModelsWarning, UsageError
 
 
@@ -62,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="FILE",
                    help="write the tidy table (CSV) to FILE ('-': standard output)")
     add_force(p)  # irmodels._safeio: outputs are atomic, an existing one is refused
+    add_columns(p)
     p.set_defaults(func=run)
 
 
@@ -91,9 +92,10 @@ def _from_scores(args: argparse.Namespace):
     import pandas as pd
 
     import irmodels as irm
-    from irmodels.cli._common import load_data
+    from irmodels.cli._common import column_names, load_data
 
-    parts = [load_data(path, single_measure=False) for path in args.inputs]
+    parts = [load_data(path, single_measure=False, columns=column_names(args))
+             for path in args.inputs]
     if len(parts) == 1:
         return parts[0]
     data = pd.concat([p.astype({c: str for c in p.columns if c != "score"}) for p in parts],
@@ -167,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
 
     _check_outputs(args)
     if args.qrels:
+        if any(getattr(args, role) for role in ("topic", "system", "score")):
+            raise UsageError("--topic/--system/--score name the columns of score files; with "
+                             "--qrels INPUTS are TREC runs: leave them out.")
         data = _from_runs(args, list(args.measures or ["AP", "nDCG@10"]))
     else:
         data = _from_scores(args)
@@ -175,9 +180,12 @@ def run(args: argparse.Namespace) -> int:
         # every irmodels warning, to show each distinct one once; other libraries' warnings
         # (deprecations) keep the filters they had
         warnings.simplefilter("always", IRModelsWarning)
-        res = irm.compare(data, args.measures, test=args.test, adjust=args.adjust,
+        from irmodels.cli._common import user_named
+
+        named, names = user_named(data, args) if not args.qrels else (data, {})
+        res = irm.compare(named, args.measures, test=args.test, adjust=args.adjust,
                           alpha=args.alpha, baseline=args.baseline, seed=args.seed,
-                          systems=systems)
+                          systems=systems, **names)
     _show_warnings(caught)
     # standard output carries one thing: the LaTeX table (--latex -), the CSV table (--out -)
     # or else the text summary; the messages go to standard error then

@@ -14,7 +14,7 @@ import argparse
 
 import pandas as pd
 
-from irmodels.cli._common import float_list, int_list, load_data  # noqa: F401 (re-exported)
+from irmodels.cli._common import column_names, float_list, int_list, load_data  # noqa: F401 (re-exported)
 from irmodels.errors import DesignError
 
 
@@ -34,9 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     p.add_argument("--measure", help="measure to analyse when the data hold several")
     p.add_argument("--topics", type=int_list, help="numbers of topics for the D-study, e.g. 25,50,100")
     p.add_argument("--shards", type=int_list, help="numbers of shards for the D-study (shard data only)")
@@ -52,13 +53,17 @@ def run(args: argparse.Namespace) -> int:
     from irmodels._display import frame_to_text
     from irmodels.inference.gtheory import gstudy
 
-    data = load_data(args.data, measure=args.measure, systems=args.systems)
-    g = gstudy(data)
+    data = load_data(args.data, columns=column_names(args),
+                     measure=args.measure, systems=args.systems)
+    from irmodels.cli._common import user_named
+
+    named, names = user_named(data, args)  # the components then name the user's columns
+    g = gstudy(named, **names)
     topics = args.topics or sorted({10, 25, 50, 100, g.n_topics})
     d = g.dstudy(topics, args.shards, alpha=args.alpha)
     print(g._display_title())
     print("\nVariance components")
-    print(frame_to_text(g.components, args.digits))
+    print(frame_to_text(g._display_tables()[0][1], args.digits))
     print(f"\nD-study (confidence {1 - args.alpha:g}, two-sided)")
     print(frame_to_text(d.set_index("topics"), args.digits))
     rows = {}

@@ -31,9 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     p.add_argument("--formula", required=True,
                    help="lme4-style formula, e.g. 'score ~ system + (1|topic) + (1|topic:system)'")
     p.add_argument("--method", choices=["REML", "ML"], default="REML",
@@ -51,11 +52,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.cli._common import load_data
+    from irmodels.cli._common import column_names, load_data
 
-    data = load_data(args.data, measure=args.measure, systems=args.systems)
-    fit = irm.mixed(args.formula, data, method=args.method, residual=args.residual,
-                    drop_degenerate=args.drop_degenerate)
+    data = load_data(args.data, columns=column_names(args), keep_columns=True,
+                     measure=args.measure, systems=args.systems)
+    from irmodels.cli._common import formula_error
+    from irmodels.errors import FormulaError
+
+    try:
+        fit = irm.mixed(args.formula, data, method=args.method, residual=args.residual,
+                        drop_degenerate=args.drop_degenerate)
+    except FormulaError as exc:
+        raise formula_error(exc, args.data, args) from None
     if args.latex:
         print(fit.to_latex(caption=f"Mixed model: {fit.spec}", digits=args.digits))
     else:

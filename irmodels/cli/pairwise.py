@@ -51,9 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: irmodels pairwise adhoc8_ap.csv --test t --adjust holm --out pairs.csv",
     )
     p.add_argument("data", metavar="DATA", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     p.add_argument("--test", default="t",
                    choices=["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"],
                    help="the test (default t, the paired t test)")
@@ -78,13 +79,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
     from irmodels._display import frame_to_text
-    from irmodels.cli._common import load_data
+    from irmodels.cli._common import column_names, load_data
 
     to_stdout = args.out == "-"  # the pairs as CSV on standard output, the summary on stderr
     say = sys.stderr if to_stdout else sys.stdout
     if args.out and not to_stdout:
         check_target(args.out, force=args.force)  # refuse before the work
-    data = load_data(args.data, measure=args.measure, systems=args.systems)
+    data = load_data(args.data, columns=column_names(args),
+                     measure=args.measure, systems=args.systems)
     if args.pairs:  # names typed on the command line: an unknown one is exit status 2
         from irmodels.cli._common import check_runs
 
@@ -97,10 +99,13 @@ def run(args: argparse.Namespace) -> int:
 
         progress(f"{args.test} test, {args.n_resamples} resamples per pair ...")
     try:
+        from irmodels.cli._common import user_named
+
+        named, names = user_named(data, args)
         res = irm.pairwise(
-            data, args.test, pairs=args.pairs, alternative=args.alternative,
+            named, args.test, pairs=args.pairs, alternative=args.alternative,
             adjust=None if args.adjust == "none" else args.adjust, alpha=args.alpha,
-            n_resamples=args.n_resamples, seed=args.seed,
+            n_resamples=args.n_resamples, seed=args.seed, **names,
         ).table
     except DesignError as exc:
         if "one score per (topic, system)" in str(exc) and not args.average:

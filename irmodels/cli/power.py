@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from irmodels.cli._common import float_list_type, load_data
+from irmodels.cli._common import column_names, float_list_type, load_data
 from irmodels.cli._options import _int, finite_float, open_unit, positive_float, usage
 from irmodels.errors import UsageError
 
@@ -55,9 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["exact", "normal"], default="exact")
     p.add_argument("--data", help="scores of a collection (long frame or wide matrix, - for "
                    "standard input, or a dataset COLLECTION:MEASURE such as adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     p.add_argument("--measure", help="measure to use when --data holds several")
     p.add_argument("--deltas", type=float_list_type(finite=True, nonzero=True),
                    default=[0.01, 0.02, 0.05, 0.1],
@@ -83,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                 "with --data the SD comes from the collection; drop --n, --delta and --sigma "
                 "(use --deltas and --power)."
             )
-        data = load_data(args.data, measure=args.measure, systems=args.systems)
+        data = load_data(args.data, columns=column_names(args),
+                         measure=args.measure, systems=args.systems)
         t = power.topics_table(data, deltas=args.deltas, powers=[args.power or 0.8],
                                quantiles=args.quantiles, **kw)
         print(t.summary())

@@ -53,9 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
     p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
     p.add_argument("--title", help="title of the report")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     add_force(p)
     p.set_defaults(func=run)
 
@@ -113,9 +114,10 @@ def run(args: argparse.Namespace) -> int:
             model = model or "MD1"
             title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
         else:
-            from irmodels.cli._common import load_data
+            from irmodels.cli._common import column_names, load_data
 
-            data = load_data(args.data, measure=None, single_measure=False,
+            data = load_data(args.data, columns=column_names(args), keep_columns=True,
+                             measure=None, single_measure=False,
                              systems=args.systems)
             measure = args.measure
             title = args.title

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from irmodels._safeio import atomic_file, check_target
-from irmodels.cli._common import check_runs, load_data
+from irmodels.cli._common import check_runs, column_names, load_data
 from irmodels.cli._options import add_force, positive_int
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError, UsageError
 
@@ -37,9 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(title="actions", metavar="ACTION")
     f = sub.add_parser("fit", help="fit factors on reference systems and save them")
     f.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(f)
+    add_columns(f)
     f.add_argument("--out", required=True, help="factors file (.csv or .json; any name with "
                    "--zscores; '-': CSV on standard output)")
     ref = f.add_mutually_exclusive_group()
@@ -56,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a = sub.add_parser("apply", help="standardize scores with saved factors")
     a.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
     add_systems(a)
+    add_columns(a)
     a.add_argument("--factors", required=True, help="factors from 'fit' or a trec_eval zscores file")
     a.add_argument("--out", required=True, help="output long frame (.csv or .parquet; '-': CSV "
                    "on standard output)")
@@ -81,7 +83,8 @@ def run_fit(args: argparse.Namespace) -> int:
     say = sys.stderr if to_stdout else sys.stdout
     if not to_stdout:
         check_target(args.out, force=args.force)  # refuse before the work
-    data = load_data(args.data, measure=args.measure, single_measure=False,
+    data = load_data(args.data, columns=column_names(args),
+                     measure=args.measure, single_measure=False,
                      systems=getattr(args, "systems", None))
     reference = args.top if args.top is not None else (
         [s.strip() for s in args.reference.split(",") if s.strip()] if args.reference else None
@@ -141,7 +144,8 @@ def run_apply(args: argparse.Namespace) -> int:
         raise UsageError(f"--factors {path} is a directory; give the factors file")
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))  # "no such file"
-    data = load_data(args.data, measure=args.measure, single_measure=False,
+    data = load_data(args.data, columns=column_names(args),
+                     measure=args.measure, single_measure=False,
                      systems=getattr(args, "systems", None))
     try:
         s = Standardizer.load(path)

@@ -60,9 +60,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("data", metavar="DATA", nargs="?",
                      help="scores: long frame or wide matrix, - (standard input) or a dataset "
                           "COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_systems
+    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
+    add_columns(p)
     src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")
     p.add_argument("--measure", help="measure (with --dataset, or when DATA holds several)")
     p.add_argument("--sizes", type=int_list, default=None, metavar="C,C,...",
@@ -92,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.cli._common import load_data
+    from irmodels.cli._common import column_names, load_data
 
     out = Path(args.out) if args.out else None
     if out is not None:
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         usage(irm.datasets.info, args.dataset, args.measure)  # a name typed wrong: exit 2
         data = select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
     else:
-        data = load_data(args.data, measure=args.measure, systems=args.systems)
+        data = load_data(args.data, columns=column_names(args),
+                         measure=args.measure, systems=args.systems)
     study = irm.studies.topic_sets(
         data, sizes=args.sizes, n_samples=args.n_samples, method=args.method, test=args.test,
         alpha=args.alpha, bin_width=args.bin_width, n_resamples=args.n_resamples,

@@ -48,31 +48,52 @@ def check_names(topic: object = "topic", system: object = "system", score: objec
     return {k: str(v) for k, v in names.items()}
 
 
-def _missing(data: pd.DataFrame, names: Mapping[str, str], what: str) -> None:
+def _looks_wide(data: pd.DataFrame) -> bool:
+    """Numbers in every column but (perhaps) the first, at least two of them: a wide matrix
+    (rows = topics, columns = systems) rather than a long frame."""
+    cols = list(data.columns)
+    numeric = [pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(data[c])
+               for c in cols]
+    return len(cols) >= 2 and sum(numeric[1:]) >= 2 and all(numeric[1:])
+
+
+def _missing(data: pd.DataFrame, names: Mapping[str, str], what: str,
+             owner: str = "the data") -> None:
     """Refuse a column named (or expected by default) that ``data`` lacks, with a "did you
-    mean" from the columns present."""
+    mean" from the columns present (and :func:`irmodels.from_wide` for a wide matrix)."""
     columns = [str(c) for c in data.columns]
     for role, given in names.items():
         if given in data.columns:
             continue
         others = [c for c in columns if c not in names.values()] or columns
-        close = difflib.get_close_matches(given, others, n=1, cutoff=0.6)
+        lower = {c.lower(): c for c in others}
+        close = [lower[given.lower()]] if given.lower() in lower else [
+            lower[c] for c in difflib.get_close_matches(given.lower(), list(lower), n=1,
+                                                         cutoff=0.6)]
         if not close and given == role:  # the default name: guess the usual other names
             usual = {"topic": ("qid", "query", "query_id", "topic_id", "topics"),
                      "system": ("run", "runid", "run_id", "system_id", "name", "systems"),
                      "score": ("value", "map", "ap", "ndcg", "metric")}[role]
             close = [c for c in others if c.lower() in usual][:1]
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        keyword = f"{role}={close[0]!r}" if close else f"{role}='...'"
         shown = ", ".join(map(repr, columns[:12])) + (", ..." if len(columns) > 12 else "")
+        if _looks_wide(data) and not close:
+            way_out = ("It looks like a wide matrix (rows = topics, columns = systems, "
+                       "numbers in the cells): make it a long frame with irm.from_wide(df) "
+                       "(irm.read_matrix reads such a file).")
+        else:
+            keyword = f"{role}={close[0]!r}" if close else f"{role}='<name>'"
+            way_out = f"Name the {role} column with {keyword}."
+        prefix = f"{what}: " if what else ""
         raise DataFormatError(
-            f"{what}: the data have no column {given!r}{hint} for the {role}; columns present: "
-            f"{shown}. Name the {role} column with {keyword}."
+            f"{prefix}{owner} has no column {given!r}{hint} for the {role}; columns present: "
+            f"{shown}. {way_out}"
         )
 
 
 def user_frame(data: Any, *, topic: str = "topic", system: str = "system",
-               score: str = "score", what: str = "data") -> tuple[Any, dict[str, str]]:
+               score: str = "score", what: str = "data", owner: str = "the data"
+               ) -> tuple[Any, dict[str, str]]:
     """``data`` with canonical ``topic, system, score`` columns, and the mapping canonical name
     -> the user's name.
 
@@ -93,7 +114,7 @@ def user_frame(data: Any, *, topic: str = "topic", system: str = "system",
     >>> user_frame(raw, topic="qid", system="rn", score="map", what="irm.pairwise")
     Traceback (most recent call last):
     ...
-    irmodels.errors.DataFormatError: irm.pairwise: the data have no column 'rn' (did you mean 'run'?) for the system; columns present: 'qid', 'run', 'map'. Name the system column with system='run'.
+    irmodels.errors.DataFormatError: irm.pairwise: the data has no column 'rn' (did you mean 'run'?) for the system; columns present: 'qid', 'run', 'map'. Name the system column with system='run'.
     """
     names = check_names(topic, system, score, what=what)
     if not isinstance(data, pd.DataFrame):
@@ -104,9 +125,9 @@ def user_frame(data: Any, *, topic: str = "topic", system: str = "system",
         # a frame with other names and no keywords: say which keyword names them
         if len(data.columns) and not ({"name", "qid", "measure", "value"}
                                       <= set(map(str, data.columns))):
-            _missing(data, names, what)
+            _missing(data, names, what, owner)
         return data, names
-    _missing(data, names, what)
+    _missing(data, names, what, owner)
     from irmodels.data.frame import frame
 
     out = frame(data, topic=names["topic"], system=names["system"], score=names["score"])

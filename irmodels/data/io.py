@@ -1260,7 +1260,8 @@ def _frame_format(path: Path) -> str:
     )
 
 
-def read_frame(path: PathLike) -> pd.DataFrame:
+def read_frame(path: PathLike, *, topic: str = "topic", system: str = "system",
+               score: str = "score") -> pd.DataFrame:
     """Read a long frame written by :func:`write_frame` (CSV/TSV or parquet by extension).
 
     Parquet keeps the categorical levels and their order exactly. CSV keeps the values only:
@@ -1271,6 +1272,10 @@ def read_frame(path: PathLike) -> pd.DataFrame:
     ----------
     path : path
         ``.csv``, ``.tsv``/``.tab`` or ``.parquet``/``.pq`` (parquet needs pyarrow).
+    topic, system, score : str
+        The names of the topic, system and score columns in the file (as in
+        :func:`irmodels.frame`), e.g. ``topic="qid", system="run", score="map"``; the frame
+        returned has the canonical names.
 
     Returns
     -------
@@ -1340,7 +1345,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
                 f"the header names the column(s) {', '.join(map(repr, twice))} more than once; "
                 "each column needs its own name", path=str(p), line=header_line,
             )
-        dtypes = {c: str for c in names if c in FACTOR_COLUMNS}
+        dtypes = {c: str for c in names if c in FACTOR_COLUMNS or c in (topic, system)}
         try:
             with warnings.catch_warnings():
                 # index_col=False: rows with a field more than the header are an error, not
@@ -1348,7 +1353,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
                 warnings.simplefilter("error", pd.errors.ParserWarning)
                 df = pd.read_csv(
                     io.StringIO(text), sep=delim, dtype=dtypes, keep_default_na=False,
-                    index_col=False, na_values={"score": sorted(_NA_TOKENS)}, **EXACT_FLOATS,
+                    index_col=False, na_values={score: sorted(_NA_TOKENS)}, **EXACT_FLOATS,
                 )
         except pd.errors.ParserWarning:
             raise DataFormatError(
@@ -1368,7 +1373,12 @@ def read_frame(path: PathLike) -> pd.DataFrame:
         for c in dtypes:  # labels as read_matrix reads them: without surrounding spaces
             df[c] = df[c].str.strip()
     try:
-        return frame(df)
+        from irmodels.data._columns import user_frame
+
+        # a missing column is named with a "did you mean" (or irm.from_wide for a matrix)
+        named, _ = user_frame(df, topic=topic, system=system, score=score, what="",
+                              owner="the file")
+        return frame(named) if named is df else named
     except DataFormatError as exc:
         msg, line = str(exc), None
         if text is not None:
@@ -1382,7 +1392,7 @@ def read_frame(path: PathLike) -> pd.DataFrame:
                 if lines is not None and int(m.group(1)) < len(lines):
                     msg, line = msg.replace(m.group(0), ""), lines[int(m.group(1))]
             elif lines is not None:
-                msg, line = _frame_error_line(df, msg, lines)
+                msg, line = _frame_error_line(df.rename(columns={score: "score"}), msg, lines)
         raise DataFormatError(msg, path=str(p), line=line) from None
 
 
