@@ -18,6 +18,7 @@ import pytest
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning
+from mixed_checks import assert_deviance_optimum
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "lme4_datasets.json").read_text())
@@ -97,8 +98,8 @@ def test_anova_f_tests(ref: dict, fits: dict) -> None:
 
 
 @pytest.mark.parametrize("ref", FITS, ids=_id)
-def test_every_fit_is_the_optimum_of_its_deviance(ref: dict, fits: dict, check_optimum) -> None:
-    check_optimum(fits[_id(ref)])
+def test_every_fit_is_the_optimum_of_its_deviance(ref: dict, fits: dict) -> None:
+    assert_deviance_optimum(fits[_id(ref)])
 
 
 def test_covariate_fits_leave_the_closed_form(fits: dict) -> None:
@@ -109,7 +110,7 @@ def test_covariate_fits_leave_the_closed_form(fits: dict) -> None:
     assert fits["Penicillin-REML"].closed_form and fits["Dyestuff-REML"].closed_form
 
 
-def test_the_optimum_check_catches_the_former_closed_form(check_optimum) -> None:
+def test_the_optimum_check_catches_the_former_closed_form() -> None:
     # the closed form's answer for sleepstudy (var(Subject) 1341.29 instead of 1378.18) is not
     # the optimum of the deviance: the helper must say so
     from irmodels.models.mixed import (Optimum, deviance_function, mixed_design,
@@ -120,7 +121,7 @@ def test_the_optimum_check_catches_the_former_closed_form(check_optimum) -> None
     theta = np.array([np.sqrt(1341.29 / 960.46)])  # about the old answer
     opt = Optimum(theta, None, devfun(theta), 0, True, True)
     with pytest.raises(AssertionError, match="not the optimum"):
-        check_optimum(mixed_result(design, devfun, opt))
+        assert_deviance_optimum(mixed_result(design, devfun, opt))
 
 
 def test_boundary_fit_is_exactly_zero_and_flagged() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning
+from mixed_checks import assert_deviance_optimum
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "mixed.json").read_text())
@@ -56,9 +57,9 @@ def _rel(a, b) -> float:
 
 
 @pytest.mark.parametrize("entry", FIXTURE["lmer"], ids=[e["name"] for e in FIXTURE["lmer"]])
-def test_lmer(entry: dict, datasets: dict[str, pd.DataFrame], check_optimum) -> None:
+def test_lmer(entry: dict, datasets: dict[str, pd.DataFrame]) -> None:
     fit = _fit(entry["formula"], datasets[entry["data"]], entry["method"])
-    check_optimum(fit)  # the optimum of its own deviance (tests/models/conftest.py)
+    assert_deviance_optimum(fit)  # the optimum of its own deviance (tests/models/conftest.py)
     assert fit.n_obs == entry["nobs"]
     assert fit.n_params == entry["df"]
     # likelihood and information criteria (lme4: BIC with log(n) under REML too)

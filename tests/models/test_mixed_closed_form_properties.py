@@ -21,6 +21,7 @@ import irmodels as irm
 from irmodels.errors import BoundaryFitWarning, DesignError
 from irmodels.models.mixed import (deviance_function, mixed_design, mixed_result,
                                    optimize_deviance)
+from mixed_checks import assert_deviance_optimum
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -78,14 +79,14 @@ def _both(formula: str, data: pd.DataFrame, method: str):
 
 @SETTINGS
 @given(drawn=designs(), method=st.sampled_from(["REML", "ML"]))
-def test_mixed_equals_its_iterative_path(drawn, method, check_optimum) -> None:
+def test_mixed_equals_its_iterative_path(drawn, method) -> None:
     data, formula = drawn
     fit, forced = _both(formula, data, method)
     assert not forced.closed_form
     if "x" in formula.split("~")[1].split("(")[0]:
         assert not fit.closed_form  # a covariate varying within topics: never the closed form
-    check_optimum(fit)
-    check_optimum(forced)
+    assert_deviance_optimum(fit)
+    assert_deviance_optimum(forced)
     assert fit.deviance == pytest.approx(forced.deviance, rel=1e-9, abs=1e-9)
     a = fit.variance_components()["variance"].to_numpy()
     b = forced.variance_components()["variance"].to_numpy()
@@ -95,7 +96,7 @@ def test_mixed_equals_its_iterative_path(drawn, method, check_optimum) -> None:
     assert fit.boundary == forced.boundary
 
 
-def test_forced_iterative_path_on_a_closed_form_design(check_optimum) -> None:
+def test_forced_iterative_path_on_a_closed_form_design() -> None:
     data = irm.datasets.load("adhoc3", "AP")
     formula = "score ~ (1|system) + (1|topic)"
     fit = irm.mixed(formula, data)
@@ -107,5 +108,5 @@ def test_forced_iterative_path_on_a_closed_form_design(check_optimum) -> None:
     forced = mixed_result(design, devfun, opt)
     np.testing.assert_allclose(forced.variance_components()["variance"],
                                fit.variance_components()["variance"], rtol=1e-6)
-    check_optimum(fit)
-    check_optimum(forced)
+    assert_deviance_optimum(fit)
+    assert_deviance_optimum(forced)

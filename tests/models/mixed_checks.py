@@ -1,11 +1,12 @@
-"""Helpers shared by the model tests: every mixed fit must be the optimum of its own deviance."""
+"""Shared by the mixed-model tests: every fit must be the optimum of its own deviance.
+
+Import it as ``from mixed_checks import assert_deviance_optimum`` (pytest puts this folder on
+the path; a second conftest.py here would clash with tests/inference/conftest.py under
+``--doctest-modules``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-import pytest
 
 #: Relative size of the perturbation of each variance parameter (absolute at 0).
 PERTURB = 1e-4
@@ -42,8 +43,3 @@ def assert_deviance_optimum(fit, rel: float = PERTURB, tol: float = 1e-12) -> No
         f"{fit!r}: a neighbour of the returned parameters has a deviance lower by {gap:.3g} "
         "(relative): the fit is not the optimum of its own deviance")
 
-
-@pytest.fixture(scope="session")
-def check_optimum() -> Callable[..., None]:
-    """:func:`assert_deviance_optimum` as a fixture (session scope: usable under hypothesis)."""
-    return assert_deviance_optimum
