@@ -134,7 +134,7 @@ class ResidualDiagnostics(ResultDisplay):
         ax2.set_xlabel("fitted value")
         ax2.set_ylabel("residual")
         ax2.set_title("Residuals vs fitted", fontsize=10)
-        sd = self.topic_sd.sort_values()
+        sd = self.topic_sd.sort_values(kind="stable")
         ax3.bar(np.arange(len(sd)), sd.to_numpy(), color="#4c72b0", width=0.85)
         ax3.set_xlabel(f"{len(sd)} topics, by residual SD")
         ax3.set_ylabel("residual SD")

@@ -249,7 +249,7 @@ def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel:
         d = validation.loc[validation["system"] == s]
         if d.empty:
             raise DataFormatError(f"system {s!r} is not in the validation table")
-        d = d.sort_values("sim_mean").reset_index(drop=True)
+        d = d.sort_values("sim_mean", kind="stable").reset_index(drop=True)
         x = np.arange(len(d))
         ax.errorbar(x, d["sim_mean"], yerr=d["sim_sd"], fmt="o", ms=3, color="tab:blue",
                     label="simulated mean ± 1 SD")
