@@ -123,6 +123,38 @@ def check_target(path: PathLike, *, force: bool = False, kind: str = "file") -> 
     return p
 
 
+def make_dir(path: PathLike) -> Path:
+    """Create the output directory ``path`` (and its parents) or reuse it when it exists;
+    a file, a dangling link or a file among its parents in the way, or a folder that cannot
+    be written, is an :class:`OutputError` that says so (never a bare ``OSError``).
+
+    Writers that put several files into one folder (``Report.save``) call it first.
+    """
+    p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise OutputExistsError(
+            f"cannot write into {p}: it is a dangling symbolic link (to "
+            f"{os.readlink(p)}); remove it or choose another directory")
+    if p.exists() and not p.is_dir():
+        raise OutputExistsError(
+            f"cannot write into {p}: it is an existing file, not a directory; give a "
+            "directory name")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(
+                    f"cannot write into {p}: {parent} is a file, not a directory; choose "
+                    "another location")
+            break
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise output_error(exc, p) from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise output_error(OSError(errno.EACCES, os.strerror(errno.EACCES)), p)
+    return p
+
+
 def _special_kind(p: Path) -> str:
     """What an existing path that is not a regular file nor a directory is, in words."""
     import stat

@@ -220,7 +220,7 @@ def _memory_bytes() -> int:
 
 
 def _size(n: float) -> str:
-    for unit, step in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+    for unit, step in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if n >= step:
             return f"{n / step:.3g} {unit}"
     return f"{n:.3g} bytes"

@@ -237,6 +237,22 @@ def _check_picklable(obj: object, what: str, *, keep: bool = True) -> bytes:
         ) from exc
 
 
+def _check_item(item: object, index: int) -> None:
+    """:class:`ParallelError` naming item ``index`` of the work and why it cannot be pickled."""
+    try:
+        pickle.Pickler(_Discard(), protocol=5, buffer_callback=lambda buf: None).dump(item)
+    except Exception as exc:
+        shown = repr(item)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise ParallelError(
+            f"item {index} of the work ({type(item).__name__} {shown}) cannot be sent to "
+            f"worker processes: it is not picklable ({type(exc).__name__}: {exc}). Items must "
+            "be data that pickle (numbers, strings, arrays, frames, module-level functions "
+            "and classes): replace that item by the data it stands for, or use "
+            "backend='serial'."
+        ) from exc
+
+
 def check_workers(n_workers: Any) -> int | None:
     """``n_workers`` when it is None or a positive integer; else :class:`ParallelError`.
 
@@ -319,7 +335,17 @@ def map(
             return _map_processes(fn, work, n_workers, progress, chunksize or 1, desc)
         if _looks_like_address(backend):
             distributed = require("distributed", "dask")
-            client = distributed.Client(backend, set_as_default=False)
+            check_scheduler(backend)  # seconds, not distributed's 30 and its OSError
+            try:
+                client = distributed.Client(backend, set_as_default=False,
+                                            timeout=f"{CONNECT_TIMEOUT:g}s")
+            except OSError as exc:  # accepted the connection, did not answer as a scheduler
+                from irmodels.errors import ResourceError
+
+                raise ResourceError(
+                    f"cannot connect to the Dask scheduler at {backend} ({exc}); check that "
+                    "a Dask scheduler listens there, or use backend 'serial' or 'processes'"
+                ) from None
             try:
                 return _map_dask(client, fn, work, progress, desc)
             finally:
@@ -334,6 +360,47 @@ def map(
         f"unknown backend of type {type(backend).__name__}; use 'serial', 'processes', a "
         "dask.distributed.Client, or a Dask scheduler address string."
     )
+
+
+#: Seconds to wait for a Dask scheduler to accept a connection (:func:`check_scheduler`) and
+#: for the client's handshake, instead of distributed's 30.
+CONNECT_TIMEOUT = 5.0
+
+
+def check_scheduler(backend: Any, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Fail fast when ``backend`` is the address of a Dask scheduler that nobody answers.
+
+    :func:`map` checks an address before it connects (and the command line before it reads
+    anything), so an unreachable scheduler is a :class:`~irmodels.errors.ResourceError` after
+    at most ``timeout`` seconds, not distributed's ``OSError`` after 30. Anything that is not
+    an address (``"serial"``, a Client) passes.
+
+    >>> check_scheduler("serial")
+    >>> check_scheduler("tcp://127.0.0.1:1")
+    Traceback (most recent call last):
+    ...
+    irmodels.errors.ResourceError: cannot reach the Dask scheduler at tcp://127.0.0.1:1 ...
+    """
+    import socket
+
+    from irmodels.errors import ResourceError
+
+    if not isinstance(backend, str) or backend in BACKENDS:
+        return
+    address = backend.split("://", 1)[-1]
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # not an address: map says what it accepts
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)),
+                                      timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ResourceError(
+            f"cannot reach the Dask scheduler at {backend} ({exc.strerror or exc}); start it "
+            "(dask scheduler) or use backend 'serial' or 'processes' (--backend serial / "
+            "processes on the command line)"
+        ) from None
 
 
 def _looks_like_address(text: str) -> bool:
@@ -475,8 +542,13 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
     if not work:
         return []
     chunks = [list(work[i:i + chunksize]) for i in range(0, len(work), chunksize)]
-    for chunk in chunks:
-        _check_picklable(chunk, "item of")
+    for k, chunk in enumerate(chunks):
+        try:
+            pickle.Pickler(_Discard(), protocol=5, buffer_callback=lambda buf: None).dump(chunk)
+        except Exception:  # name the item, not the chunk that holds it
+            for i, item in enumerate(chunk):
+                _check_item(item, k * chunksize + i)
+            raise
     if _PRESTARTED:
         return _map_prestarted(_PRESTARTED.pop(), payload, chunks, len(work), progress, desc)
     workers = min(n_workers or default_workers(), len(chunks))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import socket
 from pathlib import Path
 
 from irmodels.errors import IRModelsError, ResourceError, UsageError
@@ -146,21 +145,13 @@ def wrote(path: str | Path, what: str = "") -> str:
 
 
 def check_scheduler(backend: str | None, timeout: float = 5.0) -> None:
-    """Fail fast, in one line, when ``backend`` is a Dask scheduler address nobody answers."""
+    """Fail fast, in one line, when ``backend`` is a Dask scheduler address nobody answers
+    (:func:`irmodels.parallel.check_scheduler`, which :func:`irmodels.parallel.map` calls too)."""
     if not backend or backend in ("serial", "processes"):
         return
-    address = backend.split("://", 1)[-1]
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        return  # not an address: the library says what it accepts
-    try:
-        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
-            pass
-    except OSError as exc:
-        raise ResourceError(
-            f"cannot reach the Dask scheduler at {backend} ({exc.strerror or exc}); start it "
-            "(dask scheduler) or use --backend serial / processes"
-        ) from None
+    from irmodels.parallel import check_scheduler as check
+
+    check(backend, timeout)
 
 
 def add_systems(parser: argparse.ArgumentParser) -> None:

@@ -124,6 +124,39 @@ def _read_shards(path: str):
     return pd.Series(shards, index=docids)
 
 
+def _strip_zeros(topic: str) -> str:
+    """A numeric topic id without its leading zeros ("0302" -> "302", "000" -> "0")."""
+    return (topic.lstrip("0") or "0") if topic.isdigit() else topic
+
+
+def _check_topics_match(runs, qrels, qrels_path: str) -> None:
+    """Refuse runs none of whose topics are in the qrels, or whose topics match the qrels'
+    only once leading zeros are stripped (``0302`` against ``302``): evaluating them would
+    score every unmatched topic as unjudged (or drop it) with no more than a warning."""
+    run_topics = [str(t) for t in dict.fromkeys(runs["topic"].astype(str))]
+    qrel_topics = {str(t) for t in qrels["topic"].astype(str)}
+    matched = [t for t in run_topics if t in qrel_topics]
+    stripped = {_strip_zeros(t) for t in qrel_topics}
+    unmatched = [t for t in run_topics if t not in qrel_topics]
+    zeros = [t for t in unmatched if _strip_zeros(t) in stripped]
+    eg_q = sorted(qrel_topics)[:3]
+    if zeros and len(zeros) >= len(matched):
+        t = zeros[0]
+        q = next(x for x in sorted(qrel_topics) if _strip_zeros(x) == _strip_zeros(t))
+        raise DataFormatError(
+            f"the run topic ids and the qrels topic ids differ by leading zeros: {len(zeros)} "
+            f"of the runs' {len(run_topics)} topics (e.g. run {t!r}, qrels {q!r}) match "
+            f"{qrels_path} only without them, {len(matched)} match as written. Normalise the "
+            "ids of one file (e.g. strip the zeros: sed -E 's/^0+([0-9])/\\1/' RUN) and run "
+            "again")
+    if not matched:
+        raise DataFormatError(
+            f"none of the runs' {len(run_topics)} topics (e.g. {', '.join(run_topics[:3])}) "
+            f"is in {qrels_path} (topics {', '.join(eg_q)}{', ...' if len(qrel_topics) > 3 else ''}"
+            "): every score would be that of an unjudged topic. Check that the qrels belong to "
+            "these runs")
+
+
 def run(args: argparse.Namespace) -> int:
     measures = _measures(args.measures)
     from irmodels.data.measures import parse_measure
@@ -174,6 +207,7 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
                 files.append(pth)
         runs = irm.read_runs(files, system_from=args.system_from)
     qrels = irm.read_qrels(args.qrels)
+    _check_topics_match(runs, qrels, args.qrels)
     shards = _read_shards(args.shards) if args.shards else None
     from irmodels.cli._common import progress
 

@@ -37,8 +37,9 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_probability, check_seed
+from irmodels._validate import check_fits, check_probability, check_seed
 from irmodels.errors import DataQualityWarning, DesignError
+from irmodels.inference.pairwise import unit_scale
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 
@@ -260,10 +261,17 @@ def comparability(
     ib = [sb.index(s) for s in common]
     Xa, Xb = Xa[:, ia], Xb[:, ib]
     Ta, Tb = Xa.shape[0], Xb.shape[0]
+    check_fits(int(n_perm), "n_perm", 8, what="the permutation kappas", error=DesignError)
+    check_fits(int(n_halvings), "n_halvings", 8 * 2 * (Ta + Tb) * (len(common) + 1),
+               what="the halves of the topics", error=DesignError)
     if min(Ta, Tb) < 4:
         raise DesignError(f"each collection needs at least 4 topics (two halves of 2); A has "
                           f"{Ta}, B has {Tb}.")
     rng = np.random.default_rng(seed)
+    # scores near 1e+-300: squares under/overflow; every statistic here is scale-invariant
+    # but the RMSE, SDs and means, which are multiplied back
+    unit = unit_scale(Xa, Xb)
+    Xa, Xb = Xa / unit, Xb / unit
     ma, mb = Xa.mean(axis=0), Xb.mean(axis=0)
     obs = float(_kappa(ma[None], mb[None])[0])
     rmse = float(np.sqrt(((ma - mb) ** 2).mean()))
@@ -308,7 +316,8 @@ def comparability(
     va, vb = Xa.var(axis=0, ddof=1), Xb.var(axis=0, ddof=1)
     t, df = _welch(ma, va, Ta, mb, vb, Tb)
     pa, pb = stats.t.sf(t, df), stats.t.cdf(t, df)
-    systems = pd.DataFrame({"system": common, "mean_a": ma, "mean_b": mb, "diff": ma - mb,
+    systems = pd.DataFrame({"system": common, "mean_a": ma * unit, "mean_b": mb * unit,
+                            "diff": (ma - mb) * unit,
                             "t": t, "df": df, "p_a_higher": pa, "p_b_higher": pb,
                             "a_higher": pa <= alpha, "b_higher": pb <= alpha})
     two_sided_full = np.minimum(1.0, 2 * np.minimum(pa, pb)) <= alpha
@@ -334,7 +343,8 @@ def comparability(
     s = sig(a_half, b_half)
     fn_rate = (float(1.0 - s[:, two_sided_full].mean()) if two_sided_full.any() else math.nan)
     return Comparability(
-        rmse=rmse, kappa=obs, sd_a=float(ma.std(ddof=1)), sd_b=float(mb.std(ddof=1)),
+        rmse=rmse * unit, kappa=obs, sd_a=float(ma.std(ddof=1)) * unit,
+        sd_b=float(mb.std(ddof=1)) * unit,
         p_value=p, systems=systems, n_a_higher=int(systems["a_higher"].sum()),
         n_b_higher=int(systems["b_higher"].sum()), false_positive_rate=fp_rate,
         false_negative_rate=fn_rate, n_systems=len(common), n_topics_a=Ta, n_topics_b=Tb,

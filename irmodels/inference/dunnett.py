@@ -320,6 +320,29 @@ def _critical(alpha: float, corr: np.ndarray, df: float, alternative: Alternativ
 # kernel
 
 
+def _check_covariance(V: np.ndarray, labels: list[str]) -> None:
+    """Refuse a ``cov`` that is not a covariance matrix (not symmetric, or with a negative
+    eigenvalue beyond rounding), naming that cause rather than its symptom (a difference
+    with a zero or negative variance)."""
+    top = float(np.max(np.abs(V))) if V.size else 0.0
+    asym = float(np.max(np.abs(V - V.T))) if V.size else 0.0
+    if asym > 1e-8 * top:
+        i, j = np.unravel_index(int(np.argmax(np.abs(V - V.T))), V.shape)
+        raise DataFormatError(
+            f"cov is not symmetric: cov[{labels[i]!r}, {labels[j]!r}] = {V[i, j]:.6g} but "
+            f"cov[{labels[j]!r}, {labels[i]!r}] = {V[j, i]:.6g}; a covariance matrix of the "
+            "means is symmetric. Pass the model's covariance of the means (e.g. "
+            "MS_error / n * identity for a balanced design).")
+    eig = np.linalg.eigvalsh((V + V.T) / 2.0)
+    if eig.size and eig[0] < -1e-10 * max(float(eig[-1]), top):
+        raise DataFormatError(
+            f"cov is not positive semi-definite (smallest eigenvalue {eig[0]:.3g}, largest "
+            f"{eig[-1]:.3g}): some contrast of the means would have a negative variance, so "
+            "it is not a covariance matrix. Pass the model's covariance of the means (e.g. "
+            "MS_error / n * identity for a balanced design), not a correlation or a "
+            "hand-edited matrix.")
+
+
 def dunnett(
     means: pd.Series | Mapping[str, float],
     cov: np.ndarray | pd.DataFrame,
@@ -407,6 +430,7 @@ def dunnett(
     m = s.to_numpy()
     if not (np.isfinite(m).all() and np.isfinite(V).all()):
         raise DataFormatError("means and their covariance must be finite (non-estimable mean?).")
+    _check_covariance(V, labels)
     ci = labels.index(str(control))
     trt = [i for i in range(k) if i != ci]
     C = np.zeros((k - 1, k))

@@ -19,6 +19,7 @@ reform in information retrieval?", SIGIR Forum 48(1), 2014.
 from __future__ import annotations
 
 import importlib
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ import pandas as pd
 from scipy import special, stats
 
 from irmodels._display import ResultDisplay, TableAccess
-from irmodels._validate import check_probability, check_rng
+from irmodels._validate import check_fits, check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "PairwiseResult", "p_adjust",
@@ -285,6 +286,34 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
     X = np.empty(n_t * n_s, dtype=np.float64)
     X[flat] = frame["score"].to_numpy(dtype=np.float64)
     return X.reshape(n_t, n_s), topics, systems
+
+
+#: Scores whose largest magnitude is outside [2**-100, 2**100] are divided by a power of two
+#: first (:func:`unit_scale`): their squares would underflow or overflow.
+_SAFE_RANGE = (2.0**-100, 2.0**100)
+
+
+def unit_scale(*arrays: np.ndarray) -> float:
+    """The power of two that brings the largest finite |value| of ``arrays`` to [0.5, 1), or 1
+    when it is within :data:`_SAFE_RANGE` already (or all values are 0).
+
+    Tests of mean differences are scale-invariant: dividing the scores by a power of two is
+    exact in floating point, so statistics computed on ``X / unit_scale(X)`` are those of ``X``
+    (the score-unit outputs multiplied back), where squares of scores near 1e-300 would
+    underflow to 0 (every pair "significant") and near 1e300 overflow (none).
+
+    >>> unit_scale(np.array([0.2, 0.9])), unit_scale(np.array([3e-300])) == 2.0**-994
+    (1.0, True)
+    """
+    top = 0.0
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        finite = np.abs(a[np.isfinite(a)])
+        if finite.size:
+            top = max(top, float(finite.max()))
+    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(top)[1])
 
 
 def _resolve_pairs(
@@ -736,10 +765,23 @@ def _warn_constant(test: str, systems: Sequence[str], ia: np.ndarray, ib: np.nda
         return
     names = [f"{systems[a]} - {systems[b]}" for a, b in zip(ia[const], ib[const])]
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    what = ("the per-topic differences are essentially constant" if test == "t" else
-            "both systems' scores are essentially constant")
+    what = ("both systems' scores are essentially constant" if test == "t2" else
+            "the per-topic differences are essentially constant")
     n_zero = int(zero.sum())
     outcome = []
+    if test == "bootstrap":  # every resample draws the same mean: the smallest p, or 1
+        if n_zero < len(names):
+            outcome.append(f"{len(names) - n_zero} with a non-zero shift get the smallest "
+                           "p-value, 1/(n_resamples + 1)")
+        if n_zero:
+            outcome.append(f"{n_zero} with no difference at all get p = 1")
+        warnings.warn(
+            f"{len(names)} pair(s) cannot be bootstrapped, {what} ({shown}): every resample "
+            "of the topics (with 2 topics, the same topic drawn twice) gives the same mean, as "
+            f"the paired t test would be +/-inf. Of these, {' and '.join(outcome)}. Check for "
+            "duplicated or shifted runs, or use more topics.",
+            DataQualityWarning, stacklevel=3)
+        return
     if n_zero < len(names):
         outcome.append(f"{len(names) - n_zero} with a non-zero shift get t = +/-inf and "
                        "p = 0 (two-sided)")
@@ -944,6 +986,14 @@ def pairwise(
         )
     ia, ib = _resolve_pairs(systems, pairs)
     P = len(ia)
+    if test in ("bootstrap", "randomization") or adjust == "tukey":
+        # B x T resampling weights (bootstrap counts, sign vectors: all 2**T when they fit)
+        exact_rows = 2**T if test == "randomization" and T < 63 and 2**T <= n_resamples \
+            else int(n_resamples)
+        check_fits(exact_rows, "n_resamples", 8 * (3 * max(T, R) + 2),
+                   what="the resampled statistics", error=DataFormatError)
+    unit = unit_scale(X)  # scores near 1e+-300: their squares under/overflow
+    X = X / unit
     D = X[:, ia] - X[:, ib]
     diff = D.mean(axis=0)
     nan = np.full(P, np.nan)
@@ -966,6 +1016,10 @@ def pairwise(
     else:
         res, _exact = _resampling(test, D, alternative, alpha, n_resamples, rng, backend)
         res.update(statistic=diff.copy(), n=np.full(P, T))
+        if test == "bootstrap":  # constant differences: every resample is the same
+            const, zero = _degenerate(D.std(axis=0, ddof=1) / np.sqrt(T), diff, diff, scale)
+            if const.any():
+                res.update(constant=const, zero=zero)
         res.setdefault("ci_lower", nan)
         res.setdefault("ci_upper", nan)
 
@@ -1006,13 +1060,14 @@ def pairwise(
         {
             "a": pd.array([systems[i] for i in ia], dtype="str"),
             "b": pd.array([systems[i] for i in ib], dtype="str"),
-            "diff": diff,
-            "statistic": np.asarray(res["statistic"], dtype=np.float64),
+            "diff": diff * unit,
+            "statistic": np.asarray(res["statistic"], dtype=np.float64)
+            * (unit if test in ("bootstrap", "randomization") else 1.0),
             "p": p,
             "p_adj": p_adj,
             "reject": p_adj < alpha,
-            "ci_lower": np.asarray(res["ci_lower"], dtype=np.float64),
-            "ci_upper": np.asarray(res["ci_upper"], dtype=np.float64),
+            "ci_lower": np.asarray(res["ci_lower"], dtype=np.float64) * unit,
+            "ci_upper": np.asarray(res["ci_upper"], dtype=np.float64) * unit,
             "effect_sd": effect_sd,
             "effect_mse": effect_mse,
             "n": np.asarray(res["n"], dtype=np.int64),

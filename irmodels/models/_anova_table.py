@@ -67,7 +67,19 @@ def check_scores(y: np.ndarray, label: str) -> float:
             f"overflows (largest |value| {scale:.3g}). Rescale the scores first (e.g. divide "
             "them by a power of 10); F tests and p-values do not change under rescaling."
         )
+    if 0.0 < scale < TINY_RESPONSE:  # squares near the underflow: SS of 0, a false perfect fit
+        raise DataFormatError(
+            f"the response {label} is too small for double precision: its sums of squares "
+            f"underflow (largest |value| {scale:.3g}). Rescale the scores first (e.g. multiply "
+            "them by a power of 10); F tests and p-values do not change under rescaling."
+        )
     return scale
+
+
+#: Largest |response| below which :func:`check_scores` refuses the scores: their squares (1e-280
+#: and less) come within a few decades of the subnormal numbers, where the sums of squares of
+#: small effects lose their precision (at 1e-200 the residual SS is 0: a false perfect fit).
+TINY_RESPONSE = 1e-140
 
 
 def anova_power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: float) -> np.ndarray:

@@ -377,16 +377,14 @@ class Report:
             raise DataFormatError(
                 f"unknown report format(s) {unknown}; choose among 'html' and 'md'."
             )
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        out = _safeio.make_dir(directory)  # a file or link in the way: an OutputError
         written: list[Path] = []
         if "html" in formats:
             p = out / "report.html"
             _safeio.write_text(p, self.to_html(), force=True)  # atomic: never half written
             written.append(p)
         if "md" in formats:
-            figs = out / "figures"
-            figs.mkdir(exist_ok=True)
+            figs = _safeio.make_dir(out / "figures")
             for name, png in self.figures.items():
                 fp = figs / f"{name}.png"
                 _safeio.write_bytes(fp, png, force=True)

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed, seed_sequence
+from irmodels._validate import check_fits, check_seed, seed_sequence
 from irmodels.errors import DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
 
@@ -220,6 +220,13 @@ def _check_int(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
+def _check_replicates(n_boot: int, k: int) -> None:
+    """The replicates (n_boot x k), their centred copy and a block of 2000 pairs' differences
+    must fit in memory."""
+    check_fits(n_boot, "n_boot", 8 * (2 * k + 2 * min(k * (k - 1) // 2, 2000)),
+               what=f"the replicates of {k} means", error=DesignError)
+
+
 def _canonical_order(codes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     """The observations sorted by their factors' level codes (levels in natural order), then
     by the response: an order of the design that does not depend on the data's row order."""
@@ -384,10 +391,12 @@ def bootstrap_effects(
         raise DesignError(f"level must be in (0, 1); got {level!r}.")
     if isinstance(fit, AnovaResult):
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
+        _check_replicates(n_boot, len(means))
         unit_fn: Any = functools.partial(_anova_unit, ctx)
         kind = "residual"
     elif isinstance(fit, MixedResult):
         ctx, means, se_model = _mixed_context(fit, factor)
+        _check_replicates(n_boot, len(means))
         unit_fn = functools.partial(_mixed_unit, ctx)
         kind = "parametric"
     else:

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_int_list, check_seed, seed_sequence
+from irmodels._validate import check_fits, check_int_list, check_seed, seed_sequence
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -447,6 +447,10 @@ def pooling_bias(
             f"asked for {c_list[-1] if c_list[-1] > T - 1 else c_list[0]} common topics, but "
             f"the collection has {T} topics: use 1 to {T - 1} (at least one topic must remain "
             "to measure the error).")
+    # a seed and the records of every (run, common, treatment) per pool and width
+    check_fits(int(n_samples), "n_samples",
+               len(w_list) * (400 + 500 * S * len(c_list) * len(treatments)),
+               what="the pools' seeds and records", error=DesignError)
     ctx = _Context(topics=tuple(topics), n_runs=S, weights=weights, treatments=treatments,
                    common=c_list)
     units = []

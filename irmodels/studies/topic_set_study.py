@@ -42,7 +42,13 @@ import pandas as pd
 from scipy import special
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_number, check_probability, check_seed, seed_sequence
+from irmodels._validate import (
+    check_fits,
+    check_number,
+    check_probability,
+    check_seed,
+    seed_sequence,
+)
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -158,13 +164,15 @@ def _draw(rng: np.random.Generator, method: str, T: int, c: int, n: int
 
 
 def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, test: str,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """p-values and rejections (n x P) of every pair in every sample of a batch.
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
+    """p-values and rejections (n x P) of every pair in every sample of a batch, and the
+    number of degenerate tests among them (t or Tukey tests of a non-zero difference whose
+    standard error is 0 up to rounding: t = +/-inf, counted significant as irm.pairwise does).
 
     ``S`` holds the batch's scores (n x c x R), ``means`` its system means, ``d`` the pairs'
     mean differences.
     """
-    from irmodels.inference.pairwise import _resampling, _wilcoxon
+    from irmodels.inference.pairwise import _CONSTANT, _resampling, _wilcoxon
 
     n, c, R = S.shape
     ia, ib = ctx.ia, ctx.ib
@@ -179,7 +187,9 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
         t = np.where((se == 0) & (d == 0), 0.0, t)
         crit, table = ctx.t_tables[c]
         at = np.abs(t)
-        return _interp(np.where(np.isfinite(at), at, 1e300), table), at >= crit
+        # R's "essentially constant" test (irm.pairwise's): a set of one topic drawn c times
+        degenerate = int(((se < _CONSTANT * np.abs(d)) & (d != 0)).sum())
+        return _interp(np.where(np.isfinite(at), at, 1e300), table), at >= crit, degenerate
     if test == "tukey":
         grand = means.mean(axis=1)
         tmeans = S.mean(axis=2)
@@ -189,7 +199,9 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
             q = np.abs(d) / np.sqrt(mse / c)[:, None]
         q = np.where(np.abs(d) == 0, 0.0, q)
         crit, table = ctx.tukey[c]
-        return _interp(np.where(np.isfinite(q), q, 1e300), table), q > crit
+        se = np.sqrt(mse / c)[:, None]
+        degenerate = int(((se < _CONSTANT * np.abs(d)) & (d != 0)).sum())
+        return _interp(np.where(np.isfinite(q), q, 1e300), table), q > crit, degenerate
     p = np.empty_like(d)
     for k in range(n):
         D = S[k][:, ia] - S[k][:, ib]
@@ -198,7 +210,7 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
         else:
             p[k] = _resampling("randomization", D, "two-sided", ctx.alpha, ctx.n_resamples,
                                rng, None)[0]["p"]
-    return p, p <= ctx.alpha
+    return p, p <= ctx.alpha, 0
 
 
 def _tau_b(sign: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -230,8 +242,8 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> d
                                _tau_b(np.sign(dY), ctx.full_sign)]),
     }
     for test in ctx.tests:
-        pX, sX = _pvalues(ctx, SX, mX, dX, test, rng)
-        pY, sY = _pvalues(ctx, SY, mY, dY, test, rng)
+        pX, sX, gX = _pvalues(ctx, SX, mX, dX, test, rng)
+        pY, sY, gY = _pvalues(ctx, SY, mY, dY, test, rng)
         both = sX & sY
         out[test] = {
             "n_sig": int(sX.sum() + sY.sum()),
@@ -239,6 +251,7 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> d
             "both_reversed": int(2 * (both & opposite).sum()),
             "swap_sig": int((sX & opposite).sum() + (sY & opposite).sum()),
             "asl": np.sort(pX, axis=1).sum(axis=0) + np.sort(pY, axis=1).sum(axis=0),
+            "degenerate": gX + gY,
         }
     return out
 
@@ -630,7 +643,7 @@ def topic_sets(
     5    25      t                 0.647         0.0      0.090     0.910
     """
     seed = check_seed(seed)
-    from irmodels.inference.pairwise import score_matrix
+    from irmodels.inference.pairwise import score_matrix, unit_scale
     from irmodels.inference.studentized import qtukey
 
     from irmodels.data._columns import user_frame
@@ -668,6 +681,14 @@ def topic_sets(
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
     size_list = _check_sizes(sizes, T, method)
+    # Kendall's tau of both sets of every sample (a frame of 3 columns) per size
+    check_fits(int(n_samples), "n_samples", 2 * 3 * 8 * len(size_list) + 64,
+               what="the topic sets' results", error=DesignError)
+    if "randomization" in tests:  # sign vectors: all 2**c when they fit in n_resamples
+        rows = max(2**c if c < 63 and 2**c <= n_resamples else int(n_resamples)
+                   for c in size_list)
+        check_fits(rows, "n_resamples", 16 * max(size_list),
+                   what="the sign vectors of the randomization test", error=DesignError)
 
     ia, ib = np.triu_indices(R, 1)
     full = X.mean(axis=0)
@@ -689,10 +710,16 @@ def topic_sets(
             df = (c - 1) * (R - 1)
             tukey[c] = (float(qtukey(1 - alpha, R, df)), _tukey_sf_table(R, df))
     t_tables = {c: _t_table(c - 1, float(alpha)) for c in size_list} if "t" in tests else {}
+    # scores near 1e+-300 would under/overflow in the squares of the tests: divided by a power
+    # of two (exact), with the bin width, the study is that of scores near 1
+    unit = unit_scale(X)
+    X = X / unit
+    full = full / unit
     scale = float(np.max(np.abs(X))) if X.size else 0.0
     full_sign = np.sign(_differences(full, ia, ib, _rounding(scale, T)))
     ctx = _Context(X=X, ia=ia, ib=ib, full_sign=full_sign, method=method,
-                   tests=tests, alpha=float(alpha), bin_width=float(bin_width), n_bins=n_bins,
+                   tests=tests, alpha=float(alpha), bin_width=float(bin_width) / unit,
+                   n_bins=n_bins,
                    n_resamples=int(n_resamples), tukey=tukey, t_tables=t_tables, scale=scale)
     units = []
     root = seed_sequence(seed)  # a Generator or SeedSequence too, as check_seed accepts
@@ -706,13 +733,16 @@ def topic_sets(
 
     P = len(ia)
     no_tau: list[int] = []
+    degenerate: list[str] = []
     swap_rows, power_rows, agree_rows, rank_rows, asl_rows, tau_rows = [], [], [], [], [], []
     for c in size_list:
         mine = [p for u, p in zip(units, parts) if u[0] == c]
         n_pairs = np.sum([p["n_pairs"] for p in mine], axis=0)
         n_swaps = np.sum([p["n_swaps"] for p in mine], axis=0)
         for b in np.flatnonzero(n_pairs):
-            swap_rows.append((c, round(b * bin_width, 12), n_swaps[b] / n_pairs[b],
+            # the bin's edge to 12 significant digits (not decimals: a bin_width of 1e-302
+            # would round every edge to 0)
+            swap_rows.append((c, float(f"{b * bin_width:.12g}"), n_swaps[b] / n_pairs[b],
                               int(n_pairs[b]), int(n_swaps[b])))
         taus = np.concatenate([p["tau"] for p in mine])
         tau_rows.append(pd.DataFrame({"size": c, "sample": np.arange(len(taus)), "tau": taus}))
@@ -731,6 +761,9 @@ def topic_sets(
             same = sum(p[test_name]["both_same"] for p in mine)
             rev = sum(p[test_name]["both_reversed"] for p in mine)
             swap_sig = sum(p[test_name]["swap_sig"] for p in mine)
+            n_degenerate = sum(p[test_name].get("degenerate", 0) for p in mine)
+            if n_degenerate:
+                degenerate.append(f"{n_degenerate} of {n_sets * P} {test_name} tests at size {c}")
             power_rows.append((c, test_name, n_sig / (n_sets * P)))
             agree_rows.append((c, test_name, n_sig / n_sets, same, rev,
                                rev / n_sig if n_sig else math.nan,
@@ -743,6 +776,16 @@ def topic_sets(
     agree = pd.DataFrame(agree_rows, columns=list(AGREEMENT_COLUMNS))
     for col in ("both_same", "both_reversed"):
         agree[col] = agree[col].astype("int64")
+    if degenerate:
+        warnings.warn(
+            f"{'; '.join(degenerate)} compare a non-zero mean difference whose per-topic "
+            "differences are essentially constant (standard error 0 up to rounding; e.g. a "
+            f"{method} set that drew one topic every time): t or q is +/-inf there and counted "
+            "significant, as irm.pairwise does (R's t.test stops with 'data are essentially "
+            "constant'). Use larger sizes"
+            + (" or method='subsample' or 'disjoint'" if method == "bootstrap" else "")
+            + ", or check for duplicated or shifted runs.",
+            DataQualityWarning, stacklevel=2)
     if no_tau:
         tied = not (full_sign != 0).any()
         why = ("every pair of systems ties on the mean over all topics (identical systems or a "

@@ -513,8 +513,8 @@ CLI_CASES: dict[str, Cli] = {
     "evaluate-shards-latin1": Cli(("evaluate", "{d}/r", "--qrels", "{d}/q", "--shards", "{d}/sh"),
                                   1, "cannot parse the shard assignment",
                                   {"r": RUN, "q": QRELS, "sh": b"d1 s\xe9\nd2 s1\nd3 s1\n"}),
-    "evaluate-leading-zeros-warns": Cli(("evaluate", "{d}/r", "--qrels", "{d}/q"), 0,
-                                        "differ from topic ids of the qrels only by leading zeros",
+    "evaluate-leading-zeros-refused": Cli(("evaluate", "{d}/r", "--qrels", "{d}/q"), 1,
+                                          "topic ids differ by leading zeros",
                                         {"r": RUN.replace(b"302 ", b"0302 "), "q": QRELS}),
     # anova / mixed / gstudy / pairwise / power (score files)
     "anova-missing-file": Cli(("anova", "{d}/no.csv"), 2, "no such file: {d}/no.csv"),

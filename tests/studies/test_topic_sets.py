@@ -107,11 +107,11 @@ def test_pvalues_agree_with_pairwise_and_anova(data):
     sub = data[data["topic"].isin([f"t{i}" for i in rows[0]])]
     labels = [(f"s{a}", f"s{b}") for a, b in zip(ia, ib)]
     for test, atol in (("t", 1e-6), ("wilcoxon", 1e-12)):
-        p, reject = _pvalues(ctx, S, m, d, test, np.random.default_rng(0))
+        p, reject, _ = _pvalues(ctx, S, m, d, test, np.random.default_rng(0))
         ref = irm.pairwise(sub, test=test, adjust=None).set_index(["a", "b"])["p"]
         np.testing.assert_allclose(p[0], ref.loc[labels].to_numpy(), rtol=1e-9, atol=atol)
         np.testing.assert_array_equal(reject[0], ref.loc[labels].to_numpy() <= 0.05)
-    p, reject = _pvalues(ctx, S, m, d, "tukey", np.random.default_rng(0))
+    p, reject, _ = _pvalues(ctx, S, m, d, "tukey", np.random.default_rng(0))
     hsd = irm.anova("MD1", sub).tukey("system").pairs.set_index(["a", "b"])
     np.testing.assert_allclose(p[0], hsd.loc[labels, "p_adj"].to_numpy(), atol=2e-6)
     np.testing.assert_array_equal(reject[0], hsd.loc[labels, "reject"].to_numpy())
