@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             "DATA is a long-frame CSV/TSV/parquet (topic, system, score[, shard, measure]) or a "
-            "wide matrix CSV (rows = topics, columns = systems). "
+            "wide matrix CSV (rows = topics, columns = systems); a long frame's other columns "
+            "(covariates such as qlen) are kept for --formula, and --topic/--system/--score "
+            "name its columns when they have other names (qid, run, map). "
             "Models: MD1..MD6 of Ferro & Sanderson (2019), or any formula like "
             "'score ~ topic * system + shard'. Example: irmodels anova adhoc8_ap.csv --model MD1"
         ),

@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             "DATA is a long-frame CSV/TSV/parquet (topic, system, score[, shard, sample]) or a "
-            "wide matrix CSV (rows = topics, columns = systems). Example: irmodels mixed "
+            "wide matrix CSV (rows = topics, columns = systems); a long frame's other columns "
+            "are kept for --formula, and --topic/--system/--score name its columns when they "
+            "have other names (qid, run, map). Example: irmodels mixed "
             "adhoc3_ap.csv --formula 'score ~ (1|system) + (1|topic)'"
         ),
     )
