@@ -6,6 +6,9 @@ it.
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -124,6 +127,11 @@ cells = [
         "res"
     ),
 ]
+
+# Further sections, one module each (notebooks/sections_08/NN_name.py defines CELLS), in name order.
+_HERE = Path(__file__).resolve().parent
+for _path in sorted((_HERE / "sections_08").glob("[0-9]*.py")):
+    cells.extend(runpy.run_path(str(_path))["CELLS"])
 
 nb = new_notebook(cells=cells, metadata={
     "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
