@@ -12,6 +12,7 @@ Models in S and S-PLUS", 2000 (varIdent, section 5.2); Kuznetsova, Brockhoff & C
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -1540,8 +1541,52 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
                    str(res.message))
 
 
+def _response_unit(y: np.ndarray) -> float:
+    """The power of 2 nearest the response's SD (1.0 for a constant or empty response)."""
+    if not y.size:
+        return 1.0
+    with np.errstate(all="ignore"):
+        sd = float(np.std(y))
+    if not (np.isfinite(sd) and sd > 0):
+        return 1.0
+    return float(2.0 ** round(math.log2(sd)))
+
+
 def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
               ) -> tuple[np.ndarray, Any, int]:
+    """:func:`_optimise_units` on the response in units of (a power of 2 near) its SD.
+
+    theta and eta do not depend on the response's units, but the deviance carries
+    ``dof * log(unit^2)``: at 1e+-90 or 1e20 it is thousands, and the rounding of that offset
+    stopped the optimiser 2e-6 short (relative) in the variances. Dividing by a power of 2 is
+    exact; the deviance and gradient of the result are evaluated on the original response.
+    """
+    c = _response_unit(pb.y)
+    if c == 1.0:
+        return _optimise_units(pb, x0, reml, maxiter, tol)
+    # build the design's caches (they do not depend on y) on the problem the result keeps,
+    # so that the scaled copy shares them
+    pb.unit_cross()
+    pb.index()
+    if not pb.dense_b:
+        pb.sparse_layout()
+    scaled = copy.copy(pb)
+    scaled.y = pb.y / c
+    x, res, n_iter = _optimise_units(scaled, x0, reml, maxiter, tol)
+    if res is not None and np.isfinite(res.fun):
+        K = pb.K
+        with np.errstate(all="ignore"):
+            try:
+                f = _reml.evaluate(pb, x[:K], x[K:] if pb.n_strata > 1 else None, reml,
+                                   gradient=True)
+                res.fun, res.jac = f.deviance, f.gradient
+            except np.linalg.LinAlgError:
+                res.fun = math.nan
+    return x, res, n_iter
+
+
+def _optimise_units(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
+                    ) -> tuple[np.ndarray, Any, int]:
     """Minimise the profiled deviance from ``x0`` = (theta, eta) by L-BFGS-B.
 
     A point where the factorisation fails (numerically not positive definite, far from the
