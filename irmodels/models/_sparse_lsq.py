@@ -243,6 +243,11 @@ class _Engine:
         n_rest = 0 if full.X is None else full.X.shape[1]
         if full.rank_g < n_rest:
             raise SparseUnavailable("aliased coefficients")
+        for u, kept in full.columns or []:
+            # an empty cell of a term leaves its contr.sum coefficients aliased (R's NA): the
+            # type III hypothesis of a term it contains may then not be estimable
+            if kept.size < math.prod(self.L[f] - 1 for f in u.factors):
+                raise SparseUnavailable("aliased coefficients")
         # contr.sum coefficients of t = first L-1 levels of the centred marginal of the fitted
         # cell table; C maps a table over t's cells to them
         C = np.ones((1, 1))

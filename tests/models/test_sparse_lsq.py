@@ -143,3 +143,15 @@ def test_too_many_remaining_columns_is_a_design_error(monkeypatch) -> None:
     with pytest.raises(DesignError, match=r"columns remain after absorbing topic:system, more than "
                                           r"the 10 the exact factorisation handles"):
         _fit("MD6", data, 2, "auto")
+
+
+def test_type3_empty_cell_of_a_containing_term_is_refused_as_dense_and_r() -> None:
+    # seed 4929: system:shard has no (s1, k1) row in either topic, so R's lm aliases
+    # system2:shard1 and car::Anova(type = 3) refuses; the sparse path gave shard SS 2.6e-7, df 1
+    data = _design(4929, 2, 3, 2, 2, 0.25)
+    with pytest.raises(DesignError) as dense:
+        _fit("MD5", data, 3, "dense")
+    with pytest.raises(DesignError) as auto:
+        _fit("MD5", data, 3, "auto")
+    assert str(auto.value) == str(dense.value)
+    assert "term shard has no degree of freedom left under type III" in str(auto.value)
