@@ -80,6 +80,7 @@ _LAZY: dict[str, str] = {
     "pairwise": "irmodels.inference.pairwise:pairwise",
     "compare": "irmodels.inference.compare:compare",
     "power": "irmodels.inference.power",
+    "design": "irmodels.inference.design",
     "variability": "irmodels.inference.variability",
     "kendall_tau": "irmodels.inference.rank:kendall_tau",
     "tau_ap": "irmodels.inference.rank:tau_ap",
@@ -87,6 +88,7 @@ _LAZY: dict[str, str] = {
     "rbo_p_for_depth": "irmodels.inference.rank:rbo_p_for_depth",
     "average_overlap": "irmodels.inference.rank:average_overlap",
     "comparability": "irmodels.inference.comparability:comparability",
+    "meta_analysis": "irmodels.inference.meta:meta_analysis",
     "pooling": "irmodels.studies.pooling",
     # replicates, studies, parallel, reporting
     "replicates": "irmodels.replicates",
@@ -132,6 +134,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.inference.pairwise import pairwise
     from irmodels.inference.compare import compare
     from irmodels.inference import power
+    from irmodels.inference import design
     from irmodels.inference import variability
     from irmodels.inference.rank import kendall_tau
     from irmodels.inference.rank import tau_ap
@@ -139,6 +142,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.inference.rank import rbo_p_for_depth
     from irmodels.inference.rank import average_overlap
     from irmodels.inference.comparability import comparability
+    from irmodels.inference.meta import meta_analysis
     from irmodels.studies import pooling
     from irmodels import replicates
     from irmodels import studies
