@@ -181,6 +181,8 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "PoolingBiasStudy": _pooling_bias,
     "PoolingAdjustment": _pooling_adjustment,
     "ResidualDiagnostics": _residual_diagnostics,
+    "MetaAnalysisResult": lambda: irm.meta_analysis([0.03, 0.01, 0.05], [1e-4, 2e-4, 1.5e-4],
+                                                    labels=["adhoc6", "adhoc_7", "web&2010"]),
 }
 
 
