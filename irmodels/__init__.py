@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "qtukey": "irmodels.inference.studentized:qtukey",
     "gstudy": "irmodels.inference.gtheory:gstudy",
     "pairwise": "irmodels.inference.pairwise:pairwise",
+    "effect_size": "irmodels.inference.pairwise:effect_size",
     "compare": "irmodels.inference.compare:compare",
     "power": "irmodels.inference.power",
     "design": "irmodels.inference.design",
@@ -132,6 +133,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.inference.studentized import qtukey
     from irmodels.inference.gtheory import gstudy
     from irmodels.inference.pairwise import pairwise
+    from irmodels.inference.pairwise import effect_size
     from irmodels.inference.compare import compare
     from irmodels.inference import power
     from irmodels.inference import design

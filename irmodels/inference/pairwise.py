@@ -33,8 +33,8 @@ from irmodels._display import ResultDisplay, TableAccess
 from irmodels._validate import check_fits, check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
-__all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "PairwiseResult", "p_adjust",
-           "pairwise", "score_matrix"]
+__all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "EffectSizeResult",
+           "PairwiseResult", "effect_size", "p_adjust", "pairwise", "score_matrix"]
 
 Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 Alternative = Literal["two-sided", "greater", "less"]
@@ -47,7 +47,10 @@ _MEAN_TESTS = ("t", "t2", "randomization", "bootstrap")  # tests of mean differe
 COLUMNS = (
     "a", "b", "diff", "statistic", "p", "p_adj", "reject",
     "ci_lower", "ci_upper", "effect_sd", "effect_mse", "n",
+    "dz", "dz_lower", "dz_upper", "effect_mse_lower", "effect_mse_upper",
 )
+#: The column appended after :data:`COLUMNS` when :func:`pairwise` is given ``equivalence=``.
+EQUIVALENCE_COLUMN = "p_equiv"
 
 # Bound on the number of float64 values of one block of resampled statistics (~64 MB).
 _BLOCK = 8_000_000
@@ -89,6 +92,8 @@ class PairwiseResult(TableAccess, ResultDisplay):
     column_names : dict or None
         The user's column names (canonical name -> name) when :func:`pairwise` was given
         ``topic=``/``system=``/``score=``; the summary names them.
+    equivalence : float or None
+        The equivalence margin of the ``p_equiv`` column (TOST), or None.
     """
 
     table: pd.DataFrame
@@ -99,6 +104,7 @@ class PairwiseResult(TableAccess, ResultDisplay):
     topics: int
     n_resamples: int | None = None
     column_names: dict | None = None
+    equivalence: float | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -130,9 +136,13 @@ class PairwiseResult(TableAccess, ResultDisplay):
         cols = ["diff", "statistic", "p", "p_adj", "reject"]
         if shown["ci_lower"].notna().any():
             cols += ["ci_lower", "ci_upper"]
-        cols.append("effect_sd")
+        cols += ["dz", "dz_lower", "dz_upper"]
+        if "p_equiv" in shown.columns:
+            cols.append("p_equiv")
         title = (f"Pairs ({_TEST_NAMES.get(self.test, self.test)}, "
                  f"{_ADJUST_NAMES.get(self.adjust, str(self.adjust))})")
+        if self.equivalence is not None:
+            title += f", p_equiv: TOST with margin {self.equivalence:g}"
         if len(shown) > _SHOWN_PAIRS:  # a page: the pairs with the smallest adjusted p-values
             shown = shown.iloc[np.argsort(shown["p_adj"].to_numpy(), kind="stable")[:_SHOWN_PAIRS]]
             title += f", the {_SHOWN_PAIRS} smallest adjusted p-values of {self.n_pairs} pairs"
@@ -815,6 +825,7 @@ def pairwise(
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
+    equivalence: float | None = None,
 ) -> PairwiseResult:
     r"""Significance tests for pairs of systems evaluated on the same topics.
 
@@ -854,6 +865,9 @@ def pairwise(
         The names of the topic, system and score columns of ``frame`` (as in
         :func:`irmodels.frame`): ``irm.pairwise(df, topic="qid", system="run", score="map")``.
         The summary then names the user's columns.
+    equivalence : float, optional
+        An equivalence margin ``m`` in score units (e.g. 0.01): adds the column ``p_equiv``,
+        the p-value of the two one-sided tests (TOST) that ``|mean difference| < m``.
 
     Returns
     -------
@@ -880,6 +894,15 @@ def pairwise(
           ``score ~ topic + system`` fitted on all systems of the frame (Sakai 2014).
         - ``n``: topics entering the test (non-zero differences for ``"wilcoxon"`` and
           ``"sign"``, all topics otherwise).
+        - ``dz``, ``dz_lower``, ``dz_upper``: the paired standardized difference ``d_z`` (equal
+          to ``effect_sd``) and its exact ``1 - alpha`` interval from the noncentral t (one-sided
+          for a one-sided ``alternative``), whatever the test; NaN bounds when ``dz`` is not
+          finite.
+        - ``effect_mse_lower``, ``effect_mse_upper``: the ``1 - alpha`` interval of Sakai's
+          ``effect_mse`` from the noncentral t with the two-way model's residual df (see Notes).
+        - ``p_equiv`` (only with ``equivalence=m``): TOST p-value, ``max(P(T >= (dbar + m)/se),
+          P(T <= (dbar - m)/se))`` with T - 1 df (Schuirmann 1987); ``p_equiv < alpha`` declares
+          the pair equivalent within ``+/-m`` (the ``1 - 2 alpha`` t interval lies inside).
 
     Raises
     ------
@@ -932,6 +955,16 @@ def pairwise(
       of the system means ``max_j mean_j - min_j mean_j``; ``p_adj = (#{range >= |diff|} + 1) /
       (B + 1)``. It controls the family-wise error over all pairs of the frame.
 
+    - effect sizes: ``dz = dbar / s``; ``t = dz sqrt(T)`` is noncentral t with T - 1 df and
+      noncentrality ``delta_z sqrt(T)``, and the bounds of ``delta_z`` solve
+      ``F(t; T - 1, delta sqrt(T)) = 1 - alpha/2`` and ``alpha/2``
+      (:func:`irmodels.inference.effects.noncentral_t_interval`; Steiger & Fouladi 1997).
+      Sakai's ``effect_mse = dbar / sqrt(V_E)`` uses the residual variance ``V_E`` of
+      ``score ~ topic + system`` over all R systems of the frame, with ``(T - 1)(R - 1)`` df;
+      under that model (independent errors of equal variance) ``dbar / sqrt(2 V_E / T)`` is
+      noncentral t with those df and noncentrality ``ES sqrt(T / 2)``, which is inverted the
+      same way (NaN when ``V_E = 0``). With two systems it is ``sqrt(2) dz`` and its interval.
+
     Comparisons of resampled and observed statistics allow a relative tolerance of 1e-9 so
     that rounding in the matrix products does not drop ties. References: Smucker, Allan &
     Carterette (CIKM 2007); Carterette (TOIS 2012); Webber (thesis, 2010, ch. 3); Sakai (2014).
@@ -969,6 +1002,9 @@ def pairwise(
     alpha = check_probability(alpha, "alpha", error=DataFormatError)
     if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+    from irmodels.inference.effects import check_margin, paired_effects
+
+    margin = None if equivalence is None else check_margin(equivalence)
     from irmodels.data._columns import own_names, user_frame
 
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
@@ -1055,6 +1091,9 @@ def pairwise(
                              diff / sd)
         mse = _ms_error(X) if R > 1 else np.nan
         effect_mse = diff / np.sqrt(mse) if mse > 0 else np.full(P, np.nan)
+    eff = paired_effects(D, level=1.0 - alpha, alternative=alternative,
+                         equivalence=None if margin is None else margin / unit,
+                         ms_error=mse, df_error=(T - 1) * (R - 1), constant=const, zero=zero)
 
     out = pd.DataFrame(
         {
@@ -1071,13 +1110,183 @@ def pairwise(
             "effect_sd": effect_sd,
             "effect_mse": effect_mse,
             "n": np.asarray(res["n"], dtype=np.int64),
+            "dz": effect_sd,
+            "dz_lower": eff["dz_lower"],
+            "dz_upper": eff["dz_upper"],
+            "effect_mse_lower": eff["es_lower"],
+            "effect_mse_upper": eff["es_upper"],
         }
     )
+    if margin is not None:
+        out["p_equiv"] = eff["p_equiv"]
     n_res = n_resamples if test in ("bootstrap", "randomization") or adjust == "tukey" else None
     out.attrs.update(
         test=test, alternative=alternative, adjust=adjust, alpha=alpha, topics=T,
-        n_resamples=n_res,
+        n_resamples=n_res, equivalence=margin,
     )
     return PairwiseResult(table=out, test=test, alternative=alternative, adjust=adjust,
                           alpha=alpha, topics=T, n_resamples=n_res,
-                          column_names=own_names(names))
+                          column_names=own_names(names), equivalence=margin)
+
+
+#: Rows of :attr:`EffectSizeResult.table`, in this order.
+EFFECT_ROWS = ("diff", "dz", "effect_mse")
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class EffectSizeResult(TableAccess, ResultDisplay):
+    """Result of :func:`effect_size`: the effect of one pair of systems, with intervals.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Index :data:`EFFECT_ROWS` (``diff``: the mean difference in score units, ``dz``:
+        ``diff / sd(d)``, ``effect_mse``: Sakai's ``diff / sqrt(V_E)``), columns
+        ``estimate, lower, upper`` (the ``level`` interval).
+    statistic, df, p : float
+        The paired t test of ``diff = 0`` (two-sided).
+    p_equiv : float
+        TOST p-value for the margin ``equivalence`` (NaN without one).
+    equivalence : float or None
+    level : float
+    n : int
+        Topics.
+    """
+
+    table: pd.DataFrame
+    statistic: float
+    df: float
+    p: float
+    p_equiv: float
+    equivalence: float | None
+    level: float
+    n: int
+
+    @property
+    def diff(self) -> float:
+        """Mean of ``x - y``."""
+        return float(self.table.loc["diff", "estimate"])
+
+    @property
+    def dz(self) -> float:
+        """``diff / sd(x - y)``."""
+        return float(self.table.loc["dz", "estimate"])
+
+    def _display_title(self) -> str:
+        eq = ("" if self.equivalence is None else
+              f"; TOST with margin {self.equivalence:g}: p_equiv = {self.p_equiv:.4g}")
+        return (f"Effect size of a pair over {self.n} topics ({self.level:.0%} intervals): "
+                f"paired t = {self.statistic:.4g}, df = {self.df:g}, p = {self.p:.4g}{eq}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Effect sizes", self.table)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`table`."""
+        return self.table.copy()
+
+    def __repr__(self) -> str:
+        return (f"<EffectSizeResult diff={self.diff:.4g}, dz={self.dz:.4g}, p={self.p:.3g}"
+                + ("" if self.equivalence is None else f", p_equiv={self.p_equiv:.3g}") + ">")
+
+
+def effect_size(
+    x: Sequence[float] | np.ndarray | pd.Series,
+    y: Sequence[float] | np.ndarray | pd.Series,
+    *,
+    level: float = 0.95,
+    equivalence: float | None = None,
+) -> EffectSizeResult:
+    r"""Effect sizes with confidence intervals, and the equivalence test, of one pair of systems.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The two systems' scores on the same topics, in the same order (paired).
+    level : float
+        Confidence level of the intervals (two-sided).
+    equivalence : float, optional
+        Equivalence margin ``m`` in score units: ``p_equiv`` is the TOST p-value that
+        ``|mean(x - y)| < m``.
+
+    Returns
+    -------
+    EffectSizeResult
+        ``table`` with rows ``diff`` (mean difference, t interval), ``dz`` (``diff / sd(d)``,
+        exact interval by inverting the noncentral t) and ``effect_mse`` (Sakai's effect size
+        ``diff / sqrt(V_E)`` with ``V_E`` the residual variance of the two-way ANOVA of the two
+        systems, ``var(d) / 2``, so ``sqrt(2) dz``; for ``V_E`` over all systems of a comparison
+        use :func:`pairwise`), columns ``estimate, lower, upper``; ``statistic``, ``df``, ``p``
+        of the paired t test; ``p_equiv``.
+
+    Raises
+    ------
+    DataFormatError
+        Lengths differ, fewer than two topics, a missing or infinite score, a bad ``level`` or
+        margin.
+
+    Notes
+    -----
+    The same numbers as the row of the pair in :func:`pairwise` with ``alpha = 1 - level``
+    (see its Notes): ``t = dz sqrt(T)`` is noncentral t with ``T - 1`` df, and the bounds of
+    the noncentrality solve ``F(t; T - 1, delta) = (1 +/- level) / 2`` (Steiger & Fouladi
+    1997); TOST after Schuirmann (1987): ``p_equiv = max(P(T >= (dbar + m) / se),
+    P(T <= (dbar - m) / se))``. Essentially constant differences give ``dz = +/-inf`` with
+    NaN bounds (NaN when all are 0) and ``p_equiv`` 0 when ``|dbar| < m``, else 1.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> x = [0.32, 0.41, 0.18, 0.55, 0.27, 0.49, 0.36, 0.22]
+    >>> y = [0.30, 0.35, 0.20, 0.47, 0.22, 0.46, 0.31, 0.21]
+    >>> res = irm.effect_size(x, y, equivalence=0.05)
+    >>> res.table.round(4)
+                estimate   lower   upper
+    effect
+    diff          0.0350  0.0086  0.0614
+    dz            1.1068  0.1882  1.9804
+    effect_mse    1.5652  0.2661  2.8007
+    >>> round(res.p, 4), round(res.p_equiv, 4)
+    (0.0166, 0.1108)
+    """
+    from irmodels.inference.effects import _check_level, check_margin, paired_effects
+
+    level = _check_level(level)
+    margin = None if equivalence is None else check_margin(equivalence)
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    ys = np.asarray(y, dtype=np.float64).ravel()
+    if xs.shape != ys.shape:
+        raise DataFormatError(
+            f"x and y must hold one score per topic each, in the same topic order; got "
+            f"{xs.size} and {ys.size} scores. Align them on the topics first.")
+    if xs.size < 2:
+        raise DataFormatError(f"an effect size needs at least two topics; got {xs.size}.")
+    if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
+        raise DataFormatError(
+            "x and y must be finite scores; got a missing (NaN) or infinite value. Drop the "
+            "topic or score it (0 for no relevant document retrieved).")
+    unit = unit_scale(xs, ys)
+    D = ((xs - ys) / unit)[:, None]
+    T = D.shape[0]
+    alpha = 1.0 - level
+    scale = np.array([max(abs(xs.mean()), abs(ys.mean())) / unit])
+    t = _paired_t(D, "two-sided", alpha, scale)
+    sd = D.std(axis=0, ddof=1)
+    const, zero = _degenerate(sd / np.sqrt(T), D.mean(axis=0), D.mean(axis=0), scale)
+    X = np.column_stack([xs, ys]) / unit
+    mse = _ms_error(X)
+    eff = paired_effects(D, level=level, equivalence=None if margin is None else margin / unit,
+                         ms_error=mse, df_error=T - 1, constant=const, zero=zero)
+    diff = float(D.mean()) * unit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        es = float(D.mean() / np.sqrt(mse)) if mse > 0 else np.nan
+    table = pd.DataFrame(
+        {"estimate": [diff, float(eff["dz"][0]), es],
+         "lower": [float(t["ci_lower"][0]) * unit, float(eff["dz_lower"][0]),
+                   float(eff["es_lower"][0])],
+         "upper": [float(t["ci_upper"][0]) * unit, float(eff["dz_upper"][0]),
+                   float(eff["es_upper"][0])]},
+        index=pd.Index(list(EFFECT_ROWS), name="effect"))
+    return EffectSizeResult(table=table, statistic=float(t["statistic"][0]), df=float(T - 1),
+                            p=float(t["p"][0]), p_equiv=float(eff["p_equiv"][0]),
+                            equivalence=margin, level=level, n=T)
