@@ -16,9 +16,14 @@ and reports:
   and 4.12);
 - error rates of that per-system test over random halvings (Figures 4.9 and 4.11): the false
   positive rate (a collection split at random into two halves; the share of (system, halving)
-  found significantly different, two-sided at ``alpha``: expected ``alpha``) and the false
-  negative rate (among systems significant between the full collections, the share no longer
-  significant between a random half of A and a random half of B).
+  found significantly different, two-sided at ``alpha``: expected ``alpha``), with its
+  distribution over the halvings (mean, median, 97.5th percentile of the share per halving),
+  and the false negative rate of the cross-collection test (on the same halvings, a system on
+  one half against a *different* system on the other half, for the pairs that a paired t test
+  on the full collection finds different: the share the Welch test misses);
+- the lost-significance rate (until 0.x named ``false_negative_rate``): among systems
+  significant between the full collections, the share no longer significant between a random
+  half of A and a random half of B.
 
 References: W. Webber, *Measurement in Information Retrieval Evaluation*, PhD thesis,
 University of Melbourne, 2010, section 4.6; W. Webber, A. Moffat and J. Zobel, "Score
@@ -102,9 +107,24 @@ class Comparability(ResultDisplay):
     false_positive_rate : float
         Share of (system, halving) pairs significant (two-sided, ``alpha``) between two random
         halves of one collection, over ``n_halvings`` halvings of each collection.
-    false_negative_rate : float
+    false_positive_shares : ndarray
+        The share of systems significant between the two halves, per halving (the first
+        ``n_halvings`` from A, then those from B): the distribution of Figure 4.9;
+        :meth:`false_positive_distribution` summarises it.
+    pair_false_negative_rate : float
+        The false negative rate of Figure 4.11: over the same halvings, for every ordered pair
+        of different systems ``(i, j)`` whose paired t test on the full collection is
+        significant (two-sided, ``alpha``), the share of (pair, halving) where the Welch test
+        of ``i`` on one half against ``j`` on the other half is not significant in the
+        direction of the full-collection difference (NaN when no pair is significant).
+    n_true_pairs : int
+        Ordered pairs counted by :attr:`pair_false_negative_rate`, summed over both
+        collections.
+    lost_significance_rate : float
         Among systems significant (two-sided) between the full collections, the share not
         significant between a random half of A and a random half of B (NaN when none is).
+        Named ``false_negative_rate`` before; that name is deprecated (it warns) and will be
+        removed in the next release.
     n_systems, n_topics_a, n_topics_b, n_perm, n_halvings, alpha, seed
         Sizes and settings.
     """
@@ -118,7 +138,7 @@ class Comparability(ResultDisplay):
     n_a_higher: int
     n_b_higher: int
     false_positive_rate: float
-    false_negative_rate: float
+    lost_significance_rate: float
     n_systems: int
     n_topics_a: int
     n_topics_b: int
@@ -127,6 +147,34 @@ class Comparability(ResultDisplay):
     alpha: float
     seed: int | None
     null_kappa: np.ndarray = field(repr=False)
+    false_positive_shares: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    pair_false_negative_rate: float = math.nan
+    n_true_pairs: int = 0
+
+    @property
+    def false_negative_rate(self) -> float:
+        """Deprecated name of :attr:`lost_significance_rate` (it is not Figure 4.11's rate)."""
+        warnings.warn(
+            "Comparability.false_negative_rate is renamed lost_significance_rate (the share of "
+            "systems significant between the full collections that are not between halves); "
+            "the false negative rate of Webber's Figure 4.11 is pair_false_negative_rate. The "
+            "old name will be removed in the next release.", FutureWarning, stacklevel=2)
+        return self.lost_significance_rate
+
+    def false_positive_distribution(self) -> pd.Series:
+        """Mean, median and 97.5th percentile of the false-positive share per halving.
+
+        Returns
+        -------
+        Series
+            Index ``mean, median, q97.5, max`` over :attr:`false_positive_shares`.
+        """
+        x = self.false_positive_shares
+        if x.size == 0:
+            return pd.Series({"mean": math.nan, "median": math.nan, "q97.5": math.nan,
+                              "max": math.nan})
+        return pd.Series({"mean": float(x.mean()), "median": float(np.median(x)),
+                          "q97.5": float(np.quantile(x, 0.975)), "max": float(x.max())})
 
     def to_frame(self) -> pd.DataFrame:
         """:attr:`systems` (one row per system)."""
@@ -140,7 +188,13 @@ class Comparability(ResultDisplay):
                 "significantly higher on A": self.n_a_higher,
                 "significantly higher on B": self.n_b_higher,
                 "false positive rate": self.false_positive_rate,
-                "false negative rate": self.false_negative_rate}
+                "false positives per halving, median": float(np.median(
+                    self.false_positive_shares)) if self.false_positive_shares.size else math.nan,
+                "false positives per halving, 97.5%": float(np.quantile(
+                    self.false_positive_shares, 0.975))
+                if self.false_positive_shares.size else math.nan,
+                "false negative rate (pairs)": self.pair_false_negative_rate,
+                "lost significance rate": self.lost_significance_rate}
         return pd.DataFrame({"value": pd.Series(rows, dtype=object)})
 
     def _display_title(self) -> str:
@@ -205,7 +259,8 @@ def comparability(
     -------
     Comparability
         ``.rmse``, ``.kappa``, ``.p_value``, ``.systems``, ``.n_a_higher``, ``.n_b_higher``,
-        ``.false_positive_rate``, ``.false_negative_rate``.
+        ``.false_positive_rate``, ``.false_positive_distribution()``,
+        ``.pair_false_negative_rate``, ``.lost_significance_rate``.
 
     Raises
     ------
@@ -229,7 +284,12 @@ def comparability(
     re-partitions where the system means have no spread on either side are left out. A half
     of T topics has ``T // 2`` topics (the other ``T - T // 2``). The per-system test is
     Welch's two-sample t on the topic scores of the two collections (topics differ, so no
-    pairing).
+    pairing). The false negatives of Figure 4.11 reuse the false-positive halvings: the truth
+    for a pair of different systems is a two-sided paired t test over all the collection's
+    topics; on each halving, system ``i``'s scores on the first half are compared with system
+    ``j``'s on the second half by the same Welch test as the false positives (as a score on one
+    collection would be compared with another system's score on another), and a miss is a
+    p-value above ``alpha`` or a significant difference of the wrong sign.
 
     Examples
     --------
@@ -242,6 +302,8 @@ def comparability(
     Comparability(systems=110, rmse=0.0360, kappa=0.6275, p_value=0.445)
     >>> res.n_a_higher, res.n_b_higher
     (0, 6)
+    >>> round(res.pair_false_negative_rate, 3), res.false_positive_distribution().index.tolist()
+    (0.603, ['mean', 'median', 'q97.5', 'max'])
     """
     seed = check_seed(seed)
     names = {"topic": topic, "system": system, "score": score}
@@ -334,20 +396,57 @@ def comparability(
         return 2 * stats.t.sf(np.abs(tt), dd) <= alpha
 
     fp = []
+    split = []
     for X in (Xa, Xb):
         h1, h2 = halves(X, n_halvings)
         fp.append(sig(h1, h2))
+        split.append((h1, h2))
     fp_rate = float(np.mean(np.concatenate(fp)))
     a_half = halves(Xa, n_halvings)[0]
     b_half = halves(Xb, n_halvings)[0]
     s = sig(a_half, b_half)
-    fn_rate = (float(1.0 - s[:, two_sided_full].mean()) if two_sided_full.any() else math.nan)
+    lost_rate = (float(1.0 - s[:, two_sided_full].mean()) if two_sided_full.any() else math.nan)
+    # Figure 4.11: different systems across the halves of one collection, for the pairs a
+    # paired t test over the whole collection finds different (no further random draws)
+    missed = 0
+    n_true = 0
+    for X, (h1, h2) in zip((Xa, Xb), split, strict=True):
+        i, j = _different_pairs(X, alpha)
+        if i.size == 0:
+            continue
+        m1, m2 = h1.mean(axis=1), h2.mean(axis=1)
+        v1, v2 = h1.var(axis=1, ddof=1), h2.var(axis=1, ddof=1)
+        tt, dd = _welch(m1[:, i], v1[:, i], h1.shape[1], m2[:, j], v2[:, j], h2.shape[1])
+        sign = np.sign(X[:, i].mean(axis=0) - X[:, j].mean(axis=0))
+        hit = (2 * stats.t.sf(np.abs(tt), dd) <= alpha) & (np.sign(tt) == sign)
+        missed += int((~hit).sum())
+        n_true += int(i.size)
+    pair_fn = missed / (n_true * n_halvings) if n_true else math.nan
     return Comparability(
         rmse=rmse * unit, kappa=obs, sd_a=float(ma.std(ddof=1)) * unit,
         sd_b=float(mb.std(ddof=1)) * unit,
         p_value=p, systems=systems, n_a_higher=int(systems["a_higher"].sum()),
         n_b_higher=int(systems["b_higher"].sum()), false_positive_rate=fp_rate,
-        false_negative_rate=fn_rate, n_systems=len(common), n_topics_a=Ta, n_topics_b=Tb,
+        lost_significance_rate=lost_rate, n_systems=len(common), n_topics_a=Ta, n_topics_b=Tb,
         n_perm=int(n_perm), n_halvings=int(n_halvings), alpha=float(alpha), seed=seed,
         null_kappa=null,
+        false_positive_shares=np.concatenate([f.mean(axis=1) for f in fp]),
+        pair_false_negative_rate=pair_fn, n_true_pairs=n_true,
     )
+
+
+def _different_pairs(X: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered pairs ``(i, j)``, ``i != j``, whose two-sided paired t test over the rows of
+    ``X`` is significant at ``alpha``."""
+    T, S = X.shape
+    i, j = np.triu_indices(S, k=1)
+    D = X[:, i] - X[:, j]
+    m = D.mean(axis=0)
+    sd = D.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = m / (sd / math.sqrt(T))
+    # a constant non-zero difference is a certain difference; a zero one none
+    p = np.where(sd > 1e-12 * np.maximum(1.0, np.abs(X).max()), 2 * stats.t.sf(np.abs(t), T - 1),
+                 np.where(m != 0, 0.0, 1.0))
+    keep = p <= alpha
+    return np.concatenate([i[keep], j[keep]]), np.concatenate([j[keep], i[keep]])

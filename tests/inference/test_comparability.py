@@ -90,7 +90,7 @@ def test_randomization_test_and_error_rates(rng):
     shifted = b.assign(score=b["score"] + 0.15)
     alt = irm.comparability(a, shifted, n_perm=400, n_halvings=50, seed=1)
     assert alt.p_value < 0.01 and alt.kappa > null.kappa
-    assert alt.n_b_higher > 10 and 0 <= alt.false_negative_rate < 0.5
+    assert alt.n_b_higher > 10 and 0 <= alt.lost_significance_rate < 0.5
     # the p-value is the share of the stored null kappas at least the observed one
     assert alt.p_value == np.mean(alt.null_kappa >= alt.kappa - 1e-12)
 
