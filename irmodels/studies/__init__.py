@@ -17,8 +17,8 @@ _LAZY = {
     "TopicSetStudy": "irmodels.studies.topic_set_study:TopicSetStudy",
     "bootstrap_effects": "irmodels.studies.bootstrap:bootstrap_effects",
     "BootstrapEffects": "irmodels.studies.bootstrap:BootstrapEffects",
-    "bootstrap_anova": "irmodels.studies.bootstrap_anova:bootstrap_anova",
-    "BootstrapAnova": "irmodels.studies.bootstrap_anova:BootstrapAnova",
+    "bootstrap_anova": "irmodels.studies.anova_bootstrap:bootstrap_anova",
+    "BootstrapAnova": "irmodels.studies.anova_bootstrap:BootstrapAnova",
     "pooling_bias": "irmodels.studies.pooling:pooling_bias",
     "PoolingBiasStudy": "irmodels.studies.pooling:PoolingBiasStudy",
 }
