@@ -59,6 +59,7 @@ _LAZY: dict[str, str] = {
     "write_frame": "irmodels.data.io:write_frame",
     # data: measures, datasets, demo collection, standardization
     "evaluate": "irmodels.data.measures:evaluate",
+    "aggregate": "irmodels.data.aggregate:aggregate",
     "datasets": "irmodels.data.datasets",
     "collection": "irmodels.data.collection",
     "Standardizer": "irmodels.data.standardize:Standardizer",
@@ -116,6 +117,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.data.io import read_frame
     from irmodels.data.io import write_frame
     from irmodels.data.measures import evaluate
+    from irmodels.data.aggregate import aggregate
     from irmodels.data import datasets
     from irmodels.data import collection
     from irmodels.data.standardize import Standardizer

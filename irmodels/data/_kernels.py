@@ -23,7 +23,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -31,7 +31,9 @@ import numpy as np
 from irmodels.errors import DataFormatError
 
 __all__ = [
+    "ELEVEN_POINTS",
     "GMAP_EPSILON",
+    "INFAP_EPSILON",
     "KNOWN_MEASURES",
     "Hits",
     "Measure",
@@ -47,30 +49,49 @@ __all__ = [
 #: trec_eval's ``MIN_GEO_MEAN``: AP is floored here before the logarithm of ``gm_map``.
 GMAP_EPSILON = 1e-5
 
+#: trec_eval's ``INFAP_EPSILON``, the smoothing of infAP's estimate of precision.
+INFAP_EPSILON = 1e-5
+
+#: The 11 standard recall points of ``IPrec@r`` and ``11pt_avg`` (trec_eval's defaults).
+ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
 #: The measure grammar, one form per line (``k`` a positive integer, ``p`` in (0, 1)).
 KNOWN_MEASURES = (
     "AP", "AP@k", "P@k", "R@k", "Rprec", "RR", "nDCG", "nDCG@k", "RBP(p=0.8)", "RBP(0.8)",
-    "RBP_res(p=0.8)", "GMAP", "num_rel", "num_ret", "num_rel_ret",
+    "RBP_res(p=0.8)", "GMAP", "num_rel", "num_ret", "num_rel_ret", "Bpref", "gm_bpref",
+    "infAP", "IPrec@0.1", "11pt_avg", "SP", "SP@k", "DCG", "DCG@k", "AP(judged_only=True)",
+    "P(judged_only=True)@k",
 )
 
 # kinds whose value needs at least one relevant document (else undefined)
-_NEEDS_RELEVANT = {"AP", "GMAP", "R", "Rprec", "RR"}
+_NEEDS_RELEVANT = {"AP", "GMAP", "R", "Rprec", "RR", "Bpref", "gm_bpref", "infAP", "IPrec",
+                   "11pt_avg"}
+# kinds whose per-topic value is a logarithm (the mean over topics is a geometric mean)
+LOG_KINDS = frozenset({"GMAP", "gm_bpref"})
 _NEEDS_GAIN = {"nDCG"}
 
 _KIND_CASE = {
     "ap": "AP", "p": "P", "r": "R", "rprec": "Rprec", "rr": "RR", "ndcg": "nDCG",
     "rbp": "RBP", "rbp_res": "RBP_res", "gmap": "GMAP", "num_rel": "num_rel",
-    "num_ret": "num_ret", "num_rel_ret": "num_rel_ret",
+    "num_ret": "num_ret", "num_rel_ret": "num_rel_ret", "bpref": "Bpref",
+    "gm_bpref": "gm_bpref", "infap": "infAP", "iprec": "IPrec", "11pt_avg": "11pt_avg",
+    "sp": "SP", "dcg": "DCG",
 }
-_CUT_RE = re.compile(r"^(AP|P|R|nDCG)@([1-9][0-9]{0,6})$", re.IGNORECASE)
-_PLAIN_RE = re.compile(r"^(AP|Rprec|RR|nDCG|GMAP|num_rel|num_ret|num_rel_ret)$", re.IGNORECASE)
+_CUT_RE = re.compile(r"^(AP|P|R|nDCG|SP|DCG)@([1-9][0-9]{0,6})$", re.IGNORECASE)
+_PLAIN_RE = re.compile(r"^(AP|Rprec|RR|nDCG|GMAP|num_rel|num_ret|num_rel_ret|Bpref|gm_bpref|"
+                       r"infAP|11pt_avg|SP|DCG)$", re.IGNORECASE)
+# IPrec@r (ir_measures) and iprec_at_recall_r (trec_eval): interpolated precision at recall r
+_IPREC_RE = re.compile(r"^(?:IPrec@|iprec_at_recall_)([01](?:\.[0-9]{1,6})?|\.[0-9]{1,6})$",
+                       re.IGNORECASE)
+# ir_measures' measure parameter judged_only=True (a condensed list): AP(judged_only=True)@10
+_JUDGED_RE = re.compile(r"(?:,\s*)?\bjudged_only\s*=\s*(True|False|true|false|1|0)\s*(?:,\s*)?")
 _RBP_RE = re.compile(
     r"^(RBP|RBP_res)(?:\(\s*(?:p\s*=\s*)?([0-9]*\.?[0-9]+(?:[eE]-?[0-9]+)?)\s*\))?$", re.IGNORECASE
 )
 # trec_eval spellings -> canonical forms
 _TREC_CUT_RE = re.compile(r"^(P|map_cut|ndcg_cut|recall)_([1-9][0-9]{0,6})$")
 _TREC_PLAIN = {"map": "AP", "gm_map": "GMAP", "recip_rank": "RR", "ndcg": "nDCG",
-               "rbp": "RBP(p=0.9)", "rbp_resid": "RBP_res(p=0.9)"}
+               "rbp": "RBP(p=0.9)", "rbp_resid": "RBP_res(p=0.9)", "11-pt_avg": "11pt_avg"}
 _TREC_CUT_KIND = {"P": "P", "map_cut": "AP", "ndcg_cut": "nDCG", "recall": "R"}
 
 
@@ -89,11 +110,17 @@ class Measure:
     ----------
     kind : str
         ``AP``, ``GMAP``, ``P``, ``R`` (recall), ``Rprec``, ``RR``, ``nDCG``, ``RBP``,
-        ``RBP_res``, ``num_rel``, ``num_ret`` or ``num_rel_ret``.
+        ``RBP_res``, ``num_rel``, ``num_ret``, ``num_rel_ret``, ``Bpref``, ``gm_bpref``,
+        ``infAP``, ``IPrec``, ``11pt_avg``, ``SP`` or ``DCG``.
     cutoff : int or None
-        Rank cutoff ``k`` of ``AP@k``, ``P@k``, ``R@k``, ``nDCG@k``.
+        Rank cutoff ``k`` of ``AP@k``, ``P@k``, ``R@k``, ``nDCG@k``, ``SP@k``, ``DCG@k``.
     p : float or None
         Persistence of ``RBP`` and ``RBP_res``.
+    recall : float or None
+        Recall level of ``IPrec@r`` (in [0, 1]).
+    judged_only : bool
+        Score the condensed list (the ranking without its unjudged documents; ir_measures'
+        ``judged_only=True``, trec_eval ``-J``).
 
     Examples
     --------
@@ -106,15 +133,22 @@ class Measure:
     kind: str
     cutoff: int | None = None
     p: float | None = None
+    recall: float | None = None
+    judged_only: bool = False
 
     @property
     def name(self) -> str:
-        """The canonical name (ir_measures spelling)."""
+        """The canonical name (ir_measures spelling; trec_eval's for ``gm_bpref``,
+        ``11pt_avg``)."""
+        judged = "judged_only=True" if self.judged_only else ""
         if self.kind in ("RBP", "RBP_res"):
-            return f"{self.kind}(p={format(self.p, '.12g')})"
+            return f"{self.kind}(p={format(self.p, '.12g')}{', ' + judged if judged else ''})"
+        head = f"{self.kind}({judged})" if judged else self.kind
+        if self.kind == "IPrec":
+            return f"{head}@{float(self.recall or 0.0)!r}"
         if self.cutoff is not None:
-            return f"{self.kind}@{self.cutoff}"
-        return self.kind
+            return f"{head}@{self.cutoff}"
+        return head
 
     @property
     def undefined_without_relevant(self) -> bool:
@@ -124,14 +158,14 @@ class Measure:
     def substitute(self, value: float) -> float:
         """The value an undefined cell takes under ``undefined=value``.
 
-        ``value`` is on the scale of the measure, except for ``GMAP``, whose per-topic value is
-        ``log(max(AP, 1e-5))``: there ``value`` is an AP, so that the default 0 gives
-        trec_eval's ``log(1e-5)``.
+        ``value`` is on the scale of the measure, except for ``GMAP`` and ``gm_bpref``, whose
+        per-topic values are ``log(max(AP, 1e-5))`` and ``log(max(bpref, 1e-5))``: there
+        ``value`` is an AP (a bpref), so that the default 0 gives trec_eval's ``log(1e-5)``.
 
         >>> parse_measure("GMAP").substitute(0.0) == math.log(1e-5)
         True
         """
-        if self.kind == "GMAP":
+        if self.kind in LOG_KINDS:
             return math.log(max(float(value), GMAP_EPSILON))
         return float(value)
 
@@ -145,14 +179,18 @@ class Measure:
 def _unknown(text: str) -> DataFormatError:
     forms = ["AP", "P@10", "R@100", "Rprec", "RR", "nDCG", "nDCG@10", "RBP(p=0.8)",
              "RBP_res(p=0.8)", "GMAP", "num_rel", "num_ret", "num_rel_ret", "map", "gm_map",
-             "P_10", "ndcg_cut_10"]
+             "P_10", "ndcg_cut_10", "Bpref", "bpref", "gm_bpref", "infAP", "IPrec@0.1",
+             "iprec_at_recall_0.10", "11pt_avg", "SP", "SP@10", "DCG", "DCG@10"]
     close = difflib.get_close_matches(str(text), forms, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return DataFormatError(
         f"unknown measure {text!r}{hint}. Known measures: AP, AP@k, P@k, R@k, Rprec, RR, nDCG, "
         "nDCG@k, RBP(p=0.8) (or RBP(0.8)), RBP_res(p=0.8), GMAP, num_rel, num_ret, num_rel_ret, "
-        "with k a positive integer and p in (0, 1); trec_eval names (map, gm_map, P_10, "
-        "ndcg_cut_10, recip_rank, map_cut_10, recall_10) are accepted too."
+        "Bpref, gm_bpref, infAP, IPrec@r, 11pt_avg, SP, SP@k, DCG, DCG@k, with k a positive "
+        "integer, p in (0, 1) and r in [0, 1]; add (judged_only=True) for a condensed list "
+        "(AP(judged_only=True), nDCG(judged_only=True)@10); trec_eval names (map, gm_map, "
+        "P_10, ndcg_cut_10, recip_rank, map_cut_10, recall_10, bpref, iprec_at_recall_0.10) "
+        "are accepted too."
     )
 
 
@@ -168,6 +206,12 @@ def parse_measure(text: str | Measure) -> Measure:
         ``num_ret``, ``num_rel_ret``. Names are case-insensitive (``ndcg@10``). trec_eval
         spellings are accepted: ``map``, ``gm_map``, ``map_cut_k``, ``P_k``, ``recall_k``,
         ``ndcg``, ``ndcg_cut_k``, ``recip_rank``, ``rbp`` (trec_eval's default p = 0.9).
+        Measures for incomplete judgements and the older literature: ``Bpref`` (``bpref``),
+        ``gm_bpref`` (per topic ``log(max(bpref, 1e-5))``), ``infAP``, ``IPrec@r``
+        (``iprec_at_recall_r``, interpolated precision at recall r in [0, 1]), ``11pt_avg``,
+        ``SP`` / ``SP@k`` (sum precision) and ``DCG`` / ``DCG@k`` (DCG without normalisation).
+        ``(judged_only=True)`` after the name scores the condensed list (ir_measures'
+        parameter: ``AP(judged_only=True)``, ``nDCG(judged_only=True)@10``).
 
     Returns
     -------
@@ -184,6 +228,9 @@ def parse_measure(text: str | Measure) -> Measure:
     >>> from irmodels.data.measures import parse_measure
     >>> [parse_measure(s).name for s in ["map", "P_10", "RBP(0.8)", "ndcg_cut_20", "rr", "gm_map"]]
     ['AP', 'P@10', 'RBP(p=0.8)', 'nDCG@20', 'RR', 'GMAP']
+    >>> [parse_measure(s).name for s in ["bpref", "iprec_at_recall_0.10", "IPrec@1",
+    ...                                  "ndcg(judged_only=True)@10", "dcg@5"]]
+    ['Bpref', 'IPrec@0.1', 'IPrec@1.0', 'nDCG(judged_only=True)@10', 'DCG@5']
     """
     if isinstance(text, Measure):
         return text
@@ -193,6 +240,8 @@ def parse_measure(text: str | Measure) -> Measure:
             "pass names such as 'AP' or 'nDCG@10'"
         )
     s = text.strip()
+    if "judged_only" in s:
+        return _parse_judged_only(text, s)
     if s in _TREC_PLAIN:
         return parse_measure(_TREC_PLAIN[s])
     m = _TREC_CUT_RE.match(s)
@@ -204,6 +253,15 @@ def parse_measure(text: str | Measure) -> Measure:
     m = _PLAIN_RE.match(s)
     if m:
         return Measure(_KIND_CASE[m.group(1).lower()])
+    m = _IPREC_RE.match(s)
+    if m:
+        r = float(m.group(1))
+        if not 0.0 <= r <= 1.0:
+            raise DataFormatError(
+                f"the recall level of IPrec must be in [0, 1], got {m.group(1)} in {text!r}; "
+                "use e.g. IPrec@0.1 (or iprec_at_recall_0.10)"
+            )
+        return Measure("IPrec", recall=r)
     m = _RBP_RE.match(s)
     if m:
         p = 0.8 if m.group(2) is None else float(m.group(2))
@@ -214,6 +272,25 @@ def parse_measure(text: str | Measure) -> Measure:
             )
         return Measure(_KIND_CASE[m.group(1).lower()], p=p)
     raise _unknown(text)
+
+
+def _parse_judged_only(text: str, s: str) -> Measure:
+    """A name with ir_measures' ``judged_only=`` parameter: the measure without it, condensed."""
+    found = _JUDGED_RE.findall(s)
+    rest = _JUDGED_RE.sub("", s).replace("()", "")
+    if len(found) != 1 or "judged_only" in rest:
+        raise _unknown(text)
+    measure = parse_measure(rest)
+    if found[0].lower() not in ("true", "1"):
+        return measure
+    if measure.kind in ("RBP_res", "num_rel"):
+        raise DataFormatError(
+            f"{measure.kind} with judged_only=True in {text!r} is not a measure: a condensed "
+            f"list has no unjudged document{' (RBP_res measures them)' if measure.kind == 'RBP_res' else ''}"
+            f"{' and num_rel counts the qrels, not the ranking' if measure.kind == 'num_rel' else ''}"
+            f"; request {measure.name} without judged_only"
+        )
+    return replace(measure, judged_only=True)
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -354,6 +431,13 @@ class Hits:
         Ideal DCG of each cell at cutoff k (None: no cutoff); default: binary, from ``n_rel``.
     unjudged_cell, unjudged_rank : arrays, optional
         The retrieved documents not in the qrels and their ranks (``RBP_res``).
+    judged : callable () -> (nonrel_above, pooled_above, n_nonrel), optional
+        For ``Bpref``, ``gm_bpref`` and ``infAP``: for each hit, the judged non-relevant
+        documents (grade 0 .. level - 1) and the pooled but unjudged documents (negative
+        grade) ranked above it; and each cell's judged non-relevant documents in the qrels.
+    judged_only : bool
+        The rankings are condensed lists (unjudged documents removed): the hits of the
+        ``judged_only=True`` measures.
     """
 
     cell: np.ndarray
@@ -368,6 +452,8 @@ class Hits:
     ideal_dcg: Callable[[int | None], np.ndarray] | None = None
     unjudged_cell: np.ndarray | None = None
     unjudged_rank: np.ndarray | None = None
+    judged: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    judged_only: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
     def sum(self, weights: np.ndarray | None = None, where: np.ndarray | None = None,
@@ -481,9 +567,111 @@ def _rbp_res(m: Measure, h: Hits) -> np.ndarray:
             + p ** _n_ret(h))
 
 
+def _judged(h: Hits, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if h.judged is None:
+        raise DataFormatError(
+            f"{name} needs the judged non-relevant documents of each ranking, which this "
+            "evaluation path does not have; compute it with irm.evaluate"
+        )
+    if "judged" not in h._cache:
+        h._cache["judged"] = h.judged()
+    return h._cache["judged"]
+
+
+def _bpref(m: Measure, h: Hits) -> np.ndarray:
+    """trec_eval's ``bpref``: sum over relevant retrieved of 1 - min(N_above, R) / min(N, R)."""
+    nonrel, _, n_nonrel = _judged(h, "Bpref")
+    r = np.asarray(h.n_rel, dtype=np.float64)[h.cell]
+    den = np.minimum(np.asarray(n_nonrel, dtype=np.float64)[h.cell], r)
+    frac = np.zeros(len(r))
+    np.divide(np.minimum(nonrel, r), den, out=frac, where=den > 0)
+    return _divide(h.sum(np.where(nonrel > 0, 1.0 - frac, 1.0)), h.n_rel)
+
+
+def _gm_bpref(m: Measure, h: Hits) -> np.ndarray:
+    return np.log(np.maximum(_bpref(m, h), GMAP_EPSILON))
+
+
+def _infap(m: Measure, h: Hits) -> np.ndarray:
+    """trec_eval's ``infAP`` (Yilmaz & Aslam, CIKM 2006), term by term as ``m_infap.c``."""
+    nonrel, pooled, _ = _judged(h, "infAP")
+    j = h.rank - 1.0  # 0-based rank: every document above counts, in the pool or not
+    before = h.nrel - 1.0  # relevant documents above
+    safe_j = np.where(j > 0, j, 1.0)
+    term = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((before + nonrel + pooled) / safe_j)
+            * ((before + INFAP_EPSILON) / (before + nonrel + 2 * INFAP_EPSILON)))
+    return _divide(h.sum(np.where(j == 0, 1.0, term)), h.n_rel)
+
+
+def _lround(x: np.ndarray) -> np.ndarray:
+    """C's ``lround`` for x >= 0: halves away from zero (numpy rounds them to even)."""
+    f = np.floor(x)
+    return np.where(x - f >= 0.5, f + 1.0, f).astype(np.int64)
+
+
+def _interpolated(h: Hits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Interpolated precision at each hit, max over the hits at or below it in its cell; the
+    hits' cells (sorted) and the first hit of each cell. Exact: the maxima are taken over the
+    integer codes of the distinct precisions, offset by cell so that no maximum crosses one."""
+    if "iprec" in h._cache:
+        return h._cache["iprec"]
+    cell, rank, nrel = h.cell, h.rank, h.nrel
+    if len(cell) > 1 and not (np.all(cell[1:] >= cell[:-1])
+                              and np.all((cell[1:] > cell[:-1]) | (rank[1:] > rank[:-1]))):
+        o = np.lexsort((rank, cell))
+        cell, rank, nrel = cell[o], rank[o], nrel[o]
+    uniq, code = np.unique(nrel / rank, return_inverse=True)
+    width = np.int64(len(uniq) + 1)
+    key = code.astype(np.int64) - cell.astype(np.int64) * width
+    best = np.maximum.accumulate(key[::-1])[::-1] + cell.astype(np.int64) * width
+    first = np.searchsorted(cell, np.arange(h.n_cells), side="left")
+    h._cache["iprec"] = (uniq[best] if len(best) else np.zeros(0), cell, first)
+    return h._cache["iprec"]
+
+
+def _iprec_at(h: Hits, recall: float) -> np.ndarray:
+    """trec_eval's ``iprec_at_recall``: the interpolated precision where the m-th relevant
+    document is retrieved, m = lround(recall * R) (at least the first; 0 if fewer than m are
+    retrieved)."""
+    ip, cell, first = _interpolated(h)
+    n_rel = np.asarray(h.n_rel, dtype=np.float64)
+    need = np.maximum(_lround(recall * n_rel), 1)
+    found = np.bincount(cell, minlength=h.n_cells)
+    ok = (need <= found) & (n_rel > 0)
+    out = np.zeros(h.n_cells)
+    out[ok] = ip[first[ok] + need[ok] - 1]
+    return out
+
+
+def _iprec(m: Measure, h: Hits) -> np.ndarray:
+    return _iprec_at(h, float(m.recall or 0.0))
+
+
+def _eleven_point(m: Measure, h: Hits) -> np.ndarray:
+    total = np.zeros(h.n_cells)
+    for r in reversed(ELEVEN_POINTS):  # trec_eval adds them from recall 1.0 down
+        total += _iprec_at(h, r)
+    return total / len(ELEVEN_POINTS)
+
+
+def _sp(m: Measure, h: Hits) -> np.ndarray:
+    """Sum precision: the sum of P@i at the ranks i of the relevant retrieved documents."""
+    return h.sum(h.nrel / h.rank, _within(h, m.cutoff))
+
+
+def _dcg(m: Measure, h: Hits) -> np.ndarray:
+    """DCG without normalisation: the numerator of nDCG (grades as gains, log2(i + 1))."""
+    cell, rank, gain = h.cell, h.rank, np.ones(len(h.rank))
+    if h.gain is not None:
+        assert h.gain_cell is not None and h.gain_rank is not None
+        cell, rank, gain = h.gain_cell, h.gain_rank, h.gain
+    return h.sum(gain / np.log2(rank + 1.0), _within(h, m.cutoff, rank), cell=cell)
+
+
 _KERNELS: dict[str, Callable[[Measure, Hits], np.ndarray]] = {
     "AP": _ap, "GMAP": _gmap, "P": _precision, "R": _recall, "Rprec": _rprec, "RR": _rr,
-    "nDCG": _ndcg, "RBP": _rbp, "RBP_res": _rbp_res,
+    "nDCG": _ndcg, "RBP": _rbp, "RBP_res": _rbp_res, "Bpref": _bpref, "gm_bpref": _gm_bpref,
+    "infAP": _infap, "IPrec": _iprec, "11pt_avg": _eleven_point, "SP": _sp, "DCG": _dcg,
     "num_rel": lambda m, h: np.asarray(h.n_rel, dtype=np.float64),
     "num_ret": lambda m, h: _n_ret(h),
     "num_rel_ret": lambda m, h: h.sum(),
@@ -502,6 +690,12 @@ def score(measure: Measure, hits: Hits) -> tuple[np.ndarray, np.ndarray]:
     >>> v.round(4).tolist(), u.tolist()
     ([0.4167, 0.0], [False, True])
     """
+    if measure.judged_only != hits.judged_only:
+        raise DataFormatError(
+            f"{measure.name} needs {'condensed' if measure.judged_only else 'full'} rankings "
+            f"and these are {'condensed' if hits.judged_only else 'full'}; compute it with "
+            "irm.evaluate"
+        )
     values = _KERNELS[measure.kind](measure, hits)
     if measure.kind in _NEEDS_GAIN:
         undefined = _ideal(hits, measure.cutoff) <= 0

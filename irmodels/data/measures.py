@@ -379,6 +379,7 @@ def evaluate(
     depth: int | None = None,
     relevance_level: int = 1,
     complete: bool = False,
+    judged_only: bool = False,
     backend: Any = "serial",
     n_workers: int | None = None,
 ) -> pd.DataFrame:
@@ -420,6 +421,11 @@ def evaluate(
         Score a topic of the qrels that a system did not retrieve anything for as an empty
         ranking (trec_eval ``-c``). Default: such (topic, system) pairs are absent, as in
         trec_eval without ``-c``.
+    judged_only : bool
+        Score every measure on the condensed lists (Sakai 2007): each ranking without the
+        documents that are not in the qrels or have a negative grade, ranks closed up
+        (trec_eval ``-J``). The measures are then named with ir_measures' parameter
+        (``AP(judged_only=True)``); a single measure can ask for it by that name instead.
     backend : {"serial", "processes"}, dask Client or str
         Where partitions are evaluated (:func:`irmodels.parallel.map`). ``runs`` too large for
         memory may be given partitioned by system: a directory (or list) of run files, a list
@@ -450,7 +456,7 @@ def evaluate(
         document), documents without a shard or a missing shard, a bad ``undefined`` policy,
         ``depth`` or ``relevance_level``.
     UsageError
-        ``complete`` is not a boolean.
+        ``complete`` or ``judged_only`` is not a boolean.
 
     Warns
     -----
@@ -501,6 +507,18 @@ def evaluate(
       ``gm_map``; a system's GMAP is ``exp`` of its mean over topics (trec_eval's ``all``
       line). Undefined when R = 0.
     - ``num_rel`` (R), ``num_ret`` (retrieved, after ``depth``), ``num_rel_ret``.
+    - ``Bpref`` (trec_eval ``bpref``; Buckley & Voorhees 2004) = (1/R) sum over relevant
+      retrieved of 1 - min(n, R) / min(N, R), n the judged non-relevant documents above it, N
+      those of the topic (1 when n = 0); unjudged documents are ignored. ``gm_bpref`` is per
+      topic ``log(max(bpref, 1e-5))``, as ``GMAP``.
+    - ``infAP`` (Yilmaz & Aslam 2006): AP estimated from a sample of the pool, where qrels
+      grades < 0 mark pooled documents left unjudged; with every pooled document judged it
+      is ``AP``.
+    - ``IPrec@r`` (``iprec_at_recall_r``) = max P@i over the ranks i at or below the m-th
+      relevant document, m = round(r R) (halves up, at least 1; 0 when fewer than m are
+      retrieved); ``11pt_avg`` is its mean over r = 0, 0.1, ..., 1.
+    - ``SP`` = sum_i rel_i P@i (sum precision: AP times R); ``SP@k`` sums over i <= k.
+      ``DCG@k`` = sum_{i<=k} g_i / log2(i + 1), nDCG's numerator. Both defined when R = 0.
 
     *Shards* (Ferro & Sanderson, SIGIR 2019; docs/methods.md: "Shards and undefined values"). The cells are every
     shard for each (topic, system) pair that would be scored without shards: a system that
@@ -524,11 +542,17 @@ def evaluate(
     4  nDCG@3     1      s  0.7602
     5  nDCG@3     2      s  0.6309
     """
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise UsageError(f"judged_only must be True or False (trec_eval -J), got {judged_only!r}")
     if is_partitioned(runs) or backend != "serial":
         parts = runs if is_partitioned(runs) else split_by_system(_as_runs(runs), n_workers)
+        if judged_only:
+            measures = _condensed(parse_measures(measures))  # type: ignore[arg-type]
         return evaluate_partitioned(parts, qrels, measures, backend=backend, n_workers=n_workers,
                                     shards=shards, undefined=undefined, depth=depth,
                                     relevance_level=relevance_level, complete=complete)
+    if judged_only:
+        measures = _condensed(parse_measures(measures))  # type: ignore[arg-type]
     opts = _options(measures, undefined, depth, relevance_level, complete)
     qrels = _as_qrels(qrels)  # once: an ir_datasets iterator can be read only once
     q = _encode_qrels(qrels)
@@ -543,9 +567,28 @@ def evaluate(
         r = _cut_depth(r, opts.depth)
     present = _scored_pairs(r, opts.complete)
     cells = _split_shards(r, q, shards)
-    hits = _hits(r, q, cells, opts.level)
-    results = [(m, *score(m, hits)) for m in opts.measures]
+    hits: dict[bool, Hits] = {}  # the full rankings and the condensed lists, as asked
+    for m in opts.measures:
+        if m.judged_only not in hits:
+            hits[m.judged_only] = _hits(r, q, cells, opts.level, m.judged_only)
+    results = [(m, *score(m, hits[m.judged_only])) for m in opts.measures]
     return _assemble(results, present, r, cells, opts.policy)
+
+
+def _condensed(measures: list[Measure]) -> list[Measure]:
+    """The measures on condensed lists (``judged_only=True``), refused where meaningless."""
+    from dataclasses import replace
+
+    out = []
+    for m in measures:
+        if m.kind in ("RBP_res", "num_rel"):
+            raise DataFormatError(
+                f"judged_only=True cannot score {m.name}: a condensed list has no unjudged "
+                "document (RBP_res measures them; num_rel counts the qrels). Evaluate it "
+                "without judged_only, or request e.g. AP(judged_only=True) by name"
+            )
+        out.append(replace(m, judged_only=True))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -819,29 +862,51 @@ def _split_shards(r: _Rankings, q: _Qrels, shards: object) -> _Cells:
                   levels)
 
 
+_NOT_POOLED = -2  # the grade of a retrieved document not in the qrels (trec_eval's NONPOOL)
+
+
 def _grades(r: _Rankings, q: _Qrels, c: _Cells) -> np.ndarray:
-    """The grade of each retrieved row; -1 for a document not in the qrels (unjudged)."""
+    """The grade of each retrieved row: -2 for a document not in the qrels (not pooled), -1
+    for one in the qrels with a negative grade (pooled but not judged), else its grade."""
     n_docs = len(r.docids)
     q_docpos = _positions(q.docids, r.docids)[q.doc]
     judged = q_docpos >= 0
     if not judged.any():
-        return np.full(len(c.doc), -1, dtype=np.int64)
+        return np.full(len(c.doc), _NOT_POOLED, dtype=np.int64)
     qkey = q.topic.astype(np.int64) * (n_docs + 1) + (q_docpos + 1)
     rkey = (c.key % r.n_topics).astype(np.int64) * (n_docs + 1) + (c.doc + 1)
+    grade_of = np.maximum(q.rel, -1)  # every negative grade means "pooled, not judged"
     if r.n_topics * (n_docs + 1) <= 20_000_000:  # dense (topic, doc) -> grade table
-        table = np.full(r.n_topics * (n_docs + 1), -1, dtype=np.int32)
-        table[qkey[judged]] = q.rel[judged]
+        table = np.full(r.n_topics * (n_docs + 1), _NOT_POOLED, dtype=np.int32)
+        table[qkey[judged]] = grade_of[judged]
         return table[rkey].astype(np.int64)
-    qkeys, grades = qkey[judged], q.rel[judged]  # sorted keys and a binary search
+    qkeys, grades = qkey[judged], grade_of[judged]  # sorted keys and a binary search
     o = np.argsort(qkeys)
     qkeys, grades = qkeys[o], grades[o]
     loc = np.minimum(np.searchsorted(qkeys, rkey), len(qkeys) - 1)
-    return np.where(qkeys[loc] == rkey, grades[loc], -1)
+    return np.where(qkeys[loc] == rkey, grades[loc], _NOT_POOLED)
 
 
-def _hits(r: _Rankings, q: _Qrels, c: _Cells, level: int) -> Hits:
-    """The kernels' input: relevant rows, positive-gain rows, unjudged rows, per-cell counts."""
+def _segment_cumsum(flag: np.ndarray, start: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Rows flagged at or above each row within its segment (rows grouped by segment)."""
+    cum = np.cumsum(flag, dtype=np.int64)
+    starts = np.flatnonzero(start)
+    return cum - ((cum[starts] - flag[starts])[seg] if len(starts) else 0)
+
+
+def _hits(r: _Rankings, q: _Qrels, c: _Cells, level: int, judged_only: bool = False) -> Hits:
+    """The kernels' input: relevant rows, positive-gain rows, unjudged rows, per-cell counts.
+
+    ``judged_only``: the condensed lists, every ranking without its unjudged documents (those
+    not in the qrels and those with a negative grade), ranks closed up (trec_eval ``-J``).
+    """
     grade = _grades(r, q, c)
+    if judged_only:
+        keep = grade >= 0
+        if not keep.all():
+            c = _Cells(c.cell[keep], c.doc[keep], c.key[keep], c.q_shard, c.n_shards,
+                       c.shard_levels)
+            grade = grade[keep]
     s = c.n_shards
     n_ts = r.n_topics * s
     n_cells = r.n_keys * s
@@ -852,11 +917,17 @@ def _hits(r: _Rankings, q: _Qrels, c: _Cells, level: int) -> Hits:
     start, seg, pos = _segment_positions(c.cell)
     rank = pos + 1.0
     isrel = grade >= level
-    cum = np.cumsum(isrel, dtype=np.int64)
-    starts = np.flatnonzero(start)
-    cumrel = cum - ((cum[starts] - isrel[starts])[seg] if len(starts) else 0)
+    cumrel = _segment_cumsum(isrel, start, seg)
     gain = grade > 0
     unjudged = grade < 0
+
+    def judged() -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # Bpref, infAP
+        nonrel = (grade >= 0) & ~isrel
+        pooled = grade == -1
+        q_nonrel = (q.rel >= 0) & (q.rel < level)
+        n_nonrel = np.bincount(ts_q, weights=q_nonrel, minlength=n_ts)[ts_of_cell]
+        return (_segment_cumsum(nonrel, start, seg)[isrel].astype(np.float64),
+                _segment_cumsum(pooled, start, seg)[isrel].astype(np.float64), n_nonrel)
 
     def ideal(k: int | None) -> np.ndarray:  # ideal DCG per cell from the judged grades
         pos_g = q.rel > 0
@@ -874,6 +945,7 @@ def _hits(r: _Rankings, q: _Qrels, c: _Cells, level: int) -> Hits:
         n_rel=num_rel, n_cells=n_cells, n_ret=np.bincount(c.cell, minlength=n_cells),
         gain_cell=c.cell[gain], gain_rank=rank[gain], gain=grade[gain].astype(np.float64),
         ideal_dcg=ideal, unjudged_cell=c.cell[unjudged], unjudged_rank=rank[unjudged],
+        judged=judged, judged_only=judged_only,
     )
 
 
