@@ -73,6 +73,7 @@ COMMANDS: dict[str, str] = {
     "compare": "irmodels.cli.compare",
     "datasets": "irmodels.cli.datasets_cmd",
     "topics": "irmodels.cli.topics",
+    "meta": "irmodels.cli.meta",
 }
 
 
@@ -94,6 +95,7 @@ SUMMARIES: dict[str, str] = {
                "letters (Tukey HSD or adjusted paired tests), LaTeX",
     "datasets": "list and load the public per-topic score matrices of TREC tracks",
     "topics": "topic-set study: swap rates, discriminative power, error rates, Kendall's tau",
+    "meta": "meta-analysis of an effect across collections: FE, DL or REML, Q, I2, forest plot",
 }
 
 
