@@ -6,12 +6,13 @@ Examples::
     irmodels pairwise scores.parquet --test randomization --adjust tukey --seed 1 --out pairs.csv
     irmodels pairwise adhoc8_ap.csv --test wilcoxon --pairs run1:run2,run1:run3
     irmodels pairwise sharded.csv --average          # mean over shards per (topic, system)
+    irmodels pairwise adhoc8:AP --pairs run1:run2 --equivalence 0.01   # TOST p_equiv too
 """
 
 from __future__ import annotations
 
 from irmodels._safeio import atomic_file, check_target
-from irmodels.cli._options import add_force, open_unit, positive_int, seed
+from irmodels.cli._options import add_force, open_unit, positive_float, positive_int, seed
 
 import argparse
 import sys
@@ -68,6 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="resamples of bootstrap / randomization / tukey (default 10000)")
     p.add_argument("--seed", type=seed, default=0,
                    help="seed of the resampling, a whole number >= 0 (default 0, as compare)")
+    p.add_argument("--equivalence", type=positive_float, metavar="MARGIN",
+                   help="equivalence margin in score units (e.g. 0.01): adds p_equiv, the "
+                        "p-value of the two one-sided tests (TOST) that |diff| < MARGIN")
     p.add_argument("--measure", help="measure to use when DATA holds several")
     p.add_argument("--average", action="store_true",
                    help="average shards / samples to one score per (topic, system) first")
@@ -105,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         res = irm.pairwise(
             named, args.test, pairs=args.pairs, alternative=args.alternative,
             adjust=None if args.adjust == "none" else args.adjust, alpha=args.alpha,
-            n_resamples=args.n_resamples, seed=args.seed, **names,
+            n_resamples=args.n_resamples, seed=args.seed, equivalence=args.equivalence,
+            **names,
         ).table
     except DesignError as exc:
         if "one score per (topic, system)" in str(exc) and not args.average:
@@ -119,7 +124,10 @@ def run(args: argparse.Namespace) -> int:
         file=say,
     )
     shown = res.sort_values("p_adj", kind="stable").head(_SHOW)
-    table = shown[["diff", "statistic", "p", "p_adj", "reject"]].set_axis(
+    cols = ["diff", "statistic", "p", "p_adj", "reject", "dz", "dz_lower", "dz_upper"]
+    if args.equivalence is not None:
+        cols.append("p_equiv")
+    table = shown[cols].set_axis(
         [f"{a} vs {b}" for a, b in zip(shown["a"], shown["b"])]
     ).rename_axis("pair").rename(columns={"diff": "diff (first - second)"})
     print(frame_to_text(table), file=say)

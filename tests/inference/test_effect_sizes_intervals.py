@@ -214,3 +214,27 @@ def test_display_shows_dz_and_p_equiv() -> None:
     one = irm.effect_size(wide["x"], wide["y"], equivalence=0.1)
     assert "p_equiv" in one.summary() and "dz" in one.to_latex()
     assert repr(one).startswith("<EffectSizeResult diff=")
+
+
+def test_cli_pairwise_equivalence(tmp_path: Path, capsys) -> None:
+    from irmodels.cli import main
+
+    wide = pd.DataFrame({"x": [0.3, 0.5, 0.2, 0.6, 0.4, 0.35], "y": [0.2, 0.45, 0.25, 0.5, 0.3, 0.3],
+                         "z": [0.1, 0.2, 0.3, 0.2, 0.1, 0.25]})
+    path = tmp_path / "m.csv"
+    wide.to_csv(path, index=False)
+    out = tmp_path / "pairs.csv"
+    assert main(["pairwise", str(path), "--equivalence", "0.1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "dz_lower" in text and "p_equiv" in text
+    got = pd.read_csv(out, dtype={"a": str, "b": str})
+    expected = irm.pairwise(irm.from_wide(wide), "t", equivalence=0.1).table
+    assert list(got.columns) == [*COLUMNS, "p_equiv"]
+    for c in ("dz", "dz_lower", "dz_upper", "effect_mse_lower", "p_equiv"):
+        np.testing.assert_allclose(got[c], expected[c], rtol=1e-12)
+    assert main(["pairwise", str(path)]) == 0
+    assert "p_equiv" not in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["pairwise", str(path), "--equivalence", "-0.1"])
+    assert exc.value.code == 2
+    assert "--equivalence" in capsys.readouterr().err
