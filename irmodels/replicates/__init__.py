@@ -17,6 +17,9 @@ _LAZY = {
     "docids_from": "irmodels.replicates.sharding:docids_from",
     "document_samples": "irmodels.replicates.documents:document_samples",
     "sample_record": "irmodels.replicates.documents:sample_record",
+    "fit_simulator": "irmodels.replicates.simulation:fit_simulator",
+    "simulate_topics": "irmodels.replicates.simulation:simulate_topics",
+    "TopicSimulator": "irmodels.replicates.simulation:TopicSimulator",
 }
 
 

@@ -21,6 +21,8 @@ _LAZY = {
     "BootstrapAnova": "irmodels.studies.anova_bootstrap:BootstrapAnova",
     "pooling_bias": "irmodels.studies.pooling:pooling_bias",
     "PoolingBiasStudy": "irmodels.studies.pooling:PoolingBiasStudy",
+    "test_errors": "irmodels.studies.error_rates:test_errors",
+    "ErrorRateStudy": "irmodels.studies.error_rates:ErrorRateStudy",
 }
 
 

@@ -1,0 +1,472 @@
+"""Error rates of significance tests on simulated test collections.
+
+:func:`test_errors` fits a stochastic simulator to an observed topic x system matrix
+(:func:`irmodels.replicates.fit_simulator`: a margin per system and a Gaussian copula) and
+transforms every margin to one expected value ``m`` (the mean of the fitted ones), and again to
+``m + delta``. Each trial draws a pair of systems (a, b) at random and simulates topic sets of
+every size twice:
+
+- under the **null**, both systems (and all others) have expected value ``m``: a significant
+  result is a **type I** error;
+- under the **alternative**, system b has expected value ``m + delta``: a result that is not
+  significant is a **type II** error, a significant one with b below a a **type III** error
+  (the wrong sign).
+
+The tests reuse the kernels of :func:`irmodels.pairwise` (paired t, Wilcoxon signed-rank,
+sign, bootstrap, permutation) on the per-topic differences of the pair, Tukey's HSD with the
+MD1 error term (``score ~ topic + system``) over all the simulated systems, and the mixed model
+``score ~ system + (1|topic)`` over all of them (its closed-form REML fit, equal to
+:func:`irmodels.mixed` on a balanced matrix).
+
+Trials run in batches of 50, one child seed each (``SeedSequence(seed, spawn_key=(c,))`` per
+topic-set size c), mapped by :func:`irmodels.parallel.map`: the result is the same on every
+backend.
+
+References: J. Urbano, H. Lima and A. Hanjalic, "Statistical significance testing in
+information retrieval: an empirical analysis of type I, type II and type III errors", SIGIR
+2019; J. Urbano and T. Nagler, "Stochastic simulation of test collections: evaluation
+scores", SIGIR 2018; docs/methods.md (error rates of tests).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irmodels._display import ResultDisplay
+from irmodels._validate import check_number, check_probability, check_seed, seed_sequence
+from irmodels.errors import DesignError
+from irmodels.parallel import map as parallel_map
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from irmodels._section import Section
+    from irmodels.replicates.simulation import TopicSimulator
+
+__all__ = ["ERROR_COLUMNS", "TESTS", "ErrorRateStudy", "test_errors"]
+
+TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation", "tukey", "mixed")
+_FULL = ("tukey", "mixed")  # tests that need every system of a trial simulated
+#: Columns of :meth:`ErrorRateStudy.to_frame`, in order.
+ERROR_COLUMNS = ("test", "topics", "alpha", "type_I", "type_II", "type_III", "n_trials")
+#: Columns of :attr:`ErrorRateStudy.table`, in order (the counts appended).
+TABLE_COLUMNS = ERROR_COLUMNS + ("n_type_I", "n_type_II", "n_type_III")
+_CHUNK = 50  # trials per unit of work: fixed, so the seeds never depend on the backend
+
+
+@dataclass(frozen=True)
+class _Context:
+    null: TopicSimulator
+    alt: TopicSimulator
+    tests: tuple[str, ...]
+    alphas: tuple[float, ...]
+    n_resamples: int
+
+
+def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
+                ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Tukey's and the mixed model's p-values and directions of pair (a, b) in every trial.
+
+    ``S``: trials x topics x systems. Tukey: q = |mean_b - mean_a| / sqrt(MS_E / c) with the
+    MD1 residual mean square on (c - 1)(R - 1) df, p from the studentized range with R means.
+    Mixed ``score ~ system + (1|topic)`` (balanced, REML): sigma_e^2 = MS_E when MS_topic >=
+    MS_E, else (topic variance on the boundary, 0) the pooled (SS_topic + SS_E) / ((c - 1) R);
+    t = diff / sqrt(2 sigma_e^2 / c) on (c - 1)(R - 1) df, or (c - 1) R at the boundary.
+    """
+    from irmodels.inference.studentized import sf
+
+    B, c, R = S.shape
+    means = S.mean(axis=1)  # B x R
+    tmeans = S.mean(axis=2)  # B x c
+    grand = means.mean(axis=1)
+    resid = S - means[:, None, :] - tmeans[:, :, None] + grand[:, None, None]
+    df_e = (c - 1) * (R - 1)
+    ss_e = (resid**2).sum(axis=(1, 2))
+    ss_t = R * ((tmeans - grand[:, None]) ** 2).sum(axis=1)
+    ms_e = ss_e / df_e
+    ms_t = ss_t / (c - 1)
+    rows = np.arange(B)
+    d = means[rows, ib] - means[rows, ia]
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.abs(d) / np.sqrt(ms_e / c)
+        q = np.where(d == 0, 0.0, q)
+        out["tukey"] = (np.asarray(sf(np.where(np.isfinite(q), q, 1e300), R, df_e), float),
+                        np.sign(d))
+        interior = ms_t >= ms_e
+        var = np.where(interior, ms_e, (ss_t + ss_e) / ((c - 1) * R))
+        df = np.where(interior, df_e, (c - 1) * R)
+        t = d / np.sqrt(2.0 * var / c)
+        t = np.where(d == 0, 0.0, t)
+        out["mixed"] = (2.0 * stats.t.sf(np.abs(t), df), np.sign(d))
+    return out
+
+
+def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided p-values and the direction (sign of b - a) of every column of ``D``."""
+    from irmodels.inference.pairwise import _paired_t, _resampling, _sign, _wilcoxon
+
+    c = D.shape[0]
+    if test == "t":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = _paired_t(D, "two-sided", 0.05)
+        return res["p"], np.sign(D.mean(axis=0))
+    if test == "wilcoxon":
+        res = _wilcoxon(D, "two-sided")
+        n = res["n"]
+        return res["p"], np.sign(res["statistic"] - n * (n + 1) / 4.0)
+    if test == "sign":
+        res = _sign(D, "two-sided")
+        return res["p"], np.sign(res["statistic"] - res["n"] / 2.0)
+    kind = "bootstrap" if test == "bootstrap" else "randomization"
+    res, _ = _resampling(kind, D, "two-sided", 0.05, n_resamples, rng, None)
+    del c
+    return res["p"], np.sign(D.mean(axis=0))
+
+
+def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> dict[str, Any]:
+    c, n, seq = unit
+    rng = np.random.default_rng(seq)
+    R = len(ctx.null.systems)
+    full = any(t in _FULL for t in ctx.tests)
+    pairs = np.array([rng.choice(R, size=2, replace=False) for _ in range(n)])
+    ia, ib = pairs[:, 0], pairs[:, 1]
+    out: dict[str, Any] = {}
+    for hyp in ("null", "alt"):
+        if full:
+            S = np.stack([
+                (ctx.null if hyp == "null" else ctx.null.with_margins_of(ctx.alt, [b]))
+                .sample_matrix(c, rng) for b in ib])  # trials x c x R
+            D = (S[np.arange(n), :, ib] - S[np.arange(n), :, ia]).T  # c x trials
+        else:
+            S = None
+            cols = []
+            for a, b in zip(ia, ib):
+                sim = ctx.null if hyp == "null" else ctx.null.with_margins_of(ctx.alt, [b])
+                cols.append(sim.sample_matrix(c, rng, columns=[a, b]))
+            D = np.column_stack([x[:, 1] - x[:, 0] for x in cols])
+        full_stats = _full_stats(S, ia, ib) if S is not None else {}
+        for test in ctx.tests:
+            if test in _FULL:
+                p, direction = full_stats[test]
+            else:
+                p, direction = _pair_stats(D, test, rng, ctx.n_resamples)
+            for alpha in ctx.alphas:
+                sig = p <= alpha  # NaN (a pair identical on every topic) is not significant
+                if hyp == "null":
+                    out[(test, alpha, "I")] = int(sig.sum())
+                else:
+                    out[(test, alpha, "II")] = int((~sig).sum())
+                    out[(test, alpha, "III")] = int((sig & (direction < 0)).sum())
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class ErrorRateStudy(ResultDisplay):
+    """Result of :func:`test_errors`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per (test, topics, alpha): ``test``; ``topics`` (topics per simulated
+        collection); ``alpha``; ``type_I`` (share of the null trials found significant);
+        ``type_II`` (share of the alternative trials not significant); ``type_III`` (share
+        of the alternative trials significant with the wrong sign); ``n_trials`` (trials under
+        each hypothesis); ``n_type_I``, ``n_type_II``, ``n_type_III`` (the counts).
+    simulator : TopicSimulator
+        The simulator fitted to the data (untransformed margins).
+    null_mean, delta : float
+        The expected value of every system under the null, and system b's true advantage under
+        the alternative.
+    tests, sizes, alphas, n_trials, seed, n_topics, n_systems
+        The study's settings and the data's shape.
+    """
+
+    table: pd.DataFrame
+    simulator: TopicSimulator = field(repr=False)
+    null_mean: float
+    delta: float
+    tests: tuple[str, ...]
+    sizes: tuple[int, ...]
+    alphas: tuple[float, ...]
+    n_trials: int
+    seed: Any
+    n_topics: int
+    n_systems: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """``test, topics, alpha, type_I, type_II, type_III, n_trials``, one row per (test,
+        topics, alpha)."""
+        return self.table[list(ERROR_COLUMNS)].copy()
+
+    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+        """Clopper-Pearson intervals of the three rates: :meth:`to_frame` with ``lower_I``,
+        ``upper_I``, ``lower_II``, ``upper_II``, ``lower_III``, ``upper_III`` appended."""
+        level = check_probability(level, "level", error=DesignError)
+        out = self.to_frame()
+        n = self.table["n_trials"].to_numpy(float)
+        a = (1 - level) / 2
+        for kind in ("I", "II", "III"):
+            k = self.table[f"n_type_{kind}"].to_numpy(float)
+            lo = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
+            hi = np.where(k < n, stats.beta.ppf(1 - a, k + 1, n - k), 1.0)
+            out[f"lower_{kind}"], out[f"upper_{kind}"] = lo, hi
+        return out
+
+    def _display_title(self) -> str:
+        return (f"Error rates of tests on simulated collections: {self.n_trials} trials per "
+                f"size, pairs of {self.n_systems} systems fitted on {self.n_topics} topics; "
+                f"null mean {self.null_mean:.4f}, true difference {self.delta:g}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        return [("Type I, II and III error rates",
+                 self.to_frame().set_index(["test", "topics", "alpha"]))]
+
+    def __repr__(self) -> str:
+        return (f"ErrorRateStudy(tests={self.tests}, sizes={self.sizes}, alphas={self.alphas}, "
+                f"n_trials={self.n_trials}, delta={self.delta:g})")
+
+    def plot(self, *, ax: Any = None) -> Figure:
+        """Three panels (type I, II, III): the error rate against the topics per collection,
+        one line per test (line style per alpha); the type I panel marks each alpha.
+
+        Parameters
+        ----------
+        ax : sequence of three matplotlib Axes, optional
+            Draw there (the figure returned is then the first one's); by default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from irmodels._section import figure_axes
+
+        fig, axes = figure_axes(ax, figsize=(12, 3.6), shape=(1, 3),
+                                what="ErrorRateStudy.plot")
+        styles = ["-", "--", ":", "-."]
+        colors = {t: f"C{i}" for i, t in enumerate(self.tests)}
+        for k, (col, title) in enumerate((("type_I", "type I (significant under H0)"),
+                                          ("type_II", "type II (not significant under H1)"),
+                                          ("type_III", "type III (significant, wrong sign)"))):
+            a = axes[k]
+            for j, alpha in enumerate(self.alphas):
+                for test in self.tests:
+                    g = self.table[(self.table["test"] == test) & (self.table["alpha"] == alpha)]
+                    a.plot(g["topics"], g[col], marker="o", ls=styles[j % len(styles)],
+                           color=colors[test],
+                           label=f"{test}" + (f", alpha={alpha:g}" if len(self.alphas) > 1
+                                               else ""))
+                if k == 0:
+                    a.axhline(alpha, color="grey", lw=0.8, ls=styles[j % len(styles)])
+            a.set_xlabel("topics")
+            a.set_ylabel("error rate")
+            a.set_title(title, fontsize=9)
+        axes[0].legend(fontsize=7)
+        return fig
+
+    def to_section(self, *, digits: int = 4) -> Section:
+        """This study as a report :class:`~irmodels._section.Section` (tables and figure)."""
+        from irmodels._section import Section, figure_to_png
+
+        intro = (
+            f"{self.n_trials} trials per topic-set size ({', '.join(map(str, self.sizes))} "
+            f"topics): a random pair of the {self.n_systems} systems simulated from margins and "
+            "a Gaussian copula fitted to the data (Urbano & Nagler, SIGIR 2018), under the null "
+            f"(every system's expected score {self.null_mean:.4f}) and with system b "
+            f"{self.delta:g} better; type I, II and III errors after Urbano, Lima & Hanjalic "
+            "(SIGIR 2019).")
+        return Section.from_tables(
+            "Error rates of significance tests", intro, self._display_tables(),
+            png=figure_to_png(self.plot()), alt="Error rates by topic-set size",
+            caption="Type I, II and III error rates against the number of topics.",
+            digits=digits)
+
+    def to_report_section(self, *, digits: int = 4) -> Section:
+        """The same as :meth:`to_section`."""
+        return self.to_section(digits=digits)
+
+
+# --------------------------------------------------------------------------------------------
+# the study
+
+
+def _as_tuple(values: Any, name: str) -> tuple[Any, ...]:
+    if isinstance(values, (str, int, float, np.integer, np.floating)):
+        return (values,)
+    try:
+        return tuple(values)
+    except TypeError:
+        raise DesignError(f"{name} must be a value or a sequence of values; got "
+                          f"{values!r}.") from None
+
+
+def test_errors(
+    data: pd.DataFrame,
+    *,
+    tests: Sequence[str] | str = TESTS,
+    sizes: Sequence[int] | int = (25, 50),
+    alpha: Sequence[float] | float = (0.01, 0.05),
+    n_trials: int = 1000,
+    delta: float = 0.02,
+    margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] = "auto",
+    n_resamples: int = 1000,
+    seed: Any = 0,
+    backend: Any = "serial",
+    n_workers: int | None = None,
+    progress: bool | None = None,
+    trials: int | None = None,
+    topic: str = "topic",
+    system: str = "system",
+    score: str = "score",
+) -> ErrorRateStudy:
+    """Type I, II and III error rates of significance tests on simulated collections.
+
+    Parameters
+    ----------
+    data : DataFrame
+        A long frame with one score in [0, 1] per (topic, system), every cell present; the
+        simulator is fitted to it (:func:`irmodels.replicates.fit_simulator`).
+    tests : sequence of str
+        Among ``"t"`` (paired t), ``"wilcoxon"`` (signed-rank), ``"sign"``, ``"bootstrap"``
+        (paired bootstrap of the mean difference), ``"permutation"`` (random sign flips),
+        ``"tukey"`` (Tukey HSD over all systems, MD1 error term) and ``"mixed"``
+        (``score ~ system + (1|topic)``, unadjusted t of the pair). All two-sided.
+    sizes : int or sequence of int
+        Topics per simulated collection (default 25 and 50).
+    alpha : float or sequence of float
+        Significance levels (default 0.01 and 0.05); every trial is judged at each.
+    n_trials : int
+        Trials per size under each hypothesis (default 1000).
+    delta : float
+        True difference of the pair under the alternative (default 0.02): b's expected value
+        is the null mean plus ``delta``.
+    margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"}
+        Margin family (``auto``: by AIC per system).
+    n_resamples : int
+        Resamples of the bootstrap and permutation tests (default 1000).
+    seed : int
+        Seed of the study; the trials of size c come from ``SeedSequence(seed,
+        spawn_key=(c,))``, in batches of 50 with one child seed each.
+    backend, n_workers, progress
+        Where the batches run (:func:`irmodels.parallel.map`); the result does not depend on
+        it.
+    trials : int, optional
+        ``k`` of a ``P@k`` measure (read from the ``measure`` column when not given).
+    topic, system, score : str
+        Column names, as in :func:`irmodels.frame`.
+
+    Returns
+    -------
+    ErrorRateStudy
+        ``to_frame()``: ``test``, ``topics``, ``alpha``, ``type_I`` (share of null trials
+        significant), ``type_II`` (share of alternative trials not significant),
+        ``type_III`` (share of alternative trials significant with the wrong sign),
+        ``n_trials``; ``intervals()``, ``plot()``, ``to_section()``.
+
+    Raises
+    ------
+    DesignError
+        Unknown tests, sizes below 3, bad alpha, ``n_trials``, ``delta`` (the null mean plus
+        ``delta`` must stay inside (0, 1)), and the simulator's refusals.
+
+    Notes
+    -----
+    Every system's margin is transformed (simIReff's ``effTransform``) to the mean ``m`` of
+    the fitted expected values, and to ``m + delta``; the copula fitted to the data is kept,
+    so the pair's correlation is the data's. A trial draws the pair (a, b) at random,
+    simulates c topics with every expected value ``m`` (null) and again with b's ``m +
+    delta`` (alternative). Tukey and the mixed model simulate every system of the trial
+    (the others at ``m``); the paired tests only the pair. The bootstrap and permutation
+    tests of a batch share one matrix of resamples (:func:`irmodels.pairwise`'s kernels). The
+    mixed model is fitted in closed form (the balanced REML solution: the residual variance
+    is MD1's mean square unless the topic variance is on its boundary 0), which equals
+    :func:`irmodels.mixed`; its t of the pair is not adjusted for the other pairs, Tukey's
+    is.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> study = irm.studies.test_errors(irm.datasets.load("adhoc3", "AP"),
+    ...                                 tests=["t", "sign"], sizes=[10, 25], alpha=0.05,
+    ...                                 n_trials=100, seed=1)
+    >>> study.to_frame()
+       test  topics  alpha  type_I  type_II  type_III  n_trials
+    0     t      10   0.05    0.04     0.88      0.02       100
+    1     t      25   0.05    0.09     0.87      0.00       100
+    2  sign      10   0.05    0.05     0.94      0.02       100
+    3  sign      25   0.05    0.10     0.91      0.00       100
+    """
+    from irmodels.replicates.simulation import fit_simulator
+
+    seed = check_seed(seed)
+    test_list = _as_tuple(tests, "tests")
+    bad = [t for t in test_list if t not in TESTS]
+    if bad or not test_list:
+        raise DesignError(f"unknown test {bad[0] if bad else tests!r}; choose among "
+                          f"{', '.join(map(repr, TESTS))}.")
+    test_list = tuple(dict.fromkeys(test_list))
+    try:
+        size_list = tuple(sorted({int(s) for s in _as_tuple(sizes, "sizes")}))
+    except (TypeError, ValueError):
+        raise DesignError(f"sizes must be whole numbers of topics; got {sizes!r}.") from None
+    if not size_list or size_list[0] < 3:
+        raise DesignError(f"sizes must be at least 3 topics (a test needs a variance); got "
+                          f"{sizes!r}.")
+    alphas = tuple(sorted({float(check_probability(a, "alpha", error=DesignError))
+                           for a in _as_tuple(alpha, "alpha")}))
+    for name, v in (("n_trials", n_trials), ("n_resamples", n_resamples)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+    delta = check_number(delta, "delta", error=DesignError)
+    if delta == 0:
+        raise DesignError("delta must be a non-zero true difference (the null is simulated "
+                          "anyway); got 0.")
+    if delta < 0:
+        raise DesignError(f"delta is b's advantage over a and must be positive; got {delta!r} "
+                          "(the pair is drawn at random, so the sign adds nothing).")
+
+    sim = fit_simulator(data, margins=margins, trials=trials, topic=topic, system=system,
+                        score=score)
+    m = float(sim.expected_means.mean())
+    if not 0 < m + delta < 1:
+        raise DesignError(f"the null mean {m:.4f} plus delta={delta:g} leaves (0, 1); use a "
+                          "smaller delta.")
+    ctx = _Context(null=sim.with_means(m), alt=sim.with_means(m + delta), tests=test_list,
+                   alphas=alphas, n_resamples=int(n_resamples))
+    units = []
+    root = seed_sequence(seed)
+    for c in size_list:
+        n_chunks = -(-int(n_trials) // _CHUNK)
+        for k, child in enumerate(seed_sequence(root, spawn_key=(c,)).spawn(n_chunks)):
+            units.append((c, min(_CHUNK, int(n_trials) - k * _CHUNK), child))
+    parts = parallel_map(functools.partial(_run_unit, ctx), units, backend=backend,
+                         n_workers=n_workers, progress=progress, desc="test errors")
+    rows = []
+    N = int(n_trials)
+    for test in test_list:
+        for c in size_list:
+            mine = [p for u, p in zip(units, parts) if u[0] == c]
+            for a in alphas:
+                k1, k2, k3 = (sum(p[(test, a, kind)] for p in mine)
+                              for kind in ("I", "II", "III"))
+                rows.append((test, c, a, k1 / N, k2 / N, k3 / N, N, k1, k2, k3))
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return ErrorRateStudy(table=table, simulator=sim, null_mean=m, delta=float(delta),
+                          tests=test_list, sizes=size_list, alphas=alphas, n_trials=N,
+                          seed=seed, n_topics=sim.n_topics, n_systems=len(sim.systems))
+
+
+# a study, not a test: a test module that imports it must not have pytest call it
+test_errors.__test__ = False  # type: ignore[attr-defined]
