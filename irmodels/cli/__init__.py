@@ -68,6 +68,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "irmodels.cli.simulate",
     "gstudy": "irmodels.cli.gstudy",
     "power": "irmodels.cli.power",
+    "design": "irmodels.cli.design",
     "standardize": "irmodels.cli.standardize",
     "pairwise": "irmodels.cli.pairwise",
     "compare": "irmodels.cli.compare",
@@ -89,6 +90,7 @@ SUMMARIES: dict[str, str] = {
     "simulate": "simulate replicates (document samples) of an evaluation",
     "gstudy": "generalizability theory: variance components, E rho^2 and Phi, topics needed",
     "power": "paired t-test power: solve for topics, difference, SD or power",
+    "design": "size an experiment from a trial: upper confidence bound on sigma, topics needed",
     "standardize": "per-topic score standardization: fit factors on reference systems, apply them",
     "pairwise": "pairwise significance tests between systems, with multiplicity adjustment",
     "compare": "the comparison table: mean per system and measure, best in bold, significance "
