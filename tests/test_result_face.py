@@ -163,6 +163,7 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "MixedAnovaResult": lambda: _mixed().anova(),
     "GStudy": _gstudy,
     "PairwiseResult": _pairwise,
+    "EffectSizeResult": lambda: irm.effect_size([0.3, 0.5, 0.2, 0.6, 0.4], [0.2, 0.45, 0.25, 0.5, 0.3], equivalence=0.1),
     "CompareResult": _compare,
     "PairedTPower": _paired_t_power,
     "TopicSetDesign": _topic_set_design,

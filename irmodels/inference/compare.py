@@ -57,7 +57,8 @@ _ADJUST_TEXT = {None: "no adjustment", "bonferroni": "Bonferroni adjustment",
 #: Columns of :meth:`CompareResult.to_frame`, in this order.
 FRAME_COLUMNS = ("system", "letter", "measure", "mean", "best", "better_than", "n_topics")
 #: Columns of :attr:`CompareResult.pairs`, in this order.
-PAIR_COLUMNS = ("measure", "a", "b", "diff", "p_adj", "reject", "better")
+PAIR_COLUMNS = ("measure", "a", "b", "diff", "p_adj", "reject", "better",
+                "dz", "dz_lower", "dz_upper")
 
 
 def system_letters(n: int) -> list[str]:
@@ -93,7 +94,10 @@ class CompareResult(ResultDisplay):
         before ``b`` in system order; with a baseline ``a`` is the baseline), ``diff`` = mean of
         ``a`` minus mean of ``b``, ``p_adj`` (Tukey-adjusted, or adjusted by ``adjust``),
         ``reject`` (``p_adj < alpha``) and ``better`` (the system with the higher mean when
-        rejected, else empty).
+        rejected, else empty), ``dz`` = ``diff / sd`` of the per-topic differences with its exact
+        ``1 - alpha`` interval ``dz_lower``, ``dz_upper`` (noncentral t, as in
+        :func:`irmodels.pairwise`), and ``p_equiv`` (TOST p-value, after them) when
+        :func:`compare` was given ``equivalence=``.
     test : str
         ``"tukey"``, ``"t"``, ``"wilcoxon"`` or ``"randomization"``.
     adjust : str or None
@@ -105,6 +109,8 @@ class CompareResult(ResultDisplay):
         The system every other one is compared with, or None for all pairs.
     n_topics : Series
         Topics per measure.
+    equivalence : float or None
+        The equivalence margin of ``p_equiv``, or None.
     column_names : dict or None
         The user's column names (canonical -> name) when :func:`compare` was given
         ``topic=``/``system=``/``score=``: the summary's rows are then headed by the user's
@@ -120,6 +126,7 @@ class CompareResult(ResultDisplay):
     baseline: str | None
     n_topics: pd.Series = field(repr=False)
     column_names: dict | None = field(default=None, repr=False)
+    equivalence: float | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- questions
     @property
@@ -244,11 +251,44 @@ class CompareResult(ResultDisplay):
                                name=(self.column_names or {}).get("system", "system"))
         return cells
 
-    def summary(self, digits: int = 4) -> str:
+    def summary(self, digits: int = 4, *, pairs: bool = False) -> str:
         """The table as text: ``*`` marks the best mean of a measure, ``^bc`` the letters of the
-        systems a system is significantly better than (``^+`` / ``^-`` against a baseline)."""
-        return (f"{self._display_title()}\n\n{self._table(digits, 'text').to_string()}\n\n"
+        systems a system is significantly better than (``^+`` / ``^-`` against a baseline).
+        ``pairs=True`` adds the pairs with their effect sizes (:meth:`effects`)."""
+        text = (f"{self._display_title()}\n\n{self._table(digits, 'text').to_string()}\n\n"
                 f"{self.caption()}")
+        if pairs:
+            from irmodels._display import frame_to_text
+
+            eff = self.effects()
+            eff.index = pd.Index([f"{m}: {p}" for m, p in eff.index], name="pair")
+            text += f"\n\n{self.effects_caption()}\n\n{frame_to_text(eff, digits)}"
+        return text
+
+    def effects(self, measure: str | None = None) -> pd.DataFrame:
+        """The pairs beside their effect sizes: index ``measure, pair`` (``a - b``), columns
+        ``diff, p_adj, reject, dz, dz_lower, dz_upper`` (and ``p_equiv`` with an equivalence
+        margin); all measures, or one."""
+        t = self.pairs if measure is None else self.pairs[
+            self.pairs["measure"] == self._measure(measure)]
+        cols = ["diff", "p_adj", "reject", "dz", "dz_lower", "dz_upper"]
+        if "p_equiv" in t.columns:
+            cols.append("p_equiv")
+        out = t[cols].copy()
+        out.index = pd.MultiIndex.from_arrays(
+            [t["measure"].astype(str), [f"{a} - {b}" for a, b in zip(t["a"], t["b"])]],
+            names=["measure", "pair"])
+        return out
+
+    def effects_caption(self) -> str:
+        """What :meth:`effects` shows: the test, the interval level and the margin."""
+        how = _TEST_PHRASE[self.test] + ("" if self.test == "tukey"
+                                         else f" with {_ADJUST_TEXT[self.adjust]}")
+        eq = ("" if self.equivalence is None else
+              f"; p_equiv: two one-sided t tests of equivalence within +/-{self.equivalence:g}")
+        return (f"Pairs: mean difference, adjusted p by {how}; standardized difference d_z "
+                f"(mean / SD of the per-topic differences) with its exact "
+                f"{1 - self.alpha:.0%} interval (noncentral t){eq}.")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
         return [("Mean per system and measure", self.means)]
@@ -273,6 +313,7 @@ class CompareResult(ResultDisplay):
         label: str | None = None,
         digits: int = 4,
         columns: Sequence[str] | None = None,
+        pairs: bool = False,
     ) -> str:
         r"""The comparison table in booktabs LaTeX: one row per system (with its letter), one
         column per measure, the best mean in bold, superscript letters for significant
@@ -289,7 +330,19 @@ class CompareResult(ResultDisplay):
             Decimals of the means.
         columns : sequence of str, optional
             The measures to print, in this order.
+        pairs : bool
+            Print instead the pairs with their effect sizes (:meth:`effects`: difference,
+            adjusted p, ``d_z`` with its interval, ``p_equiv``), of the measures ``columns``;
+            caption default :meth:`effects_caption`, label ``tab:compare-pairs``.
         """
+        if pairs:
+            eff = self.effects()
+            if columns is not None:
+                for c in columns:
+                    self._measure(c)
+                eff = eff[eff.index.get_level_values("measure").isin([str(c) for c in columns])]
+            return frame_to_latex(eff, caption=caption or self.effects_caption(),
+                                  label=label or "tab:compare-pairs", digits=digits)
         table = self._table(digits, "latex")
         if columns is not None:
             missing = [c for c in columns if c not in self.measures]
@@ -404,6 +457,7 @@ def compare(
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
+    equivalence: float | None = None,
 ) -> CompareResult:
     r"""The comparison table of a paper: mean per system and measure, with significance marks.
 
@@ -439,12 +493,17 @@ def compare(
         The names of the topic, system and score columns of ``frame`` (as in
         :func:`irmodels.frame`): ``irm.compare(df, topic="qid", system="run", score="map")``;
         the table's rows are then headed by the user's system column.
+    equivalence : float, optional
+        An equivalence margin in score units: the pairs get ``p_equiv``, the p-value of the two
+        one-sided paired t tests (TOST) that ``|diff| < equivalence``.
 
     Returns
     -------
     CompareResult
         ``summary()``, ``to_latex()``, ``to_frame()``, ``_repr_html_``; ``significant_pairs``,
-        ``better_than``, ``marks()``.
+        ``better_than``, ``marks()``; the pairs with their effect sizes ``d_z`` (and
+        ``p_equiv``) in ``pairs`` and :meth:`~CompareResult.effects`, printed by
+        ``summary(pairs=True)`` and ``to_latex(pairs=True)``.
 
     Raises
     ------
@@ -481,6 +540,9 @@ def compare(
     True
     """
     seed = check_seed(seed)
+    from irmodels.inference.effects import check_margin
+
+    margin = None if equivalence is None else check_margin(equivalence)
     if test not in TESTS:
         raise DataFormatError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
     if adjust not in ADJUSTMENTS:
@@ -568,7 +630,7 @@ def compare(
         n_topics[m] = int(sub["topic"].nunique())
         pair_tables.append(_test_measure(m, sub, all_systems, test, adj, alpha,
                                          None if baseline is None else str(baseline),
-                                         seed, n_resamples))
+                                         seed, n_resamples, margin))
     means_df = pd.DataFrame(means)
     means_df.index = pd.Index(all_systems, name="system")
     means_df.columns = pd.Index(list(means), name="measure")
@@ -579,13 +641,15 @@ def compare(
         adjust=None if test == "tukey" else adj, alpha=float(alpha),
         baseline=None if baseline is None else str(baseline),
         n_topics=pd.Series(n_topics, name="n_topics"), column_names=own_names(names),
+        equivalence=margin,
     )
 
 
 def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str,
                   adjust: str | None, alpha: float, baseline: str | None, seed: int | None,
-                  n_resamples: int) -> pd.DataFrame:
-    """The pairs of one measure: ``measure, a, b, diff (a - b), p_adj, reject, better``."""
+                  n_resamples: int, margin: float | None = None) -> pd.DataFrame:
+    """The pairs of one measure: ``measure, a, b, diff (a - b), p_adj, reject, better, dz,
+    dz_lower, dz_upper`` (and ``p_equiv`` with a margin)."""
     if test == "tukey":
         from irmodels.models.anova import anova
 
@@ -616,7 +680,35 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
         p_adj = res["p_adj"].to_numpy(dtype=float)
         reject = res["reject"].to_numpy(dtype=bool)
     better = np.where(reject, np.where(diff > 0, a, b), "")
-    return pd.DataFrame({
+    eff = _pair_effects(sub, systems, a, b, alpha, margin)
+    out = pd.DataFrame({
         "measure": measure, "a": a, "b": b, "diff": diff, "p_adj": p_adj,
-        "reject": reject, "better": better,
+        "reject": reject, "better": better, "dz": eff["dz"], "dz_lower": eff["dz_lower"],
+        "dz_upper": eff["dz_upper"],
     }, columns=list(PAIR_COLUMNS))
+    if margin is not None:
+        out["p_equiv"] = eff["p_equiv"]
+    return out
+
+
+def _pair_effects(sub: pd.DataFrame, systems: list[str], a: np.ndarray, b: np.ndarray,
+                  alpha: float, margin: float | None) -> dict[str, np.ndarray]:
+    """d_z with its ``1 - alpha`` interval and the TOST p-value of the pairs ``a - b`` of one
+    measure, as :func:`irmodels.pairwise` computes them (the same degenerate cases)."""
+    from irmodels.inference.effects import paired_effects
+    from irmodels.inference.pairwise import _degenerate, score_matrix, unit_scale
+
+    X, _topics, names = score_matrix(sub)
+    unit = unit_scale(X)
+    X = X / unit
+    index = {s: i for i, s in enumerate(names)}
+    ia = np.array([index[s] for s in a], dtype=np.int64)
+    ib = np.array([index[s] for s in b], dtype=np.int64)
+    D = X[:, ia] - X[:, ib]
+    mean = X.mean(axis=0)
+    dbar = D.mean(axis=0)
+    const, zero = _degenerate(D.std(axis=0, ddof=1) / np.sqrt(D.shape[0]), dbar, dbar,
+                              np.maximum(np.abs(mean[ia]), np.abs(mean[ib])))
+    return paired_effects(D, level=1.0 - alpha,
+                          equivalence=None if margin is None else margin / unit,
+                          constant=const, zero=zero)

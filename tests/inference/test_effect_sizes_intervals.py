@@ -238,3 +238,51 @@ def test_cli_pairwise_equivalence(tmp_path: Path, capsys) -> None:
         main(["pairwise", str(path), "--equivalence", "-0.1"])
     assert exc.value.code == 2
     assert "--equivalence" in capsys.readouterr().err
+
+
+def _two_measures(rng: np.random.Generator) -> pd.DataFrame:
+    base = rng.beta(2, 5, size=(25, 1))
+    ap = pd.DataFrame(base + [0.0, 0.03, 0.1, 0.031] + rng.normal(0, 0.03, (25, 4)),
+                      columns=["bm25", "rm3", "dense", "rm3b"])
+    p10 = (ap + rng.normal(0, 0.05, ap.shape)).clip(0, 1)
+    return pd.concat([irm.from_wide(ap).assign(measure="AP"),
+                      irm.from_wide(p10).assign(measure="P@10")], ignore_index=True)
+
+
+@pytest.mark.parametrize("test", ["tukey", "t", "wilcoxon"])
+def test_compare_pairs_carry_pairwise_effects(rng: np.random.Generator, test: str) -> None:
+    from irmodels.inference.compare import PAIR_COLUMNS
+
+    data = _two_measures(rng)
+    res = irm.compare(data, test=test, equivalence=0.02)
+    assert list(res.pairs.columns) == [*PAIR_COLUMNS, "p_equiv"]
+    assert list(PAIR_COLUMNS[:7]) == ["measure", "a", "b", "diff", "p_adj", "reject", "better"]
+    for m in ("AP", "P@10"):
+        pw = irm.pairwise(data[data["measure"] == m].drop(columns="measure"), "t",
+                          equivalence=0.02).table
+        got = res.pairs[res.pairs["measure"] == m]
+        np.testing.assert_array_equal(got["a"].to_numpy(), pw["a"].to_numpy())
+        for c in ("dz", "dz_lower", "dz_upper", "p_equiv"):
+            np.testing.assert_allclose(got[c].to_numpy(), pw[c].to_numpy(), rtol=1e-12)
+    # with a baseline the pairs are baseline - other: dz keeps the orientation of diff
+    based = irm.compare(data, test=test, baseline="rm3")
+    assert "p_equiv" not in based.pairs.columns
+    assert (np.sign(based.pairs["dz"]) == np.sign(based.pairs["diff"])).all()
+    assert ((based.pairs["dz_lower"] < based.pairs["dz"])
+            & (based.pairs["dz"] < based.pairs["dz_upper"])).all()
+
+
+def test_compare_prints_effects(rng: np.random.Generator) -> None:
+    res = irm.compare(_two_measures(rng), equivalence=0.02)
+    eff = res.effects("AP")
+    assert list(eff.columns) == ["diff", "p_adj", "reject", "dz", "dz_lower", "dz_upper",
+                                 "p_equiv"]
+    assert len(eff) == 6 and list(eff.index.names) == ["measure", "pair"]
+    text = res.summary(pairs=True)
+    assert "AP: bm25 - rm3" in text and "within +/-0.02" in text
+    assert "bm25 - rm3" not in res.summary()
+    tex = res.to_latex(pairs=True, columns=["P@10"])
+    assert r"$d_z$ lower" in tex and r"$p_{\mathrm{equiv}}$" in tex
+    assert "P@10, bm25 - rm3" in tex and "AP, bm25" not in tex
+    with pytest.raises(DataFormatError, match="equivalence margin"):
+        irm.compare(_two_measures(rng), equivalence=-1)
