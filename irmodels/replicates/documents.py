@@ -493,7 +493,7 @@ def measure_from_ranks(ranks: np.ndarray, n_rel: np.ndarray, measure: str | Meas
 def _simulated_measure(measure: str | Measure) -> Measure:
     """The parsed measure, refused when it needs more than the ranks of relevant documents."""
     m = parse_measure(measure)
-    if m.kind not in _SIMULATED_KINDS:
+    if m.kind not in _SIMULATED_KINDS or m.judged_only:
         raise DataFormatError(
             f"measure {m.name!r} is not supported by the simulator; use one of "
             f"{', '.join(SUPPORTED_MEASURES)}"

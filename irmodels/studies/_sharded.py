@@ -63,7 +63,7 @@ def fast_measure(name: str | Measure) -> Measure | None:
     (Measure('AP'), None)
     """
     m = parse_measure(name)
-    return m if m.kind in _FAST_KINDS else None
+    return m if m.kind in _FAST_KINDS and not m.judged_only else None
 
 
 @dataclass(frozen=True)
