@@ -437,7 +437,8 @@ def meta_analysis(
     see the module docstring and docs/methods.md for the formulas. ``k = 1`` is allowed with
     ``method="FE"`` only, and gives the study itself with ``Q = 0``, ``df = 0``,
     ``Q_p = 1``, ``I2 = 0``, ``H2 = 1`` (as metafor). The REML estimate is truncated at 0
-    (the boundary): the pooled estimate is then the fixed-effect one.
+    (the boundary): the pooled estimate is then the fixed-effect one. With ``"FE"`` and
+    identical estimates (``Q = 0``) ``I2`` is 0 where metafor gives NaN (0/0).
 
     References: DerSimonian & Laird (1986); Viechtbauer (2005, 2010); Higgins & Thompson
     (2002); Riley, Higgins & Deeks (2011).

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
 import warnings
 
 import numpy as np
@@ -11,7 +13,13 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import ArgumentError, ConvergenceWarning, DataFormatError, DesignError
+from irmodels.errors import (
+    ArgumentError,
+    ConvergenceError,
+    ConvergenceWarning,
+    DataFormatError,
+    DesignError,
+)
 from irmodels.inference import meta
 
 SCALARS = ("estimate", "se", "z", "p", "ci_lower", "ci_upper", "pi_lower", "pi_upper", "tau2",
@@ -102,6 +110,15 @@ def test_boundary_and_re_equal_fe_at_tau2_zero(fixture) -> None:
         assert (res.pi_lower, res.pi_upper) == pytest.approx((res.ci_lower, res.ci_upper))
 
 
+def test_identical_estimates_fixed_effect() -> None:
+    """Q = 0: I2 = 0 (metafor: NaN from 0/0), H2 = 0, the pooled value is the common one."""
+    res = irm.meta_analysis([0.1, 0.1, 0.1], [0.01, 0.02, 0.04], method="FE")
+    assert res.Q == 0.0 and res.I2 == 0.0 and res.H2 == 0.0 and res.Q_p == 1.0
+    assert res.estimate == pytest.approx(0.1, rel=1e-15)
+    assert res.se == pytest.approx(math.sqrt(1 / (100 + 50 + 25)), rel=1e-14)
+    assert irm.meta_analysis([0.1, 0.1, 0.1], [0.01, 0.02, 0.04]).tau2 == 0.0
+
+
 def test_inputs_frame_series_and_labels() -> None:
     frame = pd.DataFrame({"collection": ["x", "y", "z"], "estimate": [0.1, 0.3, 0.2],
                           "se": [0.1, 0.05, 0.08]})
@@ -166,3 +183,48 @@ def test_display_and_plot(fixture) -> None:
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[:12] == d["labels"] and labels[-1] == "pooled (RE, REML)"
+
+
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="Rscript not installed")
+def test_random_sets_live_against_metafor(rng, tmp_path) -> None:
+    """30 random sets (k = 2..40, from homogeneous to very heterogeneous) through R's metafor."""
+    rows = []
+    for s in range(30):
+        k = int(rng.integers(2, 41))
+        v = rng.uniform(0.001, 0.05, k) * rng.choice([0.01, 1.0, 10.0])
+        tau = rng.choice([0.0, 0.02, 0.1, 0.5])
+        y = 0.1 + rng.normal(0, tau, k) + rng.normal(0, np.sqrt(v))
+        rows += [{"set": s, "yi": a, "vi": b} for a, b in zip(y, v)]
+    pd.DataFrame(rows).to_csv(tmp_path / "sets.csv", index=False, float_format="%.17g")
+    script = (
+        "suppressPackageStartupMessages({library(metafor); library(jsonlite)})\n"
+        "d <- read.csv('sets.csv'); out <- list()\n"
+        "for (s in unique(d$set)) for (m in c('FE', 'DL', 'REML')) {\n"
+        "  x <- d[d$set == s, ]\n"
+        "  r <- tryCatch(rma(x$yi, x$vi, method = m), error = function(e) NULL)\n"
+        "  if (is.null(r)) {out[[length(out) + 1]] <- list(set = s, method = m, error = TRUE)\n"
+        "                   next}\n"
+        "  p <- predict(r)\n"
+        "  out[[length(out) + 1]] <- list(set = s, method = m, estimate = c(r$beta), se = r$se,\n"
+        "    tau2 = r$tau2, Q = r$QE, I2 = r$I2, H2 = r$H2,\n"
+        "    pi_upper = if (is.null(p$pi.ub)) p$ci.ub else p$pi.ub)\n"
+        "}\n"
+        "writeLines(toJSON(out, digits = I(17), auto_unbox = TRUE), 'out.json')\n")
+    (tmp_path / "run.R").write_text(script)
+    done = subprocess.run(["Rscript", "run.R"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = pd.read_csv(tmp_path / "sets.csv")
+    n_checked = n_failed = 0
+    for case in json.loads((tmp_path / "out.json").read_text()):
+        x = data[data["set"] == case["set"]]
+        if case.get("error"):  # metafor: "Fisher scoring algorithm did not converge"
+            with pytest.raises(ConvergenceError, match="did not converge"):
+                irm.meta_analysis(x["yi"].to_numpy(), x["vi"].to_numpy(), method=case["method"])
+            n_failed += 1
+            continue
+        res = irm.meta_analysis(x["yi"].to_numpy(), x["vi"].to_numpy(), method=case["method"])
+        n_checked += 1
+        for name in ("estimate", "se", "tau2", "Q", "I2", "H2", "pi_upper"):
+            _close(getattr(res, name), case[name], f"set {case['set']} {case['method']} {name}")
+    assert n_checked >= 80 and n_failed <= 5
