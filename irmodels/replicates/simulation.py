@@ -118,8 +118,9 @@ class _Margin:
         if self.family == "beta":
             return special.betaincinv(p["shape1"], p["shape2"], u)
         if self.family == "truncnorm":
-            return np.clip(stats.truncnorm.ppf(u, -p["mean"] / p["sd"], (1 - p["mean"]) / p["sd"],
-                                               loc=p["mean"], scale=p["sd"]), 0.0, 1.0)
+            shape = u.shape
+            return _truncnorm_ppf(u.reshape(-1, 1), np.array([p["mean"]]),
+                                  np.array([p["sd"]])).reshape(shape)
         xs = np.linspace(0.0, 1.0, _KERNEL_GRID)
         return np.interp(u, self.grid, xs)
 
@@ -491,8 +492,7 @@ class TopicSimulator(ResultDisplay):
             L = self._factor if self._factor is not None else _factor(self.correlation)
             L = L[cols]
             Z = rng.standard_normal((n, L.shape[1])) @ L.T
-        U = special.ndtr(Z)
-        return np.column_stack([self._margins[c].ppf(U[:, i]) for i, c in enumerate(cols)])
+        return _quantiles([self._margins[c] for c in cols], special.ndtr(Z))
 
     def sample(self, n: int, seed: Any = 0) -> pd.DataFrame:
         """``n`` new topics: a long frame (``collection, measure, topic, system, score``;
@@ -540,6 +540,50 @@ class TopicSimulator(ResultDisplay):
     def __repr__(self) -> str:
         return (f"TopicSimulator(systems={len(self.systems)}, topics={self.n_topics}, "
                 f"copula={self.copula!r}, trials={self.trials})")
+
+
+def _truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """Quantiles of normals truncated to [0, 1] by inversion on the side of the mean (the
+    lower tail when 0 is below the mean, the upper tail otherwise); scipy's where even that
+    underflows (0 more than 8 SDs from the mean)."""
+    a, b = -mu / sd, (1 - mu) / sd
+    lower = a <= 0
+    pa, pb = special.ndtr(a), special.ndtr(b)
+    qa, qb = special.ndtr(-a), special.ndtr(-b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(lower, special.ndtri(pa + u * (pb - pa)),
+                     -special.ndtri(qa - u * (qa - qb)))
+    x = mu + sd * z
+    far = np.abs(np.where(lower, b, a)) > 8
+    if far.any():
+        x[:, far] = stats.truncnorm.ppf(u[:, far], a[far], b[far], loc=mu[far], scale=sd[far])
+    return np.clip(x, 0.0, 1.0)
+
+
+def _quantiles(margins: Sequence[_Margin], U: np.ndarray) -> np.ndarray:
+    """Column j of ``U`` through margin j's quantile function, one call per family."""
+    theta = np.array([m.theta for m in margins])
+    direction = np.array([m.direction for m in margins])
+    with np.errstate(divide="ignore"):
+        V = np.where(direction > 0, U ** (1.0 / theta),
+                     np.where(direction < 0, -np.expm1(np.log1p(-U) / theta), U))
+    out = np.empty_like(V)
+    fams = np.array([m.family if not m.discrete else "discrete" for m in margins])
+    for fam in ("beta", "truncnorm"):
+        idx = np.flatnonzero(fams == fam)
+        if not len(idx):
+            continue
+        if fam == "beta":
+            a = np.array([margins[i].params["shape1"] for i in idx])
+            b = np.array([margins[i].params["shape2"] for i in idx])
+            out[:, idx] = special.betaincinv(a, b, V[:, idx])
+        else:
+            mu = np.array([margins[i].params["mean"] for i in idx])
+            sd = np.array([margins[i].params["sd"] for i in idx])
+            out[:, idx] = _truncnorm_ppf(V[:, idx], mu, sd)
+    for i in np.flatnonzero((fams != "beta") & (fams != "truncnorm")):
+        out[:, i] = margins[i]._ppf0(V[:, i])
+    return out
 
 
 def _trials_of(data: pd.DataFrame, trials: int | None, X: np.ndarray) -> int | None:
