@@ -5,6 +5,8 @@ Examples::
     irmodels evaluate runs/ --qrels qrels.txt --measure AP --measure P@10 --out scores.csv
     irmodels evaluate bm25.run lm.run --qrels qrels.txt --measure nDCG@10 --out scores.parquet
     irmodels evaluate runs/ --qrels qrels.txt --measure AP --shards shards.csv --out sharded.csv
+    irmodels evaluate runs/ --qrels qrels.txt --measures bpref,infAP,AP --judged-only
+    irmodels evaluate runs/ --qrels qrels.txt --measures AP,bpref --aggregate gmean
 """
 
 from __future__ import annotations
@@ -34,15 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             "Measures: AP, AP@k, P@k, R@k, Rprec, RR, nDCG, nDCG@k, RBP(p=0.8), "
-            "RBP_res(p=0.8), num_rel, num_ret, num_rel_ret (trec_eval names such as map, P_10, "
-            "ndcg_cut_10 work too). Example: irmodels evaluate runs/ --qrels qrels.txt "
+            "RBP_res(p=0.8), GMAP, num_rel, num_ret, num_rel_ret, Bpref, gm_bpref, infAP, "
+            "IPrec@0.1, 11pt_avg, SP, SP@k, DCG, DCG@k; AP(judged_only=True) scores the "
+            "condensed list (trec_eval names such as map, P_10, ndcg_cut_10, bpref, "
+            "iprec_at_recall_0.10 work too). Example: irmodels evaluate runs/ --qrels qrels.txt "
             "--measure AP --measure P@10 --out scores.csv"
         ),
     )
     p.add_argument("runs", nargs="+", metavar="RUNS",
                    help="run files or directories of runs; - reads one run from standard input")
     p.add_argument("--qrels", required=True, help="qrels file (topic iter docid rel)")
-    p.add_argument("--measure", "-m", action="append", dest="measures", metavar="NAME",
+    p.add_argument("--measure", "--measures", "-m", action="append", dest="measures",
+                   metavar="NAME",
                    help=f"a measure; repeat for several, or separate by commas "
                         f"(default: {', '.join(_DEFAULT)})")
     p.add_argument("--out", "-o", help="output file, .csv/.tsv or .parquet "
@@ -58,6 +63,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="grade from which a document is relevant (trec_eval -l, default 1)")
     p.add_argument("--complete", action="store_true",
                    help="score topics a run missed as empty rankings (trec_eval -c)")
+    p.add_argument("--judged-only", action="store_true",
+                   help="score the condensed lists: each ranking without its unjudged "
+                        "documents (trec_eval -J; measures named AP(judged_only=True), ...)")
+    p.add_argument("--aggregate", choices=["mean", "gmean", "hmean", "median"],
+                   help="write one score per system (and measure, shard) instead of one per "
+                        "topic: the mean (trec_eval's 'all' line), the geometric mean "
+                        "(gm_map), the harmonic mean or the median over topics")
+    p.add_argument("--epsilon", type=float, default=1e-5,
+                   help="floor of the scores under --aggregate gmean/hmean (default 1e-5, "
+                        "trec_eval's)")
     p.add_argument("--system-from", choices=["tag", "file"], default="tag",
                    help="name runs after their tag (default) or their file name")
     add_force(p)
@@ -167,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
         args.out = None
     output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     policy = parse_undefined(args.undefined)
+    if args.epsilon != 1e-5 and not args.aggregate:
+        raise UsageError("--epsilon is the floor of --aggregate gmean/hmean; give --aggregate "
+                         "too, or drop --epsilon")
+    if not (args.epsilon > 0 and args.epsilon < float("inf")):
+        raise UsageError(f"--epsilon must be a positive number, got {args.epsilon!r}")
     _input_file(args.qrels, "--qrels", "qrels")  # the options, before the runs are read
     if args.shards:
         _input_file(args.shards, "--shards", "shard assignment")
@@ -215,13 +235,37 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
              f"{runs['topic'].nunique()} topic(s){' per shard' if shards is not None else ''} ...")
     data = irm.evaluate(runs, qrels, measures, shards=shards, undefined=policy,
                         depth=args.depth, relevance_level=args.relevance_level,
-                        complete=args.complete)
-    if args.out:
+                        complete=args.complete, judged_only=args.judged_only)
+    if args.aggregate:
+        data = irm.aggregate(data, args.aggregate, epsilon=args.epsilon)
+    if args.out and args.aggregate:  # not a long frame (no topic): written as a table
+        _write_table(data, args.out, force=args.force)
+    elif args.out:
         irm.write_frame(data, args.out, force=args.force)
+    if args.out:
         n_sys = data["system"].nunique()
-        n_top = data["topic"].nunique()
-        print(f"wrote {len(data):,} scores ({len(measures)} measure(s), {n_top} topics, "
-              f"{n_sys} systems) to {args.out}", file=sys.stderr)
+        n_top = data["n_topics"].max() if args.aggregate else data["topic"].nunique()
+        print(f"wrote {len(data):,} {args.aggregate + ' ' if args.aggregate else ''}scores "
+              f"({len(measures)} measure(s), {n_top} topics, {n_sys} systems) to {args.out}",
+              file=sys.stderr)
     else:
         data.to_csv(sys.stdout, index=False)
     return 0
+
+
+def _write_table(data, path: str, *, force: bool) -> None:
+    """The per-system table of --aggregate as CSV/TSV or parquet, by extension, written
+    beside its target and renamed into place (as irm.write_frame)."""
+    from irmodels._safeio import atomic_file
+    from irmodels.errors import require
+
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        require("pyarrow", "parquet")
+    with atomic_file(target, force=force) as tmp:
+        if suffix in (".parquet", ".pq"):
+            data.to_parquet(tmp, index=False)
+        else:
+            data.to_csv(tmp, sep="\t" if suffix in (".tsv", ".tab") else ",", index=False,
+                        lineterminator="\n")
