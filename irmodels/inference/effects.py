@@ -223,6 +223,22 @@ def check_margin(margin: object, what: str = "equivalence") -> float:
     return float(margin)
 
 
+def _nct_cdf(t: np.ndarray, df: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """``scipy.stats.nct.cdf``, where it returns NaN deep in a tail (``F`` within 1e-11 of 1
+    for df = 1) taken from the survival function, else 1 or 0 (below or above ``t``)."""
+    from scipy import stats
+
+    c = np.asarray(stats.nct.cdf(t, df, delta), dtype=float)
+    bad = np.isnan(c)
+    if bad.any():
+        t, df, delta = np.broadcast_arrays(t, df, delta)
+        c = c.copy()
+        c[bad] = 1.0 - stats.nct.sf(t[bad], df[bad], delta[bad])
+        still = np.isnan(c)
+        c[still] = np.where(delta[still] < t[still], 1.0, 0.0)
+    return c
+
+
 def noncentral_t_interval(
     t: ArrayLike, df: ArrayLike, level: float = 0.95, alternative: str = "two-sided"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -233,8 +249,8 @@ def noncentral_t_interval(
     level) / 2`` and ``delta_U`` solves ``F(t; df, delta_U) = (1 - level) / 2``;
     ``"greater"`` gives ``(delta_L, inf)`` with ``F(t; df, delta_L) = level`` and ``"less"``
     ``(-inf, delta_U)`` with ``F(t; df, delta_U) = 1 - level``. Each root is bracketed
-    around the normal approximation ``t -/+ z sqrt(1 + t^2 / (2 df))``, the bracket widened
-    until it changes sign, and found with Chandrupatla's bracketing method
+    around the normal approximation ``t -/+ z sqrt(1 + t^2 / (2 df))`` (narrowly, then
+    widened until the function changes sign where that bracket misses it), and found with Chandrupatla's bracketing method
     (:func:`scipy.optimize.elementwise.find_root`) to an absolute tolerance of 1e-12 in
     ``delta``, vectorised over ``t``. A non-finite ``t`` gives NaN bounds.
 
@@ -288,27 +304,38 @@ def noncentral_t_interval(
     tt, dd = t[ok], df[ok]
 
     def f(delta: np.ndarray, tq: np.ndarray, dfq: np.ndarray, prob: np.ndarray) -> np.ndarray:
-        return stats.nct.cdf(tq, dfq, delta) - prob
+        return _nct_cdf(tq, dfq, delta) - prob
 
     spread = np.sqrt(1.0 + tt**2 / (2.0 * dd))
-    for prob, out, sign in targets:
+    tol = {"xatol": 1e-12, "xrtol": 4 * np.finfo(float).eps}
+    # F(t; df, delta) = 1 - F(-t; df, -delta): a negative t is solved as -t (the noncentral
+    # t's distribution function is reliable there; it can return NaN far in the left tail)
+    neg = tt < 0
+    tt = np.abs(tt)
+    for prob, out, _sign in targets:
         z = stats.norm.isf(min(prob, 1 - prob))
-        guess = tt + sign * z * spread
-        pr = np.full(tt.shape, prob)
-        # widen [guess - w, guess + w] until F - prob changes sign (F decreases in delta)
-        lo, hi = guess - spread, guess + spread
-        for _ in range(60):
-            f_lo, f_hi = f(lo, tt, dd, pr), f(hi, tt, dd, pr)
-            bad_lo, bad_hi = f_lo < 0, f_hi > 0
-            if not (bad_lo.any() or bad_hi.any()):
-                break
-            width = hi - lo
-            lo = np.where(bad_lo, lo - width, lo)
-            hi = np.where(bad_hi, hi + width, hi)
-        res = elementwise.find_root(f, (lo, hi), args=(tt, dd, pr),
-                                    tolerances={"xatol": 1e-12, "xrtol": 4 * np.finfo(float).eps})
+        pr = np.where(neg, 1.0 - prob, prob)
+        guess = tt + np.where(pr > 0.5, -z, z) * spread
+        # the normal approximation is within 3% of ``spread`` of the root for df >= 2 up to
+        # |t| = 40: a narrow bracket first (fewer evaluations of the costly noncentral t)
+        half = 0.05 * spread + 1e-3
+        res = elementwise.find_root(f, (guess - half, guess + half), args=(tt, dd, pr),
+                                    tolerances=tol)
         x = np.where(res.success, res.x, np.nan)
-        out[ok] = x
+        miss = ~res.success
+        if miss.any():  # widen the bracket until F - prob changes sign (F decreases in delta)
+            tm, dm, pm = tt[miss], dd[miss], pr[miss]
+            lo, hi = guess[miss] - spread[miss], guess[miss] + spread[miss]
+            for _ in range(60):
+                bad_lo, bad_hi = f(lo, tm, dm, pm) < 0, f(hi, tm, dm, pm) > 0
+                if not (bad_lo.any() or bad_hi.any()):
+                    break
+                width = hi - lo
+                lo = np.where(bad_lo, lo - width, lo)
+                hi = np.where(bad_hi, hi + width, hi)
+            again = elementwise.find_root(f, (lo, hi), args=(tm, dm, pm), tolerances=tol)
+            x[miss] = np.where(again.success, again.x, np.nan)
+        out[ok] = np.where(neg, -x, x)
     return lower, upper
 
 

@@ -286,3 +286,23 @@ def test_compare_prints_effects(rng: np.random.Generator) -> None:
     assert "P@10, bm25 - rm3" in tex and "AP, bm25" not in tex
     with pytest.raises(DataFormatError, match="equivalence margin"):
         irm.compare(_two_measures(rng), equivalence=-1)
+
+
+@pytest.mark.parametrize("df", [1, 2, 5, 49, 6272])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_noncentral_t_bounds_solve_their_equations(df: int, alternative: str) -> None:
+    # |t| up to 60 and very few df (2 or 3 topics), where scipy's nct.cdf returns NaN deep
+    # in a tail and the normal approximation of the bounds is far off
+    from scipy import stats
+
+    t = np.concatenate([np.linspace(-60, 60, 121), [1e-300, -1e-300]])
+    lo, hi = noncentral_t_interval(t, df, 0.9, alternative)
+    p_lo, p_hi = {"two-sided": (0.95, 0.05), "greater": (0.9, None),
+                  "less": (None, 0.1)}[alternative]
+    for bound, p in ((lo, p_lo), (hi, p_hi)):
+        if p is None:
+            assert np.isinf(bound).all()
+        else:
+            assert np.isfinite(bound).all()
+            np.testing.assert_allclose(stats.nct.cdf(t, df, bound), p, rtol=0, atol=1e-12)
+    assert (lo < hi).all()
