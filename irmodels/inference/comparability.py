@@ -411,16 +411,19 @@ def comparability(
     missed = 0
     n_true = 0
     for X, (h1, h2) in zip((Xa, Xb), split, strict=True):
-        i, j = _different_pairs(X, alpha)
-        if i.size == 0:
-            continue
         m1, m2 = h1.mean(axis=1), h2.mean(axis=1)
         v1, v2 = h1.var(axis=1, ddof=1), h2.var(axis=1, ddof=1)
-        tt, dd = _welch(m1[:, i], v1[:, i], h1.shape[1], m2[:, j], v2[:, j], h2.shape[1])
-        sign = np.sign(X[:, i].mean(axis=0) - X[:, j].mean(axis=0))
-        hit = (2 * stats.t.sf(np.abs(tt), dd) <= alpha) & (np.sign(tt) == sign)
-        missed += int((~hit).sum())
-        n_true += int(i.size)
+        iu, ju = np.triu_indices(X.shape[1], k=1)
+        step = max(1, 1_000_000 // (n_halvings + X.shape[0]))  # pairs per block (memory)
+        for start in range(0, iu.size, step):
+            i, j = _different_pairs(X, iu[start:start + step], ju[start:start + step], alpha)
+            if i.size == 0:
+                continue
+            tt, dd = _welch(m1[:, i], v1[:, i], h1.shape[1], m2[:, j], v2[:, j], h2.shape[1])
+            sign = np.sign(X[:, i].mean(axis=0) - X[:, j].mean(axis=0))
+            hit = (2 * stats.t.sf(np.abs(tt), dd) <= alpha) & (np.sign(tt) == sign)
+            missed += int((~hit).sum())
+            n_true += int(i.size)
     pair_fn = missed / (n_true * n_halvings) if n_true else math.nan
     return Comparability(
         rmse=rmse * unit, kappa=obs, sd_a=float(ma.std(ddof=1)) * unit,
@@ -435,11 +438,11 @@ def comparability(
     )
 
 
-def _different_pairs(X: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Ordered pairs ``(i, j)``, ``i != j``, whose two-sided paired t test over the rows of
-    ``X`` is significant at ``alpha``."""
-    T, S = X.shape
-    i, j = np.triu_indices(S, k=1)
+def _different_pairs(X: np.ndarray, i: np.ndarray, j: np.ndarray, alpha: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Of the pairs ``(i, j)``, those whose two-sided paired t test over the rows of ``X`` is
+    significant at ``alpha``, in both orders."""
+    T = X.shape[0]
     D = X[:, i] - X[:, j]
     m = D.mean(axis=0)
     sd = D.std(axis=0, ddof=1)
