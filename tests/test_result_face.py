@@ -186,6 +186,9 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "PoolingBiasStudy": _pooling_bias,
     "PoolingAdjustment": _pooling_adjustment,
     "ResidualDiagnostics": _residual_diagnostics,
+    "TopicSimulator": lambda: irm.replicates.fit_simulator(_frame()),
+    "ErrorRateStudy": lambda: irm.studies.test_errors(_frame(), tests=["t", "sign"], sizes=[5],
+                                                      n_trials=10, seed=1),
     "MetaAnalysisResult": lambda: irm.meta_analysis([0.03, 0.01, 0.05], [1e-4, 2e-4, 1.5e-4],
                                                     labels=["adhoc6", "adhoc_7", "web&2010"]),
 }

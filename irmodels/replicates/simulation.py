@@ -531,7 +531,8 @@ class TopicSimulator(ResultDisplay):
                 + ", ".join(f"{k} x{v}" for k, v in fams.items()))
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        return [("Margins", self.margins.set_index("system"))]
+        shown = self.margins.set_index("system").drop(columns=["loglik"])
+        return [("Margins (AIC = 2 df - 2 loglik)", shown)]
 
     def to_frame(self) -> pd.DataFrame:
         """:attr:`margins`."""
