@@ -75,6 +75,7 @@ COMMANDS: dict[str, str] = {
     "datasets": "irmodels.cli.datasets_cmd",
     "topics": "irmodels.cli.topics",
     "meta": "irmodels.cli.meta",
+    "errors": "irmodels.cli.errors",
 }
 
 
@@ -98,6 +99,7 @@ SUMMARIES: dict[str, str] = {
     "datasets": "list and load the public per-topic score matrices of TREC tracks",
     "topics": "topic-set study: swap rates, discriminative power, error rates, Kendall's tau",
     "meta": "meta-analysis of an effect across collections: FE, DL or REML, Q, I2, forest plot",
+    "errors": "type I/II/III error rates of significance tests on simulated topics",
 }
 
 
