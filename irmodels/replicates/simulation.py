@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,7 +39,7 @@ from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_int, seed_sequence
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 
 __all__ = [
     "CONTINUOUS_FAMILIES",
@@ -434,15 +435,22 @@ class TopicSimulator(ResultDisplay):
                               f"{', ...' if len(self.systems) > 10 else ''}.") from None
 
     # ---- transformations
-    def with_means(self, means: float | Sequence[float] | Mapping[str, float] | pd.Series
-                   ) -> TopicSimulator:
+    def with_means(self, means: float | Sequence[float] | Mapping[str, float] | pd.Series,
+                   *, unreachable: Literal["raise", "drop"] = "raise") -> TopicSimulator:
         """A simulator whose margins are transformed to the given expected values.
 
         ``means``: one value for every system, a sequence in :attr:`systems` order, or a
         mapping / Series system -> value (systems not named keep their margin). The copula is
         unchanged. The transform is simIReff's: the CDF becomes ``B(F)``, ``B`` a Beta(a, 1)
         or Beta(1, b) CDF with a, b >= 1 found by root finding (expected means within 1e-10).
+        A margin cannot always reach a far target (a system whose scores are all near 0 has a
+        CDF that is 1, in floating point, a little above 0): ``unreachable="raise"`` (the
+        default) refuses, ``"drop"`` leaves such systems out of the simulator (as simIReff's
+        ``effTransformAll`` returns NA for them) and names them in a
+        :class:`~irmodels.errors.DataQualityWarning`.
         """
+        if unreachable not in ("raise", "drop"):
+            raise DesignError(f"unreachable must be 'raise' or 'drop'; got {unreachable!r}.")
         current = self.expected_means
         if isinstance(means, (Mapping, pd.Series)):
             unknown = [k for k in means if str(k) not in self.systems]
@@ -463,9 +471,47 @@ class TopicSimulator(ResultDisplay):
         if len(bad):
             raise DesignError(f"expected means must lie strictly inside (0, 1); got "
                               f"{bad.iloc[0]!r} for system {bad.index[0]!r}.")
-        margins = tuple(m.with_mean(float(t), s) if t != c or m.direction else m
-                        for s, m, t, c in zip(self.systems, self._margins, target, current))
-        return dataclasses.replace(self, _margins=margins)
+        margins: list[_Margin] = []
+        dropped: list[str] = []
+        for s, m, t, c in zip(self.systems, self._margins, target, current):
+            try:
+                margins.append(m.with_mean(float(t), s) if t != c or m.direction else m)
+            except DesignError:
+                if unreachable == "raise":
+                    raise
+                dropped.append(s)
+                margins.append(m)
+        out = dataclasses.replace(self, _margins=tuple(margins))
+        if not dropped:
+            return out
+        keep = [i for i, s in enumerate(self.systems) if s not in dropped]
+        if len(keep) < 2:
+            raise DesignError(
+                f"only {len(keep)} system(s) can be moved to the expected means asked for; "
+                f"{len(dropped)} cannot ({', '.join(dropped[:5])}"
+                f"{', ...' if len(dropped) > 5 else ''}). Choose means nearer the systems'.")
+        warnings.warn(
+            f"{len(dropped)} of {len(self.systems)} systems cannot be moved to the expected "
+            f"mean(s) asked for and are left out of the simulator: {', '.join(dropped[:8])}"
+            f"{', ...' if len(dropped) > 8 else ''} (their margins reach too little or too "
+            "much of [0, 1]; e.g. scores all near 0). Drop them first "
+            "(irm.filter_systems) to silence this.", DataQualityWarning, stacklevel=3)
+        return out._subset(keep)
+
+    def select(self, systems: Sequence[str]) -> TopicSimulator:
+        """The simulator of some of the systems (their margins and copula), in that order."""
+        missing = [str(x) for x in systems if str(x) not in self.systems]
+        if missing:
+            raise DesignError(f"no system {missing[0]!r} in the simulator.")
+        return self._subset([self.systems.index(str(x)) for x in systems])
+
+    def _subset(self, keep: Sequence[int]) -> TopicSimulator:
+        idx = np.asarray(keep, dtype=np.int64)
+        C = self.correlation[np.ix_(idx, idx)]
+        return dataclasses.replace(
+            self, systems=tuple(self.systems[i] for i in idx),
+            _margins=tuple(self._margins[i] for i in idx), correlation=C,
+            observed=self.observed[idx], _factor=_factor(C))
 
     def with_margins_of(self, other: TopicSimulator, columns: Sequence[int]) -> TopicSimulator:
         """This simulator with the margins of the systems at positions ``columns`` taken from
@@ -478,8 +524,11 @@ class TopicSimulator(ResultDisplay):
         return dataclasses.replace(self, _margins=tuple(margins))
 
     def null(self) -> TopicSimulator:
-        """Every system transformed to the same expected value, the mean of the fitted ones."""
-        return self.with_means(float(np.mean([m.mean for m in self._margins])))
+        """Every system transformed to the same expected value, the mean of the fitted ones
+        (systems that cannot reach it are left out, with a warning: ``with_means(...,
+        unreachable="drop")``)."""
+        return self.with_means(float(np.mean([m.mean for m in self._margins])),
+                               unreachable="drop")
 
     # ---- sampling
     def sample_matrix(self, n: int, rng: np.random.Generator,

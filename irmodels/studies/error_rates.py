@@ -31,6 +31,7 @@ scores", SIGIR 2018; docs/methods.md (error rates of tests).
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,7 +42,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_number, check_probability, check_seed, seed_sequence
-from irmodels.errors import DesignError
+from irmodels.errors import DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -313,7 +314,7 @@ def _as_tuple(values: Any, name: str) -> tuple[Any, ...]:
 
 
 def test_errors(
-    data: pd.DataFrame,
+    data: pd.DataFrame | TopicSimulator,
     *,
     tests: Sequence[str] | str = TESTS,
     sizes: Sequence[int] | int = (25, 50),
@@ -335,9 +336,10 @@ def test_errors(
 
     Parameters
     ----------
-    data : DataFrame
+    data : DataFrame or TopicSimulator
         A long frame with one score in [0, 1] per (topic, system), every cell present; the
-        simulator is fitted to it (:func:`irmodels.replicates.fit_simulator`).
+        simulator is fitted to it (:func:`irmodels.replicates.fit_simulator`). Or a simulator
+        already fitted (``margins``, ``trials`` and the column names are then unused).
     tests : sequence of str
         Among ``"t"`` (paired t), ``"wilcoxon"`` (signed-rank), ``"sign"``, ``"bootstrap"``
         (paired bootstrap of the mean difference), ``"permutation"`` (random sign flips),
@@ -408,7 +410,7 @@ def test_errors(
     2  sign      10   0.05    0.05     0.94      0.02       100
     3  sign      25   0.05    0.10     0.91      0.00       100
     """
-    from irmodels.replicates.simulation import fit_simulator
+    from irmodels.replicates.simulation import TopicSimulator, fit_simulator
 
     seed = check_seed(seed)
     test_list = _as_tuple(tests, "tests")
@@ -437,13 +439,33 @@ def test_errors(
         raise DesignError(f"delta is b's advantage over a and must be positive; got {delta!r} "
                           "(the pair is drawn at random, so the sign adds nothing).")
 
-    sim = fit_simulator(data, margins=margins, trials=trials, topic=topic, system=system,
-                        score=score)
+    if isinstance(data, TopicSimulator):
+        sim = data
+    else:
+        sim = fit_simulator(data, margins=margins, trials=trials, topic=topic, system=system,
+                            score=score)
     m = float(sim.expected_means.mean())
     if not 0 < m + delta < 1:
         raise DesignError(f"the null mean {m:.4f} plus delta={delta:g} leaves (0, 1); use a "
                           "smaller delta.")
-    ctx = _Context(null=sim.with_means(m), alt=sim.with_means(m + delta), tests=test_list,
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        null = sim.with_means(m, unreachable="drop")
+        alt = sim.with_means(m + delta, unreachable="drop")
+    common = [s for s in sim.systems if s in null.systems and s in alt.systems]
+    if len(common) < 2:
+        raise DesignError(
+            f"fewer than 2 systems can be moved to the null mean {m:.4f} and to {m + delta:.4f}; "
+            "drop the systems far from the others (irm.filter_systems) or use a smaller delta.")
+    if len(common) < len(sim.systems):
+        left = [s for s in sim.systems if s not in common]
+        warnings.warn(
+            f"{len(left)} of {len(sim.systems)} systems cannot be moved to the null mean "
+            f"{m:.4f} or to {m + delta:.4f} and are left out of the trials: "
+            f"{', '.join(left[:8])}{', ...' if len(left) > 8 else ''} (their margins reach too "
+            "little of [0, 1], e.g. scores all near 0). Drop them first (irm.filter_systems) "
+            "to silence this.", DataQualityWarning, stacklevel=2)
+    ctx = _Context(null=null.select(common), alt=alt.select(common), tests=test_list,
                    alphas=alphas, n_resamples=int(n_resamples))
     units = []
     root = seed_sequence(seed)
@@ -465,7 +487,7 @@ def test_errors(
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     return ErrorRateStudy(table=table, simulator=sim, null_mean=m, delta=float(delta),
                           tests=test_list, sizes=size_list, alphas=alphas, n_trials=N,
-                          seed=seed, n_topics=sim.n_topics, n_systems=len(sim.systems))
+                          seed=seed, n_topics=sim.n_topics, n_systems=len(common))
 
 
 # a study, not a test: a test module that imports it must not have pytest call it

@@ -305,3 +305,27 @@ def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame) -> None:
         fit_simulator(const)
     with pytest.raises(DesignError, match="no system"):
         fit_simulator(small_ap).margin("nope")
+
+
+def test_unreachable_means_raise_or_drop() -> None:
+    from irmodels.errors import DataQualityWarning
+
+    ap8 = irm.datasets.load("adhoc8", "AP")
+    keep = ["run1", "run56", "run2", "run3", "run4", "run5", "run6"]
+    data = ap8[ap8["system"].isin(keep)]
+    s = fit_simulator(data)
+    target = float(s.expected_means.mean())
+    # run1 and run56 average below 0.005 AP: their margins cannot reach the common mean
+    with pytest.raises(DesignError, match="cannot move system 'run"):
+        s.with_means(target)
+    with pytest.warns(DataQualityWarning, match="2 of 7 systems.*run1, run56|run56, run1"):
+        n = s.null()
+    assert set(n.systems) == set(keep) - {"run1", "run56"}
+    assert np.ptp(n.expected_means.to_numpy()) < 1e-10
+    sub = s.select(["run3", "run2"])
+    assert sub.systems == ("run3", "run2")
+    np.testing.assert_allclose(sub.correlation[0, 1], s.correlation[s.systems.index("run3"),
+                                                                     s.systems.index("run2")])
+    with pytest.warns(DataQualityWarning, match="left out of the trials"):
+        study = irm.studies.test_errors(s, tests=["t"], sizes=[5], n_trials=10, seed=0)
+    assert study.n_systems == 5
