@@ -239,6 +239,46 @@ def _nct_cdf(t: np.ndarray, df: np.ndarray, delta: np.ndarray) -> np.ndarray:
     return c
 
 
+#: Above this many roots of one equation, :func:`noncentral_t_interval` starts from an
+#: interpolation of the roots on a grid of :data:`_GRID_POINTS` values of t (about half the
+#: evaluations of the noncentral t distribution function per root).
+_GRID_MIN = 1000
+_GRID_POINTS = 400
+
+
+def _nct_roots(f, tt: np.ndarray, dd: np.ndarray, pr: np.ndarray, start: np.ndarray | None,
+               half: np.ndarray | None) -> np.ndarray:
+    """Roots ``delta`` of ``F(t; df, delta) = p`` (``t >= 0``): from ``[start - half, start +
+    half]``, by default around the normal approximation ``t -/+ z sqrt(1 + t^2 / (2 df))``
+    (within 3% of that spread of the root for df >= 2 and t <= 40); where the bracket misses
+    the root it is widened until ``F - p`` changes sign (``F`` decreases in ``delta``)."""
+    from scipy import stats
+    from scipy.optimize import elementwise
+
+    tol = {"xatol": 1e-12, "xrtol": 4 * np.finfo(float).eps}
+    spread = np.sqrt(1.0 + tt**2 / (2.0 * dd))
+    guess = tt + np.where(pr > 0.5, -1.0, 1.0) * stats.norm.isf(np.minimum(pr, 1 - pr)) * spread
+    if start is None:
+        start, half = guess, 0.05 * spread + 1e-3
+    res = elementwise.find_root(f, (start - half, start + half), args=(tt, dd, pr),
+                                tolerances=tol)
+    x = np.where(res.success, res.x, np.nan)
+    miss = ~res.success
+    if miss.any():
+        tm, dm, pm = tt[miss], dd[miss], pr[miss]
+        lo, hi = guess[miss] - spread[miss], guess[miss] + spread[miss]
+        for _ in range(60):
+            bad_lo, bad_hi = f(lo, tm, dm, pm) < 0, f(hi, tm, dm, pm) > 0
+            if not (bad_lo.any() or bad_hi.any()):
+                break
+            width = hi - lo
+            lo = np.where(bad_lo, lo - width, lo)
+            hi = np.where(bad_hi, hi + width, hi)
+        again = elementwise.find_root(f, (lo, hi), args=(tm, dm, pm), tolerances=tol)
+        x[miss] = np.where(again.success, again.x, np.nan)
+    return x
+
+
 def noncentral_t_interval(
     t: ArrayLike, df: ArrayLike, level: float = 0.95, alternative: str = "two-sided"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -250,9 +290,12 @@ def noncentral_t_interval(
     ``"greater"`` gives ``(delta_L, inf)`` with ``F(t; df, delta_L) = level`` and ``"less"``
     ``(-inf, delta_U)`` with ``F(t; df, delta_U) = 1 - level``. Each root is bracketed
     around the normal approximation ``t -/+ z sqrt(1 + t^2 / (2 df))`` (narrowly, then
-    widened until the function changes sign where that bracket misses it), and found with Chandrupatla's bracketing method
+    widened until the function changes sign where that bracket misses it; for more than
+    1,000 roots of one equation, narrowly around a spline through its roots on a grid of t),
+    and found with Chandrupatla's bracketing method
     (:func:`scipy.optimize.elementwise.find_root`) to an absolute tolerance of 1e-12 in
-    ``delta``, vectorised over ``t``. A non-finite ``t`` gives NaN bounds.
+    ``delta``, vectorised over ``t``. A negative ``t`` is solved through
+    ``F(t; df, delta) = 1 - F(-t; df, -delta)``. A non-finite ``t`` gives NaN bounds.
 
     Parameters
     ----------
@@ -275,9 +318,6 @@ def noncentral_t_interval(
     >>> lo.round(4).tolist(), hi.round(4).tolist()
     ([-0.0829, -1.96], [4.0355, 1.96])
     """
-    from scipy import stats
-    from scipy.optimize import elementwise
-
     level = _check_level(level)
     t, df = np.broadcast_arrays(_arr(t), _arr(df))
     t = np.atleast_1d(t).astype(float)
@@ -287,12 +327,12 @@ def noncentral_t_interval(
     upper = np.full(t.shape, np.nan)
     alpha = 1.0 - level
     if alternative == "two-sided":
-        targets = ((1.0 - alpha / 2, lower, -1.0), (alpha / 2, upper, 1.0))
+        targets = ((1.0 - alpha / 2, lower), (alpha / 2, upper))
     elif alternative == "greater":
-        targets = ((1.0 - alpha, lower, -1.0),)
+        targets = ((1.0 - alpha, lower),)
         upper[ok] = np.inf
     elif alternative == "less":
-        targets = ((alpha, upper, 1.0),)
+        targets = ((alpha, upper),)
         lower[ok] = -np.inf
     else:
         from irmodels.errors import DataFormatError
@@ -306,35 +346,30 @@ def noncentral_t_interval(
     def f(delta: np.ndarray, tq: np.ndarray, dfq: np.ndarray, prob: np.ndarray) -> np.ndarray:
         return _nct_cdf(tq, dfq, delta) - prob
 
-    spread = np.sqrt(1.0 + tt**2 / (2.0 * dd))
-    tol = {"xatol": 1e-12, "xrtol": 4 * np.finfo(float).eps}
     # F(t; df, delta) = 1 - F(-t; df, -delta): a negative t is solved as -t (the noncentral
     # t's distribution function is reliable there; it can return NaN far in the left tail)
     neg = tt < 0
     tt = np.abs(tt)
-    for prob, out, _sign in targets:
-        z = stats.norm.isf(min(prob, 1 - prob))
+    for prob, out in targets:
         pr = np.where(neg, 1.0 - prob, prob)
-        guess = tt + np.where(pr > 0.5, -z, z) * spread
-        # the normal approximation is within 3% of ``spread`` of the root for df >= 2 up to
-        # |t| = 40: a narrow bracket first (fewer evaluations of the costly noncentral t)
-        half = 0.05 * spread + 1e-3
-        res = elementwise.find_root(f, (guess - half, guess + half), args=(tt, dd, pr),
-                                    tolerances=tol)
-        x = np.where(res.success, res.x, np.nan)
-        miss = ~res.success
-        if miss.any():  # widen the bracket until F - prob changes sign (F decreases in delta)
-            tm, dm, pm = tt[miss], dd[miss], pr[miss]
-            lo, hi = guess[miss] - spread[miss], guess[miss] + spread[miss]
-            for _ in range(60):
-                bad_lo, bad_hi = f(lo, tm, dm, pm) < 0, f(hi, tm, dm, pm) > 0
-                if not (bad_lo.any() or bad_hi.any()):
-                    break
-                width = hi - lo
-                lo = np.where(bad_lo, lo - width, lo)
-                hi = np.where(bad_hi, hi + width, hi)
-            again = elementwise.find_root(f, (lo, hi), args=(tm, dm, pm), tolerances=tol)
-            x[miss] = np.where(again.success, again.x, np.nan)
+        x = np.empty(tt.shape)
+        for side in (neg, ~neg):  # one probability per group
+            if not side.any():
+                continue
+            ts, ds, ps = tt[side], dd[side], pr[side]
+            if ts.size > _GRID_MIN and (ds == ds[0]).all():
+                # many roots of one equation: solve it on a grid of t, interpolate the bound
+                # as a starting point, then solve each root from a bracket 1e-6 wide
+                from scipy.interpolate import CubicSpline
+
+                grid = np.linspace(0.0, float(ts.max()) * (1 + 1e-9) + 1e-9, _GRID_POINTS)
+                at_grid = _nct_roots(f, grid, np.full(grid.shape, ds[0]),
+                                     np.full(grid.shape, ps[0]), None, None)
+                if np.isfinite(at_grid).all():
+                    start = CubicSpline(grid, at_grid)(ts)
+                    x[side] = _nct_roots(f, ts, ds, ps, start, 1e-6 * (1.0 + np.abs(start)))
+                    continue
+            x[side] = _nct_roots(f, ts, ds, ps, None, None)
         out[ok] = np.where(neg, -x, x)
     return lower, upper
 
