@@ -673,14 +673,19 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
 
         pairs = None if baseline is None else [(baseline, s) for s in systems if s != baseline]
         res = pairwise(sub, test, pairs=pairs, adjust=adjust,  # type: ignore[arg-type]
-                       alpha=alpha, n_resamples=n_resamples, seed=seed).table
+                       alpha=alpha, n_resamples=n_resamples, seed=seed,
+                       equivalence=margin).table
+        eff = {c: res[c].to_numpy(dtype=float) for c in ("dz", "dz_lower", "dz_upper")}
+        if margin is not None:
+            eff["p_equiv"] = res["p_equiv"].to_numpy(dtype=float)
         a = res["a"].astype(str).to_numpy()
         b = res["b"].astype(str).to_numpy()
         diff = res["diff"].to_numpy(dtype=float)
         p_adj = res["p_adj"].to_numpy(dtype=float)
         reject = res["reject"].to_numpy(dtype=bool)
     better = np.where(reject, np.where(diff > 0, a, b), "")
-    eff = _pair_effects(sub, systems, a, b, alpha, margin)
+    if test == "tukey":
+        eff = _pair_effects(sub, a, b, alpha, margin)
     out = pd.DataFrame({
         "measure": measure, "a": a, "b": b, "diff": diff, "p_adj": p_adj,
         "reject": reject, "better": better, "dz": eff["dz"], "dz_lower": eff["dz_lower"],
@@ -691,8 +696,8 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
     return out
 
 
-def _pair_effects(sub: pd.DataFrame, systems: list[str], a: np.ndarray, b: np.ndarray,
-                  alpha: float, margin: float | None) -> dict[str, np.ndarray]:
+def _pair_effects(sub: pd.DataFrame, a: np.ndarray, b: np.ndarray, alpha: float,
+                  margin: float | None) -> dict[str, np.ndarray]:
     """d_z with its ``1 - alpha`` interval and the TOST p-value of the pairs ``a - b`` of one
     measure, as :func:`irmodels.pairwise` computes them (the same degenerate cases)."""
     from irmodels.inference.effects import paired_effects

@@ -306,3 +306,13 @@ def test_noncentral_t_bounds_solve_their_equations(df: int, alternative: str) ->
             assert np.isfinite(bound).all()
             np.testing.assert_allclose(stats.nct.cdf(t, df, bound), p, rtol=0, atol=1e-12)
     assert (lo < hi).all()
+
+
+def test_many_roots_from_the_grid_equal_the_direct_search(rng: np.random.Generator) -> None:
+    # above 1,000 roots of one equation the search starts from a spline on a grid of t
+    t = np.concatenate([rng.normal(0, 6, 2500), [0.0, 1e-12, -45.0, 45.0]])
+    lo, hi = noncentral_t_interval(t, 49)
+    for k in range(0, t.size, 500):  # 500 at a time: the direct search
+        a, b = noncentral_t_interval(t[k:k + 500], 49)
+        np.testing.assert_allclose(lo[k:k + 500], a, rtol=0, atol=1e-11)
+        np.testing.assert_allclose(hi[k:k + 500], b, rtol=0, atol=1e-11)
