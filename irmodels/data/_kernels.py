@@ -284,11 +284,11 @@ def _parse_judged_only(text: str, s: str) -> Measure:
     if found[0].lower() not in ("true", "1"):
         return measure
     if measure.kind in ("RBP_res", "num_rel"):
+        why = ("RBP_res measures the unjudged documents, and a condensed list has none"
+               if measure.kind == "RBP_res" else "num_rel counts the qrels, not the ranking")
         raise DataFormatError(
-            f"{measure.kind} with judged_only=True in {text!r} is not a measure: a condensed "
-            f"list has no unjudged document{' (RBP_res measures them)' if measure.kind == 'RBP_res' else ''}"
-            f"{' and num_rel counts the qrels, not the ranking' if measure.kind == 'num_rel' else ''}"
-            f"; request {measure.name} without judged_only"
+            f"{measure.kind} with judged_only=True in {text!r} is not a measure: {why}; "
+            f"request {measure.name} without judged_only"
         )
     return replace(measure, judged_only=True)
 

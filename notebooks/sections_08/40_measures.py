@@ -30,7 +30,8 @@ CELLS = [
         "            f = irm.evaluate(col.runs, sample,\n"
         "                             ['AP', 'Bpref', 'infAP', 'AP(judged_only=True)'])\n"
         "        for m, g in f.groupby('measure', observed=True):\n"
-        "            rows.append({'judged': share, 'measure': m, 'tau': irm.kendall_tau(full, g)})\n"
+        "            tau = irm.kendall_tau(full, g)\n"
+        "            rows.append({'judged': share, 'measure': m, 'tau': tau})\n"
         "taus = pd.DataFrame(rows).groupby(['measure', 'judged'])['tau'].mean().unstack()\n"
         "taus.round(3)"
     ),

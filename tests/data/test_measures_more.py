@@ -309,7 +309,7 @@ def test_names_agree_with_ir_measures():
 
 
 @pytest.mark.parametrize("text,fragment", [
-    ("IPrec@1.5", "must be in [0, 1]"), ("RBP_res(judged_only=True)", "no unjudged"),
+    ("IPrec@1.5", "must be in [0, 1]"), ("RBP_res(judged_only=True)", "a condensed list has none"),
     ("bperf", "did you mean 'bpref'"), ("AP(judged_only=maybe)", "unknown measure"),
 ])
 def test_bad_names(text, fragment):
