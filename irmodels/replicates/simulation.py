@@ -370,7 +370,9 @@ def _factor(C: np.ndarray) -> np.ndarray:
 class TopicSimulator(ResultDisplay):
     """A fitted simulator of topics: one margin per system and a Gaussian copula.
 
-    Made by :func:`fit_simulator`. Attributes
+    Made by :func:`fit_simulator`.
+
+    Attributes
     ----------
     systems : tuple of str
         The systems, in the data's order (the columns of every sample).
