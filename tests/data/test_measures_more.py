@@ -436,3 +436,15 @@ def test_aggregate_refusals():
     assert irm.aggregate(logs)["score"][0] == pytest.approx(0.1, rel=1e-14)
     with pytest.raises(UsageError, match="how='mean' gives their geometric mean"):
         irm.aggregate(logs, "median")
+
+
+def test_partitioned_runs_keep_judged_only():
+    """Runs given partitioned by system are evaluated part by part: judged_only reaches each."""
+    runs, qrels = _random(np.random.default_rng(7), n_sys=4)
+    parts = [g for _, g in runs.groupby("system", sort=True)]
+    names = ["Bpref", "infAP", "IPrec@0.3", "SP", "DCG@5"]
+    for judged_only in (False, True):
+        whole = _quiet(runs, qrels, names, judged_only=judged_only)
+        split = _quiet(parts, qrels, names, judged_only=judged_only)
+        pd.testing.assert_frame_equal(whole, split)
+    assert "Bpref(judged_only=True)" in set(split["measure"].astype(str))
