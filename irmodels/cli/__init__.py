@@ -60,6 +60,7 @@ _EPILOG = (
 # subcommand -> module; a module that does not exist yet is simply not offered
 COMMANDS: dict[str, str] = {
     "evaluate": "irmodels.cli.evaluate",
+    "aggregate": "irmodels.cli.aggregate",
     "demo": "irmodels.cli.demo",
     "report": "irmodels.cli.report",
     "anova": "irmodels.cli.anova_cmd",
@@ -83,6 +84,8 @@ COMMANDS: dict[str, str] = {
 # (tests/cli/test_cli_startup.py checks that each equals the help the module registers)
 SUMMARIES: dict[str, str] = {
     "evaluate": "score TREC runs against qrels per topic (AP, P@k, nDCG@k, RBP, ...)",
+    "aggregate": "one score per system over topics: mean, geometric mean (GMAP), harmonic "
+                 "mean, median",
     "demo": "generate the synthetic demo collection (qrels, runs) and its per-topic scores",
     "report": "write the variance-component report (HTML, Markdown, LaTeX) of a collection",
     "anova": "crossed ANOVA table (SS, df, F, p, effect sizes) of a score collection",

@@ -161,11 +161,13 @@ def aggregate(
         neg = keep & ~log_rows & (x < 0)
         if neg.any():
             i = int(np.flatnonzero(neg)[0])
+            where = "".join(f"{c} {str(rows[c].iloc[i])!r}, " for c in ("measure", "system")
+                            if c in rows.columns)
             raise DataFormatError(
                 f"how={how!r} needs scores >= 0; found {int(neg.sum())} negative score(s), "
-                f"e.g. {x[i]!r} (system {rows['system'].iloc[i]!r}, topic "
-                f"{rows['topic'].iloc[i]!r}). A standardized or differenced score has no "
-                "geometric or harmonic mean: use how='mean' or 'median'"
+                f"e.g. {float(x[i])!r} ({where}topic {str(rows['topic'].iloc[i])!r}). A "
+                "standardized or differenced score has no geometric or harmonic mean: select "
+                "the measures that have one, or use how='mean' or 'median'"
             )
         floored = np.maximum(x, eps)
         x = np.where(log_rows, x, np.log(floored) if how == "gmean" else 1.0 / floored)

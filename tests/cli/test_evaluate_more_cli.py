@@ -47,3 +47,32 @@ def test_usage_errors(argv, message, capsys, shared_data):
     assert code in (1, 2)
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_aggregate_command_on_trec_eval_output(tmp_path, capsys, shared_data):
+    """trec_eval -q prints 4 decimals per topic; their geometric means are its gm_map and
+    gm_bpref lines (0.1051, 0.0083)."""
+    d = shared_data / "trec_eval"
+    for measure, want in (("map", 0.1051), ("bpref", 0.0083)):
+        assert main(["aggregate", str(d / "out.test.aq"), "--measure", measure,
+                     "--how", "gmean"]) == 0
+        f = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+        assert f.columns.tolist() == ["measure", "system", "n_topics", "score"]
+        assert round(f["score"][0], 4) == want and f["n_topics"][0] == 3
+    out = tmp_path / "m.parquet"
+    assert main(["aggregate", "adhoc8:AP", "--how", "median", "--systems", "run95", "run83",
+                 "--out", str(out)]) == 0
+    assert "wrote the median scores of 2 system(s) (2 rows)" in capsys.readouterr().err
+    got = pd.read_parquet(out)
+    ap = irm.datasets.load("adhoc8", "AP")
+    want = ap[ap["system"].isin(["run83", "run95"])].groupby("system", observed=True)["score"]
+    assert got["score"].tolist() == pytest.approx(want.median().tolist(), abs=1e-15)
+
+
+def test_aggregate_command_refusals(capsys, shared_data):
+    d = shared_data / "trec_eval"
+    assert main(["aggregate", str(d / "out.test.aq"), "--how", "gmean"]) == 1
+    assert "measure 'utility'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["aggregate", "adhoc8:AP", "--epsilon", "0"])
+    assert exc.value.code == 2
