@@ -576,18 +576,19 @@ def evaluate(
 
 
 def _condensed(measures: list[Measure]) -> list[Measure]:
-    """The measures on condensed lists (``judged_only=True``), refused where meaningless."""
+    """The measures on condensed lists (``judged_only=True``); ``num_rel`` (a count of the
+    qrels, the same on any list) is kept as it is, ``RBP_res`` refused."""
     from dataclasses import replace
 
     out = []
     for m in measures:
-        if m.kind in ("RBP_res", "num_rel"):
+        if m.kind == "RBP_res":
             raise DataFormatError(
-                f"judged_only=True cannot score {m.name}: a condensed list has no unjudged "
-                "document (RBP_res measures them; num_rel counts the qrels). Evaluate it "
-                "without judged_only, or request e.g. AP(judged_only=True) by name"
+                f"judged_only=True cannot score {m.name}: it measures the unjudged documents, "
+                "and a condensed list has none. Evaluate it without judged_only, or request "
+                "the other measures by name (AP(judged_only=True), ...)"
             )
-        out.append(replace(m, judged_only=True))
+        out.append(m if m.kind == "num_rel" else replace(m, judged_only=True))
     return out
 
 

@@ -342,6 +342,8 @@ def test_judged_only_keyword_equals_names_and_condenses(trec):
 def test_judged_only_refusals(trec):
     with pytest.raises(DataFormatError, match="RBP_res"):
         irm.evaluate(trec["run"], trec["qrels"], ["AP", "RBP_res(p=0.8)"], judged_only=True)
+    f = irm.evaluate(trec["run"], trec["qrels"], ["AP", "num_rel"], judged_only=True)
+    assert list(f["measure"].cat.categories) == ["AP(judged_only=True)", "num_rel"]
     with pytest.raises(UsageError, match="judged_only must be True or False"):
         irm.evaluate(trec["run"], trec["qrels"], ["AP"], judged_only="yes")  # type: ignore
 
