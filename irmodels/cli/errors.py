@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     study = irm.studies.test_errors(
         data, tests=args.tests, sizes=args.sizes, alpha=args.alpha, n_trials=args.trials,
         delta=args.delta, margins=args.margins, n_resamples=args.n_resamples, seed=args.seed,
-        backend=args.backend, n_workers=args.workers, progress=args.progress, trials=args.k,
+        backend=args.backend, n_workers=args.workers, progress=args.progress, k=args.k,
     )
     print(study.summary())
     if out is not None:

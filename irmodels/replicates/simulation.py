@@ -380,8 +380,9 @@ class TopicSimulator(ResultDisplay):
         The copula's correlation matrix (systems x systems).
     copula : str
         ``"gaussian"`` or ``"independent"``.
-    trials : int or None
-        ``k`` of a ``P@k`` measure (discrete margins), None for a continuous measure.
+    k : int or None
+        ``k`` of a ``P@k`` measure (discrete margins, ``k`` trials), None for a continuous
+        measure.
     n_topics : int
         Topics behind the fit.
     measure, collection : str or None
@@ -392,7 +393,7 @@ class TopicSimulator(ResultDisplay):
     _margins: tuple[_Margin, ...] = field(repr=False)
     correlation: np.ndarray = field(repr=False)
     copula: str
-    trials: int | None
+    k: int | None
     n_topics: int
     observed: np.ndarray = field(repr=False)  # observed mean per system
     measure: str | None = None
@@ -591,7 +592,7 @@ class TopicSimulator(ResultDisplay):
 
     def __repr__(self) -> str:
         return (f"TopicSimulator(systems={len(self.systems)}, topics={self.n_topics}, "
-                f"copula={self.copula!r}, trials={self.trials})")
+                f"copula={self.copula!r}, k={self.k})")
 
 
 def _truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -638,22 +639,27 @@ def _quantiles(margins: Sequence[_Margin], U: np.ndarray) -> np.ndarray:
     return out
 
 
-def _trials_of(data: pd.DataFrame, trials: int | None, X: np.ndarray) -> int | None:
-    if trials is None and "measure" in data.columns:
+def _k_of(data: pd.DataFrame, k: int | None, X: np.ndarray) -> int | None:
+    """``k`` of a ``P@k`` measure: as given, or from a ``measure`` column named ``P@k`` whose
+    scores are on the lattice 0, 1/k, ..., 1 (off it, e.g. averaged over shards, the measure is
+    treated as continuous)."""
+    if k is None and "measure" in data.columns:
         names = pd.unique(data["measure"].astype(str))
         if len(names) == 1:
             m = re.fullmatch(r"\s*P(?:@|_)(\d+)\s*", str(names[0]), flags=re.IGNORECASE)
             if m:
-                trials = int(m.group(1))
-    if trials is None:
+                guess = int(m.group(1))
+                on = np.abs(X * guess - np.rint(X * guess)).max() <= 1e-6 if guess else False
+                return guess if on else None
+    if k is None:
         return None
-    trials = check_int(trials, "trials", low=1, error=DesignError)
+    trials = check_int(k, "k", low=1, error=DesignError)
     off = np.abs(X * trials - np.rint(X * trials))
     if off.max() > 1e-6:
         i, j = np.unravel_index(int(np.argmax(off)), X.shape)
         raise DataFormatError(
             f"discrete margins with {trials} trials need scores in 0, 1/{trials}, ..., 1 (P@"
-            f"{trials}); found {X[i, j]!r}. Pass trials=None for a continuous measure, or the "
+            f"{trials}); found {X[i, j]!r}. Pass k=None for a continuous measure, or the "
             "right k.")
     return trials
 
@@ -664,7 +670,7 @@ def fit_simulator(
     margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] = "auto",
     copula: Literal["gaussian", "independent"] = "gaussian",
     null: bool = False,
-    trials: int | None = None,
+    k: int | None = None,
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
@@ -685,9 +691,9 @@ def fit_simulator(
     null : bool
         Transform every margin to one expected value, the mean of the fitted ones
         (:meth:`TopicSimulator.null`): every true difference is 0.
-    trials : int, optional
-        ``k`` of a ``P@k`` measure (discrete margins on 0, 1/k, ..., 1); read from a
-        ``measure`` column named ``P@k`` when not given.
+    k : int, optional
+        ``k`` of a ``P@k`` measure (discrete margins on 0, 1/k, ..., 1, ``k`` trials); read
+        from a ``measure`` column named ``P@k`` (with scores on that lattice) when not given.
     topic, system, score : str
         Column names, as in :func:`irmodels.frame`.
 
@@ -723,7 +729,7 @@ def fit_simulator(
     >>> import irmodels as irm
     >>> sim = irm.replicates.fit_simulator(irm.datasets.load("adhoc3", "AP"), null=True)
     >>> sim
-    TopicSimulator(systems=40, topics=50, copula='gaussian', trials=None)
+    TopicSimulator(systems=40, topics=50, copula='gaussian', k=None)
     >>> round(float(sim.expected_means.std()), 8)
     0.0
     """
@@ -757,9 +763,9 @@ def fit_simulator(
         raise DataFormatError(
             f"the margins live on [0, 1]; a score of {bad!r} is outside. Simulate a measure "
             "bounded by [0, 1] (AP, nDCG, P@k, RR), or rescale the scores first.")
-    k = _trials_of(frame_, trials, X)
+    k = _k_of(frame_, k, X)
     if k is None and margins == "betabinom":
-        raise DesignError("margins='betabinom' needs a discrete measure (P@k): pass trials=k "
+        raise DesignError("margins='betabinom' needs a discrete measure (P@k): pass k "
                           "or data whose measure column is 'P@k'.")
     if k is not None and margins in ("truncnorm", "beta"):
         raise DesignError(f"margins={margins!r} is continuous but the measure is discrete "
@@ -780,7 +786,7 @@ def fit_simulator(
         return None
 
     sim = TopicSimulator(systems=systems, _margins=fitted, correlation=C, copula=copula,
-                         trials=k, n_topics=T, observed=X.mean(axis=0),
+                         k=k, n_topics=T, observed=X.mean(axis=0),
                          measure=one("measure"), collection=one("collection"),
                          _factor=_factor(C))
     return sim.null() if null else sim
@@ -794,11 +800,11 @@ def simulate_topics(
     copula: Literal["gaussian", "independent"] = "gaussian",
     null: bool = False,
     seed: Any = 0,
-    trials: int | None = None,
+    k: int | None = None,
 ) -> pd.DataFrame:
     """Simulate ``n_topics`` new topics for the systems of ``data``.
 
-    The same as ``fit_simulator(data, margins=..., copula=..., null=..., trials=...)
+    The same as ``fit_simulator(data, margins=..., copula=..., null=..., k=...)
     .sample(n_topics, seed)``; fit once with :func:`fit_simulator` to sample many times and
     to read the true means (``.expected_means``).
 
@@ -815,5 +821,5 @@ def simulate_topics(
     >>> sim["topic"].nunique(), sim["system"].nunique()
     (100, 40)
     """
-    sim = fit_simulator(data, margins=margins, copula=copula, null=null, trials=trials)
+    sim = fit_simulator(data, margins=margins, copula=copula, null=null, k=k)
     return sim.sample(n_topics, seed)

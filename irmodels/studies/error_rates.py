@@ -115,7 +115,6 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
     """Two-sided p-values and the direction (sign of b - a) of every column of ``D``."""
     from irmodels.inference.pairwise import _paired_t, _resampling, _sign, _wilcoxon
 
-    c = D.shape[0]
     if test == "t":
         with np.errstate(divide="ignore", invalid="ignore"):
             res = _paired_t(D, "two-sided", 0.05)
@@ -129,7 +128,6 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
         return res["p"], np.sign(res["statistic"] - res["n"] / 2.0)
     kind = "bootstrap" if test == "bootstrap" else "randomization"
     res, _ = _resampling(kind, D, "two-sided", 0.05, n_resamples, rng, None)
-    del c
     return res["p"], np.sign(D.mean(axis=0))
 
 
@@ -327,7 +325,7 @@ def test_errors(
     backend: Any = "serial",
     n_workers: int | None = None,
     progress: bool | None = None,
-    trials: int | None = None,
+    k: int | None = None,
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
@@ -339,7 +337,7 @@ def test_errors(
     data : DataFrame or TopicSimulator
         A long frame with one score in [0, 1] per (topic, system), every cell present; the
         simulator is fitted to it (:func:`irmodels.replicates.fit_simulator`). Or a simulator
-        already fitted (``margins``, ``trials`` and the column names are then unused).
+        already fitted (``margins``, ``k`` and the column names are then unused).
     tests : sequence of str
         Among ``"t"`` (paired t), ``"wilcoxon"`` (signed-rank), ``"sign"``, ``"bootstrap"``
         (paired bootstrap of the mean difference), ``"permutation"`` (random sign flips),
@@ -364,7 +362,7 @@ def test_errors(
     backend, n_workers, progress
         Where the batches run (:func:`irmodels.parallel.map`); the result does not depend on
         it.
-    trials : int, optional
+    k : int, optional
         ``k`` of a ``P@k`` measure (read from the ``measure`` column when not given).
     topic, system, score : str
         Column names, as in :func:`irmodels.frame`.
@@ -442,7 +440,7 @@ def test_errors(
     if isinstance(data, TopicSimulator):
         sim = data
     else:
-        sim = fit_simulator(data, margins=margins, trials=trials, topic=topic, system=system,
+        sim = fit_simulator(data, margins=margins, k=k, topic=topic, system=system,
                             score=score)
     m = float(sim.expected_means.mean())
     if not 0 < m + delta < 1:

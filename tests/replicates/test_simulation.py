@@ -182,7 +182,7 @@ def test_auto_picks_the_smallest_aic(sim) -> None:
 
 def test_discrete_margins_for_p_at_k(p10: pd.DataFrame) -> None:
     s = fit_simulator(p10)
-    assert s.trials == 10
+    assert s.k == 10
     assert set(s.margins["family"]) <= {"betabinom", "kernel"}
     X = s.sample(200, seed=2)["score"].to_numpy()
     assert np.allclose(X * 10, np.rint(X * 10))  # on the lattice 0, 0.1, ..., 1
@@ -294,7 +294,7 @@ def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame) -> None:
     with pytest.raises(DesignError, match="discrete measure"):
         fit_simulator(small_ap, margins="betabinom")
     with pytest.raises(DataFormatError, match="lattice|0, 1/10"):
-        fit_simulator(small_ap, trials=10)
+        fit_simulator(small_ap, k=10)
     bad = small_ap.copy()
     bad["score"] = bad["score"] * 3
     with pytest.raises(DataFormatError, match=r"outside"):
@@ -329,3 +329,14 @@ def test_unreachable_means_raise_or_drop() -> None:
     with pytest.warns(DataQualityWarning, match="left out of the trials"):
         study = irm.studies.test_errors(s, tests=["t"], sizes=[5], n_trials=10, seed=0)
     assert study.n_systems == 5
+
+
+def test_p_at_k_off_the_lattice_is_continuous(p10: pd.DataFrame) -> None:
+    # a P@10 column averaged over two halves of the topics' judgements is no longer on the
+    # lattice: the measure name alone does not make it discrete
+    off = p10.copy()
+    off["score"] = (off["score"] * 0.9 + 0.005).clip(0, 1)
+    s = fit_simulator(off)
+    assert s.k is None and set(s.margins["family"]) <= {"truncnorm", "beta", "kernel"}
+    with pytest.raises(DataFormatError, match="k=None"):
+        fit_simulator(off, k=10)
