@@ -13,6 +13,7 @@ import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -164,6 +165,29 @@ def test_margins_against_r_fitdistr(ap: pd.DataFrame, p10: pd.DataFrame) -> None
         assert m.loglik == pytest.approx(ll, abs=1e-4)
         assert m.params["shape1"] == pytest.approx(a, rel=1e-2)
         assert m.params["shape2"] == pytest.approx(b, rel=1e-2)
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "simulation_margins.json"
+
+
+@pytest.mark.parametrize("family", ["beta", "truncnorm", "betabinom"])
+def test_margins_against_r_fixture(family: str) -> None:
+    """MASS::fitdistr's fits of seeded synthetic scores (tests/reference/simulation_margins.R):
+    the same optimum (log-likelihood never lower, to 1e-6) and parameters to 2e-3."""
+    cases = json.loads(FIXTURE.read_text())[family]
+    for name, case in cases.items():
+        if family == "betabinom":
+            k = int(case["k"])
+            m = _fit_betabinom(np.asarray(case["j"], dtype=np.int64), k, np.arange(k + 1) / k)
+            pars = ("shape1", "shape2")
+        else:
+            x = np.asarray(case["x"], dtype=float)
+            m = _fit_beta(x) if family == "beta" else _fit_truncnorm(x)
+            pars = ("shape1", "shape2") if family == "beta" else ("mean", "sd")
+        assert m.loglik >= case["loglik"] - 1e-6, name
+        assert m.loglik == pytest.approx(case["loglik"], abs=1e-4), name
+        for par in pars:
+            assert m.params[par] == pytest.approx(case[par], rel=2e-3, abs=1e-6), (name, par)
 
 
 def test_auto_picks_the_smallest_aic(sim) -> None:
