@@ -667,7 +667,8 @@ def _k_of(data: pd.DataFrame, k: int | None, X: np.ndarray) -> int | None:
 def fit_simulator(
     data: pd.DataFrame,
     *,
-    margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] = "auto",
+    margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] | Mapping[str, str]
+    = "auto",
     copula: Literal["gaussian", "independent"] = "gaussian",
     null: bool = False,
     k: int | None = None,
@@ -681,10 +682,11 @@ def fit_simulator(
     ----------
     data : DataFrame
         A long frame with one score in [0, 1] per (topic, system), every cell present.
-    margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"}
-        Family of every system's margin. ``auto`` picks per system the smallest AIC among
-        ``truncnorm``, ``beta``, ``kernel`` (continuous measures) or ``betabinom``,
-        ``kernel`` (``P@k``), as simIReff's ``effContFitAndSelect`` does.
+    margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"} or mapping
+        Family of every system's margin, or a mapping system -> family (systems not named:
+        ``auto``). ``auto`` picks per system the smallest AIC among ``truncnorm``, ``beta``,
+        ``kernel`` (continuous measures) or ``betabinom``, ``kernel`` (``P@k``), as
+        simIReff's ``effContFitAndSelect`` does.
     copula : {"gaussian", "independent"}
         ``gaussian``: the correlation of the normal scores ``Phi^-1(rank / (T + 1))`` of the
         systems (average ranks for ties); ``independent``: no dependence between systems.
@@ -741,9 +743,13 @@ def fit_simulator(
         raise DesignError(f"unknown copula {copula!r}; choose one of "
                           f"{', '.join(map(repr, COPULAS))}.")
     families = ("auto",) + tuple(dict.fromkeys(CONTINUOUS_FAMILIES + DISCRETE_FAMILIES))
-    if margins not in families:
-        raise DesignError(f"unknown margins {margins!r}; choose one of "
-                          f"{', '.join(map(repr, families))}.")
+    named = ({str(key): v for key, v in margins.items()} if isinstance(margins, Mapping)
+             else None)
+    for fam in (named.values() if named is not None else [margins]):
+        if not isinstance(fam, str) or fam not in families:
+            raise DesignError(f"unknown margins {fam!r}; choose one of "
+                              f"{', '.join(map(repr, families))} (or a mapping system -> "
+                              "one of them).")
     frame_, _ = user_frame(data, topic=topic, system=system, score=score, what=what)
     if not isinstance(frame_, pd.DataFrame):
         raise DataFormatError(f"{what} needs a long frame of scores; got "
@@ -764,14 +770,22 @@ def fit_simulator(
             f"the margins live on [0, 1]; a score of {bad!r} is outside. Simulate a measure "
             "bounded by [0, 1] (AP, nDCG, P@k, RR), or rescale the scores first.")
     k = _k_of(frame_, k, X)
-    if k is None and margins == "betabinom":
-        raise DesignError("margins='betabinom' needs a discrete measure (P@k): pass k "
-                          "or data whose measure column is 'P@k'.")
-    if k is not None and margins in ("truncnorm", "beta"):
-        raise DesignError(f"margins={margins!r} is continuous but the measure is discrete "
-                          f"(P@{k}); use 'betabinom', 'kernel' or 'auto'.")
     systems = tuple(str(s) for s in wide.columns)
-    fitted = tuple(_fit_margin(X[:, j], margins, k, systems[j]) for j in range(R))
+    if named is not None:
+        unknown = [key for key in named if key not in systems]
+        if unknown:
+            raise DesignError(f"margins names system {unknown[0]!r}, which the data does not "
+                              f"have; systems: {', '.join(systems[:8])}"
+                              f"{', ...' if len(systems) > 8 else ''}.")
+    chosen = [named.get(sy, "auto") if named is not None else str(margins) for sy in systems]
+    for fam in set(chosen):
+        if k is None and fam == "betabinom":
+            raise DesignError("margins='betabinom' needs a discrete measure (P@k): pass k "
+                              "or data whose measure column is 'P@k'.")
+        if k is not None and fam in ("truncnorm", "beta"):
+            raise DesignError(f"margins={fam!r} is continuous but the measure is discrete "
+                              f"(P@{k}); use 'betabinom', 'kernel' or 'auto'.")
+    fitted = tuple(_fit_margin(X[:, j], chosen[j], k, systems[j]) for j in range(R))
     if copula == "gaussian":
         C = np.corrcoef(_normal_scores(X), rowvar=False)
         C = np.atleast_2d(np.nan_to_num(C, nan=0.0))

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -319,7 +319,8 @@ def test_errors(
     alpha: Sequence[float] | float = (0.01, 0.05),
     n_trials: int = 1000,
     delta: float = 0.02,
-    margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] = "auto",
+    margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] | Mapping[str, str]
+    = "auto",
     n_resamples: int = 1000,
     seed: Any = 0,
     backend: Any = "serial",
@@ -352,8 +353,8 @@ def test_errors(
     delta : float
         True difference of the pair under the alternative (default 0.02): b's expected value
         is the null mean plus ``delta``.
-    margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"}
-        Margin family (``auto``: by AIC per system).
+    margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"} or mapping
+        Margin family (``auto``: by AIC per system), or a mapping system -> family.
     n_resamples : int
         Resamples of the bootstrap and permutation tests (default 1000).
     seed : int

@@ -173,7 +173,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "simulation_margin
 @pytest.mark.parametrize("family", ["beta", "truncnorm", "betabinom"])
 def test_margins_against_r_fixture(family: str) -> None:
     """MASS::fitdistr's fits of seeded synthetic scores (tests/reference/simulation_margins.R):
-    the same optimum (log-likelihood never lower, to 1e-6) and parameters to 2e-3."""
+    the same optimum (log-likelihood never lower, to 1e-6) and parameters to 5e-4."""
     cases = json.loads(FIXTURE.read_text())[family]
     for name, case in cases.items():
         if family == "betabinom":
@@ -187,7 +187,7 @@ def test_margins_against_r_fixture(family: str) -> None:
         assert m.loglik >= case["loglik"] - 1e-6, name
         assert m.loglik == pytest.approx(case["loglik"], abs=1e-4), name
         for par in pars:
-            assert m.params[par] == pytest.approx(case[par], rel=2e-3, abs=1e-6), (name, par)
+            assert m.params[par] == pytest.approx(case[par], rel=5e-4, abs=1e-6), (name, par)
 
 
 def test_auto_picks_the_smallest_aic(sim) -> None:
@@ -364,3 +364,15 @@ def test_p_at_k_off_the_lattice_is_continuous(p10: pd.DataFrame) -> None:
     assert s.k is None and set(s.margins["family"]) <= {"truncnorm", "beta", "kernel"}
     with pytest.raises(DataFormatError, match="k=None"):
         fit_simulator(off, k=10)
+
+
+def test_margins_named_per_system(small_ap: pd.DataFrame) -> None:
+    s = fit_simulator(small_ap, margins={"sys2": "kernel", "sys3": "truncnorm"})
+    fam = s.margins.set_index("system")["family"]
+    assert fam["sys2"] == "kernel" and fam["sys3"] == "truncnorm"
+    auto = fit_simulator(small_ap).margins.set_index("system")["family"]
+    assert (fam.drop(["sys2", "sys3"]) == auto.drop(["sys2", "sys3"])).all()
+    with pytest.raises(DesignError, match="does not have"):
+        fit_simulator(small_ap, margins={"nope": "beta"})
+    with pytest.raises(DesignError, match="unknown margins 'gamma'"):
+        fit_simulator(small_ap, margins={"sys2": "gamma"})
