@@ -230,8 +230,7 @@ class ErrorRateStudy(ResultDisplay):
                 f"null mean {self.null_mean:.4f}, true difference {self.delta:g}")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        return [("Type I, II and III error rates",
-                 self.to_frame().set_index(["test", "topics", "alpha"]))]
+        return [("Type I, II and III error rates", self.to_frame().set_index("test"))]
 
     def __repr__(self) -> str:
         return (f"ErrorRateStudy(tests={self.tests}, sizes={self.sizes}, alphas={self.alphas}, "
