@@ -598,7 +598,7 @@ class TopicSimulator(ResultDisplay):
 def _truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """Quantiles of normals truncated to [0, 1] by inversion on the side of the mean (the
     lower tail when 0 is below the mean, the upper tail otherwise); scipy's where even that
-    underflows (0 more than 8 SDs from the mean)."""
+    tail underflows (the whole of [0, 1] more than 30 SDs from the mean)."""
     a, b = -mu / sd, (1 - mu) / sd
     lower = a <= 0
     pa, pb = special.ndtr(a), special.ndtr(b)
@@ -607,7 +607,7 @@ def _truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
         z = np.where(lower, special.ndtri(pa + u * (pb - pa)),
                      -special.ndtri(qa - u * (qa - qb)))
     x = mu + sd * z
-    far = np.abs(np.where(lower, b, a)) > 8
+    far = np.where(lower, b < -30, a > 30)
     if far.any():
         x[:, far] = stats.truncnorm.ppf(u[:, far], a[far], b[far], loc=mu[far], scale=sd[far])
     return np.clip(x, 0.0, 1.0)

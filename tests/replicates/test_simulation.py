@@ -376,3 +376,14 @@ def test_margins_named_per_system(small_ap: pd.DataFrame) -> None:
         fit_simulator(small_ap, margins={"nope": "beta"})
     with pytest.raises(DesignError, match="unknown margins 'gamma'"):
         fit_simulator(small_ap, margins={"sys2": "gamma"})
+
+
+@pytest.mark.parametrize("mu, sd", [(0.3, 0.2), (-0.5, 0.3), (1.4, 0.25), (0.9, 0.05),
+                                    (-3.0, 0.4), (5.0, 0.5), (-2.0, 0.05), (3.0, 0.05)])
+def test_truncated_normal_quantiles_are_scipys(mu: float, sd: float) -> None:
+    from irmodels.replicates.simulation import _truncnorm_ppf
+
+    u = np.random.default_rng(0).uniform(size=(500, 1))
+    want = stats.truncnorm.ppf(u, -mu / sd, (1 - mu) / sd, loc=mu, scale=sd)
+    np.testing.assert_allclose(_truncnorm_ppf(u, np.array([mu]), np.array([sd])), want,
+                               rtol=0, atol=1e-12)
