@@ -49,6 +49,13 @@ def _key_index(df: pd.DataFrame, keys: Sequence[str]) -> pd.MultiIndex:
     return pd.MultiIndex.from_arrays([df[k].astype(str).to_numpy() for k in keys], names=list(keys))
 
 
+def _scaled_std(x: np.ndarray, ddof: int) -> float:
+    """The SD of ``x`` computed on ``x / max|x|``: squares of scores near 1e-156 are subnormal and
+    lose digits (a z score then passed Samuelson's bound), while the SD is scale-equivariant."""
+    scale = float(np.max(np.abs(x)))
+    return scale * float(np.std(x / scale, ddof=ddof)) if scale > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class StandardizationDiagnostics(ResultDisplay):
     """What :meth:`Standardizer.diagnostics` found.
@@ -270,7 +277,7 @@ class Standardizer:
                        for lab, fl in zip(labels, flat)])
         n = np.array([len(scores[lab]) for lab in labels], dtype=np.int64)
         short = n <= self.ddof
-        sigma = np.array([0.0 if k <= self.ddof or fl else scores[lab].std(ddof=self.ddof)
+        sigma = np.array([0.0 if k <= self.ddof or fl else _scaled_std(scores[lab], self.ddof)
                           for lab, k, fl in zip(labels, n, flat)])
         if short.any():
             names = [" ".join(lab) for lab, bad in zip(labels, short) if bad]
