@@ -6,6 +6,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 IRM_DATA_MIRROR ?= $(abspath ../shared/data/ir-scores)
 export IRM_DATA_MIRROR
+# The README's test command draws the same property-test examples on every run and machine (a fresh
+# clone's verdict must not depend on the luck of the draw); `pytest` run directly draws new ones.
+HYPOTHESIS_PROFILE ?= ci
+export HYPOTHESIS_PROFILE
 
 # The oldest supported Python (pyenv's, when python3.11 is not on PATH) for `make test-min`.
 PYMIN ?= $(shell for p in python3.11 $$HOME/.pyenv/versions/3.11*/bin/python3.11; do \
