@@ -79,7 +79,7 @@ class MixedAnovaResult(TableAccess, ResultDisplay):
 
 def _dense_x(fit: MixedResult) -> np.ndarray:
     """The fixed-effects design matrix (n x p), dense."""
-    pb = fit._state["problem"]
+    pb = fit._state.problem
     X = np.zeros((pb.n, pb.p))
     rows = np.arange(pb.n)
     for j in range(pb.K, pb.cols.shape[1]):
@@ -88,7 +88,7 @@ def _dense_x(fit: MixedResult) -> np.ndarray:
 
 
 def _term_columns(fit: MixedResult) -> dict[str, list[int]]:
-    terms = fit._state.get("fixed_terms")
+    terms = fit._state.fixed_terms
     names = list(fit.fixed_estimates.index)
     out: dict[str, list[int]] = {t.name: [] for t in fit.spec.fixed}
     for j, t in enumerate(terms if terms is not None else ["(Intercept)"] * len(names)):
@@ -119,7 +119,7 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
         U = R / np.diag(R)[:, None]
         return {t.name: U[cols[t.name]] for t in terms if cols[t.name]}
     st = fit._state
-    codes, levels = st["codes"], st["levels"]
+    codes, levels = st.codes, st.levels
     full_parts = []
     full_names: list[str] = []
     if spec.intercept:
@@ -129,7 +129,7 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
     if numeric:
         from irmodels.models._design import covariate_values
 
-        used = st["data"]
+        used = st.data
         values = {f: covariate_values(used, f) for f in numeric}
     for t in terms:
         cats = [f for f in t.factors if f not in numeric]
@@ -195,7 +195,7 @@ def _ddf_from_nu(nu: np.ndarray) -> float:
 
 def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]:
     """(F, numerator df, denominator df) of ``L beta = 0`` as lmerTest's ``contestMD``."""
-    beta = fit.fixed_estimates.to_numpy() / fit._state["sigma"]  # F is invariant to the scale
+    beta = fit.fixed_estimates.to_numpy() / fit._state.sigma  # F is invariant to the scale
     vb = fit._vcov_unit  # Var(beta) / sigma^2, the scale of fit._satterthwaite
     jac, acov = fit._satterthwaite
     VL = L @ vb @ L.T
@@ -229,11 +229,11 @@ def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
     import scipy.sparse as sp
 
     st = fit._state
-    pb = st["problem"]
+    pb = st.problem
     # in units of the residual variance (sigma = 1): Phi, PhiA are Var(beta) / sigma^2, and
     # the F statistic and df that kenward_roger_f forms from them (with beta / sigma) do not
     # depend on the unit; the response's own scale (1e90) would overflow V^-1's squares
-    theta, sigma = st["theta"], 1.0
+    theta, sigma = st.theta, 1.0
     n, K = pb.n, pb.K
     X = _dense_x(fit)
     Z: list[sp.csr_matrix | None] = []
@@ -356,7 +356,7 @@ def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedA
                 "large designs)."
             )
         Phi, PhiA, PP, W = kr_adjusted(fit)  # in units of sigma^2
-        beta = fit.fixed_estimates.to_numpy() / fit._state["sigma"]
+        beta = fit.fixed_estimates.to_numpy() / fit._state.sigma
         for L in hyps.values():
             rows.append(kenward_roger_f(L, beta, Phi, PhiA, PP, W))
     F = np.array([r[0] for r in rows])

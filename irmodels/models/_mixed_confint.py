@@ -37,6 +37,7 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.models import _reml
+from irmodels.models._mixed_optimize import _optimise
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models.mixed import MixedResult
@@ -65,9 +66,9 @@ class _Profiler:
 
     def __init__(self, ml: MixedResult) -> None:
         st = ml._state
-        self.pb: _reml.Problem = st["problem"]
-        self.theta = np.asarray(st["theta"], float)
-        self.sigma = float(st["sigma"])
+        self.pb: _reml.Problem = st.problem
+        self.theta = np.asarray(st.theta, float)
+        self.sigma = float(st.sigma)
         self.beta = ml.fixed_estimates.to_numpy()
         self.dev = float(ml.deviance)
         self.K = self.pb.K
@@ -143,8 +144,6 @@ class _Profiler:
         """Deviance with fixed effect ``j`` held at ``b`` (an offset, the column dropped)."""
         pbj, xj = self._dropped(j)
         pbj.y = self.pb.y - b * xj
-        from irmodels.models.mixed import _optimise
-
         x, res, _ = _optimise(pbj, self.theta.copy(), False, 2000, 1e-10)
         return float(res.fun)
 
@@ -226,7 +225,7 @@ def profile_intervals(fit: MixedResult, level: float, parm: Sequence[str] | None
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     names, rows = [], []
     comp_names = list(ml.components.index)
-    order = ml._state["order"]
+    order = ml._state.order
     internal = {ml.spec.random[k].name: i for i, k in enumerate(order)}
     wanted = _wanted(parm, comp_names, list(ml.fixed_estimates.index))
     for name in comp_names:
@@ -242,7 +241,7 @@ def profile_intervals(fit: MixedResult, level: float, parm: Sequence[str] | None
             lo, hi = _bounds(partial(pr.sd_term, i), pr.dev, est, step, z, 0.0)
         names.append(name)
         rows.append((lo, hi))
-    se = np.sqrt(np.diag(ml._state["vcov"]))
+    se = np.sqrt(np.diag(ml._state.vcov))
     for j, name in enumerate(ml.fixed_estimates.index):
         if name not in wanted:
             continue
@@ -282,7 +281,7 @@ def wald_intervals(fit: MixedResult, level: float, parm: Sequence[str] | None) -
     comps = list(fit.components.index)
     coefs = list(fit.fixed_estimates.index)
     wanted = _wanted(parm, comps, coefs)
-    se = np.sqrt(np.diag(fit._state["vcov"]))
+    se = np.sqrt(np.diag(fit._state.vcov))
     est = fit.fixed_estimates.to_numpy()
     names = [c for c in comps if c in wanted] + [c for c in coefs if c in wanted]
     rows = [(np.nan, np.nan) for c in comps if c in wanted]
@@ -313,8 +312,6 @@ def _simulate(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None, sigm
 
 def _refit(pb: _reml.Problem, x0: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray,
                                                                      float, np.ndarray | None]:
-    from irmodels.models.mixed import _optimise
-
     K = pb.K
     x, res, _ = _optimise(pb, x0, reml, 2000, 1e-9)
     if not np.isfinite(res.fun):
@@ -359,16 +356,16 @@ def bootstrap_draws(fit: MixedResult, n_boot: int, seed: Any, backend: Any = "se
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise DataFormatError(f"n_boot must be an integer >= 2; got {n_boot!r}")
     st = fit._state
-    pb = st["problem"]
+    pb = st.problem
     sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
     seeds = parallel.spawn_seeds(seed, len(sizes))
-    units = [(pb, st["theta"], st["eta"], st["sigma"], fit.fixed_estimates.to_numpy(),
+    units = [(pb, st.theta, st.eta, st.sigma, fit.fixed_estimates.to_numpy(),
               fit.method == "REML", s, n) for s, n in zip(seeds, sizes)]
     parts = parallel.map(_boot_chunk, units, backend=backend, n_workers=n_workers,
                          progress=False)
     draws = np.vstack(parts)
     K = pb.K
-    order = st["order"]
+    order = st.order
     internal_names = [fit.spec.random[k].name for k in order]
     cols = {name: draws[:, i] for i, name in enumerate(internal_names)}
     frame = {name: cols[name] for name in fit.components.index if name != "Residual"}

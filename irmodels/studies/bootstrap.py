@@ -264,14 +264,14 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
 
 
 def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:
-    from irmodels.models.mixed import _coding_row
+    from irmodels.models._mixed_design import _coding_row
 
     if fit.residual is not None:
         raise DesignError("bootstrap_effects supports mixed models with one residual variance; "
                           f"this fit has strata by {fit.residual}. Refit without residual=.")
     st = fit._state
-    data = st["data"].reset_index(drop=True)
-    levels = st["levels"]
+    data = st.data.reset_index(drop=True)
+    levels = st.levels
     names = list(fit.fixed_estimates.index)
     beta = fit.fixed_estimates.to_numpy()
     fixed_factors = sorted({f for t in fit.spec.fixed for f in t.factors})

@@ -21,7 +21,9 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.models import _reml
-from irmodels.models.mixed import _build, _closed_form, _problem, _resolve
+from irmodels.models._mixed_deviance import _problem
+from irmodels.models._mixed_design import _build, _resolve
+from irmodels.models._mixed_optimize import _closed_form
 
 
 def _design(rng: np.random.Generator, n_sys: int = 3, n_top: int = 6, reps: int = 3,

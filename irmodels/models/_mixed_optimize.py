@@ -1,0 +1,456 @@
+"""Stage 3 of a mixed-model fit (lme4's ``optimizeLmer``): :class:`Optimum` and
+:func:`optimize_deviance`.
+
+The closed form (the ANOVA estimates on a balanced crossed design, the exact optimum when every
+component is positive), the bounded L-BFGS-B optimiser with its restarts, the unit rescaling of
+the response and the handling of components at the boundary. Also :class:`MixedState`, what a
+:class:`~irmodels.models.mixed.MixedResult` keeps of its fit (design, deviance function,
+optimum and the quantities at the optimum) as typed attributes: modules built on a fit read
+``fit._state.problem``, ``fit._state.theta``, ... (attributes, never ``fit._state["..."]``).
+References: docs/methods.md: "Linear mixed-effects models", "Variance components".
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from irmodels.errors import (
+    ArgumentError,
+    ConvergenceError,
+    ConvergenceWarning,
+)
+from irmodels.formula.spec import RandomTerm, Term
+from irmodels.models import _reml
+from irmodels.models._mixed_design import MixedDesign, _Design, _stratum_sd
+from irmodels.models._mixed_deviance import DevianceFunction
+
+__all__ = ["MixedState", "Optimum", "optimize_deviance"]
+
+# --------------------------------------------------------------------------------------------
+# closed form for balanced crossed designs
+
+
+def _closed_form(d: _Design, pb: _reml.Problem, order: list[int], reml: bool
+                 ) -> tuple[np.ndarray | None, np.ndarray]:
+    """ANOVA (expected-mean-squares) estimates of theta on a balanced crossed design.
+
+    Returns (theta or None, starting theta). theta is the exact REML/ML optimum when every
+    component is positive (the likelihood then depends on the data only through the stratum
+    sums of squares and is maximised by equating them to their expectations).
+    """
+    spec = d.spec
+    K = pb.K
+    start = np.full(K, 0.5)
+    if d.strata is not None or spec.covariates:
+        # A numeric covariate spans one direction, not the stratum subspaces the expected mean
+        # squares project on: treated as a factor below it would absorb L - 1 df (sleepstudy's
+        # Days: var(Subject) 1341.29 instead of lme4's 1378.18). It could stay only if it were
+        # constant within every cell of the random terms' factors, but then it is a function of
+        # those cells and the grid of cells below is never balanced; so every covariate takes
+        # the iterative path.
+        return None, start
+    terms: list[Term | RandomTerm] = [*spec.fixed, *spec.random]
+    factors = list(dict.fromkeys(f for t in terms for f in t.factors))
+    L = [len(d.levels[f]) for f in factors]
+    ncell = int(np.prod(L))
+    if ncell > 5_000_000 or len(factors) > 6:
+        return None, start
+    cell = np.zeros(pb.n, dtype=np.int64)
+    for f, lf in zip(factors, L):
+        cell = cell * lf + d.codes[f]
+    counts = np.bincount(cell, minlength=ncell)
+    m = counts[0]
+    if m == 0 or np.any(counts != m):
+        return None, start
+    n = pb.n
+    y = d.y
+    sums = np.bincount(cell, weights=y, minlength=ncell)
+    means = (sums / m).reshape(L)
+    ss_within = float(np.sum((y - means.ravel()[cell]) ** 2))
+    df_within = n - ncell
+    ax = tuple(range(len(factors)))
+    fixed_sets = [frozenset(t.factors) for t in spec.fixed]
+    rand_sets = [frozenset(spec.random[k].factors) for k in order]
+    strata: dict[tuple, list[float]] = {}
+    has_mean_fixed = spec.intercept or bool(spec.fixed)
+    for size in range(len(factors) + 1):
+        for S in combinations(range(len(factors)), size):
+            Sset = frozenset(factors[i] for i in S)
+            comp = tuple(a for a in ax if a not in S)
+            eff = means.mean(axis=comp, keepdims=True) if comp else means
+            for a in S:
+                eff = eff - eff.mean(axis=a, keepdims=True)
+            nlev = int(np.prod([L[i] for i in S])) if S else 1
+            ss = float(np.sum(eff**2)) * n / nlev
+            df = int(np.prod([L[i] - 1 for i in S])) if S else 1
+            fixed = (not S and has_mean_fixed) or any(Sset <= fs for fs in fixed_sets)
+            coef = tuple([1.0] + [n / int(np.prod([len(d.levels[f]) for f in rs]))
+                                  if Sset <= rs else 0.0 for rs in rand_sets])
+            if fixed:
+                if reml:
+                    continue
+                ss = 0.0
+            g = strata.setdefault(coef, [0.0, 0.0])
+            g[0] += ss
+            g[1] += df
+    if df_within > 0:
+        g = strata.setdefault(tuple([1.0] + [0.0] * K), [0.0, 0.0])
+        g[0] += ss_within
+        g[1] += df_within
+    keys = list(strata)
+    A = np.array(keys)
+    lam = np.array([strata[k][0] / strata[k][1] for k in keys])
+    if A.shape[0] != K + 1 or np.linalg.matrix_rank(A) < K + 1:
+        return None, start
+    comps = np.linalg.solve(A, lam)
+    s2 = comps[0]
+    if s2 <= 0:
+        return None, start
+    start = np.sqrt(np.clip(comps[1:], 1e-4 * s2, None) / s2)
+    if np.any(lam <= 0) or np.any(comps[1:] <= 1e-10 * s2):
+        return None, start
+    return np.sqrt(comps[1:] / s2), start
+
+
+@dataclass
+class Optimum:
+    """Stage 3 (lme4's ``optimizeLmer``): where the deviance is minimal, and how it was found."""
+
+    theta: np.ndarray
+    eta: np.ndarray | None
+    deviance: float
+    n_iter: int
+    converged: bool
+    closed_form: bool
+    message: str = ""
+    #: (devfun, theta, the evaluation there): mixed_result reuses it instead of evaluating again
+    _evaluated: tuple[Any, np.ndarray, Any] | None = field(default=None, repr=False,
+                                                           compare=False)
+
+
+def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | None = None,
+                      maxiter: int = 2000, tol: float = 1e-9, closed_form: bool = True
+                      ) -> Optimum:
+    """Stage 3: minimise the deviance.
+
+    The balanced-design ANOVA estimates are the optimum when they apply (``closed_form``), else
+    the start of L-BFGS-B (with restarts, and a failed heteroscedastic start retried from the
+    homoscedastic fit); see :func:`mixed`. Warns :class:`ConvergenceWarning` when the gradient
+    criterion is not met; raises :class:`ConvergenceError` without a finite likelihood.
+
+    ``closed_form=False`` forces the iterative path: L-BFGS-B runs even where the ANOVA
+    estimates apply (from a start of 0.5 for every relative SD, not from those estimates), a
+    check that the closed form is the optimum of the deviance. The stages then give the fit
+    :func:`mixed` would give without its closed form::
+
+        design = mixed_design(model, data)
+        devfun = deviance_function(design, "REML")
+        fit = mixed_result(design, devfun, optimize_deviance(devfun, closed_form=False))
+    """
+    design, pb, order, reml = devfun.design, devfun.problem, devfun.order, devfun.reml
+    spec, method, K = design.spec, devfun.method, pb.K
+    if closed_form:
+        closed, theta0 = _closed_form(design, pb, order, reml)
+    else:
+        closed, theta0 = None, np.full(K, 0.5)
+    if start:
+        names = [spec.random[k].name for k in order]
+        unknown = [str(n) for n in start if n not in names]
+        if unknown:
+            raise ArgumentError(
+                f"start names {', '.join(map(repr, unknown))}, which is not a random term of "
+                f"{spec}; the random terms are {', '.join(map(repr, names))}"
+            )
+        for i, name in enumerate(names):
+            if name in start:
+                value = start[name]
+                if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                        or not math.isfinite(float(value)) or float(value) < 0):
+                    raise ArgumentError(
+                        f"start[{name!r}] must be a finite number >= 0 (a standard deviation "
+                        f"relative to the residual SD); got {value!r}"
+                    )
+                theta0[i] = float(value)
+    if closed is not None:
+        fit = devfun.evaluate(closed)
+        return Optimum(closed, None, fit.deviance, 0, True, True, "closed form",
+                       _evaluated=(devfun, closed.copy(), fit))
+    n_iter = 0
+    eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
+    x0 = np.concatenate([theta0, eta0])
+    try:
+        x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+    except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+        x, res = None, None
+    if (res is None or not np.isfinite(res.fun)) and pb.n_strata > 1:
+        # restart from the homoscedastic fit (its theta, rescaled to the reference stratum)
+        x0 = np.concatenate([_homoscedastic_theta(pb, theta0, reml, maxiter, tol), eta0])
+        try:
+            x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+            x, res = None, None
+    if res is None or x is None or not np.isfinite(res.fun):
+        raise ConvergenceError(
+            f"the {method} fit of {spec} produced no finite likelihood after {n_iter} "
+            "iterations. Check the data for constant or near-constant strata, rescale the "
+            "response, or give starting values (start={...})."
+        )
+    scale = max(1.0, abs(float(res.fun)))
+    converged = _pg_norm(res.jac, x, K) <= 1e-4 * scale
+    if not converged:
+        warnings.warn(
+            f"the {method} fit of {spec} did not converge in {n_iter} iterations "
+            f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
+            "starting values (start={...}), rescale the response, or simplify the random "
+            "part.", ConvergenceWarning, stacklevel=3,
+        )
+    theta, eta = devfun.split(x)
+    return Optimum(np.maximum(theta, 0.0), eta, float(res.fun), n_iter, bool(converged), False,
+                   str(res.message))
+
+
+def _response_unit(y: np.ndarray) -> float:
+    """The power of 2 nearest the response's SD (1.0 for a constant or empty response)."""
+    if not y.size:
+        return 1.0
+    with np.errstate(all="ignore"):
+        sd = float(np.std(y))
+    if not (np.isfinite(sd) and sd > 0):
+        return 1.0
+    return float(2.0 ** round(math.log2(sd)))
+
+
+def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
+              ) -> tuple[np.ndarray, Any, int]:
+    """:func:`_optimise_units` on the response in units of (a power of 2 near) its SD.
+
+    theta and eta do not depend on the response's units, but the deviance carries
+    ``dof * log(unit^2)``: at 1e+-90 or 1e20 it is thousands, and the rounding of that offset
+    stopped the optimiser 2e-6 short (relative) in the variances. Dividing by a power of 2 is
+    exact; the deviance and gradient of the result are evaluated on the original response.
+    """
+    c = _response_unit(pb.y)
+    if c == 1.0:
+        return _optimise_units(pb, x0, reml, maxiter, tol)
+    # build the design's caches (they do not depend on y) on the problem the result keeps,
+    # so that the scaled copy shares them
+    pb.unit_cross()
+    pb.index()
+    if not pb.dense_b:
+        pb.sparse_layout()
+    scaled = copy.copy(pb)
+    scaled.y = pb.y / c
+    x, res, n_iter = _optimise_units(scaled, x0, reml, maxiter, tol)
+    if res is not None and np.isfinite(res.fun):
+        K = pb.K
+        with np.errstate(all="ignore"):
+            try:
+                f = _reml.evaluate(pb, x[:K], x[K:] if pb.n_strata > 1 else None, reml,
+                                   gradient=True)
+                res.fun, res.jac = f.deviance, f.gradient
+            except np.linalg.LinAlgError:
+                res.fun = math.nan
+    return x, res, n_iter
+
+
+def _optimise_units(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
+                    ) -> tuple[np.ndarray, Any, int]:
+    """Minimise the profiled deviance from ``x0`` = (theta, eta) by L-BFGS-B.
+
+    A point where the factorisation fails (numerically not positive definite, far from the
+    optimum) gets a deviance above the best one seen, so the line search steps back instead
+    of aborting the fit. A few restarts catch L-BFGS-B's early stops on flat ridges.
+    Returns (x, the last scipy result, iterations).
+    """
+    K = pb.K
+    bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
+    best_f = [math.inf]
+    best_g = [np.zeros_like(x0)]
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        et = x[K:] if pb.n_strata > 1 else None
+        try:
+            f = _reml.evaluate(pb, x[:K], et, reml, gradient=True)
+        except np.linalg.LinAlgError:
+            if not np.isfinite(best_f[0]):
+                raise
+            return best_f[0] + 1e3 * (1.0 + abs(best_f[0])), -best_g[0]
+        assert f.gradient is not None  # asked for above
+        if f.deviance < best_f[0]:
+            best_f[0], best_g[0] = f.deviance, f.gradient
+        return f.deviance, f.gradient
+
+    opts = {"maxiter": maxiter, "maxfun": 5 * maxiter, "ftol": 1e-15, "gtol": tol, "maxls": 10}
+    with np.errstate(all="ignore"):
+        res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                options=opts)
+        x = res.x
+        n_iter = int(res.nit)
+        if not np.isfinite(res.fun):
+            return x, res, n_iter
+        scale = max(1.0, abs(float(res.fun)))
+        for _ in range(3):
+            if _pg_norm(res.jac, x, K) <= 1e-5 * scale or n_iter >= maxiter:
+                break
+            res = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options=opts)
+            x = res.x
+            n_iter += int(res.nit)
+        # theta_k enters the deviance as theta_k**2, so its gradient is exactly 0 on the bound
+        # theta_k = 0 (and tiny near it): L-BFGS-B stops there (projected gradient 0) when a step was clipped onto
+        # the bound, or the start was 0, even where a positive theta_k is better (lme4's
+        # derivative-free optimiser does not stop there). A component at 0 is an optimum only
+        # if no probe above it lowers the deviance; otherwise restart from the best probe.
+        for _ in range(2 * K + 2):
+            zero = [k for k in range(K) if x[k] < _NEAR_ZERO]
+            if not zero or not np.isfinite(res.fun):
+                break
+            best_x, best = None, float(res.fun) - 1e-10 * max(1.0, abs(float(res.fun)))
+            et = x[K:] if pb.n_strata > 1 else None
+            for k in zero:
+                for step in _BOUNDARY_PROBES:
+                    xp = x.copy()
+                    xp[k] = step
+                    try:
+                        dev = _reml.evaluate(pb, xp[:K], et, reml).deviance
+                    except np.linalg.LinAlgError:
+                        continue
+                    if dev < best:
+                        best_x, best = xp, dev
+            if best_x is None:
+                break
+            res = optimize.minimize(fun, best_x, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    options=opts)
+            x = res.x
+            n_iter += int(res.nit)
+        # The converse: near theta_k = 0 the deviance is flat (theta_k**2), so L-BFGS-B stops a
+        # little above a zero optimum (theta 1.3e-4 for a topic variance whose REML optimum is
+        # 0, which moved the Satterthwaite df from lmerTest's 36 to 29.45). A small component
+        # whose zero is at least as good is set to exactly 0 and the others re-polished with
+        # it held there, so a boundary optimum is reported as one (lme4's isSingular).
+        if np.isfinite(res.fun):
+            x, res, extra = _snap_to_boundary(pb, fun, x, res, reml, bounds, opts)
+            n_iter += extra
+    return x, res, n_iter
+
+
+#: Relative SDs below which _snap_to_boundary tries the component at exactly 0.
+_SNAP_BELOW = 1e-2
+
+
+def _snap_to_boundary(pb: _reml.Problem, fun: Any, x: np.ndarray, res: Any, reml: bool,
+                      bounds: list[tuple[float | None, float | None]], opts: dict[str, Any]
+                      ) -> tuple[np.ndarray, Any, int]:
+    """Set to 0 each small theta_k (< ``_SNAP_BELOW``) whose zero does not raise the deviance,
+    smallest first, re-polishing the other parameters with the zeros held (bounds (0, 0))."""
+    K = pb.K
+    et = x[K:] if pb.n_strata > 1 else None
+    dev = float(res.fun)
+    tol = 1e-12 * max(1.0, abs(dev))
+    zeroed: list[int] = []
+    for k in sorted(range(K), key=lambda j: x[j]):
+        if not 0.0 < x[k] < _SNAP_BELOW:
+            continue
+        xp = x.copy()
+        xp[k] = 0.0
+        try:
+            d0 = _reml.evaluate(pb, xp[:K], et, reml).deviance
+        except np.linalg.LinAlgError:
+            continue
+        if d0 <= dev + tol:
+            x, dev = xp, min(dev, d0)
+            zeroed.append(k)
+    if not zeroed:
+        return x, res, 0
+    held = list(bounds)
+    for k in zeroed:
+        held[k] = (0.0, 0.0)
+    nit = 0
+    if any(lo != hi for lo, hi in held):  # something left to polish
+        res2 = optimize.minimize(fun, x, jac=True, method="L-BFGS-B", bounds=held,
+                                 options=opts)
+        nit = int(res2.get("nit", 0))
+        if np.isfinite(res2.fun) and res2.fun <= dev + tol:
+            x = np.asarray(res2.x, float).copy()
+            x[zeroed] = 0.0
+    f, g = fun(x)  # the evaluation at the returned point (scipy skips it when all are held)
+    msg = f"{res.message}; {len(zeroed)} component(s) at the boundary"
+    return x, optimize.OptimizeResult(x=x, fun=f, jac=g, nit=nit, message=msg,
+                                      success=True), nit
+
+
+#: Values of a relative SD tried above a component that the optimiser left at (or near) 0;
+#: below _NEAR_ZERO (lme4's tolerance for a singular fit) the gradient is too flat to trust.
+_BOUNDARY_PROBES = (1e-3, 1e-2, 0.1, 0.5, 1.0, 2.0)
+_NEAR_ZERO = 1e-4
+
+
+def _homoscedastic_theta(pb: _reml.Problem, theta0: np.ndarray, reml: bool, maxiter: int,
+                         tol: float) -> np.ndarray:
+    """theta of the homoscedastic fit of the same problem, relative to the reference stratum's
+    residual SD (the starting point of a heteroscedastic restart)."""
+    homo = _reml.Problem(y=pb.y, cols=pb.cols, vals=pb.vals, term_sizes=pb.term_sizes, p=pb.p)
+    x, res, _ = _optimise(homo, np.asarray(theta0, float), reml, maxiter, tol)
+    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
+    f = _reml.evaluate(homo, x, None, reml)
+    return np.maximum(x, 0.0) * math.sqrt(f.sigma2) / sd[0]
+
+
+def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
+    g = np.asarray(g, float).copy()
+    at0 = np.zeros_like(g, dtype=bool)
+    at0[:K] = (x[:K] <= 0) & (g[:K] > 0)
+    g[at0] = 0.0
+    return float(np.max(np.abs(g))) if g.size else 0.0
+
+
+def _eta_start(pb: _reml.Problem) -> np.ndarray:
+    """log SD ratios from within-stratum spread of the response (around cell means)."""
+    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
+    return np.log(sd[1:] / sd[0])
+
+
+@dataclass
+class MixedState:
+    """What a :class:`MixedResult` keeps of its fit for later computations (Satterthwaite df,
+    marginal means, profiles, bootstrap): the deviance function's problem and the optimum.
+
+    ``theta`` and ``eta`` are in the deviance function's parametrisation (terms in ``order``,
+    log SD ratios relative to the internal reference stratum); ``sigma`` is the residual SD of
+    that reference; ``vcov`` the covariance of the fixed effects. Item access
+    (``state["vcov"]``) is kept for code written against the former dict.
+    """
+
+    problem: _reml.Problem
+    theta: np.ndarray
+    eta: np.ndarray | None
+    sigma: float
+    vcov: np.ndarray
+    levels: dict[str, list[str]]
+    codes: dict[str, np.ndarray]
+    order: list[int]
+    data: pd.DataFrame | None
+    fixed_terms: list[str]
+    design: MixedDesign | None = None
+    devfun: DevianceFunction | None = None
+    optimum: Optimum | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+
