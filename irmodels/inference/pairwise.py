@@ -298,9 +298,10 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
     return X.reshape(n_t, n_s), topics, systems
 
 
-#: Scores whose largest magnitude is outside [2**-100, 2**100] are divided by a power of two
-#: first (:func:`unit_scale`): their squares would underflow or overflow.
-_SAFE_RANGE = (2.0**-100, 2.0**100)
+#: Scores whose largest magnitude is outside [2**-10, 2**100] are divided by a power of two
+#: first (:func:`unit_scale`): their squares would overflow, or underflow, or the resampling
+#: tests' absolute tie tolerance (1e-12) would swallow their differences.
+_SAFE_RANGE = (2.0**-10, 2.0**100)
 
 
 def unit_scale(*arrays: np.ndarray) -> float:
@@ -417,6 +418,11 @@ def p_adjust(
     meth = method.lower() if isinstance(method, str) else method
     meth = "bh" if meth == "fdr" else meth
     _choice(meth, P_ADJUST_METHODS, "adjustment")
+    raw = np.asarray(p, dtype=object).ravel() if not isinstance(p, np.ndarray) else p.ravel()
+    if (isinstance(p, np.ndarray) and p.dtype == bool) or any(
+            isinstance(v, (bool, np.bool_)) for v in raw):
+        raise DataFormatError("p holds booleans (True/False); p_adjust needs p-values, numbers "
+                              "in [0, 1] (e.g. res['p'], not res['reject']).")
     p0 = np.asarray(p, dtype=np.float64)
     out = p0.copy()
     ok = ~np.isnan(p0)
@@ -1000,7 +1006,8 @@ def pairwise(
             "'randomization' or 'bootstrap', or adjust with 'holm' or 'bh'."
         )
     alpha = check_probability(alpha, "alpha", error=DataFormatError)
-    if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
+    if isinstance(n_resamples, (bool, np.bool_)) or not (
+            isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
     from irmodels.inference.effects import check_margin, paired_effects
 
@@ -1054,8 +1061,8 @@ def pairwise(
         res.update(statistic=diff.copy(), n=np.full(P, T))
         if test == "bootstrap":  # constant differences: every resample is the same
             const, zero = _degenerate(D.std(axis=0, ddof=1) / np.sqrt(T), diff, diff, scale)
-            if const.any():
-                res.update(constant=const, zero=zero)
+            if (const & ~zero).any():  # no difference at all: p = 1, nothing to warn of
+                res.update(constant=const & ~zero, zero=np.zeros_like(zero))
         res.setdefault("ci_lower", nan)
         res.setdefault("ci_upper", nan)
 

@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_int, check_number, check_probability, check_rng
+from irmodels._validate import check_fits, check_int, check_number, check_probability, check_rng
 from irmodels.data._columns import user_frame
 from irmodels.data.frame import check_finite_scores, require_columns, to_wide
 from irmodels.errors import DataFormatError, DesignError
@@ -776,6 +776,10 @@ def simulate_paired_t(
     alpha = _check_common(alpha, alternative, "exact")
     n = check_int(n, "n", low=2, error=DesignError)
     n_trials = check_int(n_trials, "n_trials", low=1, error=DesignError)
+    # the drawn topic indices and scores of every trial (n_trials x n, int64 and float64 x 2)
+    check_fits(n, "n", 24, what="the topics of one trial", error=DesignError)
+    check_fits(n_trials, "n_trials", 24 * n, what=f"the trials' {n} topics each",
+               error=DesignError)
     gen = check_rng(rng, "rng", error=DesignError)
     data, _ = user_frame(data, topic=topic, system=system, score=score,
                          what="irm.power.simulate_paired_t")

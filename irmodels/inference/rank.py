@@ -588,11 +588,18 @@ def rbo_p_for_depth(expected_depth: float) -> float:
     >>> rbo_p_for_depth(10), rbo_p_for_depth(100)
     (0.9, 0.99)
     """
-    if not (isinstance(expected_depth, (int, float)) and expected_depth > 1):
+    if isinstance(expected_depth, (bool, np.bool_)) or not (
+            isinstance(expected_depth, (int, float, np.integer, np.floating))
+            and expected_depth > 1):
         raise DataFormatError(
             f"expected_depth must be a number greater than 1; got {expected_depth!r}."
         )
-    return 1.0 - 1.0 / float(expected_depth)
+    p = 1.0 - 1.0 / float(expected_depth)
+    if not p < 1.0:  # inf, or so deep that 1 - 1/depth rounds to 1: rbo refuses p = 1
+        raise DataFormatError(
+            f"expected_depth={expected_depth!r} gives p = 1 in double precision, which RBO "
+            "cannot use (p must be below 1); give an expected depth below 1e15.")
+    return p
 
 
 def rbo_top_weight(p: float, depth: int) -> float:

@@ -87,8 +87,10 @@ def transform_scores(
     if transform is None:
         return X.copy()
     if transform == "logit":
-        if not epsilon > 0:
-            raise DataFormatError(f"epsilon must be positive; got {epsilon!r}.")
+        if isinstance(epsilon, (bool, np.bool_)) or not (
+                isinstance(epsilon, (int, float, np.integer, np.floating))
+                and 0 < epsilon < float("inf")):
+            raise DataFormatError(f"epsilon must be a positive finite number; got {epsilon!r}.")
         if X.min() < 0 or X.max() > 1:
             raise DataFormatError(
                 f"the logit transform needs scores in [0, 1]; found values in "
