@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_seed, seed_sequence
+from irmodels._validate import check_fits, check_probability, check_seed, seed_sequence
 from irmodels.errors import DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
 
@@ -387,8 +387,7 @@ def bootstrap_effects(
     from irmodels.models.mixed import MixedResult
 
     n_boot = _check_int(n_boot, "n_boot", 2)
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise DesignError(f"level must be in (0, 1); got {level!r}.")
+    level = check_probability(level, "level", error=DesignError)  # numpy floats too
     if isinstance(fit, AnovaResult):
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
         _check_replicates(n_boot, len(means))
