@@ -6,6 +6,7 @@ Examples::
     irmodels compare bm25.run rm3.run dense.run --qrels qrels.txt --measures AP --test t
     irmodels compare scores.csv --measures AP P@10 --baseline bm25
     irmodels compare bm25.treceval rm3.treceval            # trec_eval -q output files
+    irmodels compare scores.csv --measures AP --equivalence 0.01   # pairs: d_z, TOST p_equiv
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import warnings
 from pathlib import Path
 
 from irmodels._safeio import atomic_file, check_target, write_text
-from irmodels.cli._options import add_columns, add_force, decimals, open_unit, seed, usage
+from irmodels.cli._options import (
+    add_columns,
+    add_force,
+    decimals,
+    open_unit,
+    positive_float,
+    seed,
+    usage,
+)
 from irmodels.errors import IRModelsError, IRModelsWarning, UsageError
 
 
@@ -55,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", metavar="NAME",
                    help="compare every system with this one only (dagger marks)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the randomization test")
+    p.add_argument("--equivalence", type=positive_float, metavar="MARGIN",
+                   help="equivalence margin in score units (e.g. 0.01): the pairs table gains "
+                        "p_equiv, the TOST p-value (implies --pairs)")
+    p.add_argument("--pairs", action="store_true",
+                   help="also show the pairs table: difference, adjusted p and the effect size dz "
+                        "with its interval (in the text summary and the LaTeX file)")
     p.add_argument("--digits", type=decimals, default=4,
                    help="decimals of the means, 0 to 17 (default 4)")
     p.add_argument("--latex", metavar="FILE",
@@ -164,6 +179,12 @@ def _show_warnings(caught) -> None:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
+def _latex(res, digits: int, pairs: bool) -> str:  # type: ignore[no-untyped-def]
+    """The comparison table, then (``pairs``) the pairs table with the effect sizes."""
+    out = res.to_latex(digits=digits)
+    return out + "\n\n" + res.to_latex(digits=digits, pairs=True) if pairs else out
+
+
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
 
@@ -185,18 +206,19 @@ def run(args: argparse.Namespace) -> int:
         named, names = user_named(data, args) if not args.qrels else (data, {})
         res = irm.compare(named, args.measures, test=args.test, adjust=args.adjust,
                           alpha=args.alpha, baseline=args.baseline, seed=args.seed,
-                          systems=systems, **names)
+                          systems=systems, equivalence=args.equivalence, **names)
     _show_warnings(caught)
+    pairs = args.pairs or args.equivalence is not None
     # standard output carries one thing: the LaTeX table (--latex -), the CSV table (--out -)
     # or else the text summary; the messages go to standard error then
     if args.latex == "-":
-        print(res.to_latex(digits=args.digits))
+        print(_latex(res, args.digits, pairs))
     elif args.out == "-":
-        print(res.summary(args.digits), file=sys.stderr)
+        print(res.summary(args.digits, pairs=pairs), file=sys.stderr)
     else:
-        print(res.summary(args.digits))
+        print(res.summary(args.digits, pairs=pairs))
     if args.latex and args.latex != "-":
-        write_text(args.latex, res.to_latex(digits=args.digits) + "\n", force=args.force)
+        write_text(args.latex, _latex(res, args.digits, pairs) + "\n", force=args.force)
         print(f"wrote the LaTeX table to {args.latex}", file=sys.stderr)
     if args.out == "-":
         res.to_frame().to_csv(sys.stdout, index=False)
