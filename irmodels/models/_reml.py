@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
+
+from irmodels.models import _blocked
 
 LOG2PI = math.log(2.0 * math.pi)
 
@@ -108,6 +111,9 @@ class Problem:
         self._layout: _SparseLayout | None = None
         # the coupling block B (q1 x r) is kept dense when small (no sparse-matrix overhead)
         self.dense_b = q1 * r <= 100_000  # crossover measured: benchmarks/mixed_sparse_gradient.py
+        #: design-only structures built on first use (the blocked kernel's); a dict, so that a
+        #: shallow copy that replaces ``y`` (response scaling, bootstrap) shares them
+        self.design_cache: dict[str, Any] = {}
 
     # ----------------------------------------------------------------------------------------
     def weights(self, eta: np.ndarray | None) -> np.ndarray:
@@ -248,9 +254,16 @@ class Fit:
     b_vals: np.ndarray  # B's values on its pattern pairs (Problem.pos1r)
     cho: tuple | None
     gradient: np.ndarray | None = None
+    #: the blocked kernel's workspace for the gradient (None from the pattern kernel)
+    blocked: Any = None
 
 
-def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool) -> Fit:
+def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
+            kernel: str = "auto") -> Fit:
+    """The factorisation at (theta, eta): ``kernel`` "auto" uses the blocked kernel
+    (:mod:`irmodels.models._blocked`) on the designs it applies to, "pattern" never."""
+    if kernel == "blocked" or (kernel == "auto" and _blocked.applies(pb)):
+        return _blocked.factor(pb, theta, reml)
     w = pb.weights(eta)
     d = pb.dvec(theta)
     if eta is None or pb.n_strata == 1:  # unit weights: T'T does not change
@@ -383,6 +396,8 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
     ``gl + dof / r2 * gr`` (plus ``2 N_s`` for each eta_s), and lmerTest's unprofiled
     derivatives reuse the two parts separately.
     """
+    if f.blocked is not None:
+        return _blocked.gradient_parts(pb, f, reml)
     minv = _minv_pattern(pb, f, ml=not reml)
     a, b = pb.pair_a, pb.pair_b
     # d logdet / d theta_k = 2 sum_{pairs (a,b), a in k} N_ab d_b Minv_ab
@@ -406,10 +421,14 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
 
 
 def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
-             gradient: bool = False) -> Fit:
-    """Profiled deviance at (theta, eta), with its gradient in (theta, eta) when asked."""
+             gradient: bool = False, kernel: str = "auto") -> Fit:
+    """Profiled deviance at (theta, eta), with its gradient in (theta, eta) when asked.
+
+    ``kernel``: "auto" (the blocked kernel on large homoscedastic designs, the pattern kernel
+    otherwise), "pattern" or "blocked" (tests compare the two).
+    """
     theta = np.asarray(theta, float)
-    f = _factor(pb, theta, eta, reml)
+    f = _factor(pb, theta, eta, reml, kernel)
     if not gradient:
         return f
     dof = (pb.n - pb.p) if reml else pb.n
