@@ -89,7 +89,7 @@ def test_read_run_reference_file(trec: Path) -> None:
         "301", "FR940202-2-00150", 104, 2.129133)
     assert set(run["system"]) == {"STANDARD"}
     # the reference file mixes tabs and spaces: the slow path gives the same frame
-    from irmodels.data import io as rio
+    from irmodels.data import _io_tables as rio
 
     data = (trec / "results.test").read_bytes()
     slow = rio._slow_table(data, "x", rio._RUN, ("topic", "docid"), "tag")
@@ -103,7 +103,7 @@ def test_run_write_read_round_trip(trec: Path, tmp_path: Path) -> None:
     assert out == [tmp_path / "run.txt"]
     pd.testing.assert_frame_equal(irm.read_run(out[0]), run)
     # single-space layout takes the arrow fast path; same result
-    from irmodels.data import io as rio
+    from irmodels.data import _io_tables as rio
 
     assert rio._simple_layout(out[0].read_bytes()) == b" "
 
@@ -320,7 +320,7 @@ def _run_rows(draw):
 def test_whitespace_layout_does_not_change_the_run(tmp_path_factory, rows, data) -> None:
     """Any mix of tolerated separators, line endings, BOM and blank lines reads the same rows,
     and the fast (C/arrow) and slow (line-by-line) parsers agree."""
-    from irmodels.data import io as rio
+    from irmodels.data import _io_tables as rio
 
     sep = st.sampled_from([" ", "\t", "  ", " \t ", "\t\t"])
     lines = []
@@ -396,7 +396,7 @@ def test_property_read_matrix_cells_as_one_by_one(cells, nan):
     import re
     import tempfile
 
-    from irmodels.data.io import _FLOAT, _NA_TOKENS
+    from irmodels.data._lines import _FLOAT, _NA_TOKENS
 
     want, error = [], None
     for r, row in enumerate(cells):
