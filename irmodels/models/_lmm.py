@@ -1,0 +1,912 @@
+"""The general linear mixed model engine: random intercepts *and slopes*, as lme4 fits them.
+
+``irm.mixed`` routes a model with any slope term (``(1 + Days | Subject)``, ``(0 + shard |
+topic)``, ``(Days || Subject)``) here; intercept-only models keep the specialised crossed
+solver of :mod:`irmodels.models._reml`.
+
+The model is lme4's (Bates, Maechler, Bolker & Walker, "Fitting Linear Mixed-Effects Models
+Using lme4", J. Stat. Softw. 67(1), 2015, section 3):
+
+``y = X beta + Z b + e``, ``b = Lambda(theta) u``, ``u ~ N(0, sigma^2 I)``, ``e ~ N(0, sigma^2 I)``.
+
+- ``Z`` (scipy.sparse) is built term by term: for a term with grouping factor ``g`` (levels
+  ``l_k``) and effect columns ``E`` (``n x q_k``: the intercept, numeric covariates, factor
+  indicator or treatment-contrast columns), the term's block holds ``E[i, r]`` in column
+  ``offset + level(i) * q_k + r`` (level-major, as lme4).
+- ``Lambda(theta)`` is block diagonal with each term's lower-triangular ``q_k x q_k`` template
+  ``T_k`` repeated per level; ``theta`` is the lower triangle of each ``T_k`` by column (lme4's
+  order within a term), diagonal elements bounded below by 0. A ``||`` term is separate terms.
+- The profiled deviance comes from the penalized least squares: ``L L' = Lambda' Z'Z Lambda + I``,
+  ``R_ZX = L^-1 Lambda' Z'X``, ``R_X' R_X = X'X - R_ZX' R_ZX``, the solves for ``beta`` and ``u``,
+  and ``-2 l(theta) = log|L|^2 + n (1 + log(2 pi r^2 / n))`` (ML, eq. 34) or
+  ``log|L|^2 + log|R_X|^2 + (n - p)(1 + log(2 pi r^2 / (n - p)))`` (REML, eq. 41), with
+  ``r^2`` the penalised residual sum of squares.
+- ``theta`` is found by L-BFGS-B (central-difference gradient), restarted off any bound it
+  stopped on, then polished by Newton steps on a finite-difference Hessian of the free
+  parameters (lme4 uses bobyqa). A fit is singular (lme4's ``isSingular``) when a diagonal
+  element of ``theta`` is below 1e-4: reported as a boundary note, not an error.
+- Satterthwaite df (Kuznetsova, Brockhoff & Christensen, "lmerTest Package", J. Stat. Softw.
+  82(13), 2017): the variance parameters are ``(theta, sigma)``; their asymptotic covariance is
+  ``2 H^-1`` with ``H`` the Hessian of the (unprofiled) deviance, the gradient of
+  ``Var(L beta)`` is the Jacobian of ``sigma^2 (R_X' R_X)^-1``; both by Richardson-extrapolated
+  central differences, as lmerTest (numDeriv) does.
+
+Dense factorisation of the ``q x q`` matrix: fine for ``q`` up to a few thousand random effects.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.linalg import cholesky, solve_triangular
+from scipy.optimize import minimize
+from scipy.special import fdtrc, stdtr
+
+from irmodels._display import ResultDisplay
+from irmodels.errors import (
+    BoundaryFitWarning,
+    ConvergenceError,
+    DataFormatError,
+    DesignError,
+    FormulaError,
+    ModelError,
+)
+from irmodels.formula.spec import ModelSpec
+from irmodels.models import _design
+from irmodels.models._mixed_design import (
+    _check_response_varies,
+    _encode,
+    _fixed_design,
+    _group,
+    _resolve,
+)
+
+__all__ = ["LMMDesign", "ReTerm", "SlopeMixedResult", "SINGULAR_TOL", "fit_lmm", "lmm_design",
+           "is_slope_spec"]
+
+#: A diagonal element of theta below this counts as on its bound 0 (lme4's isSingular tol).
+SINGULAR_TOL = 1e-4
+
+
+# --------------------------------------------------------------------------------------------
+# design
+
+
+@dataclass(frozen=True)
+class ReTerm:
+    """One random-effects term: grouping ``factors``, an ``intercept`` flag and ``effects``
+    (the slope columns left of the bar). ``irmodels.formula.spec.RandomTerm`` has the same
+    fields; this class lets the engine be driven without the formula grammar."""
+
+    factors: tuple[str, ...]
+    intercept: bool = True
+    effects: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return ":".join(self.factors)
+
+
+def _term_fields(rt: Any) -> ReTerm:
+    return ReTerm(tuple(rt.factors), bool(getattr(rt, "intercept", True)),
+                  tuple(getattr(rt, "effects", ())))
+
+
+def is_slope_spec(spec: ModelSpec) -> bool:
+    """Whether any random term of ``spec`` has slopes or no intercept (the general engine)."""
+    return any(_term_fields(rt) != ReTerm(tuple(rt.factors)) for rt in spec.random)
+
+
+@dataclass
+class _Block:
+    term: ReTerm
+    group: str  # the grouping factor's name (``topic:system``)
+    columns: list[str]  # effect column names
+    codes: np.ndarray  # level of each row
+    labels: list[str]  # level labels
+    E: np.ndarray  # (n, q) effect values
+    offset: int  # first column in Z
+    theta_offset: int
+
+    @property
+    def q(self) -> int:
+        return len(self.columns)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_theta(self) -> int:
+        return self.q * (self.q + 1) // 2
+
+
+@dataclass
+class LMMDesign:
+    """The model's data as the engine needs it (lme4's ``lFormula``)."""
+
+    spec: ModelSpec
+    terms: tuple[ReTerm, ...]
+    y: np.ndarray
+    X: np.ndarray
+    fixed_names: list[str]
+    fixed_terms_of_col: list[str]
+    Z: sp.csc_matrix
+    blocks: list[_Block]
+    data: pd.DataFrame
+    codes: dict[str, np.ndarray]
+    levels: dict[str, list[str]]
+    effect_kind: dict[str, str]  # effect column -> "numeric" | "factor"
+    #: Lambda's sparsity pattern: Lambda.data = theta[lind] (csc data order)
+    lam_indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    lam_indptr: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    lind: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    lower: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def n_theta(self) -> int:
+        return len(self.lower)
+
+    def Lambda(self, theta: np.ndarray) -> sp.csc_matrix:
+        q = self.Z.shape[1]
+        return sp.csc_matrix((np.asarray(theta, float)[self.lind], self.lam_indices,
+                              self.lam_indptr), shape=(q, q))
+
+
+def _is_expression(spec: ModelSpec, name: str) -> bool:
+    expr = getattr(spec, "expression", None)
+    return expr is not None and expr(name) is not None
+
+
+def _numeric_effect(name: str, spec: ModelSpec, data: pd.DataFrame) -> bool:
+    if _is_expression(spec, name):
+        return True
+    if name in spec.categorical or name in _design.ID_FACTORS:
+        return False
+    return bool(_design._is_numeric(data[name]))
+
+
+def _effect_columns(spec: ModelSpec, term: ReTerm, kinds: dict[str, str], data: pd.DataFrame,
+                    codes: dict[str, np.ndarray], levels: dict[str, list[str]]
+                    ) -> tuple[list[str], np.ndarray]:
+    """The term's columns as R's ``model.matrix`` of its left-hand side: the intercept, then
+    each effect (a numeric covariate's values; a factor's treatment contrasts, or all its
+    indicators when it is the first factor of a term without intercept)."""
+    n = len(data)
+    names: list[str] = []
+    cols: list[np.ndarray] = []
+    if term.intercept:
+        names.append("(Intercept)")
+        cols.append(np.ones(n))
+    full = not term.intercept
+    for e in term.effects:
+        if kinds[e] == "numeric":
+            names.append(e)
+            x = (spec.values(data, e) if _is_expression(spec, e)
+                 else _design.covariate_values(data, e))
+            if not np.all(np.isfinite(x)):
+                raise DataFormatError(f"the random slope {e!r} has missing or infinite values; "
+                                      "drop those rows first")
+            cols.append(np.asarray(x, dtype=float))
+            continue
+        lv = levels[e]
+        start = 0 if full else 1
+        full = False
+        for j in range(start, len(lv)):
+            names.append(f"{e}{lv[j]}")
+            cols.append((codes[e] == j).astype(float))
+    if not cols:
+        raise FormulaError(f"the random term {_term_text(term)} has no effect columns "
+                           "(0 + nothing); give it an intercept or a slope",
+                           "", None)
+    return names, np.column_stack(cols)
+
+
+def _term_text(t: ReTerm) -> str:
+    lhs = ([] if t.intercept else ["0"]) + list(t.effects)
+    if t.intercept and not t.effects:
+        lhs = ["1"]
+    elif t.intercept:
+        lhs = ["1", *lhs]
+    return f"({' + '.join(lhs)} | {t.name})"
+
+
+def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
+               terms: tuple[ReTerm, ...] | None = None) -> LMMDesign:
+    """Stage 1: the fixed design ``X`` (treatment contrasts, as :func:`irmodels.mixed`), the
+    random-effects matrix ``Z`` and the pattern of ``Lambda``. ``terms`` overrides the random
+    terms of the spec (each with ``factors``, ``intercept``, ``effects``)."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    spec = _resolve(model, list(data.columns), data)
+    rterms = tuple(_term_fields(t) for t in (terms if terms is not None else spec.random))
+    if not rterms:
+        raise FormulaError("irm.mixed needs at least one random term such as (1|topic); for a "
+                           "model with fixed effects only use irm.anova", spec.formula,
+                           (0, len(spec.formula)))
+    need = list(spec.factors)
+    for t in rterms:
+        need += [f for f in (*t.factors, *t.effects)
+                 if f not in need and not _is_expression(spec, f)]
+    missing = [f for f in need if f not in data.columns]
+    if missing:
+        raise DataFormatError(
+            f"the model names column(s) {', '.join(map(repr, missing))} that the data lack; "
+            f"columns present: {', '.join(map(str, data.columns))}")
+    y = spec.response_values(data)
+    if not np.all(np.isfinite(y)):
+        raise DataFormatError(
+            f"the response has {int((~np.isfinite(y)).sum())} missing or infinite value(s); "
+            "drop them first (irm.frame(..., nan='drop'))")
+    _check_response_varies(y, spec)
+    n = len(y)
+    kinds: dict[str, str] = {}
+    for t in rterms:
+        for e in t.effects:
+            kinds[e] = "numeric" if _numeric_effect(e, spec, data) else "factor"
+    codes: dict[str, np.ndarray] = {}
+    levels: dict[str, list[str]] = {}
+    cat_names = [f for f in spec.factors if f not in spec.numeric]
+    for t in rterms:
+        cat_names += list(t.factors) + [e for e in t.effects if kinds[e] == "factor"]
+    for f in dict.fromkeys(cat_names):
+        codes[f], levels[f] = _encode(data[f])
+    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
+    X = np.zeros((n, len(fixed_names)))
+    rows = np.arange(n)
+    for j in range(X_idx.shape[1]):
+        np.add.at(X, (rows, X_idx[:, j]), X_val[:, j])
+    if X.shape[1] and np.linalg.matrix_rank(X) < X.shape[1]:
+        raise DesignError(f"the fixed-effects design of {spec} is rank deficient "
+                          f"({np.linalg.matrix_rank(X)} of {X.shape[1]} columns); drop a term")
+    blocks: list[_Block] = []
+    z_rows, z_cols, z_vals = [], [], []
+    offset = 0
+    toff = 0
+    lind_parts, ind_parts, ptr = [], [], [0]
+    lower: list[float] = []
+    for t in rterms:
+        gc, gl = _group(codes, levels, t.factors)
+        cols, E = _effect_columns(spec, t, kinds, data, codes, levels)
+        q = len(cols)
+        if len(gl) < 2:
+            raise DesignError(
+                f"the random term {_term_text(t)} has {len(gl)} level in the data; a variance "
+                "needs at least 2 levels (5 or more to be useful). Drop the term.")
+        blk = _Block(t, t.name, cols, gc, gl, E, offset, toff)
+        blocks.append(blk)
+        for r in range(q):
+            z_rows.append(rows)
+            z_cols.append(offset + gc * q + r)
+            z_vals.append(E[:, r])
+        # theta index of T[i, j] (i >= j): lower triangle by column
+        tidx = -np.ones((q, q), dtype=np.int64)
+        k = 0
+        for j in range(q):
+            for i in range(j, q):
+                tidx[i, j] = toff + k
+                lower.append(0.0 if i == j else -np.inf)
+                k += 1
+        for lev in range(len(gl)):
+            base = offset + lev * q
+            for j in range(q):  # column base + j of Lambda: rows base + i, i >= j
+                ind_parts.append(base + np.arange(j, q))
+                lind_parts.append(tidx[j:, j])
+                ptr.append(ptr[-1] + q - j)
+        offset += q * len(gl)
+        toff += q * (q + 1) // 2
+    Z = sp.csc_matrix((np.concatenate(z_vals), (np.concatenate(z_rows), np.concatenate(z_cols))),
+                      shape=(n, offset))
+    Z.sum_duplicates()
+    if offset >= n:
+        raise DesignError(f"the random effects of {spec} have {offset} coefficients for {n} "
+                          "observations: they cannot be separated from the residual. Drop a "
+                          "slope or a term.")
+    return LMMDesign(spec, rterms, y, X, fixed_names, term_of, Z, blocks, data, codes, levels,
+                     kinds, np.concatenate(ind_parts).astype(np.int32),
+                     np.asarray(ptr, dtype=np.int32), np.concatenate(lind_parts),
+                     np.asarray(lower))
+
+
+# --------------------------------------------------------------------------------------------
+# penalized least squares and the profiled deviance
+
+
+@dataclass
+class _PLS:
+    theta: np.ndarray
+    L: np.ndarray  # lower Cholesky factor of Lambda' Z'Z Lambda + I
+    RX: np.ndarray  # upper: RX' RX = X'X - RZX' RZX
+    beta: np.ndarray
+    u: np.ndarray
+    pwrss: float
+    ldL2: float
+    ldRX2: float
+    Lam: sp.csc_matrix
+
+
+class _Deviance:
+    """The profiled deviance of a design (lme4's ``mkLmerDevfun``)."""
+
+    def __init__(self, design: LMMDesign, reml: bool) -> None:
+        self.d = design
+        self.reml = reml
+        Z, X, y = design.Z, design.X, design.y
+        self.ZtZ = (Z.T @ Z).tocsc()
+        self.ZtX = np.asarray(Z.T @ X)
+        self.Zty = np.asarray(Z.T @ y).ravel()
+        self.XtX = X.T @ X
+        self.Xty = X.T @ y
+        self.n, self.p = X.shape
+        self.n_evals = 0
+
+    def pls(self, theta: np.ndarray) -> _PLS:
+        d = self.d
+        theta = np.asarray(theta, float)
+        Lam = d.Lambda(theta)
+        LtZtZL = (Lam.T @ self.ZtZ @ Lam).toarray()
+        LtZtZL[np.diag_indices_from(LtZtZL)] += 1.0
+        L = cholesky(LtZtZL, lower=True, check_finite=False)
+        LtZtX = np.asarray(Lam.T @ self.ZtX)
+        RZX = solve_triangular(L, LtZtX, lower=True, check_finite=False)
+        cu = solve_triangular(L, Lam.T @ self.Zty, lower=True, check_finite=False)
+        S = self.XtX - RZX.T @ RZX
+        RX = cholesky(S, lower=False, check_finite=False) if self.p else np.zeros((0, 0))
+        cb = solve_triangular(RX.T, self.Xty - RZX.T @ cu, lower=True, check_finite=False)
+        beta = solve_triangular(RX, cb, lower=False, check_finite=False)
+        u = solve_triangular(L.T, cu - RZX @ beta, lower=False, check_finite=False)
+        r = d.y - d.X @ beta - d.Z @ (Lam @ u)
+        pwrss = float(r @ r + u @ u)
+        self.n_evals += 1
+        return _PLS(theta, L, RX, beta, u, pwrss, 2 * float(np.sum(np.log(np.diag(L)))),
+                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam)
+
+    def deviance_of(self, f: _PLS) -> float:
+        n, p = self.n, self.p
+        if self.reml:
+            nr = n - p
+            return f.ldL2 + f.ldRX2 + nr * (1 + math.log(2 * math.pi * f.pwrss / nr))
+        return f.ldL2 + n * (1 + math.log(2 * math.pi * f.pwrss / n))
+
+    def __call__(self, theta: np.ndarray) -> float:
+        try:
+            return self.deviance_of(self.pls(theta))
+        except (np.linalg.LinAlgError, ValueError):
+            return float("inf")
+
+    def sigma(self, f: _PLS) -> float:
+        return math.sqrt(f.pwrss / (self.n - self.p if self.reml else self.n))
+
+    def deviance_varpar(self, varpar: np.ndarray) -> float:
+        """lmerTest's ``devfun_vp``: the deviance at ``(theta, sigma)``, sigma not profiled."""
+        theta, sigma = varpar[:-1], float(varpar[-1])
+        f = self.pls(theta)
+        s2 = sigma * sigma
+        dev = f.ldL2 + f.pwrss / s2 + self.n * math.log(2 * math.pi * s2)
+        if self.reml:
+            dev += f.ldRX2 - self.p * math.log(2 * math.pi * s2)
+        return dev
+
+    def covbeta_varpar(self, varpar: np.ndarray) -> np.ndarray:
+        f = self.pls(varpar[:-1])
+        RXi = solve_triangular(f.RX, np.eye(self.p), lower=False, check_finite=False)
+        return float(varpar[-1]) ** 2 * (RXi @ RXi.T)
+
+
+# --------------------------------------------------------------------------------------------
+# optimisation
+
+
+def _central_grad(f: Any, x: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    g = np.empty_like(x)
+    for i in range(len(x)):
+        h = 1e-6 * max(1.0, abs(x[i]))
+        xp = x.copy()
+        xm = x.copy()
+        xp[i] += h
+        xm[i] -= h
+        if xm[i] < lower[i]:  # forward difference on the bound
+            xm[i] = x[i]
+            g[i] = (f(xp) - f(xm)) / h
+        else:
+            g[i] = (f(xp) - f(xm)) / (2 * h)
+    return g
+
+
+def _hessian(f: Any, x: np.ndarray, rel: float = 1e-3) -> np.ndarray:
+    """Richardson-extrapolated central-difference Hessian (two step sizes, as numDeriv's
+    ``hessian`` with fewer refinements)."""
+    k = len(x)
+
+    def once(scale: float) -> np.ndarray:
+        h = scale * (rel * np.abs(x) + rel * (np.abs(x) < 1e-8))
+        H = np.empty((k, k))
+        f0 = f(x)
+        for i in range(k):
+            ei = np.zeros(k)
+            ei[i] = h[i]
+            H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
+            for j in range(i):
+                ej = np.zeros(k)
+                ej[j] = h[j]
+                H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
+                                     + f(x - ei - ej)) / (4 * h[i] * h[j])
+        return H
+
+    return (4 * once(0.5) - once(1.0)) / 3
+
+
+def _jacobian(f: Any, x: np.ndarray, rel: float = 1e-3) -> list[np.ndarray]:
+    out = []
+    for i in range(len(x)):
+        def d(scale: float) -> np.ndarray:
+            h = scale * (rel * abs(x[i]) + rel * (abs(x[i]) < 1e-8))
+            e = np.zeros(len(x))
+            e[i] = h
+            return (f(x + e) - f(x - e)) / (2 * h)
+        out.append((4 * d(0.5) - d(1.0)) / 3)
+    return out
+
+
+@dataclass
+class _Optimum:
+    theta: np.ndarray
+    deviance: float
+    n_iter: int
+    converged: bool
+    message: str
+
+
+def _optimize(dev: _Deviance, start: np.ndarray | None = None, maxiter: int = 2000) -> _Optimum:
+    lower = dev.d.lower
+    bounds = [(0.0 if lo == 0 else None, None) for lo in lower]
+    x0 = np.where(lower == 0, 1.0, 0.0) if start is None else np.asarray(start, float)
+
+    def run(x: np.ndarray) -> Any:
+        return minimize(dev, x, jac=lambda t: _central_grad(dev, t, lower), method="L-BFGS-B",
+                        bounds=bounds, options={"maxiter": maxiter, "ftol": 1e-15, "gtol": 1e-9})
+
+    res = run(x0)
+    best_x, best_f, n_iter, ok, msg = res.x, float(res.fun), int(res.nit), bool(res.success), str(
+        res.message)
+    # a diagonal element stopped on its bound: the deviance may be flat there (a scalar term's
+    # deviance depends on theta through theta^2); restart it off the bound
+    for i in np.flatnonzero((lower == 0) & (best_x <= SINGULAR_TOL)):
+        x = best_x.copy()
+        x[i] = 0.5
+        r2 = run(x)
+        n_iter += int(r2.nit)
+        if float(r2.fun) < best_f - 1e-10 * abs(best_f):
+            best_x, best_f, ok, msg = r2.x, float(r2.fun), bool(r2.success), str(r2.message)
+    if not np.isfinite(best_f):
+        raise ConvergenceError("the LMM deviance is not finite at the optimiser's end point; "
+                               "check the data for near-collinear random-effect columns")
+    best_x, best_f = _polish(dev, best_x, best_f, lower)
+    return _Optimum(best_x, best_f, n_iter, ok or np.isfinite(best_f), msg)
+
+
+def _polish(dev: _Deviance, x: np.ndarray, fx: float, lower: np.ndarray) -> tuple[np.ndarray, float]:
+    """Newton steps on the parameters off their bounds (finite-difference Hessian)."""
+    for _ in range(5):
+        free = ~((lower == 0) & (x <= SINGULAR_TOL))
+        if not free.any():
+            break
+        idx = np.flatnonzero(free)
+
+        def sub(z: np.ndarray) -> float:
+            xx = x.copy()
+            xx[idx] = z
+            return dev(xx)
+
+        z = x[idx]
+        H = _hessian(sub, z, rel=1e-4)
+        g = _central_grad(sub, z, np.full(len(z), -np.inf))
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(step)):
+            break
+        improved = False
+        for a in (1.0, 0.5, 0.25):
+            zn = z - a * step
+            xn = x.copy()
+            xn[idx] = zn
+            xn = np.maximum(xn, np.where(lower == 0, 0.0, -np.inf))
+            fn = dev(xn)
+            if fn < fx:
+                x, fx, improved = xn, fn, True
+                break
+        if not improved or np.max(np.abs(step)) < 1e-10:
+            break
+    return x, fx
+
+
+# --------------------------------------------------------------------------------------------
+# the result
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class SlopeMixedResult(ResultDisplay):
+    """A linear mixed model with random slopes fitted by :func:`irmodels.mixed` (see the
+    module notes of :mod:`irmodels.models._lmm`).
+
+    Attributes
+    ----------
+    spec : ModelSpec
+    method : {"REML", "ML"}
+    n_obs : int
+    theta : ndarray
+        lme4's relative covariance parameters (term by term, lower triangle by column).
+    sigma : float
+        Residual standard deviation.
+    loglik, aic, bic, deviance : float
+        (Restricted) log-likelihood, lme4's information criteria, ``-2 loglik``.
+    converged : bool
+    n_iter : int
+    boundary : bool
+        lme4's ``isSingular``: a diagonal element of theta below 1e-4.
+    boundary_components : tuple of str
+        ``group: effect`` of the diagonal elements at the bound.
+    fixed_estimates : Series
+    """
+
+    spec: ModelSpec
+    method: str
+    n_obs: int
+    theta: np.ndarray
+    sigma: float
+    loglik: float
+    aic: float
+    bic: float
+    deviance: float
+    converged: bool
+    n_iter: int
+    boundary: bool
+    boundary_components: tuple[str, ...]
+    fixed_estimates: pd.Series
+    n_params: int
+    _design: LMMDesign = field(default=None)  # type: ignore[assignment]
+    _dev: _Deviance = field(default=None)  # type: ignore[assignment]
+    _pls: _PLS = field(default=None)  # type: ignore[assignment]
+
+    # -- variance parameters -------------------------------------------------------------------
+    def _covariances(self) -> list[np.ndarray]:
+        out = []
+        for b in self._design.blocks:
+            T = np.zeros((b.q, b.q))
+            k = b.theta_offset
+            for j in range(b.q):
+                for i in range(j, b.q):
+                    T[i, j] = self.theta[k]
+                    k += 1
+            out.append(self.sigma ** 2 * (T @ T.T))
+        return out
+
+    def variance_components(self) -> pd.DataFrame:
+        """One row per (group, effect) and ``Residual``: columns ``variance``, ``sd``. When every
+        term is an intercept, today's shape: index ``component``, columns ``variance, sd,
+        share``. Correlations: :meth:`correlations`."""
+        covs = self._covariances()
+        blocks = self._design.blocks
+        if all(b.columns == ["(Intercept)"] for b in blocks):
+            names = [b.group for b in blocks] + ["Residual"]
+            v = np.array([c[0, 0] for c in covs] + [self.sigma ** 2])
+            out = pd.DataFrame({"variance": v, "sd": np.sqrt(v), "share": v / v.sum()},
+                               index=pd.Index(names, name="component"))
+            return out
+        rows = []
+        for b, c in zip(blocks, covs):
+            for r, col in enumerate(b.columns):
+                rows.append((b.group, col, c[r, r]))
+        rows.append(("Residual", "", self.sigma ** 2))
+        idx = pd.MultiIndex.from_tuples([(g, e) for g, e, _ in rows], names=["group", "effect"])
+        v = np.array([x for _, _, x in rows])
+        return pd.DataFrame({"variance": v, "sd": np.sqrt(v)}, index=idx)
+
+    def correlations(self) -> pd.DataFrame:
+        """Correlations of the random effects within each term: columns ``group, effect1,
+        effect2, correlation`` (lme4's ``as.data.frame(VarCorr(fit))`` rows with ``var2``);
+        NaN when a variance is 0."""
+        rows = []
+        for b, c in zip(self._design.blocks, self._covariances()):
+            sd = np.sqrt(np.diag(c))
+            for j in range(b.q):
+                for i in range(j + 1, b.q):
+                    den = sd[i] * sd[j]
+                    rows.append((b.group, b.columns[j], b.columns[i],
+                                 c[i, j] / den if den > 0 else float("nan")))
+        return pd.DataFrame(rows, columns=["group", "effect1", "effect2", "correlation"])
+
+    # -- fixed effects --------------------------------------------------------------------------
+    @cached_property
+    def vcov(self) -> pd.DataFrame:
+        """``sigma^2 (R_X' R_X)^-1``, lme4's ``vcov``."""
+        RXi = solve_triangular(self._pls.RX, np.eye(len(self.fixed_estimates)), lower=False)
+        names = list(self.fixed_estimates.index)
+        return pd.DataFrame(self.sigma ** 2 * (RXi @ RXi.T), index=names, columns=names)
+
+    @cached_property
+    def _satterthwaite(self) -> tuple[list[np.ndarray], np.ndarray]:
+        dev = _Deviance(self._design, self.method == "REML")
+        vp = np.concatenate([self.theta, [self.sigma]])
+        H = _hessian(dev.deviance_varpar, vp)
+        A = 2 * np.linalg.pinv(H)
+        J = _jacobian(dev.covbeta_varpar, vp)
+        return J, A
+
+    def _df_for(self, L: np.ndarray) -> np.ndarray:
+        J, A = self._satterthwaite
+        V = self.vcov.to_numpy()
+        out = []
+        for row in np.atleast_2d(L):
+            g = np.array([row @ Jk @ row for Jk in J])
+            var = row @ V @ row
+            out.append(2 * var ** 2 / (g @ A @ g))
+        return np.asarray(out)
+
+    @cached_property
+    def fixed(self) -> pd.DataFrame:
+        """Fixed effects: ``estimate, se, df, t, p`` (Satterthwaite df as lmerTest)."""
+        est = self.fixed_estimates.to_numpy()
+        se = np.sqrt(np.diag(self.vcov.to_numpy()))
+        df = self._df_for(np.eye(len(est)))
+        t = est / se
+        p = 2 * stdtr(df, -np.abs(t))
+        out = pd.DataFrame({"estimate": est, "se": se, "df": df, "t": t, "p": p},
+                           index=pd.Index(self.fixed_estimates.index, name="coefficient"))
+        return out
+
+    def anova(self) -> pd.DataFrame:
+        """F tests of the fixed terms (the hypothesis that a term's coefficients are 0,
+        lmerTest's type III for models without interactions) with Satterthwaite's
+        denominator df (lmerTest's ``contestMD``): columns ``num_df, den_df, F, p``."""
+        d = self._design
+        beta = self.fixed_estimates.to_numpy()
+        V = self.vcov.to_numpy()
+        J, A = self._satterthwaite
+        rows = {}
+        for t in self.spec.fixed:
+            cols = [i for i, name in enumerate(d.fixed_terms_of_col) if name == t.name]
+            if not cols:
+                continue
+            L = np.zeros((len(cols), len(beta)))
+            L[np.arange(len(cols)), cols] = 1.0
+            w, P = np.linalg.eigh(L @ V @ L.T)
+            order = np.argsort(w)[::-1]
+            w, P = w[order], P[:, order]
+            PtL = P.T @ L
+            F = float(np.sum((PtL @ beta) ** 2 / w) / len(cols))
+            nu = []
+            for m in range(len(cols)):
+                g = np.array([PtL[m] @ Jk @ PtL[m] for Jk in J])
+                nu.append(2 * w[m] ** 2 / (g @ A @ g))
+            nu_a = np.asarray(nu)
+            if len(nu_a) == 1:
+                ddf = float(nu_a[0])
+            elif np.all(np.abs(np.diff(nu_a)) < 1e-8):
+                ddf = float(nu_a.mean())
+            elif np.any(nu_a <= 2):
+                ddf = 2.0
+            else:
+                E = float(np.sum(nu_a / (nu_a - 2)))
+                ddf = 2 * E / (E - len(nu_a))
+            rows[t.name] = (len(cols), ddf, F, float(fdtrc(len(cols), ddf, F)))
+        return pd.DataFrame.from_dict(rows, orient="index",
+                                      columns=["num_df", "den_df", "F", "p"]).rename_axis("term")
+
+    # -- random effects -------------------------------------------------------------------------
+    @cached_property
+    def _b(self) -> np.ndarray:
+        return np.asarray(self._pls.Lam @ self._pls.u)
+
+    @cached_property
+    def _condvar_blocks(self) -> list[np.ndarray]:
+        """Per term, (levels, q, q) conditional covariances sigma^2 Lambda (L L')^-1 Lambda'."""
+        W = solve_triangular(self._pls.L, self._pls.Lam.T.toarray(), lower=True)
+        out = []
+        for b in self._design.blocks:
+            cv = np.empty((b.n_levels, b.q, b.q))
+            for lev in range(b.n_levels):
+                s = slice(b.offset + lev * b.q, b.offset + (lev + 1) * b.q)
+                Wk = W[:, s]
+                cv[lev] = self.sigma ** 2 * (Wk.T @ Wk)
+            out.append(cv)
+        return out
+
+    def random_effects(self) -> pd.DataFrame:
+        """Conditional modes (BLUPs) with their conditional SDs, tidy as lme4's
+        ``as.data.frame(ranef(fit, condVar = TRUE))``: columns ``group, effect, level,
+        condval, condsd`` (term by term, effect by effect, level by level)."""
+        rows = []
+        for b, cv in zip(self._design.blocks, self._condvar_blocks):
+            vals = self._b[b.offset:b.offset + b.q * b.n_levels].reshape(b.n_levels, b.q)
+            for r, col in enumerate(b.columns):
+                for lev, lab in enumerate(b.labels):
+                    rows.append((b.group, col, lab, vals[lev, r], math.sqrt(max(cv[lev, r, r], 0))))
+        return pd.DataFrame(rows, columns=["group", "effect", "level", "condval", "condsd"])
+
+    def conditional_variances(self, term: int = 0) -> np.ndarray:
+        """The ``(levels, q, q)`` conditional covariance matrices of term ``term``'s effects
+        (lme4's ``postVar``)."""
+        return self._condvar_blocks[term].copy()
+
+    def fitted(self) -> np.ndarray:
+        """``X beta + Z b`` per data row (lme4's ``fitted``)."""
+        d = self._design
+        return d.X @ self.fixed_estimates.to_numpy() + d.Z @ self._b
+
+    def residuals(self) -> np.ndarray:
+        """``y - fitted()`` (lme4's ``residuals``)."""
+        return self._design.y - self.fitted()
+
+    def predict(self, newdata: pd.DataFrame | None = None, *, re_form: Literal["~0"] | None = None,
+                allow_new_levels: bool = False) -> np.ndarray:
+        """Predictions as lme4's ``predict``: ``X beta + Z b`` (``re_form=None``) or ``X beta``
+        (``re_form="~0"``, R's ``re.form = NA``) on ``newdata`` (default: the data). A level of
+        a grouping factor that was not fitted raises unless ``allow_new_levels`` (its random
+        effects are then 0)."""
+        if re_form not in (None, "~0", "0", "NA"):
+            raise ModelError(f"re_form must be None (all random effects) or '~0' (none); got "
+                             f"{re_form!r}")
+        d = self._design
+        if newdata is None:
+            return self.fitted() if re_form is None else d.X @ self.fixed_estimates.to_numpy()
+        if not isinstance(newdata, pd.DataFrame):
+            raise DataFormatError(f"newdata must be a pandas DataFrame; got "
+                                  f"{type(newdata).__name__}")
+        m = len(newdata)
+        for f in [c for c in self.spec.factors if c not in self.spec.numeric]:
+            if f not in newdata.columns:
+                raise DataFormatError(f"newdata lacks the column {f!r} of the fixed part")
+            new = sorted(set(map(str, newdata[f])) - set(d.levels[f]))
+            if new:
+                raise DataFormatError(f"newdata has level(s) {', '.join(new[:5])} of the fixed "
+                                      f"factor {f!r} that the fit did not see")
+        cols = [c for c in d.data.columns if c in newdata.columns or c == self.spec.response]
+        nd = newdata.copy()
+        if self.spec.response not in nd.columns:
+            nd[self.spec.response] = np.nan
+        both = pd.concat([d.data[cols], nd[cols]], ignore_index=True)
+        for f in d.levels:
+            if f in both.columns:
+                both[f] = both[f].astype(str)
+        codes = {f: np.array([{lv: i for i, lv in enumerate(d.levels[f])}.get(v, -1)
+                              for v in both[f]]) for f in d.levels if f in both.columns}
+        fixed_needed = [f for f in self.spec.factors if f not in self.spec.numeric]
+        _, _, X_idx, X_val = _fixed_design(self.spec, {f: codes[f] for f in fixed_needed},
+                                           {f: d.levels[f] for f in fixed_needed}, len(both),
+                                           both)
+        X = np.zeros((len(both), len(self.fixed_estimates)))
+        rr = np.arange(len(both))
+        for j in range(X_idx.shape[1]):
+            np.add.at(X, (rr, X_idx[:, j]), X_val[:, j])
+        out = X[-m:] @ self.fixed_estimates.to_numpy()
+        if re_form is not None:
+            return out
+        part = both.iloc[-m:].reset_index(drop=True)
+        for b in d.blocks:
+            missing = [f for f in (*b.term.factors, *b.term.effects)
+                       if f not in part.columns and not _is_expression(self.spec, f)]
+            if missing:
+                raise DataFormatError(f"newdata lacks column(s) {', '.join(missing)} of the "
+                                      f"random term {_term_text(b.term)}")
+            lab = part[list(b.term.factors)].astype(str).agg(":".join, axis=1)
+            pos = {v: i for i, v in enumerate(b.labels)}
+            lev = np.array([pos.get(v, -1) for v in lab])
+            if (lev < 0).any() and not allow_new_levels:
+                raise DataFormatError(
+                    f"newdata has level(s) {', '.join(sorted(set(lab[lev < 0]))[:5])} of "
+                    f"{b.group} that the fit did not see; pass allow_new_levels=True to predict "
+                    "them with random effects 0")
+            E = np.zeros((m, b.q))
+            for r, col in enumerate(b.columns):
+                if col == "(Intercept)":
+                    E[:, r] = 1.0
+                elif col in d.effect_kind and d.effect_kind[col] == "numeric":
+                    E[:, r] = (self.spec.values(part, col) if _is_expression(self.spec, col)
+                               else np.asarray(part[col], dtype=float))
+                else:
+                    f = next(e for e in b.term.effects if d.effect_kind[e] == "factor"
+                             and col.startswith(e) and col[len(e):] in d.levels[e])
+                    E[:, r] = (part[f].astype(str) == col[len(f):]).to_numpy(float)
+            vals = self._b[b.offset:b.offset + b.q * b.n_levels].reshape(b.n_levels, b.q)
+            ok = lev >= 0
+            out[ok] += np.sum(E[ok] * vals[lev[ok]], axis=1)
+        return out
+
+    # -- display --------------------------------------------------------------------------------
+    @property
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.boundary:
+            out.append(f"singular fit: the {self.method} estimate of the variance of "
+                       f"{', '.join(self.boundary_components)} is zero (a boundary fit).")
+        if not self.converged:
+            out.append("the optimiser did not meet its convergence criterion.")
+        return tuple(out)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The variance components, tidy."""
+        return self.variance_components().reset_index()
+
+    def _display_title(self) -> str:
+        b = f", singular: {', '.join(self.boundary_components)}" if self.boundary else ""
+        return (f"Linear mixed model fit by {self.method} ({self.n_iter} iterations{b}): "
+                f"{self.spec}\nn = {self.n_obs}, logLik = {self.loglik:.4f}, "
+                f"AIC = {self.aic:.4f}, BIC = {self.bic:.4f}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = [("Variance components", self.variance_components())]
+        cor = self.correlations()
+        if len(cor):
+            tables.append(("Correlations of random effects", cor.set_index("group")))
+        tables.append(("Fixed effects", self.fixed))
+        return tables
+
+    def __repr__(self) -> str:
+        return f"<SlopeMixedResult {self.method} {self.spec} n={self.n_obs} logLik={self.loglik:.4f}>"
+
+
+def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
+            method: Literal["REML", "ML"] = "REML",
+            terms: tuple[ReTerm, ...] | None = None,
+            maxiter: int = 2000) -> SlopeMixedResult:
+    """Fit a linear mixed model with general random-effects terms (see the module notes).
+
+    ``terms`` overrides the spec's random terms (``ReTerm(factors, intercept, effects)``).
+    """
+    if method not in ("REML", "ML"):
+        raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
+    design = lmm_design(model, data, terms)
+    dev = _Deviance(design, method == "REML")
+    opt = _optimize(dev, maxiter=maxiter)
+    f = dev.pls(opt.theta)
+    devi = dev.deviance_of(f)
+    sigma = dev.sigma(f)
+    n, p = dev.n, dev.p
+    npar = p + design.n_theta + 1
+    loglik = -devi / 2
+    bnd = []
+    for b in design.blocks:
+        k = b.theta_offset
+        for j in range(b.q):
+            if opt.theta[k] < SINGULAR_TOL:
+                bnd.append(f"{b.group}: {b.columns[j]}")
+            k += b.q - j
+    if bnd:
+        warnings.warn(f"singular fit: the variance of {', '.join(bnd)} is estimated at zero",
+                      BoundaryFitWarning, stacklevel=3)
+    return SlopeMixedResult(
+        spec=design.spec, method=method, n_obs=n, theta=opt.theta.copy(), sigma=sigma,
+        loglik=loglik, aic=devi + 2 * npar, bic=devi + npar * math.log(n), deviance=devi,
+        converged=opt.converged, n_iter=opt.n_iter, boundary=bool(bnd),
+        boundary_components=tuple(bnd),
+        fixed_estimates=pd.Series(f.beta, index=pd.Index(design.fixed_names, name="coefficient")),
+        n_params=npar, _design=design, _dev=dev, _pls=f)
+
+
+def fit_if_slopes(model: str | ModelSpec, data: pd.DataFrame, *, method: str, residual: Any,
+                  start: Any, maxiter: int) -> SlopeMixedResult | None:
+    """``irm.mixed``'s router: the general engine's fit when a random term of ``model`` has
+    slopes or no intercept, else None (intercept-only models keep their solver)."""
+    spec = _design.resolve_model(model, list(data.columns))
+    if not is_slope_spec(spec):
+        return None
+    if residual is not None:
+        raise ModelError(
+            f"residual={residual!r} (one residual variance per stratum) is not available with "
+            "random slopes; fit the slopes with one residual variance (residual=None), or drop "
+            "the slopes to keep the stratified residual")
+    if start is not None:
+        raise ModelError("start= (starting SDs by random-term name) applies to random "
+                         "intercepts only; a model with random slopes starts from lme4's "
+                         "default (theta = identity); drop start=")
+    return fit_lmm(spec, data, method=method, maxiter=maxiter)  # type: ignore[arg-type]
