@@ -750,6 +750,12 @@ def mixed(
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    from irmodels.models._lmm import fit_if_slopes  # random slopes: the general engine
+
+    slopes = fit_if_slopes(model, data, method=method, residual=residual, start=start,
+                           maxiter=maxiter)
+    if slopes is not None:
+        return slopes  # type: ignore[return-value]
     design = mixed_design(model, data, residual=residual, drop_degenerate=drop_degenerate)
     devfun = deviance_function(design, method)
     opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
