@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irmodels.errors import FormulaError
+from irmodels.formula.expr import FUNCTIONS, Col, Expr, ExprParser, columns_of
 from irmodels.formula.spec import DEFAULT_EPSILON, TRANSFORMS, ModelSpec, RandomTerm, Term
 
 __all__ = ["parse_formula", "resolve", "PRESETS", "default_preset", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
@@ -81,7 +82,7 @@ _TOKEN_RE = re.compile(
     (?P<ws>\s+)
   | (?P<number>\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)
   | (?P<name>[A-Za-z_][A-Za-z0-9_.]*|`[^`]+`)
-  | (?P<op>[~+\-*/:|(),=])
+  | (?P<op>\*\*|[~+\-*/:|(),=^])
     """,
     re.VERBOSE,
 )
@@ -124,7 +125,7 @@ class _Item:
 
     terms: _TermMap
     spans: dict[frozenset[str], tuple[int, int]]
-    random: list[tuple[tuple[str, ...], tuple[int, int]]]
+    random: list[tuple[RandomTerm, tuple[int, int]]]
     span: tuple[int, int]
     intercept: bool | None = None  # True: "1" seen, False: "0" seen
 
@@ -142,6 +143,8 @@ class _Parser:
         self.depth = 0
         self.work = 0
         self.categorical: dict[str, tuple[int, int]] = {}
+        #: expressions by canonical text, with the span of their first appearance
+        self.expressions: dict[str, tuple[Expr, tuple[int, int]]] = {}
         self._is_random = _random_parens(self.toks)
 
     # -- token helpers -------------------------------------------------------------------
@@ -209,13 +212,55 @@ class _Parser:
             )
         return response, transform, eps, item
 
+    def _is_transform(self) -> bool:
+        """A whitelisted transform of one column (``logit(score)``, ``log(score, eps=0.01)``)
+        rather than an expression (``log(Days + 1)``)."""
+        t, toks = self.tok, self.toks
+        if not (t.kind == "name" and t.text in TRANSFORMS and self.i + 3 < len(toks)):
+            return False
+        a, b, c = toks[self.i + 1], toks[self.i + 2], toks[self.i + 3]
+        if not (a.kind == "op" and a.text == "("):
+            return False
+        if t.text not in FUNCTIONS:  # logit, asin_sqrt: always the transform
+            return True
+        return b.kind == "name" and c.kind == "op" and c.text in "),"
+
+    def _expression(self, call_only: bool = False) -> tuple[Expr, tuple[int, int]]:
+        """An expression from the current token; the parser stops at the first token that
+        cannot continue it. On the right-hand side (``call_only``) it is one function call:
+        '+', '*', ':' after it keep their formula meaning."""
+        start = self.tok
+        p = ExprParser(self.text, self.toks, self.i, MAX_DEPTH - self.depth)
+        e = p.primary() if call_only else p.expr()
+        self.i = p.i
+        return e, (start.start, self.toks[self.i - 1].end)
+
     def _response(self) -> tuple[str, str | None, float]:
+        t = self.tok
+        nxt = self.toks[self.i + 1] if t.kind != "end" else t
+        if (t.kind == "name" and nxt.kind == "op" and nxt.text == "~") or self._is_transform():
+            return self._column_response()
+        if t.kind == "name" and nxt.kind == "op" and nxt.text == "(" and t.text not in FUNCTIONS:
+            raise self._error(
+                f"unknown response transform {t.text!r}; allowed: {', '.join(TRANSFORMS)} "
+                f"(of a column), or an expression with {', '.join(FUNCTIONS)}", t
+            )
+        if t.kind == "op" and t.text == "~":
+            raise self._error("the response must be a column name or an expression, e.g. 'score'", t)
+        e, span = self._expression()
+        if isinstance(e, Col):
+            return e.name, None, DEFAULT_EPSILON
+        name = str(e)
+        self.expressions.setdefault(name, (e, span))
+        return name, None, DEFAULT_EPSILON
+
+    def _column_response(self) -> tuple[str, str | None, float]:
         t = self._advance()
         if t.kind != "name":
             raise self._error("the response must be a column name, e.g. 'score'", t)
         nxt = self.tok
         if nxt.kind == "op" and nxt.text == "(":
-            if t.text not in TRANSFORMS:
+            if t.text not in TRANSFORMS:  # pragma: no cover - _response sends only transforms
                 raise self._error(
                     f"unknown response transform {t.text!r}; allowed: {', '.join(TRANSFORMS)}", t
                 )
@@ -223,6 +268,10 @@ class _Parser:
             inner = self._advance()
             if inner.kind != "name":
                 raise self._error("expected a column name inside the transform", inner)
+            if not (self.tok.kind == "op" and self.tok.text in "),"):
+                raise self._error(
+                    f"{t.text}() transforms one column (e.g. {t.text}(score)); for arithmetic "
+                    f"use an expression with {', '.join(FUNCTIONS)}, e.g. log(score + 1)")
             eps = DEFAULT_EPSILON
             if self.tok.kind == "op" and self.tok.text == ",":
                 self._advance()
@@ -320,11 +369,19 @@ class _Parser:
             left = _Item(terms, spans, [], span, None)
         return left
 
+    def _no_power(self) -> None:
+        if self.tok.kind == "op" and self.tok.text in ("^", "**"):
+            raise self._error(
+                f"'{self.tok.text}' is a power only inside a function, e.g. I(x^2); the formula "
+                "power (a + b)^2 is not supported: write the terms (a*b)")
+
     def _inter(self) -> _Item:
         left = self._atom()
+        self._no_power()
         while self.tok.kind == "op" and self.tok.text == ":":
             op_tok = self._advance()
             right = self._atom()
+            self._no_power()
             for side in (left, right):
                 if side.random or (side.intercept is not None and not side.terms):
                     raise self._error("':' joins factors, e.g. topic:system", op_tok)
@@ -358,9 +415,15 @@ class _Parser:
             if self.tok.kind == "op" and self.tok.text == "(":
                 if t.text in FACTOR_FUNCTIONS:
                     return self._factor_call(t)
+                if t.text in FUNCTIONS:
+                    self.i -= 1
+                    name, span = self._rhs_expression()
+                    key = frozenset((name,))
+                    return _Item({key: (name,)}, {key: span}, [], span, None)
                 raise self._error(
-                    f"functions are not allowed on the right-hand side ({t.text!r}); "
-                    "use columns, C(column) for a numeric column read as a factor, ':' and '*'",
+                    f"functions are not allowed on the right-hand side ({t.text!r}) but "
+                    f"C()/factor() (a column read as a factor) and the covariate expressions "
+                    f"{', '.join(f + '()' for f in FUNCTIONS)}; use columns, ':' and '*'",
                     t,
                 )
             key = frozenset((t.text,))
@@ -390,6 +453,13 @@ class _Parser:
             raise self._error("the formula ends where a term was expected")
         raise self._error(f"unexpected {t.text!r} where a term was expected", t)
 
+    def _rhs_expression(self) -> tuple[str, tuple[int, int]]:
+        """A covariate expression ``log(qlen)``, ``I(x/10)`` (a function call) on the right."""
+        e, span = self._expression(call_only=True)
+        name = str(e)
+        self.expressions.setdefault(name, (e, span))
+        return name, span
+
     def _factor_call(self, fn: _Tok) -> _Item:
         self._advance()  # "("
         name = self._advance()
@@ -401,22 +471,98 @@ class _Parser:
         span = (fn.start, close.end)
         return _Item({key: (name.text,)}, {key: span}, [], span, None)
 
+    def _lhs_end(self) -> int:
+        """End of the random term's left side (the character before '|'), for a caret."""
+        k, end = self.i, self.tok.start
+        while self.toks[k].kind != "end" and not (self.toks[k].kind == "op" and self.toks[k].text == "|"):
+            end = self.toks[k].end
+            k += 1
+        return end
+
     def _random(self, open_tok: _Tok) -> _Item:
-        lhs = self.tok
-        if not (lhs.kind == "number" and lhs.text == "1"):
-            # find the extent of the left-hand side for the caret
-            end = lhs.end
-            k = self.i
-            while not (self.toks[k].kind == "op" and self.toks[k].text == "|"):
-                end = self.toks[k].end
-                k += 1
+        """``( lhs | group )`` or ``( lhs || group )``; lhs: ``1``, ``0``, ``-1`` and slope
+        columns joined by '+' (lme4's syntax; the intercept is implied)."""
+        lhs_start = self.tok
+        lhs_end = self._lhs_end()
+        lhs_span = (lhs_start.start, max(lhs_end, lhs_start.start + 1))
+        if self.tok.kind == "op" and self.tok.text == "|":
             raise FormulaError(
-                "only random intercepts (1|group) are supported; random slopes are not",
-                self.text,
-                (lhs.start, end),
+                "the left side of a random term is empty; write (1|group) for a random "
+                "intercept or (1 + x|group) for a random slope of x",
+                self.text, (open_tok.start, self.tok.end),
             )
-        self._advance()
+        intercept: bool | None = None
+        effects: list[str] = []
+        spans: dict[str, tuple[int, int]] = {}
+        sign = "+"
+        if self.tok.kind == "op" and self.tok.text in "+-":
+            sign = self._advance().text
+        while True:
+            t = self.tok
+            if t.kind == "number" and t.text in ("0", "1"):
+                self._advance()
+                one = t.text == "1"
+                intercept = one if sign == "+" else not one
+            elif t.kind == "name":
+                nxt = self.toks[self.i + 1]
+                if nxt.kind == "op" and nxt.text == "(":
+                    if t.text in FACTOR_FUNCTIONS:
+                        self._advance()
+                        self._advance()
+                        col = self._advance()
+                        if col.kind != "name":
+                            raise self._error(f"{t.text}() takes one column name, e.g. {t.text}(qid)", col)
+                        close = self._expect(")", f"')' closing {t.text}(")
+                        self.categorical.setdefault(col.text, (col.start, col.end))
+                        name, span = col.text, (t.start, close.end)
+                    elif t.text in FUNCTIONS:
+                        name, span = self._rhs_expression()
+                    else:
+                        raise self._error(
+                            f"unknown function {t.text!r} in a random term; allowed: C(), factor(), "
+                            f"{', '.join(f + '()' for f in FUNCTIONS)}", t)
+                else:
+                    self._advance()
+                    name, span = t.text, (t.start, t.end)
+                if sign == "-":
+                    raise FormulaError(
+                        f"cannot remove {name!r} from a random term; list the slopes you want",
+                        self.text, span)
+                if name in spans:
+                    raise FormulaError(
+                        f"the effect {name!r} appears twice on the left of this random term; "
+                        "write it once", self.text, span)
+                spans[name] = span
+                effects.append(name)
+            elif t.kind == "op" and t.text == "|":
+                raise self._error("expected an effect after the sign, e.g. (1 + x|group)", t)
+            else:
+                found = "the end of the formula" if t.kind == "end" else repr(t.text)
+                raise self._error(
+                    f"expected 1, 0 or a column on the left of '|' in a random term, found {found}", t)
+            if self.tok.kind == "op" and self.tok.text in ("^", "**", ":", "*", "/"):
+                raise self._error(
+                    f"'{self.tok.text}' is not supported on the left of a random term; list the "
+                    "slope columns joined by '+' (an expression inside a function, e.g. I(x^2))")
+            if self.tok.kind == "op" and self.tok.text in "+-":
+                sign = self._advance().text
+                continue
+            break
+        if len(effects) > MAX_TERMS:
+            raise FormulaError(
+                f"the random term has {len(effects):,} slopes, more than the limit of {MAX_TERMS:,}",
+                self.text, lhs_span)
+        has_intercept = intercept is not False
+        if not has_intercept and not effects:
+            raise FormulaError(
+                "this random term has neither an intercept nor a slope ((0|g) is empty); write "
+                "(1|group) for a random intercept or (0 + x|group) for a slope alone",
+                self.text, lhs_span)
         self._expect("|", "'|' in a random term (1|group)")
+        double = False
+        if self.tok.kind == "op" and self.tok.text == "|":
+            self._advance()
+            double = True
         first = self._advance()
         if first.kind != "name":
             raise self._error("expected a grouping factor after '|'", first)
@@ -435,7 +581,18 @@ class _Parser:
             self._spend(len(current), (open_tok.start, nm.end))
         close = self._expect(")", "')' closing the random term")
         span = (open_tok.start, close.end)
-        return _Item({}, {}, [(g, span) for g in groups], span, None)
+        if double:  # lme4's expandDoubleVerts: (1|g) + (0 + x|g) + ..., a factor kept whole
+            parts = ([(True, ())] if has_intercept else []) + [(False, (e,)) for e in effects]
+        else:
+            parts = [(has_intercept, tuple(effects))]
+        n = len(parts) * len(groups)
+        self._spend(n, span)
+        if n > MAX_TERMS:
+            raise FormulaError(
+                f"this random term expands to {n:,} terms, more than the limit of {MAX_TERMS:,}",
+                self.text, span)
+        random = [(RandomTerm(g, icpt, eff), span) for icpt, eff in parts for g in groups]
+        return _Item({}, {}, random, span, None)
 
 
 def _random_parens(toks: list[_Tok]) -> dict[int, bool]:
@@ -550,9 +707,12 @@ def parse_formula(
     if epsilon is not None:
         eps = float(epsilon)
 
-    # order of first appearance of every factor name (for labels like topic:system)
+    # order of first appearance of every factor name (for labels like topic:system); an
+    # expression counts from its first character
     order: dict[str, int] = {}
-    for name, _ in names:
+    placed = sorted([(span[0], name) for name, span in names]
+                    + [(span[0], name) for name, (_, span) in parser.expressions.items()])
+    for _, name in placed:
         order.setdefault(name, len(order))
     terms = list(item.terms.values())
     appearance = {frozenset(t): i for i, t in enumerate(terms)}
@@ -560,18 +720,37 @@ def parse_formula(
     # R's order: by interaction order, then order of appearance
     fixed_terms = sorted(fixed_terms, key=lambda t: (len(t), appearance[frozenset(t)]))
 
-    random_seen: set[frozenset[str]] = set()
+    # per grouping, the intercept ("1") and every slope at most once over all its terms
+    random_seen: dict[frozenset[str], set[str]] = {}
     random_terms: list[RandomTerm] = []
-    for group, span in item.random:
-        key = frozenset(group)
-        if key in random_seen:
-            raise FormulaError(f"random term (1|{':'.join(group)}) appears twice", formula, span)
-        random_seen.add(key)
-        random_terms.append(RandomTerm(group))
+    for rt, span in item.random:
+        seen = random_seen.setdefault(rt.key, set())
+        parts = (["1"] if rt.intercept else []) + list(rt.effects)
+        dup = [p for p in parts if p in seen]
+        if dup and any(r == rt for r, _ in item.random[:len(random_terms)]):
+            raise FormulaError(f"random term (1|{rt.name}) appears twice", formula, span)
+        if dup:
+            what = "the intercept" if dup[0] == "1" else f"the effect {dup[0]!r}"
+            raise FormulaError(
+                f"{what} of grouping {rt.name!r} appears in two random terms; lme4 would fit "
+                f"two variances for one effect. Keep it in one term.", formula, span)
+        seen.update(parts)
+        random_terms.append(rt)
+    if len(random_terms) > MAX_TERMS:
+        raise FormulaError(
+            f"the formula has {len(random_terms):,} random terms, more than the limit of "
+            f"{MAX_TERMS:,}", formula, item.span)
 
-    if response in {f for t in fixed_terms for f in t} | {f for g, _ in item.random for f in g}:
+    in_terms = ({f for t in fixed_terms for f in t} | {f for r, _ in item.random for f in r.factors}
+                | {e for r, _ in item.random for e in r.effects})
+    if response in in_terms:
         raise FormulaError(f"the response {response!r} also appears as a term", formula, None)
-    fixed_factors = {f for t in fixed_terms for f in t}
+    for name, (_, span) in parser.expressions.items():
+        if columns is not None and name in columns and name != response:
+            raise FormulaError(
+                f"{name!r} is both an expression and a column of the data; rename the column "
+                "(or write the expression differently, e.g. I(...))", formula, span)
+    fixed_factors = {f for t in fixed_terms for f in t} | {e for r in random_terms for e in r.effects}
     for name, span in parser.categorical.items():
         if name not in fixed_factors:  # pragma: no cover - C(x) always yields a term
             raise FormulaError(f"C({name}) is not a fixed term", formula, span)
@@ -585,6 +764,8 @@ def parse_formula(
         random=tuple(random_terms),
         epsilon=eps,
         categorical=frozenset(parser.categorical),
+        expressions=tuple((name, e) for name, (e, _) in parser.expressions.items()
+                          if name in fixed_factors or name == response),
     )
 
 
@@ -599,7 +780,7 @@ def resolve(model: str | ModelSpec, columns: Sequence[str] | None = None) -> Mod
     """
     if isinstance(model, ModelSpec):
         if columns is not None:
-            _check_columns(model.formula, [(f, (0, 0)) for f in (model.response, *model.factors)], columns)
+            _check_columns(model.formula, [(f, (0, 0)) for f in model.columns], columns)
         return model
     if not isinstance(model, str):
         raise FormulaError(

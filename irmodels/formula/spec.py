@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmodels.errors import DataFormatError
+from irmodels.formula.expr import Col, Expr, columns_of, evaluate, parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd  # not at run time: a formula is parsed without pandas
@@ -75,20 +76,49 @@ class Term:
 
 @dataclass(frozen=True, order=True)
 class RandomTerm:
-    """A random intercept ``(1|g)`` whose grouping is the interaction of ``factors``."""
+    """A random-effects term ``(1 + x | g)`` whose grouping is the interaction of ``factors``.
+
+    ``intercept`` says whether the term has a random intercept, ``effects`` are the columns
+    with a random slope (numeric covariates, factors or expressions, in the order written).
+    ``(1|g)`` is ``RandomTerm(("g",))``; ``(Days | Subject)`` is
+    ``RandomTerm(("Subject",), True, ("Days",))``; ``(0 + system | topic)`` is
+    ``RandomTerm(("topic",), False, ("system",))``. ``name`` and ``key`` are those of the
+    grouping (``topic:system``), whatever the left side.
+
+    >>> str(RandomTerm(("Subject",), True, ("Days",)))
+    '(1 + Days | Subject)'
+    >>> str(RandomTerm(("topic", "system")))
+    '(1|topic:system)'
+    """
 
     factors: tuple[str, ...]
+    intercept: bool = True
+    effects: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
+        """The grouping, R-style (``topic:system``)."""
         return ":".join(self.factors)
 
     @property
     def key(self) -> frozenset[str]:
+        """The grouping factors as a set (``a:b`` and ``b:a`` are one grouping)."""
         return frozenset(self.factors)
 
+    @property
+    def is_intercept_only(self) -> bool:
+        """True for a random intercept ``(1|g)`` (no slope)."""
+        return self.intercept and not self.effects
+
+    @property
+    def lhs(self) -> str:
+        """The left side in lme4 syntax: ``1``, ``1 + Days``, ``0 + system``."""
+        return " + ".join(["1" if self.intercept else "0", *map(_label, self.effects)])
+
     def __str__(self) -> str:
-        return f"(1|{self.name})"
+        if self.is_intercept_only:
+            return f"(1|{self.name})"
+        return f"({self.lhs} | {self.name})"
 
 
 @dataclass(frozen=True)
@@ -113,6 +143,10 @@ class ModelSpec:
         Clipping constant for ``logit`` and ``log``.
     categorical : frozenset of str
         Columns declared factors with ``C(x)`` (read as factors even when they hold numbers).
+    expressions : tuple of (str, Expr)
+        The expressions of the formula (``log(qlen)``, ``I(x/10)``, a response such as
+        ``log(Days + 1)``) by their canonical text, which is the name they have in terms and
+        tables; their values come from :meth:`values` (see :mod:`irmodels.formula.expr`).
     numeric : frozenset of str
         Columns read as numeric covariates; empty after parsing, set by :meth:`with_numeric`
         once the data are known (see :func:`irmodels.models._design.classify`).
@@ -127,6 +161,48 @@ class ModelSpec:
     epsilon: float = DEFAULT_EPSILON
     categorical: frozenset[str] = frozenset()
     numeric: frozenset[str] = frozenset()
+    expressions: tuple[tuple[str, Expr], ...] = ()
+
+    def expression(self, name: str) -> Expr | None:
+        """The expression named ``name`` (its canonical text), or None for a column."""
+        for key, e in self.expressions:
+            if key == name:
+                return e
+        return None
+
+    def values(self, data: pd.DataFrame, name: str) -> np.ndarray:
+        """The float64 values of the column or expression ``name`` on ``data``.
+
+        >>> import pandas as pd
+        >>> from irmodels.formula import parse_formula
+        >>> spec = parse_formula("score ~ system + log(qlen)")
+        >>> spec.values(pd.DataFrame({"qlen": [1.0, 100.0]}), "log(qlen)").round(3).tolist()
+        [0.0, 4.605]
+        """
+        e = self.expression(name)
+        return evaluate(e if e is not None else Col(name), data)
+
+    @property
+    def random_effects(self) -> tuple[str, ...]:
+        """The slope columns of the random part (``Days`` in ``(1 + Days | Subject)``), in
+        order of first appearance; empty for random intercepts only."""
+        return tuple(dict.fromkeys(e for r in self.random for e in r.effects))
+
+    @property
+    def has_slopes(self) -> bool:
+        """Whether a random term has a slope (is not a random intercept ``(1|g)``)."""
+        return any(not r.is_intercept_only for r in self.random)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every data column the model reads (the response, factors, covariates, the columns
+        inside expressions, random slopes), in order of first appearance."""
+        out: dict[str, None] = {}
+        for name in (self.response, *self.factors, *self.random_effects):
+            e = self.expression(name)
+            for c in (columns_of(e) if e is not None else (name,)):
+                out.setdefault(c, None)
+        return tuple(out)
 
     def with_numeric(self, names: frozenset[str] | set[str] | tuple[str, ...]) -> ModelSpec:
         """A copy whose terms mark ``names`` as numeric covariates.
@@ -180,6 +256,9 @@ class ModelSpec:
 
     def response_values(self, data: pd.DataFrame) -> np.ndarray:
         """The (transformed) response as a float64 array."""
+        e = self.expression(self.response)
+        if e is not None:
+            return evaluate(e, data)
         if self.response not in data.columns:
             raise DataFormatError(
                 f"the response column {self.response!r} is not in the data "
@@ -202,15 +281,26 @@ class ModelSpec:
     def __str__(self) -> str:
         """The formula in canonical form; it parses back to this spec (a column name that is
         not a plain identifier, e.g. ``x y``, in backquotes)."""
-        def label(t: Term) -> str:
-            return ":".join(f"C({_quoted(f)})" if f in self.categorical else _quoted(f)
-                            for f in t.factors)
+        exprs = {k for k, _ in self.expressions}
 
-        rhs = [label(t) for t in self.fixed] + [
-            f"(1|{':'.join(map(_quoted, r.factors))})" for r in self.random]
+        def one(f: str) -> str:
+            if f in exprs:
+                return f
+            return f"C({_quoted(f)})" if f in self.categorical else _quoted(f)
+
+        def label(t: Term) -> str:
+            return ":".join(map(one, t.factors))
+
+        def rand(r: RandomTerm) -> str:
+            group = ":".join(map(_quoted, r.factors))
+            if r.is_intercept_only:
+                return f"(1|{group})"
+            return f"({' + '.join(['1' if r.intercept else '0', *map(one, r.effects)])} | {group})"
+
+        rhs = [label(t) for t in self.fixed] + [rand(r) for r in self.random]
         if not self.intercept:
             rhs = ["0", *rhs]
-        response = _quoted(self.response)
+        response = self.response if self.response in exprs else _quoted(self.response)
         lhs = f"{self.transform}({response})" if self.transform else response
         return f"{lhs} ~ {' + '.join(rhs) if rhs else '1'}"
 
@@ -221,6 +311,18 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 def _quoted(name: str) -> str:
     """``name`` as the formula grammar reads it: bare when an identifier, else in backquotes."""
     return name if _IDENTIFIER.fullmatch(name) else f"`{name}`"
+
+
+def _label(name: str) -> str:
+    """A slope name as written: an expression's canonical text bare, a column quoted."""
+    if not _IDENTIFIER.fullmatch(name):
+        try:
+            e = parse_expression(name)
+        except Exception:  # noqa: BLE001 - not an expression: a column to quote
+            return _quoted(name)
+        if not isinstance(e, Col) and str(e) == name:
+            return name
+    return _quoted(name)
 
 
 def apply_transform(y: np.ndarray, transform: str | None, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:

@@ -123,6 +123,9 @@ def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
     """
     numeric: set[str] = set()
     for f in dict.fromkeys(f for t in spec.fixed for f in t.factors):
+        if spec.expression(f) is not None:  # log(qlen), I(x/10): numeric by construction
+            numeric.add(f)
+            continue
         if f in spec.categorical or f in ID_FACTORS or f not in data.columns:
             continue
         col = data[f]
@@ -155,8 +158,17 @@ def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
 
 
 def covariate_values(data: pd.DataFrame, name: str) -> np.ndarray:
-    """The covariate ``name`` as float64, refusing missing, infinite and constant values."""
-    x = np.asarray(data[name], dtype="float64")
+    """The covariate ``name`` as float64, refusing missing, infinite and constant values.
+
+    ``name`` is a column, or the canonical text of an expression of the formula
+    (``log(qlen)``), evaluated by :func:`irmodels.formula.expr.evaluate` (never ``eval``).
+    """
+    if name in data.columns:
+        x = np.asarray(data[name], dtype="float64")
+    else:
+        from irmodels.formula.expr import evaluate, parse_expression
+
+        x = evaluate(parse_expression(name), data)
     bad = ~np.isfinite(x)
     if bad.any():
         n_nan = int(np.isnan(x).sum())

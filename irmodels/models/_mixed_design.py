@@ -46,6 +46,18 @@ def _resolve(model: str | ModelSpec, columns: list[str],
     return spec
 
 
+def refuse_slopes(spec: ModelSpec) -> None:
+    """Refuse random slopes ``(1 + x|g)``: the formula grammar reads them (issue 27), the
+    engine here fits random intercepts only (until the general LMM engine lands)."""
+    slopes = [r for r in spec.random if not r.is_intercept_only]
+    if slopes:
+        raise DesignError(
+            f"irm.mixed fits random intercepts (1|group) only; the term {slopes[0]} has a random "
+            f"slope ({', '.join(slopes[0].effects)}). Fit random intercepts, e.g. "
+            f"(1|{slopes[0].name}), or use lme4 for random slopes."
+        )
+
+
 #: Largest absolute covariate (lower, upper) irm.mixed accepts: its squares and products with
 #: the response must stay finite and above underflow.
 COVARIATE_RANGE = (1e-100, 1e100)
@@ -298,8 +310,9 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
             "irm.mixed needs at least one random term such as (1|topic); for a model with fixed "
             "effects only use irm.anova", spec.formula, (0, len(spec.formula)),
         )
-    factors = list(spec.factors) + [f for f in (residual or ()) if f not in spec.factors]
-    missing = [f for f in factors if f not in data.columns]
+    factors = [f for f in spec.factors if spec.expression(f) is None]  # log(x): values, no codes
+    factors += [f for f in (residual or ()) if f not in factors]
+    missing = [f for f in [*factors, *spec.columns] if f not in data.columns]
     if missing:
         raise DataFormatError(
             f"the model names column(s) {', '.join(map(repr, missing))} that the data lack; "
@@ -491,6 +504,7 @@ def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | 
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     spec = _resolve(model, list(map(str, data.columns)), data)
+    refuse_slopes(spec)
     from irmodels.models.anova import refuse_pooled
 
     refuse_pooled(data, set(spec.factors) | {f for rt in spec.random for f in rt.factors}

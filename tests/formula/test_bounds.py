@@ -96,7 +96,7 @@ def test_factor_declaration() -> None:
     with pytest.raises(FormulaError, match="closing C"):
         parse_formula("score ~ C(a b)")
     with pytest.raises(FormulaError, match="functions are not allowed"):
-        parse_formula("score ~ exp(qid)")
+        parse_formula("score ~ expo(qid)")
     with pytest.raises(FormulaError, match="unknown column 'qd'"):
         parse_formula("score ~ C(qd)", columns=["score", "qid"])
 
