@@ -53,7 +53,7 @@ import pandas as pd
 from scipy import fft as sp_fft
 from scipy import special, stats
 
-from irmodels._validate import check_int, check_seed
+from irmodels._validate import check_fits, check_int, check_seed, seed_sequence
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
@@ -751,6 +751,9 @@ def document_samples(
             )
         groups = [(topic, system, rel, non, obs.n_rel[topic])
                   for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
+        # a score (and its frame row) per pair and sample: refused when it cannot fit
+        check_fits(n_samples, "n_samples", 64 * max(len(groups), 1),
+                   what=f"the scores of {len(groups)} (topic, run) pairs", error=DataFormatError)
         seeds = _pair_seeds(seed, groups, obs)
         units = [
             (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)
@@ -807,9 +810,9 @@ def _pair_seeds(seed: object, groups: list, obs: _Observed) -> list[np.random.Se
     runs, so a pair's stream depends neither on the selection (``systems=``, ``topics=``) nor
     on renamings that keep the natural order. ``seed=None`` draws the entropy once for all
     pairs."""
-    entropy = np.random.SeedSequence(seed).entropy  # type: ignore[arg-type]
+    root = seed_sequence(seed)  # a Generator or SeedSequence too, as check_seed accepts
     assert obs.topic_pos is not None and obs.system_pos is not None
-    return [np.random.SeedSequence(entropy, spawn_key=(obs.topic_pos[g[0]], obs.system_pos[g[1]]))
+    return [seed_sequence(root, spawn_key=(obs.topic_pos[g[0]], obs.system_pos[g[1]]))
             for g in groups]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay, TableAccess
-from irmodels._validate import check_seed
+from irmodels._validate import check_number, check_seed
 from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
 
@@ -172,6 +172,9 @@ def validate(
     ['topic', 'system', 'observed', 'sim_mean', 'sim_sd', 'z', 'within_1sd', 'within_2sd', 'degenerate']
     """
     seed = check_seed(seed)
+    # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
+    epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
+                           high_open=True, error=DataFormatError)
     from irmodels.replicates.documents import document_samples
 
     with warnings.catch_warnings():
@@ -453,6 +456,9 @@ def compare_tests(
     ['a', 'b', 'diff', 'p_t_observed', 'p_t_means']
     """
     seed = check_seed(seed)
+    # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
+    epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
+                           high_open=True, error=DataFormatError)
     from irmodels.inference.pairwise import pairwise
     from irmodels.replicates.documents import document_samples
 

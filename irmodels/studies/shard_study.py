@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_seed
+from irmodels._validate import check_fits, check_probability, check_seed
 from irmodels.data.frame import require_columns
 from irmodels.errors import (
     ArgumentError,
@@ -777,8 +777,11 @@ def shards(
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
         raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
     model_names = _resolve_models(models)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = check_probability(alpha, "alpha", error=DesignError)  # numpy floats too
+    # each split's seed, shard labels and per-model results, for every number of shards
+    check_fits(int(n_splits), "n_splits",
+               len(s_list) * (8 * len(inputs.docids) + 4096 * len(model_names)),
+               what="the splits' shard labels and results", error=DesignError)
     canonical = parse_measure(measure).name
     parsed = UndefinedPolicy.parse(undefined)  # refuses True, "bogus", NaN as irm.evaluate does
     undefined = parsed.value if parsed.kind == "constant" else parsed.kind  # type: ignore[assignment]

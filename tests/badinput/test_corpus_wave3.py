@@ -563,3 +563,43 @@ def test_parallel_names_the_unpicklable_item(items, fragment) -> None:
 def test_parallel_still_names_an_unpicklable_function() -> None:
     with pytest.raises(ParallelError, match="Define it at module level"):
         irm.parallel.map(lambda x: x, [1, 2], backend="processes", n_workers=2)
+
+
+# ------------------------------------------------------------- more probes: shards, documents
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda c: irm.studies.shards(c, n_shards=[2], n_splits=BIG, models=["MD1"]), DesignError,
+     "n_splits="),
+    (lambda c: irm.studies.document_samples.validate(c.runs, c.qrels, n_samples=BIG),
+     DataFormatError, "n_samples="),
+    (lambda c: irm.studies.document_samples.compare_tests(c.runs, c.qrels, n_samples=BIG),
+     DataFormatError, "n_samples="),
+    (lambda c: irm.replicates.document_samples(c.runs, c.qrels, n_samples=BIG),
+     DataFormatError, "n_samples="),
+], ids=["shards-splits", "validate-samples", "compare-tests-samples", "document-samples"])
+def test_study_counts_that_cannot_fit(call, error, fragment, tiny_collection) -> None:
+    with pytest.raises(error, match=fragment) as info:
+        call(tiny_collection)
+    assert "would fit" in str(info.value)
+
+
+@pytest.mark.parametrize("epsilon", [float("inf"), 0.0, 0.5, -0.1, float("nan")])
+def test_document_samples_validate_refuses_epsilon(epsilon: float, tiny_collection) -> None:
+    with pytest.raises(DataFormatError, match="epsilon must be"):
+        irm.studies.document_samples.validate(tiny_collection.runs, tiny_collection.qrels,
+                                              n_samples=3, epsilon=epsilon)
+
+
+def test_document_samples_seed_sequence_is_the_integer_seed(tiny_collection) -> None:
+    run = lambda seed: irm.replicates.document_samples(  # noqa: E731
+        tiny_collection.runs, tiny_collection.qrels, n_samples=3, seed=seed)["score"].tolist()
+    assert run(np.random.SeedSequence(4)) == run(4)
+    assert run(np.random.default_rng(4)) == run(np.random.default_rng(4))
+
+
+def test_shards_accepts_a_numpy_alpha(tiny_collection) -> None:
+    a = irm.studies.shards(tiny_collection, n_shards=[2], n_splits=2, models=["MD1"],
+                           alpha=np.float32(0.05))
+    b = irm.studies.shards(tiny_collection, n_shards=[2], n_splits=2, models=["MD1"], alpha=0.05)
+    pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
