@@ -170,8 +170,8 @@ def frame(
     if not isinstance(data, pd.DataFrame) or {"name", "qid", "measure", "value"} <= set(
             map(str, data.columns)):
         # other tools' outputs (PyTerrier, ir_measures, pytrec_eval, ranx, polars, file-like):
-        # adapters.py; system= names a single run that carries no name of its own
-        from irmodels.data.adapters import adapt_scores
+        # _score_adapters.py; system= names a single run that carries no name of its own
+        from irmodels.data._score_adapters import adapt_scores
 
         data, named = adapt_scores(data, None if system == "system" else system)
         if named:
