@@ -56,24 +56,31 @@ def applies(pb: Problem) -> bool:
 
 @dataclass
 class Structure:
-    """The design-only parts of the blocked factorisation (built once per problem)."""
+    """The design-only parts of the blocked factorisation (built once per problem).
+
+    ``K`` is sparse: ``N22`` (one level of a term meets few columns of another) plus the outer
+    products of the rows of ``N12``. Its lower triangle is kept on one pattern ``U`` (flat
+    Fortran indices into the r x r matrix, sorted), and ``S`` is scattered from it into a dense
+    buffer for LAPACK.
+    """
 
     n1: np.ndarray           # (q1,) diagonal of N11
-    c0: np.ndarray           # (r, r) N22, Fortran order, lower triangle (upper zero)
     n12: sp.csr_matrix       # (q1, r) N12
     perm: np.ndarray         # N12's data order -> positions in Problem.pos1r
-    low: np.ndarray          # flat (Fortran) indices of the lower pattern of N21 W N12
-    op: sp.csr_matrix        # (len(low), n classes): N21 W N12 on `low` from per-class weights
-    n_class: np.ndarray      # value of n in each class
-    cls: np.ndarray          # (q1,) class of each level
-    tr_w: np.ndarray         # (len(low),) 2 off the diagonal, 1 on it (trace of a product)
-    low_i: np.ndarray        # row of each `low` entry
-    low_j: np.ndarray        # column of each `low` entry
-    zdiag: np.ndarray        # block 2's Z columns (where S has P2's 1 on the diagonal)
+    design: sp.csr_matrix    # (n, Q) T = [Z X]
+    flat: np.ndarray         # U: flat (Fortran) indices of K's lower triangle
+    ui: np.ndarray           # row of each U entry
+    uj: np.ndarray           # column of each U entry
+    c0: np.ndarray           # N22 on U
+    op: sp.csr_matrix        # (|U|, classes): N21 diag(w) N12 on U from a weight per class
+    n_class: np.ndarray      # the value of n of each class (levels with equal n share weights)
+    half: np.ndarray         # 0.5 on U's diagonal entries, 1 off it
+    zpos: np.ndarray         # U positions of the diagonal of block 2's Z columns (P2's ones)
+    term2: np.ndarray        # random term of each of block 2's Z columns
 
     @classmethod
-    def build(cls_, pb: Problem) -> Structure:
-        q1, r = pb.q1, pb.r
+    def build(cls, pb: Problem) -> Structure:
+        q1, r, Q = pb.q1, pb.r, pb.Q
         nv = pb.unit_cross()
         n1 = np.bincount(pb.idx11, weights=nv[pb.pos11], minlength=q1)
         rows = pb.pair_a[pb.pos1r]
@@ -82,44 +89,50 @@ class Structure:
         counts = np.bincount(rows, minlength=q1)
         indptr = np.concatenate([[0], np.cumsum(counts)])
         n12 = sp.csr_matrix((nv[pb.pos1r][perm], cols[perm], indptr), shape=(q1, r))
+        m = pb.cols.shape[1]
+        # (copies: sum_duplicates sorts in place, and the problem's arrays must not change)
+        design = sp.csr_matrix((pb.vals.ravel().copy(), pb.cols.ravel().copy(),
+                                np.arange(0, pb.n * m + 1, m)), shape=(pb.n, Q))
+        design.sum_duplicates()
         # N22's lower triangle (Fortran order: entry (i, j), i >= j, at j * r + i)
         a2 = pb.pair_a[pb.posrr] - q1
         b2 = pb.pair_b[pb.posrr] - q1
         keep = a2 >= b2
-        c0 = np.bincount(b2[keep] * r + a2[keep], weights=nv[pb.posrr][keep],
-                         minlength=r * r).reshape((r, r), order="F")
-        # all pairs (e, f) of entries of one row with col(f) <= col(e): the lower triangle of
-        # the outer products n_a n_a'
-        k = counts
-        e_rep = np.arange(n12.nnz)
-        pos_in_row = e_rep - indptr[:-1][np.repeat(np.arange(q1), k)]
-        ii = np.repeat(e_rep, pos_in_row + 1)
-        grp_start = np.cumsum(pos_in_row + 1) - (pos_in_row + 1)
-        jj = (np.arange(ii.size) - np.repeat(grp_start, pos_in_row + 1)
-              + np.repeat(indptr[:-1][np.repeat(np.arange(q1), k)], pos_in_row + 1))
+        flat22 = b2[keep].astype(np.int64) * r + a2[keep]
+        # all pairs (e, f) of entries of one row of N12 with col(f) <= col(e): the lower
+        # triangle of the outer products n_a n_a'
+        level_of = np.repeat(np.arange(q1), counts)
+        first = indptr[:-1][level_of]               # first entry of each entry's row
+        reach = np.arange(n12.nnz) - first + 1      # entries at or before it in its row
+        ii = np.repeat(np.arange(n12.nnz), reach)
+        start = np.cumsum(reach) - reach
+        jj = np.arange(ii.size) - np.repeat(start - first, reach)
         ci, cj = n12.indices[ii], n12.indices[jj]
-        flat = cj.astype(np.int64) * r + ci
-        codes, low = pd.factorize(flat)
-        low = np.asarray(low, dtype=np.int64)
+        # hashing first (O(size)), then a sort of the few distinct entries only
+        codes_o, uniq_o = pd.factorize(cj.astype(np.int64) * r + ci)
+        uniq_o = np.asarray(uniq_o, dtype=np.int64)
+        diag = np.arange(r, dtype=np.int64) * (r + 1)
+        flat = np.unique(np.concatenate([flat22, uniq_o, diag]))
+        pos_o = np.searchsorted(flat, uniq_o)[codes_o]
         klass, n_class = pd.factorize(n1)
-        n_class = np.asarray(n_class, dtype=float)
-        level = np.repeat(np.arange(q1), k)[ii]
-        op = sp.csr_matrix((n12.data[ii] * n12.data[jj], (codes, klass[level])),
-                           shape=(low.size, n_class.size))
+        op = sp.csr_matrix((n12.data[ii] * n12.data[jj], (pos_o, np.asarray(klass)[level_of[ii]])),
+                           shape=(flat.size, len(n_class)))
         op.sum_duplicates()
-        low_i, low_j = low % r, low // r
-        tr_w = np.where(low_i == low_j, 1.0, 2.0)
+        c0 = np.bincount(np.searchsorted(flat, flat22), weights=nv[pb.posrr][keep],
+                         minlength=flat.size)
+        ui, uj = flat % r, flat // r
+        half = np.where(ui == uj, 0.5, 1.0)
         rz = pb.q - q1
-        zdiag = np.arange(rz, dtype=np.int64)
-        return cls_(n1, c0, n12, perm, low, op, n_class, np.asarray(klass), tr_w, low_i,
-                    low_j, zdiag)
+        zpos = np.searchsorted(flat, diag[:rz])
+        return cls(n1, n12, perm, design, flat, ui, uj, c0, op, np.asarray(n_class, float),
+                   half, zpos, pb.term_of_col[q1:pb.q])
 
 
 @dataclass
 class Work:
     """What one evaluation keeps for the gradient."""
 
-    k_low: np.ndarray        # K's lower triangle (r x r, Fortran order)
+    k: np.ndarray            # K on U
     d2: np.ndarray           # d on block 2
 
 
@@ -143,30 +156,28 @@ def factor(pb: Problem, theta: np.ndarray, reml: bool) -> Fit:
     t1 = float(d[0])
     d2 = d[q1:]
     d1 = 1.0 + t1 * t1 * st.n1
-    # K = N22 - N21 diag(theta1^2 / d1) N12 (lower triangle)
-    wc = t1 * t1 / (1.0 + t1 * t1 * st.n_class)
-    k_flat = st.c0.ravel(order="F").copy()
-    if t1 != 0.0:
-        k_flat[st.low] -= st.op @ wc
-    k_low = k_flat.reshape((r, r), order="F")
-    s = np.asfortranarray(k_low * d2[:, None])
-    s *= d2[None, :]
-    s[st.zdiag, st.zdiag] += 1.0
-    L, info = sla.lapack.dpotrf(s, lower=1, clean=1, overwrite_a=1)
+    # K = N22 - N21 diag(theta1^2 / d1) N12 and S = D2 K D2 + P2 on U
+    k = st.c0 - st.op @ (t1 * t1 / (1.0 + t1 * t1 * st.n_class)) if t1 != 0.0 else st.c0
+    s_u = k * d2[st.ui] * d2[st.uj]
+    s_u[st.zpos] += 1.0
+    s_flat = np.zeros(r * r)
+    s_flat[st.flat] = s_u
+    s = s_flat.reshape((r, r), order="F")
+    # lower triangle only: the upper one stays zero (dpotri and the gradient rely on it)
+    L, info = sla.lapack.dpotrf(s, lower=1, clean=0, overwrite_a=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"blocked REML factor: the Schur complement is not positive "
                                     f"definite (dpotrf info {info})")
-    ty = np.bincount(pb.cols.ravel(), weights=(pb.y[:, None] * pb.vals).ravel(), minlength=pb.Q)
+    ty = st.design.T @ pb.y
     ty1, ty2 = ty[:q1], ty[q1:]
     # rhs c = d * T'y; x2 = S^-1 (c2 - B' D1^-1 c1), B = theta1 N12 D2
     v = d2 * (ty2 - st.n12.T @ (t1 * t1 * ty1 / d1))
     x2, info = sla.lapack.dpotrs(L, v, lower=1)
-    x1 = (t1 * ty1 - t1 * (st.n12 @ (d2 * x2))) / d1
+    x1 = t1 * (ty1 - st.n12 @ (d2 * x2)) / d1
     x = np.concatenate([x1, x2])
     u = x[: pb.q]
     beta = x[pb.q:]
-    fitted = np.sum(pb.vals * (d * x)[pb.cols], axis=1)
-    resid = pb.y - fitted
+    resid = pb.y - st.design @ (d * x)
     r2 = float(resid @ resid + u @ u)
     diagL = np.diag(L)
     logdet_s = 2.0 * float(np.sum(np.log(diagL)))
@@ -180,12 +191,13 @@ def factor(pb: Problem, theta: np.ndarray, reml: bool) -> Fit:
         dof = n
         dev = (logdet_m - logdet_rx) + n * (1.0 + LOG2PI + math.log(max(r2, 1e-300) / n))
     # the coupling block B = theta1 N12 D2 as the pattern kernel keeps it (conditional SDs)
-    b_vals = np.empty(st.n12.nnz)
-    b_vals[st.perm] = t1 * st.n12.data * d2[st.n12.indices]
-    bs = sp.csr_matrix((b_vals[st.perm], st.n12.indices, st.n12.indptr), shape=(q1, r))
+    bdata = t1 * st.n12.data * d2[st.n12.indices]
+    b_vals = np.empty_like(bdata)
+    b_vals[st.perm] = bdata
+    bs = sp.csr_matrix((bdata, st.n12.indices, st.n12.indptr), shape=(q1, r))
     f = Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, np.ones(n), d,
             pb.unit_cross(), d1, bs, b_vals, (L, True))
-    f.blocked = Work(k_low, d2)
+    f.blocked = Work(k, d2)
     return f
 
 
@@ -200,33 +212,31 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
     m = r if reml else r - pb.p
     gl = np.zeros(pb.K)
     t1 = float(f.d[0])
+    trace = 0.0
     if m:
         sinv, info = sla.lapack.dpotri(np.array(L[:m, :m], order="F"), lower=1)
         if info != 0:  # pragma: no cover - L comes from a successful dpotrf
             raise np.linalg.LinAlgError(f"blocked REML gradient: dpotri info {info}")
-        k_low = work.k_low[:m, :m]
-        d2 = work.d2[:m]
-        # E = S^-1 o K on the lower triangle (dpotri leaves the zeros above the diagonal):
-        # (S^-1 D2 K)_jj = sum_l E_jl d_l over the full symmetric E
-        e = sinv * k_low
-        g = e @ d2 + e.T @ d2 - np.diag(e) * d2
+        if m == r:
+            ui, uj, sel = st.ui, st.uj, slice(None)
+        else:
+            sel = np.flatnonzero((st.ui < m) & (st.uj < m))
+            ui, uj = st.ui[sel], st.uj[sel]
+        sv = sinv.ravel(order="F")[uj * m + ui]
+        d2 = work.d2
+        di, dj = d2[ui], d2[uj]
+        # (S^-1 D2 K)_jj = sum_l E_jl d_l, E = S^-1 o K symmetric, stored on U's lower triangle
+        e = sv * work.k[sel] * st.half[sel]
+        g = (np.bincount(ui, weights=e * dj, minlength=m)
+             + np.bincount(uj, weights=e * di, minlength=m))
         rz = pb.q - q1
-        term = pb.term_of_col[q1:q1 + rz]
-        gl += 2.0 * np.bincount(term, weights=g[:rz], minlength=pb.K)
+        gl += 2.0 * np.bincount(st.term2, weights=g[:rz], minlength=pb.K)
         if t1 != 0.0:
-            # Y = N21 diag(d1^-2) N12 on the lower pattern; tr(S^-1 D2 Y D2)
-            yv = st.op @ (1.0 / (1.0 + t1 * t1 * st.n_class)) ** 2
-            inside = (st.low_i < m) & (st.low_j < m) if m < r else slice(None)
-            li, lj = st.low_i[inside], st.low_j[inside]
-            sv = sinv.ravel(order="F")[lj * m + li]
-            tr = float(np.sum(st.tr_w[inside] * sv * yv[inside] * d2[li] * d2[lj]))
-            gl[0] = 2.0 * t1 * (float(np.sum(st.n1 / f.d1)) - tr)
-    elif t1 != 0.0:  # one random term and no fixed effect (REML), or one random term (ML)
-        gl[0] = 2.0 * t1 * float(np.sum(st.n1 / f.d1))
-    # d r2 / d theta_k = -2 sum_i e_i (Z_k u_k)_i
-    ix = pb.index()
-    u_full = np.concatenate([f.u, np.zeros(pb.p)])
-    zu = f.resid[:, None] * (pb.vals * u_full[pb.cols])
-    gr = -2.0 * np.bincount(ix.grad_entry_term, weights=zu.ravel()[ix.grad_entries],
-                            minlength=pb.K)
+            # Y = N21 diag(d1^-2) N12 on U; tr(S^-1 D2 Y D2) from the lower triangle
+            y = st.op @ (1.0 / (1.0 + t1 * t1 * st.n_class)) ** 2
+            trace = 2.0 * float(np.sum(sv * y[sel] * st.half[sel] * di * dj))
+    gl[0] = 2.0 * t1 * (float(np.sum(st.n1 / f.d1)) - trace)
+    # d r2 / d theta_k = -2 sum_i e_i (Z_k u_k)_i = -2 sum_{j in k} u_j (Z'e)_j
+    ze = (st.design.T @ f.resid)[: pb.q]
+    gr = -2.0 * np.bincount(pb.term_of_col[: pb.q], weights=f.u * ze, minlength=pb.K)
     return gl, gr
