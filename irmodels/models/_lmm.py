@@ -763,7 +763,7 @@ class SlopeMixedResult(ResultDisplay):
             raise DataFormatError(f"newdata must be a pandas DataFrame; got "
                                   f"{type(newdata).__name__}")
         m = len(newdata)
-        for f in [c for c in self.spec.factors if c not in self.spec.numeric]:
+        for f in dict.fromkeys(f for t in self.spec.fixed for f in t.categorical_factors):
             if f not in newdata.columns:
                 raise DataFormatError(f"newdata lacks the column {f!r} of the fixed part")
             new = sorted(set(map(str, newdata[f])) - set(d.levels[f]))

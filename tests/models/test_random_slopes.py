@@ -1,0 +1,271 @@
+"""Random slopes (issue 27): the general LMM engine (irmodels/models/_lmm.py) against lme4 and
+lmerTest (tests/reference/lme4_slopes.R -> lme4_slopes.json), and its properties.
+
+Tolerances. The fixture's optimum is lme4's (bobyqa to rhoend 1e-12, Nelder-Mead kept if
+better); the deviance is flat at the optimum, so R's theta (and ours) is determined to about
+1e-7 relative while the log-likelihood agrees to 1e-11. Quantities that move with theta at
+first order (the SDs, BLUPs, predictions with random effects) are compared at 1e-6 relative to
+their scale; the log-likelihood at 1e-8 relative, fixed effects and SEs at 1e-6, lmerTest's
+Satterthwaite df (itself a numerical derivative) at 1e-4, fixed-only predictions at 1e-8.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import irmodels as irm
+from irmodels.errors import BoundaryFitWarning, DataFormatError, ModelError
+from irmodels.formula.spec import RandomTerm
+from irmodels.models._lmm import ReTerm, SlopeMixedResult, _Deviance, fit_lmm, lmm_design
+
+REF = Path(__file__).resolve().parents[1] / "reference"
+FIXTURE = json.loads((REF / "lme4_slopes.json").read_text())
+FITS = FIXTURE["fits"]
+DATA_TYPES = {"sleepstudy": {"Subject": str}, "kb07sim": {}, "irslopes": {}}
+#: the formula grammar reads slope terms (helper T's grammar; explicit terms otherwise)
+GRAMMAR = "effects" in getattr(RandomTerm, "__dataclass_fields__", {})
+#: the random terms of each fixture formula, for the engine driven without the grammar
+TERMS = {
+    "(Days | Subject)": (ReTerm(("Subject",), True, ("Days",)),),
+    "(Days || Subject)": (ReTerm(("Subject",)), ReTerm(("Subject",), False, ("Days",))),
+    "(1 + load | subj) + (1 + load | item)": (ReTerm(("subj",), True, ("load",)),
+                                              ReTerm(("item",), True, ("load",))),
+    "(1 + shard | topic) + (1 | topic:system)": (ReTerm(("topic",), True, ("shard",)),
+                                                 ReTerm(("topic", "system"))),
+    "(1 + shard_c | topic) + (1 | topic:system)": (ReTerm(("topic",), True, ("shard_c",)),
+                                                   ReTerm(("topic", "system"))),
+    "(0 + shard | topic) + (1 | topic:system)": (ReTerm(("topic",), False, ("shard",)),
+                                                 ReTerm(("topic", "system"))),
+}
+
+
+def _load(name: str) -> pd.DataFrame:
+    return pd.read_csv(REF / "data" / "lme4" / f"{name}.csv", dtype=DATA_TYPES[name])
+
+
+DATA = {name: _load(name) for name in DATA_TYPES}
+
+
+def _id(f: dict) -> str:
+    return f"{f['data']}-{f['formula'].split(' ~ ')[1]}-{f['method']}"
+
+
+def _fit(entry: dict) -> SlopeMixedResult:
+    data = DATA[entry["data"]]
+    if GRAMMAR:
+        fit = irm.mixed(entry["formula"], data, method=entry["method"])
+        assert isinstance(fit, SlopeMixedResult)
+        return fit
+    lhs, rhs = entry["formula"].split(" ~ ")
+    fixed, _, rand = rhs.partition(" + (")
+    terms = TERMS["(" + rand]
+    base = f"{lhs} ~ {fixed} + (1|{terms[0].name})"
+    return fit_lmm(base, data, method=entry["method"], terms=terms)
+
+
+@pytest.fixture(scope="module", params=FITS, ids=_id)
+def case(request: pytest.FixtureRequest) -> tuple[dict, SlopeMixedResult]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundaryFitWarning)  # none of the fixtures is singular
+        return request.param, _fit(request.param)
+
+
+def test_loglik_and_singularity(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    assert fit.loglik == pytest.approx(ref["logLik"], rel=1e-8)
+    assert fit.boundary is ref["singular"] is False
+    assert fit.n_obs == ref["nobs"]
+    assert fit.sigma == pytest.approx(ref["sigma"], rel=1e-6)
+
+
+def test_fixed_effects(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    fx = fit.fixed
+    assert list(fx.index) == ref["fixed"]["coefficient"]
+    scale = np.max(np.abs(ref["fixed"]["estimate"]))
+    np.testing.assert_allclose(fx["estimate"], ref["fixed"]["estimate"], rtol=1e-6,
+                               atol=1e-8 * scale)
+    np.testing.assert_allclose(fx["se"], ref["fixed"]["se"], rtol=1e-6)
+    np.testing.assert_allclose(fx["df"], ref["fixed"]["df"], rtol=1e-4)
+
+
+def test_anova(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    a = fit.anova()
+    r = {k: np.atleast_1d(v) for k, v in ref["anova"].items()}  # jsonlite unboxes length 1
+    assert list(a.index) == list(r["term"])
+    np.testing.assert_allclose(a["num_df"], r["num_df"])
+    np.testing.assert_allclose(a["F"], r["F"], rtol=1e-6)
+    np.testing.assert_allclose(a["den_df"], r["den_df"], rtol=1e-4)
+    np.testing.assert_allclose(a["p"], r["p"], rtol=1e-4, atol=1e-12)
+
+
+def test_components_and_correlations(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    vc = fit.variance_components()
+    cor = fit.correlations().set_index(["group", "effect1", "effect2"])["correlation"]
+    vcr = ref["varcorr"]
+    n_sd = 0
+    for grp, v1, v2, sdcor in zip(vcr["grp"], vcr["var1"], vcr["var2"], vcr["sdcor"]):
+        grp = grp.removesuffix(".1")  # lme4 numbers the second term of a grouping factor
+        if v2:
+            assert cor[(grp, v1, v2)] == pytest.approx(sdcor, rel=1e-5)
+        elif grp == "Residual":
+            assert vc.loc[("Residual", ""), "sd"] == pytest.approx(sdcor, rel=1e-6)
+        else:
+            assert vc.loc[(grp, v1), "sd"] == pytest.approx(sdcor, rel=1e-6)
+            n_sd += 1
+    assert len(vc) == n_sd + 1
+    assert len(cor) == sum(1 for v in vcr["var2"] if v)
+
+
+def test_blups_and_conditional_sds(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    re = fit.random_effects().set_index(["group", "effect", "level"])
+    r = ref["ranef"]
+    assert len(re) == len(r["condval"])
+    key = list(zip(r["grpvar"], r["term"], r["grp"]))
+    got = re.loc[key]
+    scale = np.max(np.abs(r["condval"]))
+    np.testing.assert_allclose(got["condval"], r["condval"], rtol=0, atol=1e-6 * scale)
+    np.testing.assert_allclose(got["condsd"], r["condsd"], rtol=1e-6)
+
+
+def test_fitted_and_predictions(case: tuple[dict, SlopeMixedResult]) -> None:
+    ref, fit = case
+    scale = np.max(np.abs(ref["fitted"]))
+    np.testing.assert_allclose(fit.fitted(), ref["fitted"], rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(fit.residuals(), DATA[ref["data"]][fit.spec.response]
+                               - fit.fitted(), rtol=0, atol=1e-9 * scale)
+    nd = pd.DataFrame(FIXTURE["newdata"][ref["data"]])
+    np.testing.assert_allclose(fit.predict(nd), ref["predict"], rtol=1e-7)
+    np.testing.assert_allclose(fit.predict(nd, re_form="~0"), ref["predict_fixed"], rtol=1e-8)
+
+
+# -- properties -----------------------------------------------------------------------------
+
+
+def test_zero_slope_variance_gives_the_intercept_models_loglik() -> None:
+    """The deviance of ``(1 + Days | Subject)`` at theta = (t, 0, 0) is the deviance of
+    ``(1 | Subject)`` at t: the existing path's optimum reproduces its logLik."""
+    d = DATA["sleepstudy"]
+    for method in ("REML", "ML"):
+        base = irm.mixed("Reaction ~ Days + (1|Subject)", d, method=method)
+        t = base.variance_components().loc["Subject", "sd"] / np.sqrt(
+            base.variance_components().loc["Residual", "variance"])
+        dev = _Deviance(lmm_design("Reaction ~ Days + (1|Subject)", d,
+                                   (ReTerm(("Subject",), True, ("Days",)),)), method == "REML")
+        assert -dev(np.array([t, 0.0, 0.0])) / 2 == pytest.approx(base.loglik, rel=1e-10)
+
+
+def test_a_zero_slope_variance_is_a_singular_fit_not_an_error() -> None:
+    rng = np.random.default_rng(27)
+    g = np.repeat(np.arange(12), 8)
+    x = np.tile(np.arange(8.0), 12)
+    e = rng.normal(0, 0.5, len(g))
+    xc = x - 3.5  # every group's own slope is exactly 0.3: the between-group slope variance
+    for k in range(12):  # is 0, below its sampling variance, so its estimate is on the bound
+        m = g == k
+        e[m] -= xc[m] * (xc[m] @ e[m]) / (xc[m] @ xc[m])
+    y = 5 + 0.3 * x + rng.normal(0, 1.0, 12)[g] + e
+    d = pd.DataFrame({"g": [f"g{k}" for k in g], "x": x, "y": y})
+    with pytest.warns(BoundaryFitWarning, match="singular fit"):
+        fit = fit_lmm("y ~ x + (1|g)", d, terms=(ReTerm(("g",)), ReTerm(("g",), False, ("x",))))
+    assert fit.boundary and fit.boundary_components == ("g: x",)
+    assert any("singular fit" in n for n in fit.notes)
+    base = irm.mixed("y ~ x + (1|g)", d)
+    assert fit.loglik == pytest.approx(base.loglik, rel=1e-9)
+    assert fit.variance_components().loc[("g", "x"), "variance"] < 1e-6
+
+
+def test_row_order_never_changes_a_fit(rng: np.random.Generator) -> None:
+    ref = FITS[4]  # kb07-shaped, two correlated slope terms
+    fit = _fit(ref)
+    perm = rng.permutation(len(DATA["kb07sim"]))
+    shuffled = DATA["kb07sim"].iloc[perm].reset_index(drop=True)
+    lhs, rhs = ref["formula"].split(" ~ ")
+    other = fit_lmm(f"{lhs} ~ {rhs.split(' + (')[0]} + (1|subj)", shuffled, method="REML",
+                    terms=TERMS["(1 + load | subj) + (1 + load | item)"])
+    assert other.loglik == pytest.approx(fit.loglik, rel=1e-12)
+    np.testing.assert_allclose(other.fixed_estimates, fit.fixed_estimates, rtol=1e-7)
+    np.testing.assert_allclose(other.variance_components()["sd"],
+                               fit.variance_components()["sd"], rtol=1e-6)
+    np.testing.assert_allclose(other.fitted(), fit.fitted()[perm], rtol=1e-7)
+
+
+@pytest.mark.skipif(not GRAMMAR, reason="the formula grammar does not read slope terms yet")
+def test_double_bar_equals_separate_terms() -> None:
+    d = DATA["sleepstudy"]
+    a = irm.mixed("Reaction ~ Days + (Days || Subject)", d)
+    b = irm.mixed("Reaction ~ Days + (1 | Subject) + (0 + Days | Subject)", d)
+    assert a.loglik == b.loglik
+    pd.testing.assert_frame_equal(a.fixed, b.fixed)
+    pd.testing.assert_frame_equal(a.variance_components(), b.variance_components())
+
+
+@pytest.mark.parametrize("formula, data", [
+    ("Reaction ~ Days + (1|Subject)", "sleepstudy"),
+    ("score ~ system + shard + (1|topic) + (1|topic:system)", "irslopes"),
+])
+@pytest.mark.parametrize("method", ["REML", "ML"])
+def test_engine_on_intercepts_equals_the_existing_path(formula: str, data: str,
+                                                       method: str) -> None:
+    d = DATA[data]
+    old = irm.mixed(formula, d, method=method)
+    new = fit_lmm(formula, d, method=method)
+    assert new.loglik == pytest.approx(old.loglik, rel=1e-8)
+    np.testing.assert_allclose(new.fixed_estimates, old.fixed_estimates, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(new.fixed["se"], old.fixed["se"], rtol=1e-6)
+    np.testing.assert_allclose(new.fixed["df"], old.fixed["df"], rtol=1e-4)
+    vc_new, vc_old = new.variance_components(), old.variance_components()
+    assert list(vc_new.columns) == list(vc_old.columns) == ["variance", "sd", "share"]
+    assert list(vc_new.index) == list(vc_old.index)
+    np.testing.assert_allclose(vc_new["variance"], vc_old["variance"], rtol=1e-6)
+    np.testing.assert_allclose(new.fitted(), old.fitted(), rtol=0,
+                               atol=1e-8 * np.max(np.abs(old.fitted())))
+
+
+# -- interface ------------------------------------------------------------------------------
+
+
+def test_predict_new_levels() -> None:
+    fit = _fit(FITS[0])
+    nd = pd.DataFrame({"Subject": ["308", "999"], "Days": [1.0, 1.0]})
+    with pytest.raises(DataFormatError, match="allow_new_levels=True"):
+        fit.predict(nd)
+    p = fit.predict(nd, allow_new_levels=True)
+    p0 = fit.predict(nd, re_form="~0")
+    assert p[1] == pytest.approx(p0[1], rel=1e-14)
+    assert p[0] != pytest.approx(p0[0], rel=1e-3)
+    with pytest.raises(ModelError, match="re_form"):
+        fit.predict(nd, re_form="~Days")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not GRAMMAR, reason="the formula grammar does not read slope terms yet")
+def test_mixed_routes_slopes_and_refuses_what_it_cannot_fit() -> None:
+    d = DATA["sleepstudy"]
+    fit = irm.mixed("Reaction ~ Days + (Days | Subject)", d)
+    assert isinstance(fit, SlopeMixedResult)
+    assert fit.loglik == pytest.approx(FITS[0]["logLik"], rel=1e-8)
+    assert type(irm.mixed("Reaction ~ Days + (1 | Subject)", d)).__name__ == "MixedResult"
+    with pytest.raises(ModelError, match="residual"):
+        irm.mixed("Reaction ~ Days + (Days | Subject)", d, residual="Subject")
+    with pytest.raises(ModelError, match="start="):
+        irm.mixed("Reaction ~ Days + (Days | Subject)", d, start={"Subject": 1.0})
+
+
+def test_display_face() -> None:
+    fit = _fit(FITS[4])
+    text = fit.summary()
+    assert "Correlations of random effects" in text and "Fixed effects" in text
+    assert repr(fit).startswith("<SlopeMixedResult REML")
+    assert list(fit.to_frame().columns) == ["group", "effect", "variance", "sd"]
+    cv = fit.conditional_variances(0)
+    assert cv.shape == (56, 2, 2)
+    np.testing.assert_allclose(cv, np.transpose(cv, (0, 2, 1)))
