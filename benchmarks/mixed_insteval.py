@@ -138,7 +138,9 @@ invisible(gc(reset = TRUE))
 t <- system.time(m <- lmer(as.formula(args[2]), data = d, REML = TRUE))
 g <- gc()
 vc <- as.data.frame(VarCorr(m))
-cat(sprintf('{"cpu": %.4f, "wall": %.4f, "loglik": %.12f, "gc_max_mb": %.1f, "sd": {%s}, "r": "%s", "lme4": "%s"}\n',
+fmt <- paste0('{"cpu": %.4f, "wall": %.4f, "loglik": %.12f, "gc_max_mb": %.1f, ',
+              '"sd": {%s}, "r": "%s", "lme4": "%s"}\n')
+cat(sprintf(fmt,
     t[["user.self"]] + t[["sys.self"]], t[["elapsed"]], as.numeric(logLik(m)), sum(g[, 6]),
     paste(sprintf('"%s": %.10f', vc$grp, vc$sdcor), collapse = ", "),
     R.version.string, as.character(packageVersion("lme4"))))

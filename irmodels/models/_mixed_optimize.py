@@ -245,7 +245,7 @@ def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: 
     # so that the scaled copy shares them
     pb.unit_cross()
     pb.index()
-    if not pb.dense_b:
+    if not pb.dense_b and not _reml._blocked.applies(pb):  # the blocked kernel needs no layout
         pb.sparse_layout()
     scaled = copy.copy(pb)
     scaled.y = pb.y / c
