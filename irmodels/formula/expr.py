@@ -340,8 +340,8 @@ def _eval(e: Expr, data: Any, label: str) -> np.ndarray:
             bad = (x <= 0) if e.fn != "sqrt" else (x < 0)
             if bad.any():
                 first = float(np.broadcast_to(x, bad.shape)[bad][0])
-                need, hint = (("positive values", f"e.g. {e.fn}({_wrap(e.arg, 1, strict=False)} + 1)")
-                              if e.fn != "sqrt" else ("values >= 0", f"e.g. abs() inside"))
+                need = "positive values" if e.fn != "sqrt" else "values >= 0"
+                hint = f"e.g. {e.fn}({_wrap(e.arg, 1, strict=False)} + 1)"
                 what = "a logarithm" if e.fn != "sqrt" else "a square root"
                 cond = "is not positive" if e.fn != "sqrt" else "is negative"
                 raise DataFormatError(

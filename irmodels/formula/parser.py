@@ -3,23 +3,36 @@
 The language is the subset of R/lme4 formulas that IR evaluation models need::
 
     formula   := response "~" sum
-    response  := NAME | TRANSFORM "(" NAME ["," ["eps" "="] NUMBER] ")"
+    response  := NAME | TRANSFORM "(" NAME ["," ["eps" "="] NUMBER] ")" | EXPR
     sum       := ["-"] product (("+" | "-") product)*
     product   := inter (("*" | "/") inter)*
     inter     := atom (":" atom)*
-    atom      := NAME | "C" "(" NAME ")" | "0" | "1" | "(" sum ")" | "(" "1" "|" group ")"
+    atom      := NAME | "C" "(" NAME ")" | FUNC "(" EXPR ")" | "0" | "1" | "(" sum ")"
+               | "(" lhs ("|" | "||") group ")"
+    lhs       := ["-"] effect (("+" | "-") effect)*
+    effect    := "1" | "0" | NAME | "C" "(" NAME ")" | FUNC "(" EXPR ")"
     group     := NAME ((":" | "/") NAME)*
 
 ``a*b`` is ``a + b + a:b``; ``a/b`` is ``a + a:b``; ``- term`` removes a term; ``0`` or ``-1``
-removes the intercept; ``(1|g)`` is a random intercept for the levels of ``g``;
-``(1|a/b)`` expands to ``(1|a) + (1|a:b)``. Response transforms come from a whitelist
-(``logit``, ``log``, ``sqrt``, ``asin_sqrt``). ``C(x)`` (or ``factor(x)``) declares the column
-``x`` a factor even when it holds numbers. Nothing is ever evaluated.
+removes the intercept. ``(1|g)`` is a random intercept for the levels of ``g``;
+``(1 + x|g)`` (or ``(x|g)``: the intercept is implied) adds a random slope of ``x``
+correlated with it, ``(0 + x|g)`` (or ``-1``) a slope alone; ``(1 + x||g)`` is lme4's
+uncorrelated form, expanded as lme4's ``expandDoubleVerts`` does into ``(1|g) + (0 + x|g)``
+(a factor ``f`` stays one term ``(0 + f|g)``: its levels are not split);
+``(lhs|a/b)`` expands to ``(lhs|a) + (lhs|a:b)``. Response transforms come from a whitelist
+(``logit``, ``log``, ``sqrt``, ``asin_sqrt``) and apply to one column (``log(score)`` is the
+clipped transform, as before). Anything else on the left (``log(Days + 1)``, ``I(x/10)``,
+``-score``) and a function call of :data:`~irmodels.formula.expr.FUNCTIONS` on the right
+(``log(qlen)``) is an expression ``EXPR`` of columns and numbers (grammar in
+:mod:`irmodels.formula.expr`), named by its canonical text. ``C(x)`` (or ``factor(x)``)
+declares the column ``x`` a factor even when it holds numbers. Nothing is ever evaluated
+as Python.
 
 Parsing is bounded: a formula longer than :data:`MAX_LENGTH` characters, parentheses nested
 deeper than :data:`MAX_DEPTH`, an expansion to more than :data:`MAX_TERMS` fixed terms (checked
 before the terms are built: ``a*b*...`` of 20 factors is refused at once), an interaction of
-more than :data:`MAX_ORDER` factors, or more than :data:`MAX_WORK` term constructions in all
+more than :data:`MAX_ORDER` factors, more than :data:`MAX_TERMS` random terms (after
+expansion) or slopes in one term, or more than :data:`MAX_WORK` term constructions in all
 raise :class:`~irmodels.FormulaError`. Time and memory are linear in the length of the formula.
 """
 
@@ -223,7 +236,10 @@ class _Parser:
             return False
         if t.text not in FUNCTIONS:  # logit, asin_sqrt: always the transform
             return True
-        return b.kind == "name" and c.kind == "op" and c.text in "),"
+        if not (b.kind == "name" and c.kind == "op"):
+            return False
+        after = toks[self.i + 4] if self.i + 4 < len(toks) else c
+        return c.text == "," or (c.text == ")" and after.kind == "op" and after.text == "~")
 
     def _expression(self, call_only: bool = False) -> tuple[Expr, tuple[int, int]]:
         """An expression from the current token; the parser stops at the first token that
@@ -250,6 +266,9 @@ class _Parser:
         e, span = self._expression()
         if isinstance(e, Col):
             return e.name, None, DEFAULT_EPSILON
+        if not columns_of(e):
+            raise FormulaError(f"the response {e} reads no column; name the score column, e.g. "
+                               "'score ~ topic + system'", self.text, span)
         name = str(e)
         self.expressions.setdefault(name, (e, span))
         return name, None, DEFAULT_EPSILON
@@ -728,7 +747,7 @@ def parse_formula(
         parts = (["1"] if rt.intercept else []) + list(rt.effects)
         dup = [p for p in parts if p in seen]
         if dup and any(r == rt for r, _ in item.random[:len(random_terms)]):
-            raise FormulaError(f"random term (1|{rt.name}) appears twice", formula, span)
+            raise FormulaError(f"random term {rt} appears twice", formula, span)
         if dup:
             what = "the intercept" if dup[0] == "1" else f"the effect {dup[0]!r}"
             raise FormulaError(

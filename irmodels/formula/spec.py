@@ -1,7 +1,9 @@
 """The frozen model specification that a parsed formula becomes.
 
 A :class:`ModelSpec` says which column is the response (and its transform), which fixed terms
-and which random-intercept terms the model has. It evaluates nothing: models read it.
+and which random terms (intercepts and slopes) the model has. Expressions (``log(qlen)``) are
+held as trees (:mod:`irmodels.formula.expr`) and evaluated by that module's interpreter when a
+model asks for values (:meth:`ModelSpec.response_values`, :meth:`ModelSpec.values`).
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ class ModelSpec:
     formula : str
         The text the spec was parsed from.
     response : str
-        The response column (``score`` in a long frame).
+        The response column (``score`` in a long frame), or the canonical text of an
+        expression (``log(Days + 1)``).
     transform : str or None
         One of ``TRANSFORMS`` applied to the response, or None.
     intercept : bool
@@ -138,7 +141,8 @@ class ModelSpec:
     fixed : tuple of Term
         Fixed terms, ordered by interaction order then first appearance (R's order).
     random : tuple of RandomTerm
-        Random-intercept terms in order of appearance (``(1|a/b)`` gives ``a`` then ``a:b``).
+        Random terms in order of appearance (``(1|a/b)`` gives ``a`` then ``a:b``;
+        ``(1 + x||g)`` gives ``(1|g)`` then ``(0 + x | g)``).
     epsilon : float
         Clipping constant for ``logit`` and ``log``.
     categorical : frozenset of str
