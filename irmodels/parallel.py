@@ -312,7 +312,11 @@ def map(
     Raises
     ------
     ParallelError
-        Unknown backend, or a function / item that cannot be pickled for ``"processes"``.
+        Unknown backend, or a function / item that cannot be pickled for ``"processes"`` (an
+        item is named by its position and the reason).
+    ResourceError
+        A Dask scheduler address that does not answer within :data:`CONNECT_TIMEOUT` seconds
+        (:func:`check_scheduler`).
     MissingDependencyError
         A Dask backend without ``distributed`` installed.
 

@@ -921,7 +921,8 @@ def pairwise(
     -----
     DataQualityWarning
         ``"t"`` or ``"t2"`` on pairs whose data are essentially constant (named in the
-        message; see Notes). Monte Carlo p-values with ``adjust="bonferroni"`` or ``"holm"`` when
+        message; see Notes), and ``"bootstrap"`` on pairs whose non-zero per-topic
+        differences are constant (every resample has the same mean). Monte Carlo p-values with ``adjust="bonferroni"`` or ``"holm"`` when
         ``pairs / n_resamples > alpha``: the resampled p-values are too coarse for the
         adjusted threshold ``alpha / pairs`` (raise ``n_resamples`` to ``pairs / alpha``).
 

@@ -612,11 +612,16 @@ def topic_sets(
     -----
     DataQualityWarning
         Kendall's tau is undefined on every topic set of a size (every pair of systems tied:
-        identical systems, a constant measure); that size's ``rank_agreement`` is NaN.
+        identical systems, a constant measure); that size's ``rank_agreement`` is NaN. Also
+        when t or Tukey tests compare a non-zero mean difference whose per-topic differences
+        are constant (a ``bootstrap`` set that drew one topic every time): counted
+        significant, as :func:`irmodels.pairwise` counts them.
 
     Notes
     -----
-    A pair with a zero difference on X has no order and is left out of the swap counts; a
+    Scores are divided by a power of two near their largest magnitude first when it is outside
+    [2**-10, 2**100] (exact in floating point), so scores near 1e-300 or 1e300 give the study
+    of the same scores near 1 (``bin_width`` is in the scores' units). A pair with a zero difference on X has no order and is left out of the swap counts; a
     swap is a strictly opposite sign on Y. Discriminative power and the error rates use both
     sets of every sample (X against Y and Y against X). Tukey's p-values for the ASL curves
     and the paired t test's are interpolated on a grid of 20000 points of ``x / (1 + x)``
