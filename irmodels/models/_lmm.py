@@ -71,6 +71,9 @@ from irmodels.models._mixed_design import (
 __all__ = ["LMMDesign", "ReTerm", "SlopeMixedResult", "SINGULAR_TOL", "fit_lmm", "lmm_design",
            "is_slope_spec"]
 
+#: Largest number of random effects for which the deviance uses dense products.
+DENSE_MAX_Q = 300
+
 #: A diagonal element of theta below this counts as on its bound 0 (lme4's isSingular tol).
 SINGULAR_TOL = 1e-4
 
@@ -329,7 +332,7 @@ class _PLS:
     pwrss: float
     ldL2: float
     ldRX2: float
-    Lam: sp.csc_matrix
+    Lam: Any  # Lambda(theta): dense ndarray (small q) or sparse
 
 
 class _Deviance:
@@ -346,12 +349,26 @@ class _Deviance:
         self.Xty = X.T @ y
         self.n, self.p = X.shape
         self.n_evals = 0
+        q = Z.shape[1]
+        #: small q: dense products (scipy.sparse's per-call overhead dominates below ~300)
+        self.dense = q <= DENSE_MAX_Q
+        if self.dense:
+            self.ZtZ_dense = self.ZtZ.toarray()
+            lam = design.Lambda(np.arange(1, design.n_theta + 1, dtype=float)).tocoo()
+            self.lam_rc = (lam.row, lam.col)
+            self.lam_ind = lam.data.astype(np.int64) - 1
 
     def pls(self, theta: np.ndarray) -> _PLS:
         d = self.d
         theta = np.asarray(theta, float)
-        Lam = d.Lambda(theta)
-        LtZtZL = (Lam.T @ self.ZtZ @ Lam).toarray()
+        if self.dense:
+            q = self.ZtZ_dense.shape[0]
+            Lam: Any = np.zeros((q, q))
+            Lam[self.lam_rc] = theta[self.lam_ind]
+            LtZtZL = Lam.T @ self.ZtZ_dense @ Lam
+        else:
+            Lam = d.Lambda(theta)
+            LtZtZL = (Lam.T @ self.ZtZ @ Lam).toarray()
         LtZtZL[np.diag_indices_from(LtZtZL)] += 1.0
         L = cholesky(LtZtZL, lower=True, check_finite=False)
         LtZtX = np.asarray(Lam.T @ self.ZtX)
@@ -420,7 +437,7 @@ def _central_grad(f: Any, x: np.ndarray, lower: np.ndarray) -> np.ndarray:
     return g
 
 
-def _hessian(f: Any, x: np.ndarray, rel: float = 1e-3) -> np.ndarray:
+def _hessian(f: Any, x: np.ndarray, rel: float = 1e-3, richardson: bool = True) -> np.ndarray:
     """Richardson-extrapolated central-difference Hessian (two step sizes, as numDeriv's
     ``hessian`` with fewer refinements)."""
     k = len(x)
@@ -440,7 +457,7 @@ def _hessian(f: Any, x: np.ndarray, rel: float = 1e-3) -> np.ndarray:
                                      + f(x - ei - ej)) / (4 * h[i] * h[j])
         return H
 
-    return (4 * once(0.5) - once(1.0)) / 3
+    return (4 * once(0.5) - once(1.0)) / 3 if richardson else once(1.0)
 
 
 def _jacobian(f: Any, x: np.ndarray, rel: float = 1e-3) -> list[np.ndarray]:
@@ -494,7 +511,7 @@ def _optimize(dev: _Deviance, start: np.ndarray | None = None, maxiter: int = 20
 
 def _polish(dev: _Deviance, x: np.ndarray, fx: float, lower: np.ndarray) -> tuple[np.ndarray, float]:
     """Newton steps on the parameters off their bounds (finite-difference Hessian)."""
-    for _ in range(5):
+    for _ in range(2):
         free = ~((lower == 0) & (x <= SINGULAR_TOL))
         if not free.any():
             break
@@ -506,7 +523,7 @@ def _polish(dev: _Deviance, x: np.ndarray, fx: float, lower: np.ndarray) -> tupl
             return dev(xx)
 
         z = x[idx]
-        H = _hessian(sub, z, rel=1e-4)
+        H = _hessian(sub, z, rel=1e-3, richardson=False)
         g = _central_grad(sub, z, np.full(len(z), -np.inf))
         try:
             step = np.linalg.solve(H, g)
@@ -524,7 +541,7 @@ def _polish(dev: _Deviance, x: np.ndarray, fx: float, lower: np.ndarray) -> tupl
             if fn < fx:
                 x, fx, improved = xn, fn, True
                 break
-        if not improved or np.max(np.abs(step)) < 1e-10:
+        if not improved or np.max(np.abs(step)) < 1e-7 * max(1.0, float(np.max(np.abs(z)))):
             break
     return x, fx
 
@@ -710,7 +727,9 @@ class SlopeMixedResult(ResultDisplay):
     @cached_property
     def _condvar_blocks(self) -> list[np.ndarray]:
         """Per term, (levels, q, q) conditional covariances sigma^2 Lambda (L L')^-1 Lambda'."""
-        W = solve_triangular(self._pls.L, self._pls.Lam.T.toarray(), lower=True)
+        Lam = self._pls.Lam
+        W = solve_triangular(self._pls.L, (Lam.T if isinstance(Lam, np.ndarray)
+                                           else Lam.T.toarray()), lower=True)
         out = []
         for b in self._design.blocks:
             cv = np.empty((b.n_levels, b.q, b.q))

@@ -1,0 +1,130 @@
+"""Benchmark: random slopes, irm.mixed vs lme4 (when Rscript is present) vs statsmodels MixedLM.
+
+Run from the repository root: ``python benchmarks/mixed_slopes.py [--repeat 5]``.
+
+Cases (issue 27): lme4's sleepstudy, ``Reaction ~ Days + (Days | Subject)`` by REML (180
+rows, 18 subjects; statsmodels: ``groups=Subject, re_formula="~Days"``), and the simulated
+kb07-shaped design of the fixtures (``tests/reference/make_slopes_data.py``: 1,792 rows,
+``rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)``, crossed: statsmodels has
+no crossed random slopes, so it is not run there). Times are wall-clock seconds of the fit
+alone, best of ``--repeat``; R's are measured inside R with ``system.time`` (start-up
+excluded), lme4's default optimiser (bobyqa then its checks). irmodels' time includes the
+Satterthwaite df of the coefficients (``fit.fixed``), which lme4 alone does not compute:
+lmerTest's ``summary`` is timed as well. BLAS is pinned to one thread.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+import irmodels as irm
+from _timing import best_of
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "reference" / "data" / "lme4"
+CASES = {
+    "sleepstudy": ("sleepstudy.csv", "Reaction ~ Days + (Days | Subject)"),
+    "kb07sim": ("kb07sim.csv", "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)"),
+}
+
+R_CODE = r"""
+suppressPackageStartupMessages({library(lme4); library(lmerTest)})
+args <- commandArgs(TRUE); rep <- as.integer(args[3])
+d <- read.csv(args[1], stringsAsFactors = TRUE)
+for (f in c("Subject", "subj", "item")) if (!is.null(d[[f]])) d[[f]] <- factor(d[[f]])
+t1 <- Inf; t2 <- Inf
+for (i in seq_len(rep)) {
+  t1 <- min(t1, system.time(m <- lme4::lmer(as.formula(args[2]), data = d))[["elapsed"]])
+  t2 <- min(t2, system.time({m2 <- lmerTest::lmer(as.formula(args[2]), data = d)
+                             s <- summary(m2)})[["elapsed"]])
+}
+cat(t1, t2, as.numeric(logLik(m)), "\n")
+"""
+
+
+def time_irmodels(data: pd.DataFrame, formula: str, repeat: int) -> tuple[float, float, float]:
+    def fit() -> object:
+        return irm.mixed(formula, data)
+
+    t_fit, res = best_of(fit, repeat)
+
+    def with_df() -> object:
+        r = irm.mixed(formula, data)
+        return r.fixed
+
+    t_df, _ = best_of(with_df, repeat)
+    return t_fit, t_df, float(res.loglik)  # type: ignore[attr-defined]
+
+
+def time_lme4(path: Path, formula: str, repeat: int) -> tuple[float, float, float] | None:
+    if shutil.which("Rscript") is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
+        fh.write(R_CODE)
+    try:
+        out = subprocess.run(["Rscript", fh.name, str(path), formula, str(repeat)],
+                             capture_output=True, text=True, check=True, timeout=600)
+    finally:
+        os.unlink(fh.name)
+    a, b, ll = out.stdout.split()
+    return float(a), float(b), float(ll)
+
+
+def time_statsmodels(data: pd.DataFrame, repeat: int) -> tuple[float, float] | None:
+    try:
+        import statsmodels.formula.api as smf
+    except ImportError:  # pragma: no cover
+        return None
+
+    def fit() -> object:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return smf.mixedlm("Reaction ~ Days", data, groups=data["Subject"],
+                               re_formula="~Days").fit(reml=True)
+
+    t, res = best_of(fit, repeat)
+    return t, float(res.llf)  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    for name, (file, formula) in CASES.items():
+        path = DATA / file
+        data = pd.read_csv(path, dtype={"Subject": str})
+        t_fit, t_df, ll = time_irmodels(data, formula, args.repeat)
+        print(f"{name}: {formula}  ({len(data)} rows)")
+        print(f"  irmodels       fit {t_fit:8.4f} s  fit + Satterthwaite df {t_df:8.4f} s  "
+              f"logLik {ll:.6f}")
+        r = time_lme4(path, formula, args.repeat)
+        if r is not None:
+            print(f"  lme4::lmer     fit {r[0]:8.4f} s  lmerTest fit + summary {r[1]:8.4f} s  "
+                  f"logLik {r[2]:.6f}")
+            print(f"  ratio irmodels / lme4: fit {t_fit / r[0]:.2f}x, with df "
+                  f"{t_df / r[1]:.2f}x")
+        else:
+            print("  lme4: Rscript not found, not run")
+        if name == "sleepstudy":
+            s = time_statsmodels(data, args.repeat)
+            if s is not None:
+                print(f"  statsmodels    fit {s[0]:8.4f} s  logLik {s[1]:.6f}")
+                print(f"  ratio irmodels / statsmodels: {t_fit / s[0]:.2f}x")
+        else:
+            print("  statsmodels: no crossed random slopes (MixedLM has one grouping factor)")
+
+
+if __name__ == "__main__":
+    main()
