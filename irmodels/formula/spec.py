@@ -202,7 +202,7 @@ class ModelSpec:
         """Every data column the model reads (the response, factors, covariates, the columns
         inside expressions, random slopes), in order of first appearance."""
         out: dict[str, None] = {}
-        for name in (self.response, *self.factors, *self.random_effects):
+        for name in (self.response, *self._term_names, *self.random_effects):
             e = self.expression(name)
             for c in (columns_of(e) if e is not None else (name,)):
                 out.setdefault(c, None)
@@ -226,21 +226,36 @@ class ModelSpec:
                 "also be numeric covariates"
             )
         fixed = tuple(Term(t.factors, frozenset(f for f in t.factors if f in num)) for t in self.fixed)
-        return replace(self, fixed=fixed, numeric=num & frozenset(self.factors))
+        return replace(self, fixed=fixed, numeric=num & frozenset(self._term_names))
 
     @property
     def covariates(self) -> tuple[str, ...]:
-        """Numeric covariates of the fixed part, in order of first appearance."""
-        return tuple(f for f in self.factors if f in self.numeric)
+        """Numeric covariates of the fixed part (columns and expressions such as
+        ``log(qlen)``), in order of first appearance."""
+        return tuple(f for f in self._term_names if f in self.numeric)
 
     @property
-    def factors(self) -> tuple[str, ...]:
-        """Every factor named in fixed or random terms, in order of first appearance."""
+    def _term_names(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
         for t in (*self.fixed, *self.random):
             for f in t.factors:
                 seen.setdefault(f, None)
         return tuple(seen)
+
+    @property
+    def factors(self) -> tuple[str, ...]:
+        """Every column named in fixed or random terms, in order of first appearance.
+
+        An expression (``log(qlen)``) is not a column: it is left out here (it is among
+        :attr:`covariates` once classified, and its columns are in :attr:`columns`), so that
+        ``data[f]`` is a column for every ``f`` in ``factors``.
+
+        >>> from irmodels.formula import parse_formula
+        >>> parse_formula("score ~ system*log(qlen) + (1|topic)").factors
+        ('system', 'topic')
+        """
+        exprs = {k for k, _ in self.expressions}
+        return tuple(f for f in self._term_names if f not in exprs)
 
     @property
     def fixed_names(self) -> tuple[str, ...]:
