@@ -283,6 +283,14 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
             raise DesignError(
                 f"the random term {_term_text(t)} has {len(gl)} level in the data; a variance "
                 "needs at least 2 levels (5 or more to be useful). Drop the term.")
+        if t.intercept:
+            for ft in spec.fixed:
+                if frozenset(t.factors) <= ft.key and not ft.numeric:
+                    raise DesignError(
+                        f"the random term {_term_text(t)} is confounded with the fixed term "
+                        f"{ft.name}: the fixed effects already absorb every level of {t.name}, "
+                        f"so its intercept variance cannot be estimated. Remove {ft.name} from "
+                        f"the fixed part or write (0 + ... | {t.name}).")
         blk = _Block(t, t.name, cols, gc, gl, E, offset, toff)
         blocks.append(blk)
         for r in range(q):

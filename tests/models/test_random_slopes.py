@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import BoundaryFitWarning, DataFormatError, ModelError
+from irmodels.errors import BoundaryFitWarning, DataFormatError, DesignError, ModelError
 from irmodels.formula.spec import RandomTerm
 from irmodels.models._lmm import ReTerm, SlopeMixedResult, _Deviance, fit_lmm, lmm_design
 
@@ -232,6 +232,13 @@ def test_engine_on_intercepts_equals_the_existing_path(formula: str, data: str,
 
 
 # -- interface ------------------------------------------------------------------------------
+
+
+def test_a_random_intercept_confounded_with_a_fixed_term_is_refused() -> None:
+    d = DATA["irslopes"]
+    with pytest.raises(DesignError, match="confounded with the fixed term system"):
+        fit_lmm("score ~ system + shard + (1|topic)", d,
+                terms=(ReTerm(("topic",), True, ("shard",)), ReTerm(("system",))))
 
 
 def test_predict_new_levels() -> None:
