@@ -30,6 +30,7 @@ from irmodels._validate import check_fits, check_int, check_number, check_probab
 from irmodels.data._columns import user_frame
 from irmodels.data.frame import check_finite_scores, require_columns, to_wide
 from irmodels.errors import DataFormatError, DesignError
+from irmodels.inference.pairwise import unit_scale
 
 __all__ = [
     "PairedTPower",
@@ -415,6 +416,8 @@ def pair_sd(data: pd.DataFrame, *, topic: str = "topic", system: str = "system",
     # the SD of the differences themselves, one system against the later ones at a time (memory
     # topics x systems): through the covariances, var_a + var_b - 2 cov_ab cancels, and two
     # systems that differ by a constant got an SD of 5e-9 instead of 0
+    unit = unit_scale(x)  # scores near 1e+-300: squares under/overflow; SDs scale back exactly
+    x = x / unit
     k = x.shape[1]
     i, j = np.triu_indices(k, k=1)
     sd = np.empty(len(i))
@@ -427,7 +430,8 @@ def pair_sd(data: pd.DataFrame, *, topic: str = "topic", system: str = "system",
     sd[sd <= 1000 * np.finfo(float).eps * float(np.max(np.abs(x)))] = 0.0
     means = x.mean(axis=0)
     names = np.asarray(wide.columns, dtype=object)
-    return pd.DataFrame({"a": names[i], "b": names[j], "diff": means[i] - means[j], "sd": sd})
+    return pd.DataFrame({"a": names[i], "b": names[j], "diff": (means[i] - means[j]) * unit,
+                         "sd": sd * unit})
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_int_list, check_probability, check_rng
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.data._columns import own_names, user_frame
-from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix
+from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix, unit_scale
 
 __all__ = [
     "TieBreaking",
@@ -110,6 +110,7 @@ def transform_scores(
             DataQualityWarning,
             stacklevel=3,
         )
+    X = X / unit_scale(X)  # z-scores are scale-free: scores near 1e+-300 under/overflow
     mean = X.mean(axis=1, keepdims=True)
     sd = X.std(axis=1, ddof=1, keepdims=True)
     flat = np.ptp(X, axis=1) == 0

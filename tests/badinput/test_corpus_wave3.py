@@ -603,3 +603,30 @@ def test_shards_accepts_a_numpy_alpha(tiny_collection) -> None:
                            alpha=np.float32(0.05))
     b = irm.studies.shards(tiny_collection, n_shards=[2], n_splits=2, models=["MD1"], alpha=0.05)
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
+
+
+# -------------------------------------------------------------- more probes: variability, power
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_variability_z_is_scale_invariant(scale: float) -> None:
+    ref, got = _frame(), _frame(scale)
+    pd.testing.assert_frame_equal(
+        irm.variability.variability(got, transform="z").table,
+        irm.variability.variability(ref, transform="z").table, rtol=1e-9)
+    for test in ("f", "levene_mean", "levene_median"):
+        a = irm.variability.compare(got, "s0", "s1", test=test, transform="z")
+        b = irm.variability.compare(ref, "s0", "s1", test=test, transform="z")
+        assert a.p == pytest.approx(b.p, rel=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_power_tables_are_scale_invariant(scale: float) -> None:
+    ref, got = _frame(), _frame(scale)
+    a, b = irm.power.pair_sd(got), irm.power.pair_sd(ref)
+    np.testing.assert_allclose(a["sd"] / scale, b["sd"], rtol=1e-9)
+    np.testing.assert_allclose(a["diff"] / scale, b["diff"], rtol=1e-9)
+    ta = irm.power.topics_table(got, deltas=[0.05 * scale]).to_frame()
+    tb = irm.power.topics_table(ref, deltas=[0.05]).to_frame()
+    assert ta["n_topics"].tolist() == tb["n_topics"].tolist()
+    np.testing.assert_allclose(ta["n"], tb["n"], rtol=1e-9)
