@@ -56,6 +56,18 @@ def _gstudy():
     return irm.gstudy(_frame())
 
 
+def _slopes():
+    from irmodels.models._lmm import ReTerm, fit_lmm
+
+    rng = np.random.default_rng(3)
+    g = np.repeat(np.arange(8), 6)
+    x = np.tile(np.arange(6.0), 8)
+    y = (1 + 0.5 * x + rng.normal(0, 1, 8)[g] + rng.normal(0, 0.3, 8)[g] * x
+         + rng.normal(0, 0.5, 48))
+    d = pd.DataFrame({"topic": [f"t{k}" for k in g], "x": x, "score": y})
+    return fit_lmm("score ~ x + (1|topic)", d, terms=(ReTerm(("topic",), True, ("x",)),))
+
+
 def _pairwise():
     return irm.pairwise(_frame(), "t", adjust="holm")
 
@@ -161,6 +173,7 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "TukeyResult": _tukey,
     "MixedResult": _mixed,
     "MixedAnovaResult": lambda: _mixed().anova(),
+    "SlopeMixedResult": _slopes,
     "GStudy": _gstudy,
     "PairwiseResult": _pairwise,
     "EffectSizeResult": lambda: irm.effect_size([0.3, 0.5, 0.2, 0.6, 0.4], [0.2, 0.45, 0.25, 0.5, 0.3], equivalence=0.1),
