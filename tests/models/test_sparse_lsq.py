@@ -104,7 +104,7 @@ def test_sparse_with_covariates_equals_dense(seed, t, s, k, drop, model, ss_type
 def test_sparse_path_has_no_dense_limit(monkeypatch) -> None:
     # 10 x 12 x 4 with 5% dropped; with the dense limit lowered below this design, the dense path
     # refuses it and the sparse path (the default) still gives the dense path's table
-    from irmodels.models import anova as anova_module
+    from irmodels.models import _anova_fit as anova_module  # the dense path reads its limit there
 
     data = _design(7, 10, 12, 4, 1, 0.05)
     dense = _fit("MD6", data, 2, "dense")
