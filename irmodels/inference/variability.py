@@ -31,7 +31,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_int_list, check_probability, check_rng
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.data._columns import own_names, user_frame
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix, unit_scale
 
@@ -213,6 +213,19 @@ class VariabilityResult(TableAccess, ResultDisplay):
         return (f"<VariabilityResult {len(self.table)} systems, transform={self.transform!r}>")
 
 
+def _unit(Y: np.ndarray) -> tuple[np.ndarray, float]:
+    """``Y`` divided by the power of two that brings it into the safe range, and that power:
+    means, SDs and spreads are scale-equivariant and the tests scale-free, while squares of
+    untransformed scores near 1e+-300 under/overflow (every SD 0, or inf)."""
+    s = unit_scale(Y)
+    return (Y / s if s != 1.0 else Y), s
+
+
+#: Trials per topic-set size that :func:`error_rate` accepts: each trial splits the topics and
+#: tests every pair, so 10**7 already take hours on one core.
+MAX_TRIALS = 10**7
+
+
 def _spread(Y: np.ndarray, spread: str) -> np.ndarray:
     """Per column: sample SD, interquartile range (R's type 7 quantiles) or scaled MAD."""
     if spread == "sd":
@@ -277,20 +290,20 @@ def variability(
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.variability")
     X, _, systems = score_matrix(frame, who="irm.variability.variability", check_finite=True)
-    Y = transform_scores(X, transform, epsilon)
+    Y, unit = _unit(transform_scores(X, transform, epsilon))
     T = Y.shape[0]
     table = pd.DataFrame(
         {
-            "mean": Y.mean(axis=0),
-            "sd": Y.std(axis=0, ddof=1) if T > 1 else np.full(Y.shape[1], np.nan),
-            "sd_pop": Y.std(axis=0, ddof=0),
+            "mean": Y.mean(axis=0) * unit,
+            "sd": Y.std(axis=0, ddof=1) * unit if T > 1 else np.full(Y.shape[1], np.nan),
+            "sd_pop": Y.std(axis=0, ddof=0) * unit,
             "n": np.full(Y.shape[1], T, dtype=np.int64),
         },
         index=pd.Index(systems, name="system", dtype="str"),
     )
     if robust:
-        table["iqr"] = _spread(Y, "iqr")
-        table["mad"] = _spread(Y, "mad")
+        table["iqr"] = _spread(Y, "iqr") * unit
+        table["mad"] = _spread(Y, "mad") * unit
     return VariabilityResult(table=table, transform=transform, epsilon=epsilon,
                              column_names=own_names(names))
 
@@ -473,7 +486,7 @@ def compare(
                               what="irm.variability.compare")
     X, _, systems = score_matrix(frame, who="irm.variability.compare", check_finite=True)
     ia, ib = _resolve_pairs(systems, [(a, b)])
-    Y = transform_scores(X, transform, epsilon)
+    Y, unit = _unit(transform_scores(X, transform, epsilon))
     n = Y.shape[0]
     if n < 3:
         raise DesignError(f"comparing variability needs at least 3 topics; the frame has {n}.")
@@ -488,7 +501,7 @@ def compare(
         stat, df1, df2, lo, hi = float(W), 1.0, 2.0 * n - 2, np.nan, np.nan
     return VariabilityTest(
         a=str(a), b=str(b), test=test, statistic=stat, df1=df1, df2=df2, p=float(p),
-        sd_a=float(np.sqrt(va)), sd_b=float(np.sqrt(vb)), ratio=float(va / vb) if vb > 0 else np.inf,
+        sd_a=float(np.sqrt(va)) * unit, sd_b=float(np.sqrt(vb)) * unit, ratio=float(va / vb) if vb > 0 else np.inf,
         ci_lower=float(lo), ci_upper=float(hi), transform=transform,
     )
 
@@ -627,7 +640,7 @@ def tie_breaking(
                               what="irm.variability.tie_breaking")
     X, _, systems = score_matrix(frame, who="irm.variability.tie_breaking", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
-    Y = transform_scores(X, transform, epsilon)
+    Y, unit = _unit(transform_scores(X, transform, epsilon))
     if means == "raw":
         mean_tests = pairwise(frame, "t", pairs=pairs).table
         diff, p_mean = mean_tests["diff"].to_numpy(), mean_tests["p"].to_numpy()
@@ -635,9 +648,9 @@ def tie_breaking(
         from irmodels.inference.pairwise import _paired_t
 
         D = Y[:, ia] - Y[:, ib]
-        diff, p_mean = D.mean(axis=0), _paired_t(D, "two-sided", alpha)["p"]
+        diff, p_mean = D.mean(axis=0) * unit, _paired_t(D, "two-sided", alpha)["p"]
     _, p_var = _pair_tests(Y, ia, ib, test)
-    sd = Y.std(axis=0, ddof=1)
+    sd = Y.std(axis=0, ddof=1) * unit
     # NaN: every topic's difference is 0 (t is 0/0, as in R's t.test), the most tied pair
     tied = np.isnan(p_mean) | (p_mean >= alpha)
     out = pd.DataFrame(
@@ -721,11 +734,16 @@ def error_rate(
     _check(spread, ("sd", "iqr", "mad"), "spread")
     if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
         raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
+    if n_trials > MAX_TRIALS:
+        raise ArgumentError(
+            f"n_trials={n_trials} would run for days or more: each trial splits the topics and "
+            f"tests every pair. At most n_trials={MAX_TRIALS:,} per topic-set size are accepted; "
+            "a few thousand give error rates to about 0.01.")
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.error_rate")
     X, _, systems = score_matrix(frame, who="irm.variability.error_rate", check_finite=True)
     ia, ib = _resolve_pairs(systems, pairs)
-    Y = transform_scores(X, transform, epsilon)
+    Y = _unit(transform_scores(X, transform, epsilon))[0]  # only p-values and signs are used
     T = Y.shape[0]
     if sizes is None:
         sizes = list(range(10, T // 2 + 1, 10)) or [T // 2]
