@@ -140,3 +140,190 @@ def test_readme_picture_lists_the_layers_in_this_order():
         if line.startswith("    ") and word in LAYERS and word not in drawn:
             drawn.append(word)
     assert drawn[::-1] == [layer for layer in LAYERS if layer != "__main__"], drawn
+
+
+# --------------------------------------------------------------------------------------------
+# no import cycle inside a layer, no module over about 800 lines
+
+#: Import cycles inside a layer that are known and not yet cut, with the reason. A cycle not
+#: listed here fails the test; so does an entry whose cycle is gone (remove it then).
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"irmodels._display", "irmodels._section"}):
+        "the display face builds report sections and a section formats numbers with the display "
+        "helpers (issue 26 item 1 lists it; not cut yet)",
+    frozenset({"irmodels.data.measures", "irmodels.data.partitioned"}):
+        "irm.evaluate hands partitioned runs to evaluate_partitioned, which evaluates each "
+        "partition with irm.evaluate: cutting it needs more than an import line in measures.py",
+    frozenset({"irmodels.formula.expr", "irmodels.formula.parser", "irmodels.formula.spec"}):
+        "formula expressions (issue 27, new) use the parser's tokenizer and the spec's quoting "
+        "from inside functions, and the parser and the spec import the expressions: the shared "
+        "pieces would have to move to a module all three import",
+    frozenset({"irmodels.models._blocked", "irmodels.models._reml"}):
+        "the blocked kernel returns _reml's Fit and _reml dispatches to it; Fit and Problem "
+        "would have to move to a module of their own",
+}
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _runtime_imports(path: Path, known: set[str], root: Path = PACKAGE.parent
+                     ) -> list[tuple[str, int]]:
+    """(imported irmodels module, line) of the imports that run: module level, and inside
+    functions unless a comment on the line or the line above says why it is there (start-up
+    time); imports under ``if TYPE_CHECKING:`` never run and are left out."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    module = _name(path, root)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[tuple[str, int]] = []
+
+    def targets(node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        if node.level:
+            base = package.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            mod = ".".join(base + ([node.module] if node.module else []))
+        else:
+            mod = node.module or ""
+        return [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names]
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                line = child.lineno
+                above = lines[line - 2].strip() if line > 1 else ""
+                if in_function and ("#" in lines[line - 1] or above.startswith("#")):
+                    continue
+                for t in targets(child):
+                    while t not in known and "." in t:
+                        t = t.rpartition(".")[0]
+                    if t.startswith("irmodels.") and t != module:
+                        out.append((t, line))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef,
+                                                           ast.AsyncFunctionDef)))
+
+    visit(ast.parse(text), False)
+    return out
+
+
+def _name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _group(module: str) -> str:
+    layer = _layer(module)
+    return "base" if layer in BASE else layer
+
+
+def _cycles_inside_layers(modules: list[Path] = MODULES, root: Path = PACKAGE.parent
+                          ) -> list[frozenset[str]]:
+    """Strongly connected components (more than one module) of the runtime import graph
+    restricted to imports inside one layer (Tarjan)."""
+    graph: dict[str, set[str]] = {_name(p, root): set() for p in modules}
+    for p in modules:
+        src = _name(p, root)
+        graph[src] |= {t for t, _ in _runtime_imports(p, set(graph), root)
+                       if t in graph and _group(t) == _group(src)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(frozenset(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def test_no_import_cycle_inside_a_layer():
+    cycles = _cycles_inside_layers()
+    new = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
+    assert not new, (
+        f"import cycle(s) inside a layer: {new}. Move what both modules need into a module "
+        "they both import (a stage module, a helper module), or import inside the function "
+        "with a comment saying why (start-up time)")
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in cycles]
+    assert not gone, f"these cycles are cut: remove them from KNOWN_CYCLES: {gone}"
+
+
+def test_the_cycle_check_sees_cycles(tmp_path):
+    """The checker is not vacuous: a module-level import one way and an uncommented
+    function-level import back form a cycle; a commented one (start-up time) and an import
+    under TYPE_CHECKING do not."""
+    pkg = tmp_path / "irmodels" / "data"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text("from irmodels.data.b import x\n", encoding="utf-8")
+    (pkg / "b.py").write_text("def f():\n    from irmodels.data.a import y\n", encoding="utf-8")
+    (pkg / "c.py").write_text("from irmodels.data.a import z\n", encoding="utf-8")
+    (pkg / "d.py").write_text("from typing import TYPE_CHECKING\nfrom irmodels.data.a import z\n"
+                              "if TYPE_CHECKING:\n    from irmodels.data.e import E\n",
+                              encoding="utf-8")
+    (pkg / "e.py").write_text("from irmodels.data.d import w\n\n\ndef f():\n"
+                              "    # here, not at import: c is slow to import\n"
+                              "    from irmodels.data.c import y\n", encoding="utf-8")
+    modules = sorted(pkg.glob("*.py"))
+    assert _cycles_inside_layers(modules, tmp_path) == [
+        frozenset({"irmodels.data.a", "irmodels.data.b"})]
+
+
+#: Modules over the size limit that are not split yet: line count when listed, and why. The
+#: test fails when one grows past its count by more than a tenth; remove an entry when its
+#: module falls under the limit.
+MAX_LINES = 800
+TOO_LONG: dict[str, tuple[int, str]] = {
+    # being edited by other work when the limit came in (issue 26), left for their owners
+    "irmodels/inference/pairwise.py": (1300, "its kernels move to irmodels/stats (issue 26 item 1)"),
+    "irmodels/data/measures.py": (1057, "the measure kernel's driver; edited in parallel"),
+    "irmodels/models/_lmm.py": (939, "the random-slope engine (issue 27), new"),
+    "irmodels/formula/parser.py": (816, "the random-slope grammar (issue 27), new"),
+    # the result class and its entry: the stages are out (design, deviance, optimiser, df);
+    # what remains is MixedResult (being rebased on FittedModel), mixed() and compare_models
+    "irmodels/models/mixed.py": (987, "MixedResult's body, mixed(), compare_models"),
+    "irmodels/models/anova.py": (816, "AnovaResult's body and anova(); 789 once AnovaResult "
+                                      "takes tukey/dunnett from FittedModel"),
+    # a little over: one class each, not split yet
+    "irmodels/replicates/simulation.py": (839, "TopicSimulator"),
+    "irmodels/data/frame.py": (836, "the long frame's helpers"),
+    "irmodels/_display.py": (826, "the result face (ResultDisplay) and its renderers"),
+    "irmodels/inference/power.py": (824, "power and topic-set size"),
+    "irmodels/inference/variability.py": (818, "edited in parallel (scale fixes)"),
+    "irmodels/studies/topic_set_study.py": (810, "TopicSetStudy"),
+}
+
+
+def test_no_module_over_the_size_limit():
+    sizes = {str(p.relative_to(PACKAGE.parent)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in MODULES}
+    over = {m: n for m, n in sizes.items() if n > MAX_LINES and m not in TOO_LONG}
+    assert not over, (f"modules over {MAX_LINES} lines: {over}; split them by stage or by "
+                      "format into sibling modules, the old module re-exporting its names")
+    grown = {m: (sizes[m], n) for m, (n, _) in TOO_LONG.items() if sizes.get(m, 0) > 1.1 * n}
+    assert not grown, f"listed long modules grew (now, listed): {grown}"
