@@ -694,6 +694,13 @@ class SlopeMixedResult(ResultDisplay):
         lmerTest's type III for models without interactions) with Satterthwaite's
         denominator df (lmerTest's ``contestMD``): columns ``num_df, den_df, F, p``."""
         d = self._design
+        for t in self.spec.fixed:
+            if t.order > 1 and t.categorical_factors:
+                raise ModelError(
+                    f"anova() of a model with random slopes tests each term's coefficients, "
+                    f"which is lmerTest's type III only without interactions of factors; "
+                    f"{self.spec} has {t.name}. Test the coefficients in .fixed, or fit the "
+                    "interaction with +-0.5 numeric contrasts (then each term is one column).")
         beta = self.fixed_estimates.to_numpy()
         V = self.vcov.to_numpy()
         J, A = self._satterthwaite
@@ -885,7 +892,7 @@ class SlopeMixedResult(ResultDisplay):
 def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
             method: Literal["REML", "ML"] = "REML",
             terms: tuple[ReTerm, ...] | None = None,
-            maxiter: int = 2000) -> SlopeMixedResult:
+            maxiter: int = 2000, _stacklevel: int = 2) -> SlopeMixedResult:
     """Fit a linear mixed model with general random-effects terms (see the module notes).
 
     ``terms`` overrides the spec's random terms (``ReTerm(factors, intercept, effects)``).
@@ -910,7 +917,7 @@ def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
             k += b.q - j
     if bnd:
         warnings.warn(f"singular fit: the variance of {', '.join(bnd)} is estimated at zero",
-                      BoundaryFitWarning, stacklevel=3)
+                      BoundaryFitWarning, stacklevel=_stacklevel)
     return SlopeMixedResult(
         spec=design.spec, method=method, n_obs=n, theta=opt.theta.copy(), sigma=sigma,
         loglik=loglik, aic=devi + 2 * npar, bic=devi + npar * math.log(n), deviance=devi,
@@ -936,4 +943,5 @@ def fit_if_slopes(model: str | ModelSpec, data: pd.DataFrame, *, method: str, re
         raise ModelError("start= (starting SDs by random-term name) applies to random "
                          "intercepts only; a model with random slopes starts from lme4's "
                          "default (theta = identity); drop start=")
-    return fit_lmm(spec, data, method=method, maxiter=maxiter)  # type: ignore[arg-type]
+    return fit_lmm(spec, data, method=method, maxiter=maxiter,  # type: ignore[arg-type]
+                   _stacklevel=4)  # the warning points at the caller of irm.mixed

@@ -175,8 +175,9 @@ def test_a_zero_slope_variance_is_a_singular_fit_not_an_error() -> None:
         e[m] -= xc[m] * (xc[m] @ e[m]) / (xc[m] @ xc[m])
     y = 5 + 0.3 * x + rng.normal(0, 1.0, 12)[g] + e
     d = pd.DataFrame({"g": [f"g{k}" for k in g], "x": x, "y": y})
-    with pytest.warns(BoundaryFitWarning, match="singular fit"):
+    with pytest.warns(BoundaryFitWarning, match="singular fit") as rec:
         fit = fit_lmm("y ~ x + (1|g)", d, terms=(ReTerm(("g",)), ReTerm(("g",), False, ("x",))))
+    assert rec[0].filename == __file__
     assert fit.boundary and fit.boundary_components == ("g: x",)
     assert any("singular fit" in n for n in fit.notes)
     base = irm.mixed("y ~ x + (1|g)", d)
@@ -271,6 +272,21 @@ def test_mixed_routes_slopes_and_refuses_what_it_cannot_fit() -> None:
         irm.mixed("Reaction ~ Days + (Days | Subject)", d, residual="Subject")
     with pytest.raises(ModelError, match="start="):
         irm.mixed("Reaction ~ Days + (Days | Subject)", d, start={"Subject": 1.0})
+    with pytest.warns(BoundaryFitWarning) as rec:  # the warning points at the caller
+        irm.mixed("Reaction ~ Days + (1 | Subject) + (0 + Days | Subject)",
+                  d.assign(Reaction=d["Reaction"] - fit.random_effects().query(
+                      "effect == 'Days'").set_index("level")["condval"].loc[d["Subject"]]
+                      .to_numpy() * d["Days"]))
+    assert rec[0].filename == __file__
+
+
+def test_anova_refuses_factor_interactions() -> None:
+    d = DATA["irslopes"].assign(half=lambda x: np.where(x["topic"] < "t20", "a", "b"))
+    fit = fit_lmm("score ~ system * half + (1|topic)", d,
+                  terms=(ReTerm(("topic",), True, ("shard_c",)),))
+    with pytest.raises(ModelError, match="interactions of factors"):
+        fit.anova()
+    assert np.isfinite(fit.fixed["df"]).all()
 
 
 def test_display_face() -> None:
