@@ -662,7 +662,10 @@ def mixed(
     model : str or ModelSpec
         An lme4-style formula: fixed terms (treatment contrasts, R's default, so coefficients
         equal lme4's and nlme's) plus random intercepts ``(1|g)``, ``(1|a:b)``, ``(1|a/b)``;
-        any number, crossed or nested.
+        any number, crossed or nested. A model with random slopes (``(1 + x | g)``,
+        ``(x || g)``, ``(0 + f | g)``) is fitted by the general engine
+        (:mod:`irmodels.models._lmm`, as lme4) and returns a ``SlopeMixedResult``
+        (docs/mixed.md, "Random slopes"); ``residual`` and ``start`` do not apply to it.
     data : DataFrame
         A long frame (:func:`irmodels.frame`) or any frame with the named columns. The first
         category (natural order for strings) is the reference level of a fixed factor.
@@ -691,7 +694,7 @@ def mixed(
         ``fixed`` (``estimate, se, df, t, p``), ``loglik``, ``aic``, ``bic``, ``deviance``,
         ``random_effects``, ``residual_variance``, ``variance_ratios``, ``converged``,
         ``n_iter``, ``boundary``; methods ``marginal_means``, ``tukey``, ``summary``,
-        ``to_latex``.
+        ``to_latex``. A ``SlopeMixedResult`` for a model with random slopes.
 
     Raises
     ------
