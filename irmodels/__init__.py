@@ -13,9 +13,9 @@ optional dependency is only imported by the feature that needs it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from irmodels._lazy import attach
 from irmodels.errors import (
     ArgumentError,
     BoundaryFitWarning,
@@ -163,16 +163,4 @@ __all__ = sorted(
 )
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'irmodels' has no attribute {name!r}")
-    module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
-    value = getattr(module, attr) if attr else module
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = attach(__name__, _LAZY, eager=__all__)

@@ -67,3 +67,35 @@ def test_every_lazy_name_resolves():
 
     for name in irm._LAZY:
         assert getattr(irm, name) is not None, name
+
+
+def test_one_lazy_loader_serves_every_package() -> None:
+    """Every package's lazy names go through irmodels._lazy.attach; no package writes its own."""
+    from pathlib import Path
+
+    root = Path(irm.__file__).resolve().parent
+    own = [str(p.relative_to(root)) for p in root.rglob("*.py")
+           if p.name != "_lazy.py"
+           and "\ndef __getattr__" in p.read_text(encoding="utf-8")]  # module level (PEP 562)
+    assert own == []
+    for package in ("irmodels", "irmodels.replicates", "irmodels.studies", "irmodels.reporting"):
+        module = importlib.import_module(package)
+        assert module.__getattr__.__module__ == "irmodels._lazy", package
+    assert "Section" in dir(irm.reporting) and "assign_shards" in dir(irm.replicates)
+    assert irm.replicates.assign_shards is importlib.import_module(
+        "irmodels.replicates.sharding").assign_shards
+    with pytest.raises(AttributeError, match="no longer fits models"):
+        irm.reporting.build_report  # noqa: B018
+    with pytest.raises(AttributeError, match="'irmodels.studies' has no attribute 'nope'"):
+        irm.studies.nope  # noqa: B018
+
+
+def test_import_irmodels_loads_only_the_loader_and_the_errors() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, irmodels; "
+         "print(*sorted(m for m in sys.modules if m.startswith('irmodels')))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["irmodels", "irmodels._lazy", "irmodels.errors"]

@@ -7,8 +7,7 @@ Names are imported lazily: ``irm.replicates.assign_shards`` (documents to shards
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from irmodels._lazy import attach
 
 _LAZY = {
     "assign_shards": "irmodels.replicates.sharding:assign_shards",
@@ -23,11 +22,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'irmodels.replicates' has no attribute {name!r}")
-    module_name, _, attr = target.partition(":")
-    value = getattr(importlib.import_module(module_name), attr)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = attach(__name__, _LAZY)

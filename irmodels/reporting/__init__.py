@@ -9,28 +9,23 @@ already exist into a :class:`Report` (``to_html()``, ``to_markdown()``, ``latex_
 
 from __future__ import annotations
 
-from typing import Any
+from irmodels._lazy import attach
 
 __all__ = ["Report", "Section", "assemble_report", "plots"]
 
-_NAMES = {
-    "assemble_report": "irmodels.reporting.report",
-    "Report": "irmodels.reporting.report",
-    "Section": "irmodels._section",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name == "plots":
-        return importlib.import_module("irmodels.reporting.plots")
-    if name == "build_report":
-        raise AttributeError(
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        "assemble_report": "irmodels.reporting.report:assemble_report",
+        "Report": "irmodels.reporting.report:Report",
+        "Section": "irmodels._section:Section",
+        "plots": "irmodels.reporting.plots",
+    },
+    removed={
+        "build_report": (
             "irmodels.reporting no longer fits models: use irm.build_report(data, ...) "
             "(irmodels.analysis), or irmodels.reporting.assemble_report(fit, ...) with results "
             "you computed."
-        )
-    if name in _NAMES:
-        return getattr(importlib.import_module(_NAMES[name]), name)
-    raise AttributeError(f"module 'irmodels.reporting' has no attribute {name!r}")
+        ),
+    },
+)

@@ -6,8 +6,7 @@ with ``validate`` and ``compare_tests``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from irmodels._lazy import attach
 
 _LAZY = {
     "shards": "irmodels.studies.shard_study:shards",
@@ -26,12 +25,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'irmodels.studies' has no attribute {name!r}")
-    module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
-    value = getattr(module, attr) if attr else module
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = attach(__name__, _LAZY)
