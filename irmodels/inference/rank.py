@@ -386,9 +386,10 @@ class RBOResult(ResultDisplay):
         )
 
 
-def _as_list(x: object, what: str, stacklevel: int = 4) -> list[str]:
+def _as_list(x: object, what: str, stacklevel: int = 4,
+             names: Mapping[str, str] | None = None) -> list[str]:
     if isinstance(x, (pd.Series, Mapping, pd.DataFrame)) or hasattr(x, "marginal_means"):
-        s = _scores(x, what)
+        s = _scores(x, what, names)
         return [str(i) for i in s.index[_order(s, what, stacklevel)]]
     if isinstance(x, str) or not isinstance(x, (Sequence, np.ndarray, pd.Index)):
         raise DataFormatError(
@@ -404,26 +405,27 @@ def _as_list(x: object, what: str, stacklevel: int = 4) -> list[str]:
     return items
 
 
-def _positions(x: object, what: str, ties: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _positions(x: object, what: str, ties: str, names: Mapping[str, str] | None = None
+               ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Items in ranked order with the 0-based start and size of each one's tie group."""
     if ties == "expected" and (isinstance(x, (pd.Series, Mapping, pd.DataFrame))
                                or hasattr(x, "marginal_means")):
-        sc = _scores(x, what)
+        sc = _scores(x, what, names)
         values = sc.to_numpy()
         first, size = _tie_ranks(values)
         order = np.argsort(first, kind="stable")
         return [str(sc.index[i]) for i in order], first[order] - 1.0, size[order].astype(float)
-    items = _as_list(x, what, stacklevel=6)  # warn at the caller of rbo / average_overlap
+    items = _as_list(x, what, stacklevel=6, names=names)  # warn at rbo's / average_overlap's caller
     return items, np.arange(len(items), dtype=np.float64), np.ones(len(items))
 
 
-def _overlaps(a: object, b: object, depth: int | None, ties: str
-              ) -> tuple[np.ndarray, int, int]:
+def _overlaps(a: object, b: object, depth: int | None, ties: str,
+              names: Mapping[str, str] | None = None) -> tuple[np.ndarray, int, int]:
     """X_d for d = 1..l (the shorter list S contributes its s items beyond depth s)."""
     if ties not in ("input", "expected"):
         raise DataFormatError(f"unknown ties {ties!r}; choose 'input' or 'expected'.")
-    la, sa, ta = _positions(a, "a", ties)
-    lb, sb, tb = _positions(b, "b", ties)
+    la, sa, ta = _positions(a, "a", ties, names)
+    lb, sb, tb = _positions(b, "b", ties, names)
     if depth is not None:
         if not (isinstance(depth, (int, np.integer)) and depth >= 1):
             raise DataFormatError(f"depth must be a positive integer; got {depth!r}.")
@@ -447,7 +449,8 @@ def _overlaps(a: object, b: object, depth: int | None, ties: str
 
 
 def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
-        ties: Literal["input", "expected"] = "input") -> RBOResult:
+        ties: Literal["input", "expected"] = "input", system: str = "system",
+        score: str = "score") -> RBOResult:
     r"""Rank-biased overlap (Webber, Moffat & Zobel 2010) with its bounds.
 
     Parameters
@@ -466,6 +469,9 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
         overlap X_d is replaced by its expectation when each list's ties are broken uniformly
         at random (independently in the two lists). RBO_min and RBO_ext are linear in the
         X_d, so they are the exact expectations; the residual uses the expected X_l.
+    system, score : str
+        The names of the system and score columns when ``a`` or ``b`` is a long frame (as in
+        :func:`irmodels.frame`), e.g. ``system="run", score="map"``.
 
     Returns
     -------
@@ -517,7 +523,7 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
     """
     if not (isinstance(p, (int, float)) and 0 < p < 1):
         raise DataFormatError(f"p must be in (0, 1); got {p!r}. Try rbo_p_for_depth(10) = 0.9.")
-    X, s, l_ = _overlaps(a, b, depth, ties)
+    X, s, l_ = _overlaps(a, b, depth, ties, {"system": system, "score": score})
     d = np.arange(1, l_ + 1, dtype=np.float64)
     pd_ = p**d
     Xs, Xl = X[s - 1], X[l_ - 1]
@@ -542,7 +548,8 @@ def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
 
 
 def average_overlap(a: object, b: object, *, depth: int | None = None,
-                    ties: Literal["input", "expected"] = "input") -> float:
+                    ties: Literal["input", "expected"] = "input", system: str = "system",
+                    score: str = "score") -> float:
     r"""Average overlap of two rankings: ``AO@k = (1/k) sum_{d=1}^{k} X_d / d``.
 
     The top-weighted overlap measure that RBO generalises (Fagin, Kumar & Sivakumar 2003; Webber,
@@ -559,6 +566,8 @@ def average_overlap(a: object, b: object, *, depth: int | None = None,
     ties : {"input", "expected"}
         As in :func:`rbo`: ``"expected"`` averages over random orders of tied scores (exact,
         AO being linear in the X_d).
+    system, score : str
+        As in :func:`rbo`: the system and score columns of a long frame.
 
     Returns
     -------
@@ -572,7 +581,7 @@ def average_overlap(a: object, b: object, *, depth: int | None = None,
     >>> round(average_overlap({"a": 2.0, "b": 2.0, "c": 1.0}, ["a", "b", "c"], ties="expected"), 4)
     0.8333
     """
-    X, _, l_ = _overlaps(a, b, depth, ties)
+    X, _, l_ = _overlaps(a, b, depth, ties, {"system": system, "score": score})
     d = np.arange(1, l_ + 1, dtype=np.float64)
     return float(np.mean(X / d))
 

@@ -111,6 +111,17 @@ def test_rank_correlations_with_user_names(frames) -> None:
         irm.tau_ap(a, b), rel=1e-12)
     with pytest.raises(DataFormatError, match=r"no column 'sytem' \(did you mean 'system'"):
         irm.kendall_tau(a, b, system="sytem")
+    for f in (irm.rbo, irm.average_overlap):
+        exp = f(a, b, depth=10)
+        got = f(ra, rb, depth=10, system="run", score="map")
+        assert (got.ext if hasattr(got, "ext") else got) == pytest.approx(
+            exp.ext if hasattr(exp, "ext") else exp, rel=1e-12)
+        got = f(ra, rb, depth=10, ties="expected", system="run", score="map")
+        exp = f(a, b, depth=10, ties="expected")
+        assert (got.ext if hasattr(got, "ext") else got) == pytest.approx(
+            exp.ext if hasattr(exp, "ext") else exp, rel=1e-12)
+        with pytest.raises(DataFormatError, match=r"no column 'sytem' \(did you mean 'system'"):
+            f(a, b, system="sytem")
 
 
 def test_pooling_adjust_with_user_names() -> None:
@@ -156,7 +167,8 @@ def test_results_name_the_users_columns(frames) -> None:
     irm.pairwise, irm.gstudy, irm.compare, irm.comparability, irm.variability.variability,
     irm.variability.compare, irm.variability.tie_breaking, irm.variability.error_rate,
     irm.power.pair_sd, irm.power.topics_table, irm.power.simulate_paired_t,
-    irm.studies.topic_sets, irm.kendall_tau, irm.tau_ap, irm.pooling.adjust,
+    irm.studies.topic_sets, irm.kendall_tau, irm.tau_ap, irm.pooling.adjust, irm.rbo,
+    irm.average_overlap,
 ])
 def test_the_names_are_keyword_only(func) -> None:
     params = inspect.signature(func).parameters
