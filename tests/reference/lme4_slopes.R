@@ -15,8 +15,10 @@ rd <- function(f) read.csv(file.path("data/lme4", f), stringsAsFactors = FALSE,
                                           system = "character", shard = "character"))
 sets <- list(sleepstudy = rd("sleepstudy.csv"), kb07sim = rd("kb07sim.csv"),
              irslopes = rd("irslopes.csv"))
+sets$sleepstudy$wk <- as.integer(sets$sleepstudy$Days >= 5)  # derived (the tests derive it too)
 newdata <- list(
-  sleepstudy = data.frame(Subject = c("308", "309", "330", "372"), Days = c(0, 2.5, 10, 4)),
+  sleepstudy = data.frame(Subject = c("308", "309", "330", "372"), Days = c(0, 2.5, 10, 4),
+                          wk = c(0L, 0L, 1L, 0L)),
   kb07sim = data.frame(subj = c("S00", "S13", "S55"), item = c("I00", "I07", "I31"),
                        spkr = c(-0.5, -0.5, 0.5), prec = c(0.5, 0.5, -0.5),
                        load = c(0.5, -0.5, 0.25)),
@@ -28,6 +30,11 @@ fits <- list(
   list(data = "sleepstudy", formula = "Reaction ~ Days + (Days | Subject)", REML = FALSE),
   list(data = "sleepstudy", formula = "Reaction ~ Days + (Days || Subject)", REML = TRUE),
   list(data = "sleepstudy", formula = "Reaction ~ Days + (Days || Subject)", REML = FALSE),
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (1 + log(Days + 1) | Subject)",
+       REML = TRUE),
+  # irmodels writes C(wk) (a numeric column read as a factor) where R writes factor(wk)
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (0 + factor(wk) | Subject)",
+       formula_irm = "Reaction ~ Days + (0 + C(wk) | Subject)", REML = TRUE),
   list(data = "kb07sim", formula = "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)",
        REML = TRUE),
   list(data = "kb07sim", formula = "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)",
@@ -70,7 +77,8 @@ for (spec in fits) {
   re <- as.data.frame(ranef(m, condVar = TRUE))
   nd <- newdata[[spec$data]]
   entry <- list(
-    data = spec$data, formula = spec$formula, method = if (spec$REML) "REML" else "ML",
+    data = spec$data, formula = spec$formula,
+    formula_irm = if (is.null(spec$formula_irm)) spec$formula else spec$formula_irm, method = if (spec$REML) "REML" else "ML",
     nobs = nobs(m), logLik = as.numeric(logLik(m)), singular = isSingular(m),
     theta = unname(getME(m, "theta")), sigma = sigma(m),
     varcorr = list(grp = vc$grp, var1 = vc$var1, var2 = vc$var2, vcov = vc$vcov,
