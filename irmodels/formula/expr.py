@@ -36,14 +36,24 @@ import numpy as np
 
 from irmodels.errors import DataFormatError, FormulaError
 
-__all__ = ["Num", "Col", "Neg", "BinOp", "Call", "Expr", "FUNCTIONS", "columns_of", "evaluate",
-           "parse_expression", "is_plain_column"]
+__all__ = ["Num", "Col", "Neg", "BinOp", "Call", "Expr", "FUNCTIONS", "ALIASES", "columns_of",
+           "evaluate", "function_name", "parse_expression", "is_plain_column"]
 
 #: Functions allowed in an expression (``I`` is the identity, as R's ``I()``).
 FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log": np.log, "log2": np.log2, "log10": np.log10, "exp": np.exp, "sqrt": np.sqrt,
     "abs": np.abs, "I": lambda x: x,
 }
+
+#: numpy spellings accepted for the same functions (``np.log(Days+1)``, as in statsmodels'
+#: formulas); they print without the prefix.
+ALIASES: dict[str, str] = {f"{m}.{f}": f for m in ("np", "numpy") for f in FUNCTIONS if f != "I"}
+
+
+def function_name(name: str) -> str | None:
+    """The canonical name of the expression function ``name`` (``np.log`` -> ``log``), or None."""
+    return name if name in FUNCTIONS else ALIASES.get(name)
+
 
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
@@ -232,7 +242,8 @@ class ExprParser:
         if t.kind == "name":
             self.i += 1
             if self._is("("):
-                if t.text not in FUNCTIONS:
+                fn = function_name(t.text)
+                if fn is None:
                     raise self._error(
                         f"unknown function {t.text!r} in an expression; allowed: "
                         f"{', '.join(FUNCTIONS)}", t)
@@ -241,7 +252,7 @@ class ExprParser:
                 arg = self.expr()
                 self._close(f"')' closing {t.text}(")
                 self.depth -= 1
-                return Call(t.text, arg)
+                return Call(fn, arg)
             return Col(t.text)
         if self._is("("):
             self._enter(t)

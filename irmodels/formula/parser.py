@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irmodels.errors import FormulaError
-from irmodels.formula.expr import FUNCTIONS, Col, Expr, ExprParser, columns_of
+from irmodels.formula.expr import FUNCTIONS, Col, Expr, ExprParser, columns_of, function_name
 from irmodels.formula.spec import DEFAULT_EPSILON, TRANSFORMS, ModelSpec, RandomTerm, Term
 
 __all__ = ["parse_formula", "resolve", "PRESETS", "default_preset", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
@@ -256,7 +256,8 @@ class _Parser:
         nxt = self.toks[self.i + 1] if t.kind != "end" else t
         if (t.kind == "name" and nxt.kind == "op" and nxt.text == "~") or self._is_transform():
             return self._column_response()
-        if t.kind == "name" and nxt.kind == "op" and nxt.text == "(" and t.text not in FUNCTIONS:
+        if (t.kind == "name" and nxt.kind == "op" and nxt.text == "("
+                and function_name(t.text) is None):
             raise self._error(
                 f"unknown response transform {t.text!r}; allowed: {', '.join(TRANSFORMS)} "
                 f"(of a column), or an expression with {', '.join(FUNCTIONS)}", t
@@ -434,7 +435,7 @@ class _Parser:
             if self.tok.kind == "op" and self.tok.text == "(":
                 if t.text in FACTOR_FUNCTIONS:
                     return self._factor_call(t)
-                if t.text in FUNCTIONS:
+                if function_name(t.text) is not None:
                     self.i -= 1
                     name, span = self._rhs_expression()
                     key = frozenset((name,))
@@ -534,7 +535,7 @@ class _Parser:
                         close = self._expect(")", f"')' closing {t.text}(")
                         self.categorical.setdefault(col.text, (col.start, col.end))
                         name, span = col.text, (t.start, close.end)
-                    elif t.text in FUNCTIONS:
+                    elif function_name(t.text) is not None:
                         name, span = self._rhs_expression()
                     else:
                         raise self._error(

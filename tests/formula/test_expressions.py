@@ -59,6 +59,7 @@ LME4 = Path(__file__).resolve().parents[1] / "reference" / "data" / "lme4"
         ("1e-3 * x", "0.001 * x"),
         ("log10(abs(x - 1)) + exp(-y)", "log10(abs(x - 1)) + exp(-y)"),
         ("sqrt(`x y`)", "sqrt(`x y`)"),
+        ("np.log(x+1) * numpy.exp(y)", "log(x + 1) * exp(y)"),
     ],
 )
 def test_canonical_text(text: str, canonical: str) -> None:
@@ -82,6 +83,22 @@ def test_statsmodels_test_formula_is_accepted() -> None:
     assert spec.response_label == "log(Days + 1)"
     assert str(spec) == "log(Days + 1) ~ Reaction + (1|Subject)"
     assert spec.columns == ("Days", "Reaction", "Subject")
+
+
+def test_statsmodels_kidney_anova_with_its_numpy_spelling() -> None:
+    """statsmodels' own test (stats/tests/test_anova.py): ``np.log(Days+1) ~ C(Duration) *
+    C(Weight)`` on the kidney data; the numpy spelling is read as ``log`` and the sums of
+    squares equal statsmodels' anova_lm (type I) and the R values its test records."""
+    sm_anova = pytest.importorskip("statsmodels.stats.tests.test_anova")
+    kidney = sm_anova.kidney_table
+    spec = parse_formula("np.log(Days+1) ~ C(Duration) * C(Weight)")
+    assert str(spec) == "log(Days + 1) ~ C(Duration) + C(Weight) + C(Duration):C(Weight)"
+    fit = irm.anova(spec, kidney, ss_type=1)
+    ref = sm_anova.anova_lm(sm_anova.ols("np.log(Days+1) ~ C(Duration) * C(Weight)", kidney).fit())
+    np.testing.assert_allclose(fit.table["SS"].to_numpy(), ref["sum_sq"].to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(fit.table["F"].to_numpy()[:3], ref["F"].to_numpy()[:3], rtol=1e-10)
+    np.testing.assert_allclose(fit.table["SS"].to_numpy(), [2.339693, 16.97129, 0.6356584, 28.9892],
+                               rtol=1e-6)  # R's, as statsmodels' test records them
 
 
 def test_the_transforms_keep_working_and_printing_as_before() -> None:
