@@ -602,6 +602,26 @@ class SlopeMixedResult(ResultDisplay):
     _dev: _Deviance = field(default=None)  # type: ignore[assignment]
     _pls: _PLS = field(default=None)  # type: ignore[assignment]
 
+    @property
+    def residual(self) -> None:
+        """Always None: one residual variance (as :attr:`MixedResult.residual`)."""
+        return None
+
+    def information_criterion(self, convention: Literal["lme4", "nlme"] = "lme4") -> float:
+        """BIC under a named convention (as :meth:`MixedResult.information_criterion`):
+        ``"lme4"`` uses ``log(n_obs)``, ``"nlme"`` ``log(n_obs - p)`` under REML."""
+        if convention not in ("lme4", "nlme"):
+            raise ModelError(f"convention must be 'lme4' or 'nlme'; got {convention!r}")
+        p = len(self.fixed_estimates)
+        n = self.n_obs - p if (convention == "nlme" and self.method == "REML") else self.n_obs
+        return self.deviance + self.n_params * math.log(n)
+
+    def _refit_ml(self) -> SlopeMixedResult:
+        """The same model refitted by ML (for :func:`irmodels.compare_models`)."""
+        if self.method == "ML":
+            return self
+        return fit_lmm(self.spec, self._design.data, method="ML", terms=self._design.terms)
+
     # -- variance parameters -------------------------------------------------------------------
     def _covariances(self) -> list[np.ndarray]:
         out = []

@@ -374,3 +374,21 @@ def test_live_random_designs_reach_lme4s_best_optimum(tmp_path: Path) -> None:
             warnings.simplefilter("ignore", BoundaryFitWarning)
             fit = irm.mixed(row.formula, d)
         assert fit.loglik >= row.loglik - 1e-8 * abs(row.loglik), (row.seed, row.formula)
+
+
+@pytest.mark.parametrize("kind", ["refit", "as_fitted"])
+def test_compare_models_of_random_parts_equals_lme4_anova(kind: str) -> None:
+    """irm.compare_models(intercept, ||, |) = anova(m0, m2, m1) (refit by ML, and as fitted)."""
+    ref = FIXTURE["compare"][kind]
+    d = DATA["sleepstudy"]
+    if not GRAMMAR:
+        pytest.skip("the formula grammar does not read slope terms yet")
+    fits = [irm.mixed(f, d) for f in ref["formulas"]]
+    table = irm.compare_models(*fits, refit=kind == "refit")
+    np.testing.assert_array_equal(table["npar"], ref["npar"])
+    np.testing.assert_allclose(table["loglik"], ref["logLik"], rtol=1e-8)
+    np.testing.assert_allclose(table["aic"], ref["AIC"], rtol=1e-8)
+    np.testing.assert_allclose(table["bic"], ref["BIC"], rtol=1e-8)
+    np.testing.assert_allclose(table["statistic"].iloc[1:], ref["Chisq"][1:], rtol=1e-6)
+    np.testing.assert_allclose(table["p"].iloc[1:], ref["p"][1:], rtol=1e-5)
+    assert list(table["likelihood"]) == ["ML (refitted)" if kind == "refit" else "REML"] * 3

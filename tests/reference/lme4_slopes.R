@@ -95,5 +95,19 @@ for (spec in fits) {
                       den_df = a[["DenDF"]], p = a[["Pr(>F)"]])
   out$fits[[length(out$fits) + 1]] <- entry
 }
+# likelihood-ratio comparisons of random parts (anova(m0, m2, m1), refitted by ML and as fitted)
+ss <- sets$sleepstudy
+m0 <- fit_best("Reaction ~ Days + (1 | Subject)", ss, TRUE)
+m2 <- fit_best("Reaction ~ Days + (Days || Subject)", ss, TRUE)
+m1 <- fit_best("Reaction ~ Days + (Days | Subject)", ss, TRUE)
+out$compare <- list()
+for (refit in c(TRUE, FALSE)) {
+  a <- anova(m0, m2, m1, refit = refit)
+  out$compare[[if (refit) "refit" else "as_fitted"]] <- list(
+    formulas = c("Reaction ~ Days + (1 | Subject)", "Reaction ~ Days + (Days || Subject)",
+                 "Reaction ~ Days + (Days | Subject)"),
+    npar = a$npar, AIC = a$AIC, BIC = a$BIC, logLik = a$logLik, Chisq = a$Chisq,
+    Df = a$Df, p = a[["Pr(>Chisq)"]])
+}
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE), "lme4_slopes.json")
 cat("wrote lme4_slopes.json\n")
