@@ -926,7 +926,10 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     """
     from scipy import stats  # here, not at import: scipy.stats is slow to import
 
-    if len(results) < 2 or not all(isinstance(r, MixedResult) for r in results):
+    from irmodels.models._lmm import SlopeMixedResult  # random slopes: the general engine
+
+    if len(results) < 2 or not all(isinstance(r, (MixedResult, SlopeMixedResult))
+                                   for r in results):
         raise ModelError(
             "compare_models needs two or more MixedResult objects (fits of irm.mixed); got "
             + ", ".join(type(r).__name__ for r in results)
