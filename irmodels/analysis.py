@@ -213,7 +213,7 @@ def demo_report(
         warnings.simplefilter("ignore")
         study = shards(coll, n_shards=[n_shards], n_splits=n_splits, models=["MD1", "MD6"],
                        measure=measure, alpha=alpha, seed=seed, progress=False)
-    sections.append(study.to_report_section())
+    sections.append(study.to_section())
     say("fitting MD1, G-study and residual diagnostics")
     rep = build_report(
         scores, model="MD1", measure=measure, alpha=alpha, sections=sections,

@@ -127,7 +127,7 @@ cells = [
     new_markdown_cell("LaTeX for a paper, and the same tables as a report section:"),
     new_code_cell(
         "print(study.to_latex(caption='Shard study', label='tab:shards')[:600])\n"
-        "section = study.to_report_section()\n"
+        "section = study.to_section()\n"
         "section.title, len(section.html)"
     ),
     new_markdown_cell(

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     # every value comes from an option: what the function refuses is a usage error
     r = usage(power.paired_t, n=args.n, delta=args.delta, sigma=args.sigma, power=target, **kw)
     print(r._display_title())
-    print(frame_to_text(r.to_series().to_frame("value"), 6))
+    print(frame_to_text(r.to_frame().iloc[0].rename("value").to_frame(), 6))
     if r.solved_for == "n":
         print(f"\n{r.n_topics} topics (the real solution is n = {r.n:.4f})")
     return 0

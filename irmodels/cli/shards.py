@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                 whole = _whole_collection_scores(collection, study)
                 report = build_report(whole, model="MD1", alpha=study.alpha,
                                       title=f"Shard study: {study.measure} on {source}",
-                                      sections=[study.to_report_section()])
+                                      sections=[study.to_section()])
             (out / "report.html").write_text(report.to_html(), encoding="utf-8")
             written.append("report.html")
     print(study.summary(), file=sys.stdout)

@@ -178,14 +178,6 @@ class PairedTPower(ResultDisplay):
         """Whole number of topics: ``ceil(n)`` (guarded against rounding just above an integer)."""
         return int(math.ceil(self.n - 1e-9))
 
-    def to_series(self) -> pd.Series:
-        """The quantities as a Series (``n, n_topics, delta, sigma, power, alpha``)."""
-        return pd.Series(
-            {"n": self.n, "n_topics": self.n_topics, "delta": self.delta, "sigma": self.sigma,
-             "power": self.power, "alpha": self.alpha},
-            dtype=float,
-        )
-
     def to_frame(self) -> pd.DataFrame:
         """One row: ``n, n_topics, delta, sigma, power, alpha``."""
         return pd.DataFrame([{"n": self.n, "n_topics": self.n_topics, "delta": self.delta,
@@ -198,7 +190,7 @@ class PairedTPower(ResultDisplay):
         )
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        return [("Design", self.to_series().to_frame("value"))]
+        return [("Design", self.to_frame().iloc[0].rename("value").to_frame())]
 
     def __repr__(self) -> str:
         return (

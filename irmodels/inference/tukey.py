@@ -229,8 +229,8 @@ class TukeyResult(ResultDisplay):
             f"(Q = {format_number(self.critical_value)}, df = {format_number(self.df_error)})"
         )
 
-    def summary_frame(self) -> pd.DataFrame:
-        """The headline numbers as a one-column DataFrame (for reports)."""
+    def _summary_table(self) -> pd.DataFrame:
+        """The headline numbers as a one-column DataFrame (the first display table)."""
         rows = {
             "levels": self.k,
             "pairs": self.n_pairs,
@@ -260,7 +260,7 @@ class TukeyResult(ResultDisplay):
         )
         means = means.iloc[_order_desc(self.means.to_numpy())]
         tables: list[tuple[str, pd.DataFrame]] = [
-            ("Summary", self.summary_frame()),
+            ("Summary", self._summary_table()),
             ("Means (descending)", means),
         ]
         if self.n_pairs <= 45:

@@ -257,7 +257,7 @@ class Report:
         else:
             ctx["components_note"] = "Variance components are not available for this design."
         if tk is not None:
-            ctx["tukey_table"] = renderer(tk.summary_frame())
+            ctx["tukey_table"] = renderer(dict(tk._display_tables())["Summary"])
             ctx["critical_value"] = format_number(tk.critical_value)
             ctx["top_group"] = list(tk.top_group)
             means = self._means_table()
@@ -341,7 +341,7 @@ class Report:
             )
         if self.tukey is not None:
             out["tukey"] = frame_to_latex(
-                self.tukey.summary_frame(), caption="Tukey HSD", label="tab:tukey"
+                dict(self.tukey._display_tables())["Summary"], caption="Tukey HSD", label="tab:tukey"
             )
             means = self._means_table()
             if means is not None:
@@ -486,7 +486,7 @@ def assemble_report(
         An ``irm.compare`` result (rendered through ``_repr_html_``, ``to_frame``,
         ``to_latex``).
     sections : sequence of Section
-        Extra sections rendered by other results (``study.to_report_section()``...).
+        Extra sections rendered by other results (``study.to_section()``...).
     measure : str, optional
         The measure analysed (figure axes and title).
     alpha : float

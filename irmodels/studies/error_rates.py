@@ -291,9 +291,6 @@ class ErrorRateStudy(ResultDisplay):
             caption="Type I, II and III error rates against the number of topics.",
             digits=digits)
 
-    def to_report_section(self, *, digits: int = 4) -> Section:
-        """The same as :meth:`to_section`."""
-        return self.to_section(digits=digits)
 
 
 # --------------------------------------------------------------------------------------------

@@ -315,10 +315,6 @@ class ShardStudy(ResultDisplay):
                        self.by_model(s)))
         return tables
 
-    def text(self, digits: int = 4) -> str:
-        """The same as :meth:`summary` (kept for existing callers)."""
-        return self.summary(digits)
-
     def to_frame(self) -> pd.DataFrame:
         """:attr:`runs`, one row per fit (model x S x split), a copy."""
         return self.runs.copy()
@@ -397,9 +393,6 @@ class ShardStudy(ResultDisplay):
             png=figure_to_png(self.plot_intervals(s, 0)), alt="Tukey intervals per model",
             caption=f"Tukey intervals per model (S = {s}, split 0).", digits=digits)
 
-    def to_report_section(self, *, digits: int = 4) -> Section:
-        """The same as :meth:`to_section`."""
-        return self.to_section(digits=digits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,7 +461,7 @@ def shards(
     ShardStudy
         ``.runs`` (one row per model x S x split), ``.summary_table()`` (per S for MD6),
         ``.by_model(S)``, ``.significant_pairs(model, S)``, ``.plot_intervals(S)``,
-        ``to_latex()`` and ``to_report_section()``.
+        ``to_latex()`` and ``to_section()``.
 
     Raises
     ------

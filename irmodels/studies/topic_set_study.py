@@ -491,9 +491,6 @@ class TopicSetStudy(ResultDisplay):
             alt="Topic-set study", caption="Swap rates, discriminative power and rank agreement "
             "by topic-set size.", digits=digits)
 
-    def to_report_section(self, *, digits: int = 4) -> Section:
-        """The same as :meth:`to_section`."""
-        return self.to_section(digits=digits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,7 +593,7 @@ def topic_sets(
     -------
     TopicSetStudy
         ``.swap_rates``, ``.discriminative_power``, ``.agreement``, ``.rank_agreement``,
-        ``.asl``, ``to_frame()``, ``plot()``, ``plot_asl()``, ``to_report_section()``.
+        ``.asl``, ``to_frame()``, ``plot()``, ``plot_asl()``, ``to_section()``.
 
     Raises
     ------

@@ -158,7 +158,7 @@ def test_display():
     assert "Tukey HSD on system" in text and "bm25-tfidf  0.0900" in text
     assert r"\toprule" in hsd.to_latex() and "<table" in hsd._repr_html_()
     assert repr(hsd).startswith("<TukeyResult system: 3 levels, 2/3 pairs")
-    assert hsd.summary_frame().loc["significant pairs", "value"] == 2
+    assert dict(hsd._display_tables())["Summary"].loc["significant pairs", "value"] == 2
 
 
 @settings(max_examples=30, deadline=None)

@@ -503,7 +503,7 @@ def test_plot_intervals(study: ShardStudy) -> None:
 
 def test_report_section(study: ShardStudy) -> None:
     report = pytest.importorskip("irmodels.reporting.report")
-    section = study.to_report_section()
+    section = study.to_section()
     assert isinstance(section, report.Section)
     assert section.title == "Shard study"
     assert "data:image/png;base64" in section.html and "<table" in section.html

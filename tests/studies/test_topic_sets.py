@@ -178,7 +178,7 @@ def test_plots_and_report_section(data):
     assert len(s.plot_asl("t").axes) == 1
     with pytest.raises(irm.DesignError):
         s.plot_asl("wilcoxon")
-    sec = s.to_report_section()
+    sec = s.to_section()
     assert sec.title == "Topic-set study" and "<img" in sec.html and "|" in sec.markdown
 
 
