@@ -87,6 +87,7 @@ class Structure:
         cols = pb.pair_b[pb.pos1r] - q1
         perm = np.lexsort((cols, rows))
         counts = np.bincount(rows, minlength=q1)
+        level_of = rows[perm]
         indptr = np.concatenate([[0], np.cumsum(counts)])
         n12 = sp.csr_matrix((nv[pb.pos1r][perm], cols[perm], indptr), shape=(q1, r))
         m = pb.cols.shape[1]
@@ -99,32 +100,25 @@ class Structure:
         b2 = pb.pair_b[pb.posrr] - q1
         keep = a2 >= b2
         flat22 = b2[keep].astype(np.int64) * r + a2[keep]
-        # all pairs (e, f) of entries of one row of N12 with col(f) <= col(e): the lower
-        # triangle of the outer products n_a n_a', summed over the levels of each class of n
-        # (levels with equal n get equal weights). In chunks of levels, so that the pairs
-        # (about sum k^2 / 2 for rows of k entries) are never all in memory at once.
+        # the lower triangles of the outer products n_a n_a' of N12's rows, summed over the
+        # levels of each class of n (levels with equal n get equal weights), as one sparse
+        # product: E (q1 x r * classes) holds row a of N12 in the block of a's class, and
+        # (E' N12)[l * classes + c, m] = sum over the levels a of class c of N_al N_am
         klass, n_class = pd.factorize(n1)
         klass = np.asarray(klass, dtype=np.int64)
         n_cls = len(n_class)
-        per_level = counts * (counts + 1) // 2
-        bounds = np.searchsorted(np.cumsum(per_level),
-                                 np.arange(_CHUNK, int(per_level.sum()) + _CHUNK, _CHUNK))
-        parts = []
-        lo = 0
-        for hi in np.unique(np.minimum(bounds + 1, q1)):
-            if hi <= lo:
-                continue
-            parts.append(_outer_pairs(n12, klass, n_cls, r, lo, int(hi)))
-            lo = int(hi)
-        if not parts:  # no coupling entries (no columns besides the first term)
-            parts.append((np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
+        e = sp.csr_matrix((n12.data, n12.indices.astype(np.int64) * n_cls + klass[level_of],
+                           n12.indptr), shape=(q1, r * n_cls))
+        g = (e.T.tocsr() @ n12).tocoo()
+        g_l, g_c = g.row // n_cls, g.row % n_cls
+        low = g_l >= g.col
+        flat_o = g.col[low].astype(np.int64) * r + g_l[low]
         diag = np.arange(r, dtype=np.int64) * (r + 1)
-        flat = np.unique(np.concatenate([flat22, diag] + [u for u, _, _ in parts]))
-        rows = np.concatenate([np.searchsorted(flat, u)[key // n_cls] for u, key, _ in parts])
-        klass_of = np.concatenate([key % n_cls for _, key, _ in parts])
-        op = sp.csr_matrix((np.concatenate([v for _, _, v in parts]), (rows, klass_of)),
+        # hashing first (O(size)), then a sort of the distinct entries only
+        flat = np.unique(np.concatenate([flat22, diag, pd.unique(flat_o)]))
+        op = sp.csr_matrix((g.data[low], (np.searchsorted(flat, flat_o), g_c[low])),
                            shape=(flat.size, n_cls))
-        op.sum_duplicates()
+        del e, g, g_l, g_c, low, flat_o
         c0 = np.bincount(np.searchsorted(flat, flat22), weights=nv[pb.posrr][keep],
                          minlength=flat.size)
         ui, uj = flat % r, flat // r
@@ -133,30 +127,6 @@ class Structure:
         zpos = np.searchsorted(flat, diag[:rz])
         return cls(n1, n12, perm, design, flat, ui, uj, c0, op, np.asarray(n_class, float),
                    half, zpos, pb.term_of_col[q1:pb.q])
-
-
-#: pairs of N12 entries expanded at once when the structure is built
-_CHUNK = 1 << 18
-
-
-def _outer_pairs(n12: sp.csr_matrix, klass: np.ndarray, n_cls: int, r: int, lo: int, hi: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The lower triangles of the outer products of rows ``lo:hi`` of ``N12``, summed by class:
-    (distinct flat indices u, keys ``index into u * n_cls + class``, summed values)."""
-    a, b = n12.indptr[lo], n12.indptr[hi]
-    counts = np.diff(n12.indptr[lo:hi + 1])
-    level_of = np.repeat(np.arange(lo, hi), counts)
-    first = n12.indptr[level_of]                  # first entry of each entry's row
-    entries = np.arange(a, b)
-    reach = entries - first + 1                   # entries at or before it in its row
-    ii = np.repeat(entries, reach)
-    start = np.cumsum(reach) - reach
-    jj = np.arange(ii.size) - np.repeat(start - first, reach)
-    codes, uniq = pd.factorize(n12.indices[jj].astype(np.int64) * r + n12.indices[ii])
-    key = codes.astype(np.int64) * n_cls + klass[level_of[ii - a]]
-    kc, ukey = pd.factorize(key)
-    vals = np.bincount(kc, weights=n12.data[ii] * n12.data[jj], minlength=len(ukey))
-    return np.asarray(uniq, dtype=np.int64), np.asarray(ukey, dtype=np.int64), vals
 
 
 @dataclass
