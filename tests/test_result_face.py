@@ -11,6 +11,7 @@ width, ``_repr_html_()`` with a ``<table>``, a one-line ``__repr__`` and, where 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 import shutil
@@ -223,7 +224,8 @@ def _result_classes() -> dict[str, type]:
     while todo:
         cls = todo.pop()
         todo += cls.__subclasses__()
-        if cls.__module__.startswith("irmodels.") and not cls.__name__.startswith("_"):
+        if (cls.__module__.startswith("irmodels.") and not cls.__name__.startswith("_")
+                and not inspect.isabstract(cls)):  # FittedModel: its subclasses are built
             out[cls.__name__] = cls
     return out
 

@@ -470,7 +470,7 @@ def compare(
         Measures (columns of the table), in this order. Default: all, in the frame's order.
     test : {"tukey", "t", "wilcoxon", "randomization"}
         ``"tukey"``: Tukey HSD on the two-way model ``score ~ topic + system`` of each measure,
-        exactly ``irm.anova("score ~ topic + system", frame_m).tukey("system", alpha)``
+        exactly ``irm.anova("score ~ topic + system", frame_m).tukey("system", alpha=alpha)``
         (topics block the comparison; the family is all pairs). Otherwise a paired test of
         every pair (:func:`irmodels.pairwise`) adjusted by ``adjust``.
     adjust : {"holm", "bonferroni", "hochberg", "hommel", "bh", "by", "none", None}

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
 from irmodels.errors import DesignError
+
+if TYPE_CHECKING:
+    from irmodels.models.base import FittedModel
 
 __all__ = ["ResidualDiagnostics", "residual_diagnostics"]
 
@@ -187,13 +190,16 @@ def _p(p: float) -> str:
     return "< 1e-4" if p < 1e-4 else f"= {p:.3g}"
 
 
-def residual_diagnostics(fit: Any, *, alpha: float = 0.05) -> ResidualDiagnostics:
+def residual_diagnostics(fit: FittedModel, *, alpha: float = 0.05) -> ResidualDiagnostics:
     """Residual diagnostics of a fitted model.
 
     Parameters
     ----------
-    fit : AnovaResult or any object with ``residuals``, ``fitted`` and ``data``
-        ``data`` needs a ``topic`` column for the per-topic spread.
+    fit : FittedModel
+        Any fitted model (``irm.anova``, ``irm.mixed``, ...): its ``residuals()``,
+        ``fitted()``, ``data`` and ``spec`` are used (a mixed fit's are the conditional ones,
+        as lme4's ``residuals()``). ``data`` needs a ``topic`` column for the per-topic
+        spread.
     alpha : float
         Level at which the summary sentence calls a test significant.
 
@@ -221,8 +227,8 @@ def residual_diagnostics(fit: Any, *, alpha: float = 0.05) -> ResidualDiagnostic
     from scipy import stats
     from statsmodels.stats.diagnostic import het_breuschpagan
 
-    r = np.asarray(fit.residuals, dtype=float)
-    f = np.asarray(fit.fitted, dtype=float)
+    r = np.asarray(fit.residuals(), dtype=float)
+    f = np.asarray(fit.fitted(), dtype=float)
     if r.size < 3 or not np.any(np.abs(r) > 1e-12):
         raise DesignError(
             f"residual diagnostics need at least 3 non-zero residuals; got {r.size} residuals"
@@ -258,8 +264,7 @@ def residual_diagnostics(fit: Any, *, alpha: float = 0.05) -> ResidualDiagnostic
     else:
         topics = np.zeros(r.size)
         topic_sd = pd.Series(dtype=float)
-    spec = getattr(fit, "spec", None)
-    terms = {str(t) for t in getattr(spec, "terms", ())}
+    terms = {t.name for t in fit.spec.fixed}
     single = (
         {"topic", "system"} <= set(data.columns)
         and not data.duplicated(["topic", "system"]).any()

@@ -12,12 +12,11 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from irmodels._display import ResultDisplay
 from irmodels.data.frame import check_distinct_rows, check_rows
 from irmodels.errors import (
     DataFormatError,
@@ -50,10 +49,7 @@ from irmodels.models._anova_table import (
     without_rounding_noise,
 )
 from irmodels.models._balanced import cell_layout, fit_balanced
-
-if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.inference.dunnett import DunnettResult
-    from irmodels.inference.tukey import TukeyResult
+from irmodels.models.base import FittedModel, OptSummary
 
 __all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
 
@@ -63,7 +59,7 @@ __all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class AnovaResult(ResultDisplay):
+class AnovaResult(FittedModel):
     """A fitted crossed ANOVA (see :func:`anova`).
 
     Attributes
@@ -165,12 +161,15 @@ class AnovaResult(ResultDisplay):
     _levels: dict[str, pd.Index] = field(repr=False)
     _replicates: int | None = field(repr=False)
 
+    _means_kind = "marginal (least-squares)"
+
     # ---- arrays aligned with the data rows
-    @property
     def fitted(self) -> np.ndarray:
         """Fitted values, one per data row (in data order).
 
-        Computed on demand: a balanced fit keeps only the fitted value of each cell.
+        Computed on demand: a balanced fit keeps only the fitted value of each cell. (A method
+        since the fit vocabulary of :class:`~irmodels.models.base.FittedModel`; it was a
+        property.)
         """
         f = self._fitted
         if isinstance(f, tuple):  # (fitted value per cell, factors of the cells)
@@ -181,10 +180,52 @@ class AnovaResult(ResultDisplay):
             return cells[flat]
         return f.copy()
 
-    @property
     def residuals(self) -> np.ndarray:
-        """Residuals ``y - fitted``, one per data row (in data order), computed on demand."""
-        return self._y - self.fitted
+        """Residuals ``y - fitted()``, one per data row (in data order), computed on demand
+        (a method, as on every :class:`~irmodels.models.base.FittedModel`; it was a property)."""
+        return self._y - self.fitted()
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (:attr:`n_obs`)."""
+        return self.n_obs
+
+    @property
+    def df_model(self) -> float:
+        """Model degrees of freedom: the sum of the terms' df (``N - 1 - df_resid`` with an
+        intercept)."""
+        return float(self.table["df"].drop("Residual").sum())
+
+    @property
+    def opt_summary(self) -> OptSummary:
+        """``method="closed form"`` for a balanced fit, ``"least squares"`` otherwise (no
+        iterations, always converged, no boundary)."""
+        return OptSummary(method="closed form" if self.method == "balanced" else "least squares")
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The fit's caveats: an unbalanced design, a non-hierarchical model, clipped partial
+        omega squared."""
+        out = []
+        if not self.balanced:
+            out.append(f"unbalanced design: type {self.ss_type} sums of squares by least squares "
+                       "(the marginal means are least-squares means).")
+        if not self.hierarchical:
+            out.append("a term's marginal terms are missing from the model: sequential "
+                       "(type I) sums of squares.")
+        if self.omega2_clipped:
+            out.append("partial omega squared was negative and is shown as 0 for "
+                       f"{', '.join(self.omega2_clipped)}.")
+        return tuple(out)
+
+    def contrast_df(self, L: np.ndarray, factor: str | Sequence[str] = "system") -> np.ndarray:
+        """Degrees of freedom of contrasts of :meth:`marginal_means`: :attr:`df_resid` for
+        every row of ``L`` (the error term of a fixed-effects model)."""
+        self._factor_list(factor)
+        return np.full(np.atleast_2d(np.asarray(L, dtype=float)).shape[0], float(self.df_resid))
+
+    def _factor_label(self, factor: str | Sequence[str]) -> str:
+        return ":".join(self._factor_list(factor))
 
     @property
     def factors(self) -> tuple[str, ...]:
@@ -367,45 +408,26 @@ class AnovaResult(ResultDisplay):
         mm = self.marginal_means(factor, kind="raw")
         return pd.Series(sd[counts > 0], index=mm.index, name="sd")
 
-    # ---- inference
-    def tukey(self, factor: str = "system", alpha: float = 0.05) -> TukeyResult:
-        """Tukey HSD between the levels of ``factor`` with this model's error term.
+    # ---- inference (tukey() and dunnett() are FittedModel's)
+    def _tukey_inputs(self, factor: str | Sequence[str], df: str) -> dict[str, Any]:
+        """Tukey HSD with this model's error term (see :meth:`FittedModel.tukey`).
 
         Balanced design: ``q = |m_u - m_v| / sqrt(MS_error / n)`` with ``n`` =
         :meth:`n_per_level` and ``df_resid`` degrees of freedom (Ferro & Sanderson 2019), R's
         ``TukeyHSD(aov(...))``. Unbalanced design (missing cells, unequal replication): the
         least-squares means of :meth:`marginal_means` are compared, each difference with its
         own standard error from the model's covariance (Tukey-Kramer), which is R's
-        ``emmeans(lm(...), pairwise ~ factor, adjust = "tukey")``; ``means_kind`` of the
-        result says which means were compared. The per-level SD of the response is passed on
-        for the SEM intervals.
-
-        Returns
-        -------
-        TukeyResult
-            See :func:`irmodels.inference.tukey.tukey_hsd`.
-
-        Raises
-        ------
-        DesignError
-            A least-squares mean is not estimable (see :meth:`marginal_means`).
+        ``emmeans(lm(...), pairwise ~ factor, adjust = "tukey")``. The per-level SD of the
+        response is passed on for the SEM intervals. A least-squares mean that is not
+        estimable raises :class:`DesignError` (see :meth:`marginal_means`).
         """
-        from irmodels.inference.tukey import tukey_hsd
-
         names = self._factor_list(factor)
         flat, shape = self._group(names)
         counts = np.bincount(flat, minlength=int(np.prod(shape)))
         if self._closed_means:
-            return tukey_hsd(
-                self.marginal_means(factor),
-                df_error=self.df_resid,
-                ms_error=self.ms_error,
-                n=self.n_per_level(factor),
-                alpha=alpha,
-                sd=self.level_sd(factor),
-                factor=factor,
-                means_kind="marginal (least-squares)",
-            )
+            return {"means": self.marginal_means(factor), "df_error": self.df_resid,
+                    "ms_error": self.ms_error, "n": self.n_per_level(factor),
+                    "sd": self.level_sd(factor)}
         means, cov = self._means_and_cov(names)
         v = np.diag(cov)
         se = np.sqrt(np.maximum(v[:, None] + v[None, :] - 2.0 * cov, 0.0))
@@ -413,57 +435,8 @@ class AnovaResult(ResultDisplay):
         sd = self.level_sd(factor)
         # SEM intervals need every level observed with at least two rows
         sem_ok = bool((counts > 0).all() and np.isfinite(sd.to_numpy()).all())
-        return tukey_hsd(
-            means,
-            df_error=self.df_resid,
-            se_diff=se,
-            n=counts.astype(float) if sem_ok else None,
-            alpha=alpha,
-            sd=sd if sem_ok else None,
-            factor=factor,
-            means_kind="marginal (least-squares)",
-        )
-
-    def dunnett(
-        self,
-        control: str,
-        factor: str = "system",
-        alpha: float = 0.05,
-        alternative: Literal["two-sided", "greater", "less"] = "two-sided",
-    ) -> DunnettResult:
-        """Dunnett's many-to-one comparisons of every level of ``factor`` with ``control``.
-
-        The differences ``level - control`` of the least-squares means (:meth:`marginal_means`)
-        with their covariance from the model, tested simultaneously with the multivariate t
-        distribution (``df_resid`` degrees of freedom): R's ``emmeans(fit, trt.vs.ctrl ~
-        factor, ref = control, adjust = "mvt")`` and ``multcomp::glht(fit, mcp(factor =
-        "Dunnett"))``. See :func:`irmodels.inference.dunnett.dunnett`.
-
-        Examples
-        --------
-        >>> import numpy as np, irmodels as irm
-        >>> rng = np.random.default_rng(3)
-        >>> x = (rng.normal(0.3, 0.1, (12, 1)) + [0.0, 0.01, 0.06, 0.08]
-        ...      + rng.normal(0, 0.03, (12, 4)))
-        >>> fit = irm.anova("MD1", irm.from_wide(pd.DataFrame(x, columns=["base", "a", "b", "c"])))
-        >>> res = fit.dunnett("base")
-        >>> res.table[["level", "diff", "se", "p_adj", "reject"]].round(4)
-          level    diff      se   p_adj  reject
-        0     a  0.0212  0.0112  0.1606   False
-        1     b  0.0667  0.0112  0.0000    True
-        2     c  0.0716  0.0112  0.0000    True
-        >>> round(res.critical_value, 4)  # R: mvtnorm::qmvt(0.95, ...) 2.461862 at abseps 1e-7
-        2.4619
-        """
-        from irmodels.inference.dunnett import dunnett
-
-        names = self._factor_list(factor)
-        means, cov = self._means_and_cov(names)
-        return dunnett(
-            means, cov, control=control, df=self.df_resid, alpha=alpha,
-            alternative=alternative, factor=":".join(names),
-            means_kind="marginal (least-squares)",
-        )
+        return {"means": means, "df_error": self.df_resid, "se_diff": se,
+                "n": counts.astype(float) if sem_ok else None, "sd": sd if sem_ok else None}
 
     def variance_components(self) -> pd.DataFrame:
         """Random-effects reading of a balanced model by expected mean squares.

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
-from irmodels._display import ResultDisplay
+from irmodels.models.base import FittedModel, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
     DataFormatError,
@@ -60,9 +60,7 @@ from irmodels.models._mixed_df import _satterthwaite_parts
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
 
 if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.inference.dunnett import DunnettResult
     from irmodels.inference.gtheory import GStudy
-    from irmodels.inference.tukey import TukeyResult
     from irmodels.models._mixed_anova import MixedAnovaResult
 
 __all__ = ["COMPARE_COLUMNS", "COVARIATE_RANGE", "EXACT_FIT_TOL", "FIXED_COLUMNS", "RESPONSE_RANGE",
@@ -87,7 +85,7 @@ BOUNDARY_TOL = 1e-8
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class MixedResult(ResultDisplay):
+class MixedResult(FittedModel):
     """A fitted linear mixed model (see :func:`mixed`).
 
     Attributes
@@ -149,6 +147,85 @@ class MixedResult(ResultDisplay):
     n_params: int
     fixed_estimates: pd.Series
     _state: MixedState = field(default=None)  # type: ignore[assignment]
+
+    # -- the fit vocabulary (FittedModel) ------------------------------------------------------
+    @property
+    def data(self) -> pd.DataFrame | None:
+        """The data the model was fitted to (not copied; None for a fit built without them)."""
+        return self._state.data
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (:attr:`n_obs`)."""
+        return self.n_obs
+
+    @property
+    def df_model(self) -> float:
+        """Fixed-effect parameters besides the intercept."""
+        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
+
+    @property
+    def df_resid(self) -> float:
+        """``n_obs`` minus the number of fixed effects: the df used for a contrast without a
+        finite Satterthwaite df (a boundary fit)."""
+        return float(self.n_obs - len(self.fixed_estimates))
+
+    @cached_property
+    def _conditional(self) -> tuple[np.ndarray, np.ndarray]:
+        st = self._state
+        f = _reml.evaluate(st.problem, st.theta, st.eta, self.method == "REML")
+        resid = np.asarray(f.resid, dtype=float)
+        return st.problem.y - resid, resid
+
+    def fitted(self) -> np.ndarray:
+        """Conditional fitted values ``X beta + Z b`` (fixed effects plus the predicted random
+        effects), one per data row: lme4's ``fitted()``."""
+        return self._conditional[0].copy()
+
+    def residuals(self) -> np.ndarray:
+        """Conditional residuals ``y - fitted()``, one per data row: lme4's ``residuals()``."""
+        return self._conditional[1].copy()
+
+    @cached_property
+    def opt_summary(self) -> OptSummary:  # type: ignore[override]
+        """How the variance parameters were found: ``method`` ``"closed form"`` (balanced
+        ANOVA estimates) or ``"L-BFGS-B"``; ``iterations`` (:attr:`n_iter`); the norm of the
+        projected gradient of the deviance at the optimum; ``converged``; ``boundary``; the
+        optimiser's message."""
+        st = self._state
+        opt = st.optimum
+        gnorm = 0.0
+        if not self.closed_form and st.devfun is not None:
+            x = np.concatenate([st.theta, st.eta if st.eta is not None else []])
+            g = np.asarray(st.devfun.evaluate(x, gradient=True).gradient, dtype=float)
+            K = len(st.theta)
+            at_bound = np.zeros(g.shape, dtype=bool)
+            at_bound[:K] = (x[:K] <= 0) & (g[:K] > 0)  # theta >= 0 held at 0
+            gnorm = float(np.max(np.abs(np.where(at_bound, 0.0, g)), initial=0.0))
+        elif not self.closed_form:
+            gnorm = float("nan")
+        return OptSummary(
+            method="closed form" if self.closed_form else "L-BFGS-B", iterations=self.n_iter,
+            gradient_norm=gnorm, converged=self.converged, boundary=self.boundary,
+            message=(opt.message if opt is not None else ""))
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The fit's caveats: a boundary fit, a failed convergence."""
+        out = []
+        if self.boundary:
+            out.append(f"the {self.method} estimate of the variance of "
+                       f"{', '.join(self.boundary_components)} is zero (a boundary fit).")
+        if not self.converged:
+            out.append("the optimiser did not meet its convergence criterion.")
+        return tuple(out)
+
+    def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
+        """Satterthwaite df of the contrasts ``L @ marginal_means(factor)`` (lmerTest's
+        ``contest``): the rows of ``L`` mapped to the fixed effects through the marginal means'
+        coefficients."""
+        M, _ = self._mm_matrix(factor)
+        return np.asarray(self._df_for(np.atleast_2d(np.asarray(L, dtype=float)) @ M), float)
 
     def variance_components(self) -> pd.DataFrame:
         """The variance components (a copy of :attr:`components`), as
@@ -278,82 +355,7 @@ class MixedResult(ResultDisplay):
         L, labels = self._mm_matrix(factor)
         return pd.DataFrame(L @ self._state["vcov"] @ L.T, index=labels, columns=labels)
 
-    def tukey(self, factor: str = "system", alpha: float = 0.05,
-              df: Literal["per-contrast", "min"] = "per-contrast") -> TukeyResult:
-        """Tukey HSD over the marginal means of a fixed factor.
-
-        The standard error of each difference comes from the model's covariance of the
-        marginal means (one value when all are equal, as in balanced designs, else the matrix).
-        Degrees of freedom: ``df="per-contrast"`` (default) gives each pair its own
-        Satterthwaite df, as R's ``emmeans(lmer_fit, pairwise ~ factor, lmer.df =
-        "satterthwaite")``; ``df="min"`` uses the smallest of them for every pair
-        (conservative; in a balanced design all pairs have the same df). When no finite
-        Satterthwaite df exists (a boundary fit), ``n_obs`` minus the number of fixed effects
-        is used.
-        """
-        from irmodels.inference.tukey import tukey_hsd
-
-        if df not in ("per-contrast", "min"):
-            raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
-        L, labels = self._mm_matrix(factor)
-        means = pd.Series(L @ self.fixed_estimates.to_numpy(), index=labels)
-        cov = L @ self._state["vcov"] @ L.T
-        k = len(labels)
-        ia, ib = np.triu_indices(k, 1)
-        D = L[ia] - L[ib]
-        var = np.diag(cov)[ia] + np.diag(cov)[ib] - 2 * cov[ia, ib]
-        dfs = np.asarray(self._df_for(D), dtype=float)
-        fallback = float(self.n_obs - len(self.fixed_estimates))
-        dfs = np.where(np.isfinite(dfs) & (dfs > 0), dfs, fallback)
-        df_err: Any = dfs if df == "per-contrast" else float(dfs.min())
-        se = np.sqrt(np.maximum(var, 0))
-        if np.allclose(se, se[0], rtol=1e-9, atol=0):
-            se_diff: Any = float(se[0])
-        else:
-            mat = np.zeros((k, k))
-            mat[ia, ib] = se
-            mat[ib, ia] = se
-            se_diff = mat
-        return tukey_hsd(means, df_error=df_err, se_diff=se_diff, alpha=alpha, factor=factor,
-                         means_kind="marginal (model)")
-
-    def dunnett(
-        self,
-        control: str,
-        factor: str = "system",
-        alpha: float = 0.05,
-        alternative: Literal["two-sided", "greater", "less"] = "two-sided",
-        df: Literal["per-contrast", "min"] = "per-contrast",
-    ) -> DunnettResult:
-        """Dunnett's comparisons of every level of ``factor`` with ``control``.
-
-        Differences ``level - control`` of :meth:`marginal_means` with their covariance from
-        the fit, tested with the multivariate t distribution. ``df="per-contrast"`` uses each
-        comparison's Satterthwaite df (as emmeans with ``adjust = "mvt"``, which truncates them
-        to integers; irmodels does not); ``"min"`` the smallest for all. See
-        :func:`irmodels.inference.dunnett.dunnett`.
-        """
-        from irmodels.inference.dunnett import dunnett
-
-        if df not in ("per-contrast", "min"):
-            raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
-        L, labels = self._mm_matrix(factor)
-        if str(control) not in labels:
-            shown = ", ".join(labels[:6]) + (", ..." if len(labels) > 6 else "")
-            raise DesignError(
-                f"control level {control!r} is not a level of {factor} ({len(labels)} levels: "
-                f"{shown}). Pass one of them as control (names are case-sensitive)."
-            )
-        means = pd.Series(L @ self.fixed_estimates.to_numpy(), index=labels)
-        cov = L @ self._state["vcov"] @ L.T
-        ci = labels.index(str(control))
-        D = np.delete(L, ci, axis=0) - L[ci]
-        dfs = np.asarray(self._df_for(D), dtype=float)
-        fallback = float(self.n_obs - len(self.fixed_estimates))
-        dfs = np.where(np.isfinite(dfs) & (dfs > 0), dfs, fallback)
-        return dunnett(means, cov, control=control, df=dfs if df == "per-contrast" else dfs.min(),
-                       alpha=alpha, alternative=alternative, factor=factor,
-                       means_kind="marginal (model)")
+    # tukey() and dunnett() are FittedModel's (per-contrast Satterthwaite df by default)
 
     def anova(self, type: int = 3, ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
               ) -> MixedAnovaResult:

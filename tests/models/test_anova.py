@@ -71,7 +71,7 @@ def test_transform_is_applied() -> None:
     data["score"] = data["score"].clip(0.01, 0.99)
     res = irm.anova("logit(score) ~ topic + system", data)
     y = np.log(data["score"] / (1 - data["score"]))
-    np.testing.assert_allclose(res.fitted + res.residuals, y, rtol=1e-12)
+    np.testing.assert_allclose(res.fitted() + res.residuals(), y, rtol=1e-12)
 
 
 def test_random_terms_point_to_mixed() -> None:

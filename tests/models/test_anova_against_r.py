@@ -112,7 +112,7 @@ def test_table_matches_r(case: dict, ref: dict, designs: dict[str, pd.DataFrame]
     else:
         assert res.method == ("balanced" if res.balanced else f"lstsq-type{ref['type']}")
     check_table(res, ref)
-    np.testing.assert_allclose(res.fitted[:5], case["fitted_head"], rtol=1e-10)
+    np.testing.assert_allclose(res.fitted()[:5], case["fitted_head"], rtol=1e-10)
     np.testing.assert_allclose(np.sqrt(res.ms_error), case["sigma"], rtol=1e-10)
 
 

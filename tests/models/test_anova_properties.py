@@ -109,8 +109,8 @@ def test_row_order_does_not_matter(design, seed) -> None:
     shuffled = data.iloc[perm].reset_index(drop=True)
     res2 = fit(model, shuffled)
     same_table(res.table, res2.table, rtol=1e-11)
-    np.testing.assert_allclose(res2.fitted, res.fitted[perm], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(res2.residuals, res.residuals[perm], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res2.fitted(), res.fitted()[perm], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res2.residuals(), res.residuals()[perm], rtol=1e-9, atol=1e-12)
 
 
 @SETTINGS
@@ -133,7 +133,7 @@ def test_balanced_path_equals_least_squares(design) -> None:
         slow = fit(model, data, ss_type=typ, method="lstsq")
         assert slow.method == f"lstsq-type{typ}"
         same_table(fast.table, slow.table, rtol=1e-9)
-        np.testing.assert_allclose(fast.fitted, slow.fitted, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(fast.fitted(), slow.fitted(), rtol=1e-9, atol=1e-12)
 
 
 @SETTINGS
@@ -156,4 +156,4 @@ def test_sums_of_squares_add_up_when_balanced(design) -> None:
     y = data["score"].to_numpy()
     np.testing.assert_allclose(res.table["SS"].sum(), ((y - y.mean()) ** 2).sum(), rtol=1e-10)
     assert res.table["df"].sum() == len(y) - 1
-    np.testing.assert_allclose(res.fitted + res.residuals, y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(res.fitted() + res.residuals(), y, rtol=1e-12, atol=1e-12)

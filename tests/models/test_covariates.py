@@ -47,7 +47,7 @@ def test_ancova_equals_r(data, entry, ss_type) -> None:
     np.testing.assert_allclose(table["p"], ref["p"], rtol=1e-6)
     assert fit.df_resid == entry["df_resid"]
     np.testing.assert_allclose(fit.table.loc["Residual", "SS"], entry["ss_resid"], rtol=1e-10)
-    np.testing.assert_allclose(fit.fitted[:10], entry["fitted_head"], rtol=1e-10)
+    np.testing.assert_allclose(fit.fitted()[:10], entry["fitted_head"], rtol=1e-10)
 
 
 def test_non_hierarchical_covariate_model_is_type1_only(data) -> None:

@@ -57,7 +57,7 @@ def test_sparse_equals_dense(seed, t, s, k, reps, drop, model, ss_type) -> None:
     fast = _fit(model, data, ss_type, "auto")
     np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(fast.fitted, dense.fitted, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.fitted(), dense.fitted(), rtol=0, atol=1e-10)
 
 
 def test_sparse_type3_needs_full_absorbed_cells() -> None:
@@ -98,7 +98,7 @@ def test_sparse_with_covariates_equals_dense(seed, t, s, k, drop, model, ss_type
     fast = _fit(model, data, ss_type, "sparse" if ss_type < 3 else "auto")
     np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(fast.fitted, dense.fitted, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.fitted(), dense.fitted(), rtol=0, atol=1e-10)
 
 
 def test_sparse_path_has_no_dense_limit(monkeypatch) -> None:
