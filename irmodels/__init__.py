@@ -98,6 +98,7 @@ _LAZY: dict[str, str] = {
     "parallel": "irmodels.parallel",
     "reporting": "irmodels.reporting",
     "build_report": "irmodels.analysis:build_report",
+    "report": "irmodels.reporting.report:report",
 }
 
 if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
@@ -153,6 +154,7 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels import parallel
     from irmodels import reporting
     from irmodels.analysis import build_report
+    from irmodels.reporting.report import report
 # end of the static view
 
 __all__ = sorted(

@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels._section import Section
     from irmodels.formula.spec import ModelSpec
+    from irmodels.models.base import FittedModel
     from irmodels.reporting.report import Report
 
 __all__ = ["build_report", "comparison_table", "demo_report", "select_measure"]
 
 
 def build_report(
-    data: pd.DataFrame,
+    data: pd.DataFrame | FittedModel,
     *,
+    fit: FittedModel | None = None,
     model: str | ModelSpec | None = None,
     measure: str | None = None,
     alpha: float = 0.05,
@@ -39,12 +41,16 @@ def build_report(
     diagnostics: bool = True,
     comparison: Any = None,
 ) -> Report:
-    """Fit a model and build the variance-component report.
+    """Fit a model (or take one already fitted) and build the variance-component report.
 
     Parameters
     ----------
-    data : DataFrame
-        A long frame (``irm.frame``, ``irm.read_matrix``, ``irm.evaluate``...).
+    data : DataFrame or FittedModel
+        A long frame (``irm.frame``, ``irm.read_matrix``, ``irm.evaluate``...), or a fitted
+        model (``irm.anova(...)``), which is reported as it is, without refitting.
+    fit : FittedModel, optional
+        A model already fitted to ``data``: reported without refitting (``build_report(fit)``
+        is the same).
     model : str or ModelSpec, optional
         A preset ``"MD1"`` ... ``"MD6"``, a formula (``"score ~ topic + system"``) or a spec.
         Default ``"MD6"`` when the data have a ``shard`` column with more than one level (the
@@ -75,6 +81,8 @@ def build_report(
 
     Raises
     ------
+    ArgumentError
+        ``model`` or ``measure`` together with a fitted model (the fit has its own).
     DesignError
         Several measures and no ``measure``; errors of ``irm.anova``.
     DataFormatError
@@ -99,14 +107,31 @@ def build_report(
     Of the variance of the scores, topic 16%, system 15% and 69% is residual (which, with one score per topic and system, is the topic:system interaction: systems that suit some topics more than others)
     >>> "data:image/png;base64" in rep.to_html()
     True
+    >>> fit = irm.anova("MD1", irm.from_wide(wide, measure="AP"))
+    >>> irm.build_report(fit).anova is fit       # the fit, not a new one
+    True
     """
     from irmodels.data.frame import require_columns
     from irmodels.formula.parser import default_preset
     from irmodels.inference.diagnostics import residual_diagnostics
     from irmodels.inference.gtheory import gstudy as _gstudy
     from irmodels.models.anova import anova
+    from irmodels.models.base import FittedModel
     from irmodels.reporting.report import assemble_report
 
+    if isinstance(data, FittedModel):
+        if fit is not None and fit is not data:
+            raise ArgumentError("build_report got two fits (data and fit=); pass one: "
+                                "build_report(fit) or build_report(data, fit=fit).")
+        fit, data = data, data.data
+    if fit is not None:
+        if not isinstance(fit, FittedModel):
+            raise ArgumentError(f"fit must be a fitted model (irm.anova, irm.mixed); got "
+                                f"{type(fit).__name__}.")
+        if model is not None or measure is not None:
+            raise ArgumentError("model= and measure= choose what to fit; a fit= already has "
+                                "both. Drop them, or drop fit= to refit.")
+        data = fit.data
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(
             f"build_report needs a long frame (a pandas DataFrame); got {type(data).__name__}. "
@@ -121,7 +146,8 @@ def build_report(
     g = diag = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = anova(default_preset(data) if model is None else model, data)
+        if fit is None:
+            fit = anova(default_preset(data) if model is None else model, data)
         components: pd.DataFrame | None
         try:
             components = fit.variance_components()

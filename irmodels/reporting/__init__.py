@@ -3,7 +3,8 @@
 ``assemble_report(fit, tukey=..., components=..., gstudy=..., ...)`` assembles results that
 already exist into a :class:`Report` (``to_html()``, ``to_markdown()``, ``latex_tables()``,
 ``save()``); other results render their own :class:`Section` and are passed through
-``sections=``. Nothing here fits a model or computes a statistic: the driver that does is
+``sections=``. ``irm.report(*results)`` (``irmodels.reporting.report.report``) assembles a page
+from any results' ``to_section()``. Nothing here fits a model or computes a statistic: the driver that does is
 ``irm.build_report`` (:mod:`irmodels.analysis`).
 """
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.tukey import TukeyResult
     from irmodels.models.anova import AnovaResult
 
-__all__ = ["Report", "Section", "assemble_report", "frame_to_markdown"]
+__all__ = ["Report", "Section", "assemble_report", "frame_to_markdown", "report"]
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -64,8 +64,9 @@ class Report:
     ----------
     title : str
         Title of the report.
-    anova : AnovaResult
-        The fitted model.
+    anova : AnovaResult or None
+        The fitted model; None for a page assembled from results (:func:`report`), which then
+        shows only its sections.
     components : DataFrame or None
         Variance components (``variance, sd, share``), None when the design does not allow
         them (see ``notes``).
@@ -101,11 +102,11 @@ class Report:
     """
 
     title: str
-    anova: AnovaResult
+    anova: AnovaResult | None
     components: pd.DataFrame | None
     tukey: TukeyResult | None
-    balance: BalanceReport
-    data_info: pd.DataFrame
+    balance: BalanceReport | None
+    data_info: pd.DataFrame | None
     figures: Mapping[str, bytes] = field(repr=False)
     versions: Mapping[str, str]
     notes: tuple[str, ...] = ()
@@ -135,6 +136,8 @@ class Report:
         return out.sort_values("mean", ascending=False, kind="stable")
 
     def _anova_shown(self, *, text_p: bool = True) -> pd.DataFrame:
+        if self.anova is None:  # a page of results: no model table
+            return pd.DataFrame()
         # post-hoc "observed power" restates the p-value: not in the headline table
         shown = self.anova.table.drop(columns=["power"], errors="ignore")
         shown = shown.rename(columns={"p": "Pr(>F)"})
@@ -145,7 +148,7 @@ class Report:
         return shown
 
     def _residual_term(self) -> str:
-        terms = [str(t) for t in self.anova.table.index]
+        terms = [] if self.anova is None else [str(t) for t in self.anova.table.index]
         return "Residual" if "Residual" in terms else terms[-1]
 
     def conclusions(self) -> str:
@@ -220,7 +223,13 @@ class Report:
         tk = self.tukey
         versions = pd.DataFrame({"version": pd.Series(dict(self.versions), dtype=object)})
         versions.index.name = "package"
+        if self.anova is None:  # a page of results (report()): the sections only
+            return {"fit": False, "title": self.title, "created": self.created,
+                    "versions": dict(self.versions), "versions_table": renderer(versions),
+                    "core_sections": self._core_sections(fmt), "sections": self.sections,
+                    "notes": self.notes}
         ctx: dict[str, Any] = {
+            "fit": True,
             "title": self.title,
             "created": self.created,
             "versions": dict(self.versions),
@@ -229,7 +238,7 @@ class Report:
             "balance": str(self.balance),
             "formula": str(self.anova.spec),
             "method": _method_text(self.anova),
-            "n_obs": self.anova.n_obs,
+            "n_obs": self.anova.nobs,
             "df_resid": format_number(self.anova.df_resid),
             "alpha": f"{self.alpha:g}",
             "conclusions": self.conclusions(),
@@ -328,13 +337,13 @@ class Report:
         return out
 
     def _latex_tables(self) -> dict[str, str]:
-        out = {
-            "anova": frame_to_latex(
+        out: dict[str, str] = {}
+        if self.anova is not None:
+            out["anova"] = frame_to_latex(
                 self._anova_shown(text_p=False),
                 caption=f"Analysis of variance: {self.anova.spec}",
                 label="tab:anova",
             )
-        }
         if self.components is not None:
             out["variance_components"] = frame_to_latex(
                 self.components, caption="Variance components", label="tab:variance-components"
@@ -403,6 +412,9 @@ class Report:
         return self.to_html()
 
     def __repr__(self) -> str:
+        if self.anova is None:
+            n = len(self.sections)
+            return f"<Report {self.title!r}: {n} section{'s' if n != 1 else ''}>"
         tk = "" if self.tukey is None else f", {self.tukey.n_significant}/{self.tukey.n_pairs} pairs significant"
         return f"<Report {self.title!r}: {self.anova.spec}{tk}>"
 
@@ -528,7 +540,7 @@ def assemble_report(
         measure = str(data["measure"].iloc[0])
     design_factors = [f for f in fit.spec.factors if f in data.columns]
     bal = _balance(data, design_factors)
-    info: dict[str, object] = {"observations": fit.n_obs}
+    info: dict[str, object] = {"observations": fit.nobs}
     for col in ("collection", "measure"):
         if col in data.columns:
             values = (data[col].cat.categories if isinstance(data[col].dtype, pd.CategoricalDtype)
@@ -563,6 +575,81 @@ def assemble_report(
         data_info=data_info, figures=figures, versions=software_versions(), notes=tuple(notes),
         sections=sections, alpha=float(alpha), created=created, gstudy=gstudy,
         diagnostics=diagnostics, comparison=comparison, measure=measure,
+    )
+
+
+def report(
+    *results: Any,
+    title: str = "Results",
+    notes: Sequence[str] = (),
+    digits: int = 4,
+) -> Report:
+    """A page assembled from any results: each result's ``to_section()``, in order.
+
+    The one way into a report is a result's ``to_section()``: this function calls it on every
+    result (a :class:`Section` passes through as it is) and returns a :class:`Report` whose
+    ``to_html()``, ``to_markdown()``, ``latex_tables()`` and ``save(directory)`` render the
+    sections under the title, with the notes and the software versions. Nothing is fitted or
+    computed here; the report of one model, with its conclusions, is ``irm.build_report``.
+
+    Parameters
+    ----------
+    *results : result objects or Section
+        Any results with ``to_section()`` (``irm.anova``, ``fit.tukey()``,
+        ``irm.meta_analysis``, ``irm.gstudy``, studies...), in the order of the page.
+    title : str, default "Results"
+        Title of the page.
+    notes : sequence of str
+        Notes listed at the end of the page.
+    digits : int, default 4
+        Significant digits of the tables (passed to each ``to_section(digits=...)``).
+
+    Returns
+    -------
+    Report
+        Its ``anova`` is None and its ``sections`` hold one section per result.
+
+    Raises
+    ------
+    ArgumentError
+        No results, or an object that renders no section.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> wide = pd.DataFrame(rng.beta(2, 5, (20, 6)) + rng.uniform(0, .3, (20, 1))
+    ...                     + np.linspace(0, .2, 6), columns=[f"run{i}" for i in range(1, 7)])
+    >>> fit = irm.anova("MD1", irm.from_wide(wide, measure="AP"))
+    >>> page = irm.report(fit, fit.tukey(), title="AP on a toy collection")
+    >>> page
+    <Report 'AP on a toy collection': 2 sections>
+    >>> [s.title.split(":")[0] for s in page.sections]
+    ['ANOVA', 'Tukey HSD on system']
+    >>> "<h2>Tukey HSD on system" in page.to_html(), "## ANOVA" in page.to_markdown()
+    (True, True)
+    """
+    from irmodels.errors import ArgumentError
+
+    if not results:
+        raise ArgumentError("report() needs at least one result; got none. Pass the results "
+                            "to show, e.g. irm.report(fit, fit.tukey()).")
+    sections: list[Section] = []
+    for i, r in enumerate(results):
+        if isinstance(r, Section):
+            sections.append(r)
+        elif callable(getattr(r, "to_section", None)):
+            sections.append(r.to_section(digits=digits))
+        else:
+            raise ArgumentError(
+                f"result {i + 1} of report() renders no section: a {type(r).__name__} has no "
+                "to_section(). Pass results of irmodels (or a reporting.Section).")
+    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return Report(
+        title=title, anova=None, components=None, tukey=None, balance=None, data_info=None,
+        figures={}, versions=software_versions(), notes=tuple(notes), sections=tuple(sections),
+        created=created,
     )
 
 
