@@ -517,7 +517,8 @@ def _optimize(dev: _Deviance, start: np.ndarray | None = None, maxiter: int = 20
     return _Optimum(best_x, best_f, n_iter, ok or np.isfinite(best_f), msg)
 
 
-def _polish(dev: _Deviance, x: np.ndarray, fx: float, lower: np.ndarray) -> tuple[np.ndarray, float]:
+def _polish(dev: _Deviance, x: np.ndarray, fx: float,
+            lower: np.ndarray) -> tuple[np.ndarray, float]:
     """Newton steps on the parameters off their bounds (finite-difference Hessian)."""
     for _ in range(2):
         free = ~((lower == 0) & (x <= SINGULAR_TOL))
@@ -906,7 +907,8 @@ class SlopeMixedResult(ResultDisplay):
         return tables
 
     def __repr__(self) -> str:
-        return f"<SlopeMixedResult {self.method} {self.spec} n={self.n_obs} logLik={self.loglik:.4f}>"
+        return (f"<SlopeMixedResult {self.method} {self.spec} n={self.n_obs} "
+                f"logLik={self.loglik:.4f}>")
 
 
 def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,

@@ -22,7 +22,8 @@ import pandas as pd
 OUT = Path(__file__).resolve().parent / "data" / "lme4"
 
 
-def _correlated(rng: np.random.Generator, n: int, sd: tuple[float, float], rho: float) -> np.ndarray:
+def _correlated(rng: np.random.Generator, n: int, sd: tuple[float, float],
+                rho: float) -> np.ndarray:
     cov = np.array([[sd[0] ** 2, rho * sd[0] * sd[1]], [rho * sd[0] * sd[1], sd[1] ** 2]])
     return rng.multivariate_normal(np.zeros(2), cov, size=n)
 
