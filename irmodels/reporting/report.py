@@ -23,7 +23,7 @@ import pandas as pd
 
 from irmodels import _safeio
 from irmodels._display import (
-    _warn_unsupported,
+    warn_unsupported,
     format_number,
     frame_to_html,
     frame_to_latex,
@@ -333,7 +333,7 @@ class Report:
         say) that pdflatex cannot typeset with its default fonts."""
         with quiet_latex_unicode():
             out = self._latex_tables()
-        _warn_unsupported("\n".join(out.values()))
+        warn_unsupported("\n".join(out.values()))
         return out
 
     def _latex_tables(self) -> dict[str, str]:
