@@ -392,3 +392,29 @@ def test_compare_models_of_random_parts_equals_lme4_anova(kind: str) -> None:
     np.testing.assert_allclose(table["statistic"].iloc[1:], ref["Chisq"][1:], rtol=1e-6)
     np.testing.assert_allclose(table["p"].iloc[1:], ref["p"][1:], rtol=1e-5)
     assert list(table["likelihood"]) == ["ML (refitted)" if kind == "refit" else "REML"] * 3
+
+
+@pytest.mark.parametrize("data, formula", [
+    ("sleepstudy", "Reaction ~ Days + (Days | Subject)"),
+    ("kb07sim", "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)"),
+])
+def test_sparse_and_dense_solvers_agree(data: str, formula: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below DENSE_MAX_Q random effects the deviance uses dense Cholesky factors, above it a
+    sparse LU: both give the same fit (the IR fixtures, q = 400, run the sparse one)."""
+    import irmodels.models._lmm as lmm
+
+    entry = next(f for f in FITS if f["data"] == data and f["formula"] == formula
+                 and f["method"] == "REML")
+    dense = _fit(entry)
+    assert dense._dev.dense
+    monkeypatch.setattr(lmm, "DENSE_MAX_Q", 0)
+    sparse = _fit(entry)
+    assert not sparse._dev.dense
+    assert sparse.loglik == pytest.approx(dense.loglik, rel=1e-12)
+    for th in (dense.theta, sparse.theta):
+        assert dense._dev(th) == pytest.approx(sparse._dev(th), rel=1e-12)
+    np.testing.assert_allclose(sparse.fixed["se"], dense.fixed["se"], rtol=1e-6)
+    np.testing.assert_allclose(sparse.random_effects()["condsd"],
+                               dense.random_effects()["condsd"], rtol=1e-6)
+    np.testing.assert_allclose(sparse.fitted(), dense.fitted(), rtol=1e-7)
