@@ -191,7 +191,7 @@ def pdflatex_unsupported(text: str) -> str | None:
     return None
 
 
-def _warn_unsupported(tex: str, stacklevel: int = 3) -> None:
+def warn_unsupported(tex: str, stacklevel: int = 3) -> None:
     """Warn (:class:`~irmodels.errors.DataQualityWarning`) when ``tex`` holds a character that
     pdflatex stops on; names are never transliterated."""
     if not _WARN_UNICODE.get():
@@ -547,7 +547,7 @@ def frame_to_latex(
     if len(idx) * len(chunks) > LONGTABLE_ROWS:
         tex = _longtable(idx, index_name, headers, cells, chunks, latex_escape(cap), lab,
                          size, tight)
-        _warn_unsupported(tex)
+        warn_unsupported(tex)
         return tex
     lines = [r"\begin{table}[htbp]", r"\centering"]
     if size:
@@ -567,7 +567,7 @@ def frame_to_latex(
         lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\end{table}")
     tex = "\n".join(lines)
-    _warn_unsupported(tex)
+    warn_unsupported(tex)
     return tex
 
 
@@ -757,7 +757,7 @@ class ResultDisplay:
                                           label=base if i == 0 else f"{base}-{i + 1}",
                                           digits=digits, columns=cols))
         tex = "\n\n".join(out)
-        _warn_unsupported(tex, stacklevel=3)
+        warn_unsupported(tex, stacklevel=3)
         return tex
 
     def to_section(self, *, digits: int = 4) -> Any:

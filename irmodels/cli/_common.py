@@ -42,7 +42,7 @@ def _registry_spec(text: str) -> tuple[str, str] | None:
     return m.group("collection"), m.group("measure")
 
 
-def _read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
+def read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
     """Standard input as bytes, undecoded: the file readers judge the encoding (and name the
     line of a byte that is not UTF-8), not the locale of the terminal."""
     stream = stream if stream is not None else sys.stdin
@@ -56,7 +56,7 @@ def _stdin_to_file(stream: io.IOBase | None = None) -> Path:
     ``.tsv`` for a table with a header, none for trec_eval -q text (3 fields, last numeric).
     The bytes are saved as they came (the readers report a byte that is not UTF-8 by line);
     the caller removes the file's directory (:func:`_remove_stdin_file`)."""
-    data = _read_stdin_bytes(stream)
+    data = read_stdin_bytes(stream)
     if not data.strip():
         raise DataFormatError("DATA is '-' but standard input is empty; pipe scores into the "
                               "command (e.g. cat scores.csv | irmodels anova -).")
@@ -246,7 +246,7 @@ def _refuse_columns(p: Path, kind: str, names: dict[str, str], own: dict[str, st
             f"{_options_text(own)}: these options name the columns of a long-frame "
             f"CSV/TSV/parquet file; DATA {p.name} is trec_eval -q output (measure, topic, score "
             "per line): leave them out.")
-    from irmodels.data._columns import _missing
+    from irmodels.data._columns import refuse_missing
 
     _, header = table_header(p)
     if not set(header) & set(own.values()) and long_guess(p) is None:
@@ -255,7 +255,7 @@ def _refuse_columns(p: Path, kind: str, names: dict[str, str], own: dict[str, st
             f"{p.name} is a wide matrix (rows = topics, one column of numbers per system: "
             f"{', '.join(header[:6])}{', ...' if len(header) > 6 else ''}), read as topic, "
             "system, score: leave them out.")
-    _missing(pd.DataFrame(columns=header), names, "", owner=f"{p.name}'s header")
+    refuse_missing(pd.DataFrame(columns=header), names, "", owner=f"{p.name}'s header")
 
 
 def _with_file_columns(p: Path, data: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
@@ -424,11 +424,11 @@ def parse_undefined(text: str) -> float | str:
     >>> parse_undefined("0"), parse_undefined("drop")
     (0.0, 'drop')
     """
-    from irmodels.cli._options import _float
+    from irmodels.cli._options import float_option
 
     if text in ("drop", "missing"):
         return text
-    value = _float(text)  # None: not a number, or not finite
+    value = float_option(text)  # None: not a number, or not finite
     if value is None:
         raise UsageError(
             f"--undefined {text!r} is not a policy; give a finite number (e.g. 0), 'drop' or "

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-def _int(text: str, lo: int, hi: int | None, what: str) -> int:
+def int_option(text: str, lo: int, hi: int | None, what: str) -> int:
     try:
         value = int(text)
     except (TypeError, ValueError):
@@ -50,30 +50,30 @@ def _int(text: str, lo: int, hi: int | None, what: str) -> int:
 
 def digits(text: str) -> int:
     """Significant digits: a whole number from 1 to 17."""
-    return _int(text, 1, 17, "a whole number from 1 to 17")
+    return int_option(text, 1, 17, "a whole number from 1 to 17")
 
 
 def decimals(text: str) -> int:
     """Decimals shown: a whole number from 0 to 17."""
-    return _int(text, 0, 17, "a whole number from 0 to 17")
+    return int_option(text, 0, 17, "a whole number from 0 to 17")
 
 
 def seed(text: str) -> int:
     """A random seed: a whole number from 0 to 2**63 - 1."""
-    return _int(text, 0, 2**63 - 1, "a whole number >= 0 (a seed)")
+    return int_option(text, 0, 2**63 - 1, "a whole number >= 0 (a seed)")
 
 
 def positive_int(text: str) -> int:
     """A whole number >= 1."""
-    return _int(text, 1, None, "a whole number >= 1")
+    return int_option(text, 1, None, "a whole number >= 1")
 
 
 def nonnegative_int(text: str) -> int:
     """A whole number >= 0."""
-    return _int(text, 0, None, "a whole number >= 0")
+    return int_option(text, 0, None, "a whole number >= 0")
 
 
-def _float(text: str) -> float | None:
+def float_option(text: str) -> float | None:
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -83,7 +83,7 @@ def _float(text: str) -> float | None:
 
 def finite_float(text: str) -> float:
     """A finite number."""
-    value = _float(text)
+    value = float_option(text)
     if value is None:
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
@@ -91,7 +91,7 @@ def finite_float(text: str) -> float:
 
 def open_unit(text: str) -> float:
     """A number strictly between 0 and 1 (a level, a probability, a target)."""
-    value = _float(text)
+    value = float_option(text)
     if value is None or not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
     return value
@@ -99,7 +99,7 @@ def open_unit(text: str) -> float:
 
 def positive_float(text: str) -> float:
     """A finite number > 0."""
-    value = _float(text)
+    value = float_option(text)
     if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value

@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
                      systems=args.systems, columns=column_names(args))
     table = irm.aggregate(data, args.how, epsilon=args.epsilon)
     if args.out:
-        from irmodels.cli.evaluate import _write_table
+        from irmodels.cli.evaluate import write_table
 
-        _write_table(table, args.out, force=args.force)
+        write_table(table, args.out, force=args.force)
         print(f"wrote the {args.how} scores of {table['system'].nunique()} system(s) "
               f"({len(table):,} rows) to {args.out}", file=sys.stderr)
     else:

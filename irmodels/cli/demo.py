@@ -46,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
     import warnings
 
     import irmodels as irm
-    from irmodels.cli.evaluate import _measures
+    from irmodels.cli.evaluate import measure_list
     from irmodels.data.measures import parse_measure
     from irmodels.errors import UndefinedValueWarning
 
-    measures = _measures([args.measures])
+    measures = measure_list([args.measures])
     for m in measures:
         usage(parse_measure, m)
     out = Path(args.out)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 
 from irmodels.cli._common import column_names, load_data
-from irmodels.cli._options import _int, open_unit, positive_float, usage
+from irmodels.cli._options import int_option, open_unit, positive_float, usage
 from irmodels.errors import UsageError
 
 
 def _topics(text: str) -> int:
     """--n: trial topics, a whole number >= 2."""
-    return _int(text, 2, None, "a whole number of trial topics >= 2")
+    return int_option(text, 2, None, "a whole number of trial topics >= 2")
 
 
 def _looks(text: str) -> tuple[int, int, int]:
@@ -65,9 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="confidence of the upper bound on sigma (default 0.95)")
     p.add_argument("--sequential", type=_looks, metavar="START,STEP,MAX",
                    help="also simulate a sequential design under the null (its false positives)")
-    p.add_argument("--n-sim", type=lambda t: _int(t, 1, None, "a whole number >= 1"),
+    p.add_argument("--n-sim", type=lambda t: int_option(t, 1, None, "a whole number >= 1"),
                    default=10000, help="simulations for --sequential (default 10000)")
-    p.add_argument("--seed", type=lambda t: _int(t, 0, None, "a whole number >= 0"), default=0,
+    p.add_argument("--seed", type=lambda t: int_option(t, 0, None, "a whole number >= 0"),
+                   default=0,
                    help="seed of --sequential (default 0)")
     from irmodels.cli._options import add_columns
 

@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _measures(values: list[str] | None) -> list[str]:
+def measure_list(values: list[str] | None) -> list[str]:
     if not values:
         return list(_DEFAULT)
     out: list[str] = []
@@ -106,14 +106,14 @@ def _read_shards(path: str):
     a tab or spaces (an optional header ``docid,shard``, ``#`` comments)."""
     import pandas as pd
 
-    from irmodels.data._lines import _iter_lines, _read_bytes
+    from irmodels.data._lines import iter_lines, read_bytes
 
     p = Path(path)  # checked by run() before the work
     docids: list[str] = []
     shards: list[str] = []
     try:  # the checks of every reader: empty, control characters, odd whitespace, UTF-8
-        data = _read_bytes(p, "file")
-        lines = list(_iter_lines(data, p))
+        data = read_bytes(p, "file")
+        lines = list(iter_lines(data, p))
     except DataFormatError as exc:
         raise DataFormatError(f"cannot parse the shard assignment: {exc.reason}", path=path,
                               line=exc.line) from None
@@ -173,7 +173,7 @@ def _check_topics_match(runs, qrels, qrels_path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    measures = _measures(args.measures)
+    measures = measure_list(args.measures)
     from irmodels.data.measures import parse_measure
 
     for m in measures:  # fail on a bad name before reading large files
@@ -196,9 +196,9 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, measures, policy)
     # one run file on standard input: saved as it came (bytes: the run reader names a line
     # that is not UTF-8), errors say "standard input", the copy is always removed
-    from irmodels.cli._common import _read_stdin_bytes, save_stdin, stdin_errors
+    from irmodels.cli._common import read_stdin_bytes, save_stdin, stdin_errors
 
-    data = _read_stdin_bytes()
+    data = read_stdin_bytes()
     if not data.strip():
         raise UsageError("RUNS is '-' but standard input is empty; pipe a TREC run into "
                          "the command (cat run.txt | irmodels evaluate - --qrels Q).")
@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
     if args.aggregate:
         data = irm.aggregate(data, args.aggregate, epsilon=args.epsilon)
     if args.out and args.aggregate:  # not a long frame (no topic): written as a table
-        _write_table(data, args.out, force=args.force)
+        write_table(data, args.out, force=args.force)
     elif args.out:
         irm.write_frame(data, args.out, force=args.force)
     if args.out:
@@ -253,7 +253,7 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
     return 0
 
 
-def _write_table(data, path: str, *, force: bool) -> None:
+def write_table(data, path: str, *, force: bool) -> None:
     """The per-system table of --aggregate as CSV/TSV or parquet, by extension, written
     beside its target and renamed into place (as irm.write_frame)."""
     from irmodels._safeio import atomic_file

@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 
 from irmodels.cli._common import column_names, float_list_type, load_data
-from irmodels.cli._options import _int, finite_float, open_unit, positive_float, usage
+from irmodels.cli._options import finite_float, int_option, open_unit, positive_float, usage
 from irmodels.errors import UsageError
 
 
 def _topics(text: str) -> int:
     """--n: a whole number of topics >= 2 (the paired t test has n - 1 degrees of freedom)."""
-    return _int(text, 2, None,
+    return int_option(text, 2, None,
                 "a whole number of topics >= 2 (the test has n - 1 degrees of freedom)")
 
 

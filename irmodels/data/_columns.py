@@ -57,7 +57,7 @@ def _looks_wide(data: pd.DataFrame) -> bool:
     return len(cols) >= 2 and sum(numeric[1:]) >= 2 and all(numeric[1:])
 
 
-def _missing(data: pd.DataFrame, names: Mapping[str, str], what: str,
+def refuse_missing(data: pd.DataFrame, names: Mapping[str, str], what: str,
              owner: str = "the data") -> None:
     """Refuse a column named (or expected by default) that ``data`` lacks, with a "did you
     mean" from the columns present (and :func:`irmodels.from_wide` for a wide matrix)."""
@@ -125,9 +125,9 @@ def user_frame(data: Any, *, topic: str = "topic", system: str = "system",
         # a frame with other names and no keywords: say which keyword names them
         if len(data.columns) and not ({"name", "qid", "measure", "value"}
                                       <= set(map(str, data.columns))):
-            _missing(data, names, what, owner)
+            refuse_missing(data, names, what, owner)
         return data, names
-    _missing(data, names, what, owner)
+    refuse_missing(data, names, what, owner)
     from irmodels.data.frame import frame
 
     out = frame(data, topic=names["topic"], system=names["system"], score=names["score"])
@@ -154,7 +154,7 @@ def user_columns(data: pd.DataFrame, names: Mapping[str, str], *, what: str = "d
     if all(k == v for k, v in names.items()):
         if set(names) <= set(data.columns):
             return data
-    _missing(data, names, what)
+    refuse_missing(data, names, what)
     moved = {v: k for k, v in names.items() if k != v}
     drop = [c for c in data.columns if c in moved.values() and c not in moved]
     return data.drop(columns=drop).rename(columns=moved)

@@ -17,15 +17,15 @@ import pandas as pd
 from irmodels._safeio import atomic_file
 from irmodels.data._io_tables import EXACT_FLOATS, PathLike
 from irmodels.data._lines import (
-    _BLANK_LINES,
-    _FIRST_LINE,
-    _LINE_BREAK,
-    _NA_TOKENS,
-    _check_utf8,
-    _read_bytes,
-    _sep_for,
+    BLANK_LINES,
+    FIRST_LINE,
+    LINE_BREAK,
+    NA_TOKENS,
+    check_utf8,
     missing_file,
     parse_matrix,
+    read_bytes,
+    sep_for,
 )
 from irmodels.data.frame import FACTOR_COLUMNS, frame, from_wide, to_wide
 from irmodels.errors import DataFormatError, DataQualityWarning, require
@@ -153,7 +153,7 @@ def write_matrix(
             ".tsv name, or write_frame() to store the long frame as parquet"
         )
     wide = to_wide(data)
-    delim = sep if sep is not None else _sep_for(target)
+    delim = sep if sep is not None else sep_for(target)
     with atomic_file(target, force=force) as tmp:
         wide.to_csv(tmp, sep=delim, index=topic_column, index_label="topic",
                     lineterminator="\n", na_rep="NA")
@@ -247,13 +247,13 @@ def read_frame(path: PathLike, *, topic: str = "topic", system: str = "system",
                 "write it again", path=str(p)
             ) from None
     else:
-        data = _read_bytes(p, "frame file")  # the BOM is removed there
-        _check_utf8(data, p)
+        data = read_bytes(p, "frame file")  # the BOM is removed there
+        check_utf8(data, p)
         text = data.decode("utf-8")  # decoded once: pandas parses this text, not the file again
         delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
-        blank = _BLANK_LINES.match(text)
-        header_line = 1 + len(_LINE_BREAK.findall(blank.group(0)))
-        header = _FIRST_LINE.match(text, blank.end()).group(0)
+        blank = BLANK_LINES.match(text)
+        header_line = 1 + len(LINE_BREAK.findall(blank.group(0)))
+        header = FIRST_LINE.match(text, blank.end()).group(0)
         names = next(csv.reader([header], delimiter=delim), [])
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -269,7 +269,7 @@ def read_frame(path: PathLike, *, topic: str = "topic", system: str = "system",
                 warnings.simplefilter("error", pd.errors.ParserWarning)
                 df = pd.read_csv(
                     io.StringIO(text), sep=delim, dtype=dtypes, keep_default_na=False,
-                    index_col=False, na_values={score: sorted(_NA_TOKENS)}, **EXACT_FLOATS,
+                    index_col=False, na_values={score: sorted(NA_TOKENS)}, **EXACT_FLOATS,
                 )
         except pd.errors.ParserWarning:
             raise DataFormatError(

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels._safeio import atomic_file, check_target, output_error
-from irmodels.data._io_tables import PathLike, _QRELS, _RUN, _files_in, _read_table
-from irmodels.data._lines import _ANY_CONTROL_LUT, _CONTROL, _first_byte_in
+from irmodels.data._io_tables import QRELS, RUN, PathLike, files_in, read_table
+from irmodels.data._lines import ANY_CONTROL_LUT, CONTROL, first_byte_in
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
 
@@ -90,7 +90,7 @@ def read_run(
         key, single = ("tag", "topic", "docid"), None
     else:
         key, single = ("topic", "docid"), "tag"
-    df = _read_table(path, _RUN, key, single)
+    df = read_table(path, RUN, key, single)
     out = pd.DataFrame(
         {
             "system": df["tag"] if system is None else pd.Series(str(system), index=df.index),
@@ -143,7 +143,7 @@ def read_runs(
     """
     if system_from not in ("tag", "file"):
         raise DataFormatError(f"system_from must be 'tag' or 'file', got {system_from!r}")
-    files = _files_in(paths_or_dir, "run file")
+    files = files_in(paths_or_dir, "run file")
     parts = []
     owner: dict[str, Path] = {}
     for f in files:
@@ -251,7 +251,7 @@ def write_run(runs: pd.DataFrame, path_or_dir: PathLike, *, force: bool = False)
     parts = []
     for name, part in out.groupby("tag", sort=False):
         if name.startswith(".") or "/" in name or "\\" in name or name in ("", "..") or (
-            _CONTROL.search(name)
+            CONTROL.search(name)
         ):
             raise DataFormatError(
                 f"system {name!r} cannot be used as a file name; write to a single file instead"
@@ -307,7 +307,7 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
     1   301   CR93E-1282    3
     2   302      FT911-1   -1
     """
-    df = _read_table(path, _QRELS, ("topic", "docid"))
+    df = read_table(path, QRELS, ("topic", "docid"))
     return df[["topic", "docid", "rel"]].reset_index(drop=True)
 
 
@@ -409,7 +409,7 @@ def refuse_control_ids(df: pd.DataFrame, columns: Sequence[str], what: str) -> N
         values = df[col]
         if isinstance(values.dtype, pd.CategoricalDtype):
             values = pd.Series(values.cat.categories)
-        if all(_first_byte_in(buf, _ANY_CONTROL_LUT) < 0 for buf in _utf8_buffers(values)):
+        if all(first_byte_in(buf, ANY_CONTROL_LUT) < 0 for buf in _utf8_buffers(values)):
             continue
         text = values.astype(str)
         hit = text.str.contains(r"[\x00-\x1f\x7f]", regex=True).to_numpy()

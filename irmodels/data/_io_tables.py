@@ -17,7 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from irmodels.data._lines import _FLOAT, _INT, _NOT_BLANK, _fields, _iter_lines, _read_bytes, _short
+from irmodels.data._lines import (
+    FLOAT,
+    INT,
+    NOT_BLANK,
+    iter_lines,
+    read_bytes,
+    shorten,
+    split_fields,
+)
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
 
@@ -37,13 +45,13 @@ class _Format:
     layout: str  # "topic Q0 docid rank score tag"
 
 
-_RUN = _Format(
+RUN = _Format(
     "run file",
     ("topic", "q0", "docid", "rank", "score", "tag"),
     ("str", "str", "str", "int", "float", "str"),
     "topic Q0 docid rank score tag",
 )
-_QRELS = _Format(
+QRELS = _Format(
     "qrels file",
     ("topic", "iter", "docid", "rel"),
     ("str", "str", "str", "int"),
@@ -55,7 +63,7 @@ def _count_error(fmt: _Format, toks: list[str], text: str, path: PathLike, line:
     n = len(fmt.fields)
     hint = "the line looks truncated" if len(toks) < n else "there are extra fields"
     raise DataFormatError(
-        f"expected {n} fields ({fmt.layout}), found {len(toks)} in {_short(text)}; {hint}. "
+        f"expected {n} fields ({fmt.layout}), found {len(toks)} in {shorten(text)}; {hint}. "
         f"Each line of a {fmt.what} must have exactly {n} whitespace-separated fields.",
         path=str(path),
         line=line,
@@ -65,9 +73,9 @@ def _count_error(fmt: _Format, toks: list[str], text: str, path: PathLike, line:
 def _convert(kind: str, tok: str, name: str, fmt: _Format, path: PathLike, line: int):
     if kind == "int":
         # integers, also in float notation when integral ("3.0", "1e3"), as pandas reads them
-        if _INT.fullmatch(tok) and "." not in tok:
+        if INT.fullmatch(tok) and "." not in tok:
             value = int(tok)
-        elif _FLOAT.fullmatch(tok) and float(tok).is_integer():
+        elif FLOAT.fullmatch(tok) and float(tok).is_integer():
             value = int(float(tok))
         else:
             raise DataFormatError(
@@ -79,7 +87,7 @@ def _convert(kind: str, tok: str, name: str, fmt: _Format, path: PathLike, line:
             raise DataFormatError(f"{name} {tok!r} is too large", path=str(path), line=line)
         return value
     if kind == "float":
-        if not _FLOAT.fullmatch(tok):
+        if not FLOAT.fullmatch(tok):
             what = "not a finite number" if tok.lower().lstrip("+-") in {
                 "nan", "inf", "infinity"} else "not a number"
             raise DataFormatError(
@@ -112,8 +120,8 @@ def _slow_table(
     seen: dict[tuple, int] = {}
     single_idx = fmt.fields.index(single) if single else None
     first_single: tuple[str, int] | None = None
-    for line, text in _iter_lines(data, path, first_line=first_line):
-        toks = _fields(text)
+    for line, text in iter_lines(data, path, first_line=first_line):
+        toks = split_fields(text)
         if not toks:
             continue
         if len(toks) != n:
@@ -272,7 +280,7 @@ def _chunks(data: bytes, size: int = _CHUNK_BYTES) -> Iterator[tuple[int, bytes]
 def _line_of_row(data: bytes, row: int) -> int:
     """The 1-based line of the ``row``-th (0-based) non-blank line."""
     seen = -1
-    for line, text in _iter_lines(data, ""):
+    for line, text in iter_lines(data, ""):
         if text.strip(" \t\r"):
             seen += 1
             if seen == row:
@@ -280,22 +288,22 @@ def _line_of_row(data: bytes, row: int) -> int:
     return line  # pragma: no cover
 
 
-def _read_table(
+def read_table(
     path: PathLike, fmt: _Format, key: tuple[str, ...], single: str | None = None
 ) -> pd.DataFrame:
     """Parse and validate chunk by chunk: memory stays bounded by the data (a compact typed
     table), whatever line holds an error; the first malformed line is reported with its
     number."""
-    data = _read_bytes(path, fmt.what)
+    data = read_bytes(path, fmt.what)
     parts: list[pd.DataFrame] = []
     for first_line, chunk in _chunks(data):
-        part = _fast_table(chunk, fmt) if _NOT_BLANK.search(chunk) else None
+        part = _fast_table(chunk, fmt) if NOT_BLANK.search(chunk) else None
         if part is None:
-            if _NOT_BLANK.search(chunk) is None:
+            if NOT_BLANK.search(chunk) is None:
                 continue
             part = _slow_table(chunk, path, fmt, (), None, first_line=first_line)
         parts.append(part.drop(columns=[f for f in ("q0", "iter") if f in part.columns]))
-    if not parts:  # pragma: no cover - blank files are caught in _read_bytes
+    if not parts:  # pragma: no cover - blank files are caught in read_bytes
         raise DataFormatError(f"the {fmt.what} has no data lines", path=str(path))
     df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
     del parts
@@ -332,7 +340,7 @@ def _read_table(
     return df
 
 
-def _files_in(path_or_dir: PathLike | Iterable[PathLike], what: str) -> list[Path]:
+def files_in(path_or_dir: PathLike | Iterable[PathLike], what: str) -> list[Path]:
     if isinstance(path_or_dir, (str, os.PathLike)):
         p = Path(path_or_dir)
         if p.is_dir():

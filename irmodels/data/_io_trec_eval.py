@@ -10,8 +10,8 @@ from typing import Literal, overload
 
 import pandas as pd
 
-from irmodels.data._io_tables import PathLike, _files_in
-from irmodels.data._lines import _FLOAT, _fields, _iter_lines, _read_bytes, _short
+from irmodels.data._io_tables import PathLike, files_in
+from irmodels.data._lines import FLOAT, iter_lines, read_bytes, shorten, split_fields
 from irmodels.data.frame import frame
 from irmodels.errors import DataFormatError
 
@@ -103,7 +103,7 @@ def read_trec_eval(
     0   BM25   runid   all    BM25     NaN
     1   BM25     map   all  0.2174  0.2174
     """
-    files = _files_in(path_or_dir, "trec_eval output file")
+    files = files_in(path_or_dir, "trec_eval output file")
     if system is not None and len(files) > 1:
         raise DataFormatError(
             f"system={system!r} names one run but {len(files)} files were given; "
@@ -138,7 +138,7 @@ def read_trec_eval(
 
 
 def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
-    data = _read_bytes(path, "trec_eval output file")
+    data = read_bytes(path, "trec_eval output file")
     measures: list[str] = []
     topics: list[str] = []
     scores: list[float] = []
@@ -148,14 +148,14 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
     s_value: list[str] = []
     runid = None
     layout = "measure topic value, as printed by trec_eval -q"
-    for line, text in _iter_lines(data, path):
-        toks = _fields(text)
+    for line, text in iter_lines(data, path):
+        toks = split_fields(text)
         if not toks:
             continue
         if len(toks) != 3:
             hint = "the line looks truncated" if len(toks) < 3 else "there are extra fields"
             raise DataFormatError(
-                f"expected 3 fields ({layout}), found {len(toks)} in {_short(text)}; {hint}",
+                f"expected 3 fields ({layout}), found {len(toks)} in {shorten(text)}; {hint}",
                 path=str(path),
                 line=line,
             )
@@ -178,7 +178,7 @@ def _read_one_trec_eval(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, str | N
             if measure == "runid":
                 runid = value
             continue
-        if not _FLOAT.fullmatch(value):
+        if not FLOAT.fullmatch(value):
             raise DataFormatError(
                 f"value {value!r} of measure {measure!r} for topic {topic!r} is not a number; "
                 "only the 'all' summary lines and values in single quotes (like trec_eval's "

@@ -34,15 +34,15 @@ _ODD_WS_BYTES = re.compile(
     rb"|\xe2\x81\x9f|\xe3\x80\x80"
 )
 _ODD_ASCII = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
+NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 _ODD_WS_CHARS = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
 _SPLIT = re.compile(r"[ \t]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_INT = re.compile(r"[+-]?\d+", re.ASCII)
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-_NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
+CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+INT = re.compile(r"[+-]?\d+", re.ASCII)
+FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "NAN", "N/A", "NULL", "null", "None"})
 #: The columns of a long frame's header (a file :func:`parse_matrix` refuses as a matrix).
 LONG_COLUMNS = frozenset({"topic", "system", "score"})
 _TOPIC_HEADERS = frozenset({"", "topic", "topics", "qid", "query", "query_id", "topic_id"})
@@ -73,7 +73,7 @@ def missing_file(path: PathLike, what: str = "file") -> MissingFileError:
                             path=str(path), suggestion=suggestion)
 
 
-def _read_bytes(path: PathLike, what: str) -> bytes:
+def read_bytes(path: PathLike, what: str) -> bytes:
     p = Path(path)
     if p.is_dir():
         raise DataFormatError(
@@ -93,13 +93,13 @@ def _read_bytes(path: PathLike, what: str) -> bytes:
             f"the {what} is empty (0 bytes); check that it was written completely",
             path=str(path),
         )
-    if _NOT_BLANK.search(data) is None:
+    if NOT_BLANK.search(data) is None:
         n = data.replace(b"\r\n", b"\n").count(b"\n") + 1
         raise DataFormatError(
             f"the {what} has only blank lines ({n}); it holds no data",
             path=str(path),
         )
-    at = _first_byte_in(data, _CONTROL_LUT)
+    at = first_byte_in(data, _CONTROL_LUT)
     if at >= 0:
         line = _line_at(data, at)
         raise DataFormatError(
@@ -134,10 +134,10 @@ def _byte_table(pattern: bytes) -> np.ndarray:
 # control bytes that are neither line endings nor separators (NUL included)
 _CONTROL_LUT = _byte_table(rb"[\x00-\x08\x0e-\x1b\x7f]")
 # every control byte (ids held in frames: no tab or line break either)
-_ANY_CONTROL_LUT = _byte_table(rb"[\x00-\x1f\x7f]")
+ANY_CONTROL_LUT = _byte_table(rb"[\x00-\x1f\x7f]")
 
 
-def _first_byte_in(data: bytes | memoryview, lut: np.ndarray, block: int = 1 << 22) -> int:
+def first_byte_in(data: bytes | memoryview, lut: np.ndarray, block: int = 1 << 22) -> int:
     """Offset of the first byte of ``data`` marked in ``lut``, or -1 (vectorised, in blocks so
     the temporary arrays stay small)."""
     arr = np.frombuffer(data, dtype=np.uint8)
@@ -155,12 +155,12 @@ def _line_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-_BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*")  # blank lines before a header
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_FIRST_LINE = re.compile(r"[^\r\n]*")
+BLANK_LINES = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n))*")  # blank lines before a header
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+FIRST_LINE = re.compile(r"[^\r\n]*")
 
 
-def _check_utf8(data: bytes, path: PathLike) -> None:
+def check_utf8(data: bytes, path: PathLike) -> None:
     """Refuse text that is not UTF-8 (e.g. Latin-1), naming the line and column."""
     if data.isascii():
         return
@@ -180,7 +180,7 @@ def _describe(char: str) -> str:
     return f"U+{ord(char):04X} ({unicodedata.name(char, 'control character').lower()})"
 
 
-def _iter_lines(data: bytes, path: PathLike, *, first_line: int = 1) -> Iterator[tuple[int, str]]:
+def iter_lines(data: bytes, path: PathLike, *, first_line: int = 1) -> Iterator[tuple[int, str]]:
     """Yield (1-based line number, text without line ending) for every line."""
     if b"\n" not in data and b"\r" in data:
         raw_lines = data.split(b"\r")
@@ -208,17 +208,17 @@ def _iter_lines(data: bytes, path: PathLike, *, first_line: int = 1) -> Iterator
         yield i, text
 
 
-def _fields(text: str) -> list[str]:
+def split_fields(text: str) -> list[str]:
     stripped = text.strip(" \t\r")
     return _SPLIT.split(stripped) if stripped else []
 
 
-def _short(text: str, limit: int = 80) -> str:
+def shorten(text: str, limit: int = 80) -> str:
     text = text.strip()
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def _sep_for(path: Path, first_line: str | None = None) -> str:
+def sep_for(path: Path, first_line: str | None = None) -> str:
     if path.suffix.lower() in (".tsv", ".tab"):
         return "\t"
     if path.suffix.lower() == ".csv":
@@ -286,11 +286,11 @@ def parse_matrix(
     (['301', '302'], ['sys1', 'sys2'], [[0.25, 0.5], [0.75, 1.0]])
     """
     p = Path(path)
-    data = _read_bytes(p, "matrix file")
-    lines = list(_iter_lines(data, p))  # validates UTF-8
+    data = read_bytes(p, "matrix file")
+    lines = list(iter_lines(data, p))  # validates UTF-8
     text = "\n".join(t for _, t in lines)
     first = next(t for _, t in lines if t.strip())
-    delim = sep if sep is not None else _sep_for(p, first)
+    delim = sep if sep is not None else sep_for(p, first)
     if not isinstance(delim, str) or len(delim) != 1 or delim in "\"\r\n":
         raise UsageError(f"sep must be one character (not a quote or a line break), got {delim!r}")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
@@ -320,7 +320,7 @@ def parse_matrix(
             header, header_line = cells, line
         else:
             rows.append((line, cells))
-    if header is None:  # pragma: no cover - blank files are refused by _read_bytes
+    if header is None:  # pragma: no cover - blank files are refused by read_bytes
         raise DataFormatError("the matrix file has no header line", path=str(p))
     if not rows:
         raise DataFormatError(
@@ -328,11 +328,11 @@ def parse_matrix(
         )
     ncol = len(header)
     named = [h for h in header if h != ""]
-    if named and all(_FLOAT.fullmatch(h) for h in named) and any(
-        not _INT.fullmatch(h) for h in named
+    if named and all(FLOAT.fullmatch(h) for h in named) and any(
+        not INT.fullmatch(h) for h in named
     ):
         raise DataFormatError(
-            f"the first line ({_short(delim.join(header))}) looks like a row of scores, not a "
+            f"the first line ({shorten(delim.join(header))}) looks like a row of scores, not a "
             "header: a matrix file starts with a header line naming the systems (e.g. "
             "topic,sys1,sys2). Add the header line.",
             path=str(p),
@@ -340,7 +340,7 @@ def parse_matrix(
         )
     if topic_column == "auto" and LONG_COLUMNS <= set(header):
         raise DataFormatError(
-            f"the header ({_short(delim.join(header))}) is that of a long frame (one score per "
+            f"the header ({shorten(delim.join(header))}) is that of a long frame (one score per "
             "row, in columns topic, system and score), not of a wide matrix (one column per "
             "system); read it with irm.read_frame",
             path=str(p),
@@ -410,14 +410,14 @@ def parse_matrix(
             )
         topic_line[topic] = line
         topics.append(topic)
-        if _NA_TOKENS.isdisjoint(scores) and all(map(_FLOAT.fullmatch, scores)):
+        if NA_TOKENS.isdisjoint(scores) and all(map(FLOAT.fullmatch, scores)):
             values[r] = list(map(float, scores))  # every cell a number: no per-cell loop
             if np.isinf(values[r]).any():
                 c = int(np.flatnonzero(np.isinf(values[r]))[0])
                 raise _overflow(scores[c], topic, systems[c], p, line)
             continue
         for c, (cell, s) in enumerate(zip(scores, systems)):
-            if cell in _NA_TOKENS:
+            if cell in NA_TOKENS:
                 if nan == "raise":
                     raise DataFormatError(
                         f"missing score (cell {cell!r}) for topic {topic}, system {s}; fill it "
@@ -427,7 +427,7 @@ def parse_matrix(
                         line=line,
                     )
                 values[r, c] = np.nan
-            elif _FLOAT.fullmatch(cell):
+            elif FLOAT.fullmatch(cell):
                 values[r, c] = float(cell)
                 if math.isinf(values[r, c]):
                     raise _overflow(cell, topic, s, p, line)

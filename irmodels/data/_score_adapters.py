@@ -31,7 +31,7 @@ _SCORE_FORMS = (
 )
 
 
-def _describe(obj: object) -> str:
+def describe(obj: object) -> str:
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if isinstance(obj, pd.DataFrame):
         return f"a DataFrame with columns {list(map(str, obj.columns))[:10]}"
@@ -41,26 +41,26 @@ def _describe(obj: object) -> str:
     return kind
 
 
-def _is_polars(obj: object) -> bool:
+def is_polars(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "to_pandas")
 
 
-def _has_fields(obj: object, *names: str) -> bool:
+def has_fields(obj: object, *names: str) -> bool:
     """A record with these fields (a namedtuple such as ir_measures' ``ScoredDoc``); a frame is
     not one, though its columns read as attributes."""
     return not isinstance(obj, (pd.DataFrame, pd.Series)) and all(hasattr(obj, n) for n in names)
 
 
-def _is_ranx_run(obj: object) -> bool:
+def is_ranx_run(obj: object) -> bool:
     return hasattr(obj, "to_dict") and hasattr(obj, "name") and hasattr(obj, "scores") and (
         type(obj).__name__ == "Run")
 
 
-def _is_ranx_qrels(obj: object) -> bool:
+def is_ranx_qrels(obj: object) -> bool:
     return hasattr(obj, "to_dict") and type(obj).__name__ == "Qrels"
 
 
-def _ranx_names(runs: list[Any], given: str | None = None) -> list[str]:
+def ranx_names(runs: list[Any], given: str | None = None) -> list[str]:
     """The system names of ranx Runs: ``run.name``, each distinct. A run without a name (ranx's
     default) or a name two runs share would merge their rankings or scores into one system, so
     either is refused with the way out. ``given`` names a single run (``irm.frame(run,
@@ -87,7 +87,7 @@ def _ranx_names(runs: list[Any], given: str | None = None) -> list[str]:
     return names
 
 
-def _nesting(obj: object) -> int:
+def nesting(obj: object) -> int:
     """How deep the dicts go along their first non-empty entries: 0 for a non-mapping, 1 for
     ``{k: v}``, 2 for ``{k: {k2: v}}`` (a pytrec_eval run or qrels, or its per-run output), 3 for
     ``{k: {k2: {k3: v}}}`` (a dict of those)."""
@@ -124,7 +124,7 @@ def _refuse_means(data: Mapping[Any, Any]) -> None:
             "evaluate(run) output with system='run name'.")
 
 
-def _read_text(obj: Any) -> str:
+def read_text(obj: Any) -> str:
     text = obj.read()
     if isinstance(text, bytes):
         text = _decode_utf8(text)
@@ -152,7 +152,7 @@ def _decode_utf8(raw: bytes) -> str:
         ) from None
 
 
-def _via_file(text: str, reader: Any, what: str) -> pd.DataFrame:
+def via_file(text: str, reader: Any, what: str) -> pd.DataFrame:
     """Read TREC text with a path-based reader; errors name "the file-like <what>"."""
     import tempfile
     from pathlib import Path
@@ -239,10 +239,10 @@ def _label(value: object, what: str, where: str) -> str:
 def _metric_rows(results: Iterable[Any], system: str) -> list[tuple[str, str, str, float]]:
     rows = []
     for i, r in enumerate(results):
-        if not _has_fields(r, "query_id", "measure", "value"):
+        if not has_fields(r, "query_id", "measure", "value"):
             raise DataFormatError(
                 f"run {system!r}: expected ir_measures Metric(query_id, measure, value) items; "
-                f"found {_describe(r)}."
+                f"found {describe(r)}."
             )
         where = f"run {system!r}, result {i} ({r!r})"
         rows.append((_label(r.query_id, "query_id", where), system,
@@ -266,7 +266,7 @@ def _pytrec_rows(per_query: Mapping[Any, Any], system: str,
     for q, by_measure in per_query.items():
         if not isinstance(by_measure, Mapping):
             raise DataFormatError(
-                f"{where}: query {q!r} holds {_describe(by_measure)}; expected {{measure: value}} "
+                f"{where}: query {q!r} holds {describe(by_measure)}; expected {{measure: value}} "
                 "for every query, as pytrec_eval's RelevanceEvaluator(...).evaluate(run) gives.")
         at = f"{where}, query {q!r}"
         topic = _label(q, "query id", at)
@@ -328,17 +328,17 @@ def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame 
             out = data.rename(columns={"qid": "topic", "name": "system", "value": "score"})
             return out[_SCORE_COLUMNS], False
         return data, False
-    if _is_polars(data):
+    if is_polars(data):
         return adapt_scores(data.to_pandas())  # type: ignore[attr-defined]
     if hasattr(data, "read"):
-        return adapt_scores(_table_from_text(_read_text(data)))
-    if _is_ranx_run(data):
+        return adapt_scores(_table_from_text(read_text(data)))
+    if is_ranx_run(data):
         data = [data]
-    if isinstance(data, (list, tuple)) and data and all(_is_ranx_run(r) for r in data):
+    if isinstance(data, (list, tuple)) and data and all(is_ranx_run(r) for r in data):
         if len(data) > 1:
             _refuse_system_for_many(system, len(data), "ranx Runs",
                                     [str(r.name) for r in data])
-        names = _ranx_names(list(data), system)
+        names = ranx_names(list(data), system)
         rows = []
         for run, name in zip(data, names):
             per_query = {k: v for k, v in dict(run.scores).items() if isinstance(v, Mapping)}
@@ -355,7 +355,7 @@ def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame 
                          for q, v in by_q.items()]
         return pd.DataFrame(rows, columns=_SCORE_COLUMNS), system is not None
     if isinstance(data, Mapping) and data:
-        depth = _nesting(data)
+        depth = nesting(data)
         if depth == 1:
             _refuse_means(data)
         values = list(data.values())
@@ -389,13 +389,13 @@ def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame 
             for name, per_query in data.items():
                 if not isinstance(per_query, Mapping):
                     raise DataFormatError(
-                        f"run {name!r} is {_describe(per_query)}; in a dict of pytrec_eval "
+                        f"run {name!r} is {describe(per_query)}; in a dict of pytrec_eval "
                         "outputs every run needs {query id: {measure: value}}.")
                 rows += _pytrec_rows(per_query, str(name), f"run {name!r}")
             return pd.DataFrame(rows, columns=_SCORE_COLUMNS), False
     if _is_metric_iterable(data):
         items = list(data)  # type: ignore[call-overload]
-        if items and all(_has_fields(r, "query_id", "measure") for r in items[:5]):
+        if items and all(has_fields(r, "query_id", "measure") for r in items[:5]):
             if system is None:
                 raise DataFormatError(
                     "these ir_measures results carry no run name; name the run with "
@@ -404,8 +404,8 @@ def adapt_scores(data: object, system: str | None = None) -> tuple[pd.DataFrame 
             return pd.DataFrame(_metric_rows(items, system), columns=_SCORE_COLUMNS), True
         raise DataFormatError(
             f"expected a pandas DataFrame, got {type(data).__name__} (a sequence of "
-            f"{_describe(items[0]) if items else 'nothing'}, not per-topic scores); irm.frame "
+            f"{describe(items[0]) if items else 'nothing'}, not per-topic scores); irm.frame "
             f"reads {_SCORE_FORMS}."
         )
     raise DataFormatError(f"expected a pandas DataFrame, got {type(data).__name__} "
-                          f"(irm.frame got {_describe(data)}); it reads {_SCORE_FORMS}.")
+                          f"(irm.frame got {describe(data)}); it reads {_SCORE_FORMS}.")

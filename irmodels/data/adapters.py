@@ -43,17 +43,17 @@ from typing import Any
 import pandas as pd
 
 from irmodels.data._score_adapters import (
-    _describe,
-    _has_fields,
-    _is_polars,
-    _is_ranx_qrels,
-    _is_ranx_run,
-    _nesting,
-    _ranx_names,
-    _read_text,
-    _via_file,
     adapt_scores,
+    describe,
+    has_fields,
+    is_polars,
+    is_ranx_qrels,
+    is_ranx_run,
+    nesting,
+    ranx_names,
+    read_text,
     scores_input,
+    via_file,
 )
 from irmodels.errors import DataFormatError
 
@@ -67,7 +67,7 @@ def _nested_to_frame(nested: Mapping[Any, Mapping[Any, Any]], value: str,
     for q, docs in nested.items():
         if not isinstance(docs, Mapping):
             raise DataFormatError(
-                f"{what or 'the dict'}: query {q!r} holds {_describe(docs)}; expected "
+                f"{what or 'the dict'}: query {q!r} holds {describe(docs)}; expected "
                 f"{{doc id: {value}}} for every query ({{query id: {{doc id: {value}}}}}, as "
                 "pytrec_eval and ir_measures read them).")
     rows = [(str(q), str(d), v) for q, docs in nested.items() for d, v in docs.items()]
@@ -106,30 +106,30 @@ def qrels_input(qrels: object) -> object:
             return qrels.rename(columns={"query_id": "topic", "doc_id": "docid",
                                          "relevance": "rel"})
         return qrels
-    if _is_polars(qrels):
+    if is_polars(qrels):
         return qrels_input(qrels.to_pandas())  # type: ignore[attr-defined]
-    if _is_ranx_qrels(qrels):
+    if is_ranx_qrels(qrels):
         return _nested_to_frame(qrels.to_dict(), "rel")  # type: ignore[attr-defined]
     if hasattr(qrels, "read"):
         from irmodels.data.io import read_qrels
 
-        return _via_file(_read_text(qrels), read_qrels, "qrels")
+        return via_file(read_text(qrels), read_qrels, "qrels")
     if isinstance(qrels, Mapping):  # pytrec_eval / ir_measures dict {qid: {docid: grade}}
-        if _nesting(qrels) == 2:
+        if nesting(qrels) == 2:
             return _nested_to_frame(qrels, "rel", "the qrels dict")
         raise DataFormatError(
-            f"qrels given as a dict {_nesting(qrels)} level(s) deep (e.g. key "
+            f"qrels given as a dict {nesting(qrels)} level(s) deep (e.g. key "
             f"{next(iter(qrels), None)!r}); a qrels dict is {{query id: {{doc id: grade}}}}, as "
             f"pytrec_eval and ir_measures read it. {_QRELS_FORMS}")
     if hasattr(qrels, "qrels_iter"):  # an ir_datasets dataset
         qrels = qrels.qrels_iter()  # type: ignore[attr-defined]
     if isinstance(qrels, Iterable) and not isinstance(qrels, (str, bytes, Mapping)):
         items = list(qrels)
-        if items and all(_has_fields(r, "query_id", "doc_id", "relevance") for r in items):
+        if items and all(has_fields(r, "query_id", "doc_id", "relevance") for r in items):
             return _tuples_frame(items, ("query_id", "doc_id", "relevance"),
                                  ["topic", "docid", "rel"])
         raise DataFormatError(
-            f"qrels given as a sequence of {_describe(items[0]) if items else 'nothing'}; "
+            f"qrels given as a sequence of {describe(items[0]) if items else 'nothing'}; "
             f"{_QRELS_FORMS}")
     return qrels
 
@@ -139,7 +139,7 @@ _RUN_COLUMNS = ["system", "topic", "docid", "score"]
 
 def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
     """One run as ``system, topic, docid, score``, or None when not recognised."""
-    if _is_polars(run):
+    if is_polars(run):
         run = run.to_pandas()  # type: ignore[attr-defined]
     if isinstance(run, pd.DataFrame):
         cols = set(map(str, run.columns))
@@ -163,16 +163,16 @@ def _run_frame(run: object, name: str | None = None) -> pd.DataFrame | None:
         if {"system", "topic", "docid", "score"} <= cols:
             return run
         return None
-    if _is_ranx_run(run):
+    if is_ranx_run(run):
         out = _nested_to_frame(run.to_dict(), "score")  # type: ignore[attr-defined]
         return out.assign(system=name or str(run.name or "run"))[  # type: ignore[attr-defined]
             _RUN_COLUMNS]
-    if isinstance(run, Mapping) and _nesting(run) == 2:  # pytrec_eval / ir_measures run dict
+    if isinstance(run, Mapping) and nesting(run) == 2:  # pytrec_eval / ir_measures run dict
         out = _nested_to_frame(run, "score", f"run {name or 'run'!r}")
         return out.assign(system=name or "run")[_RUN_COLUMNS]
     if isinstance(run, Iterable) and not isinstance(run, (str, bytes, Mapping)):
         items = list(run)
-        if items and all(_has_fields(r, "query_id", "doc_id", "score") for r in items):
+        if items and all(has_fields(r, "query_id", "doc_id", "score") for r in items):
             out = _tuples_frame(items, ("query_id", "doc_id", "score"),
                                 ["topic", "docid", "score"])
             return out.assign(system=name or "run")[_RUN_COLUMNS]
@@ -200,31 +200,31 @@ def runs_input(runs: object) -> object:
     if hasattr(runs, "read"):
         from irmodels.data.io import read_run
 
-        return _via_file(_read_text(runs), read_run, "run")
+        return via_file(read_text(runs), read_run, "run")
     if isinstance(runs, Mapping) and runs:
         if all(isinstance(v, pd.DataFrame) for v in runs.values()) and all(
                 {"topic", "docid", "score"} <= set(map(str, v.columns)) for v in runs.values()):
             return runs  # irmodels' own dict form
-        if _nesting(runs) == 2:  # one run as pytrec_eval / ir_measures read it
+        if nesting(runs) == 2:  # one run as pytrec_eval / ir_measures read it
             return _run_frame(runs)
         parts = []
         for name, run in runs.items():
             out = _run_frame(run, str(name))
             if out is None:
                 raise DataFormatError(
-                    f"run {name!r} is {_describe(run)}; expected a DataFrame (topic, docid, "
+                    f"run {name!r} is {describe(run)}; expected a DataFrame (topic, docid, "
                     "score), a PyTerrier result frame (qid, docno, score), an ir_measures frame "
                     "(query_id, doc_id, score), a ranx Run, ir_measures ScoredDoc(query_id, "
                     "doc_id, score) tuples or a dict {query id: {doc id: score}} (pytrec_eval)."
                 )
             parts.append(out.assign(system=str(name)))
         return pd.concat(parts, ignore_index=True)
-    if _is_polars(runs) or _is_ranx_run(runs):
+    if is_polars(runs) or is_ranx_run(runs):
         return _run_frame(runs)
     if isinstance(runs, (list, tuple, Iterator)):
         items = list(runs)
-        if items and all(_is_ranx_run(r) for r in items):
-            return pd.concat([_run_frame(r, n) for r, n in zip(items, _ranx_names(items))],
+        if items and all(is_ranx_run(r) for r in items):
+            return pd.concat([_run_frame(r, n) for r, n in zip(items, ranx_names(items))],
                              ignore_index=True)
         out = _run_frame(items)  # ir_measures ScoredDoc tuples: one run
         if out is not None:

@@ -23,12 +23,12 @@ import pandas as pd
 
 from irmodels import _safeio
 from irmodels._display import (
-    warn_unsupported,
     format_number,
     frame_to_html,
     frame_to_latex,
     p_shown,
     quiet_latex_unicode,
+    warn_unsupported,
 )
 from irmodels._section import Section, frame_to_markdown
 from irmodels.errors import DataFormatError

@@ -92,8 +92,8 @@ def test_read_run_reference_file(trec: Path) -> None:
     from irmodels.data import _io_tables as rio
 
     data = (trec / "results.test").read_bytes()
-    slow = rio._slow_table(data, "x", rio._RUN, ("topic", "docid"), "tag")
-    fast = rio._fast_table(data, rio._RUN)
+    slow = rio._slow_table(data, "x", rio.RUN, ("topic", "docid"), "tag")
+    fast = rio._fast_table(data, rio.RUN)
     pd.testing.assert_frame_equal(slow, fast)
 
 
@@ -343,8 +343,8 @@ def test_whitespace_layout_does_not_change_the_run(tmp_path_factory, rows, data)
     assert got["rank"].tolist() == [r[2] for r in rows]
     assert got["score"].tolist() == [r[3] for r in rows]
     stripped = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
-    slow = rio._slow_table(stripped, path, rio._RUN, ("topic", "docid"), "tag")
-    fast = rio._fast_table(stripped, rio._RUN)
+    slow = rio._slow_table(stripped, path, rio.RUN, ("topic", "docid"), "tag")
+    fast = rio._fast_table(stripped, rio.RUN)
     assert fast is not None
     pd.testing.assert_frame_equal(fast, slow)
 
@@ -396,21 +396,21 @@ def test_property_read_matrix_cells_as_one_by_one(cells, nan):
     import re
     import tempfile
 
-    from irmodels.data._lines import _FLOAT, _NA_TOKENS
+    from irmodels.data._lines import FLOAT, NA_TOKENS
 
     want, error = [], None
     for r, row in enumerate(cells):
         for c, cell in enumerate(row):
             cell = cell.strip()
-            if cell in _NA_TOKENS:
+            if cell in NA_TOKENS:
                 if nan == "raise" and error is None:
                     error = f"missing score (cell {cell!r}) for topic {r + 1}, system s{c}"
                 want.append(np.nan)
-            elif _FLOAT.fullmatch(cell) and math.isinf(float(cell)):
+            elif FLOAT.fullmatch(cell) and math.isinf(float(cell)):
                 if error is None:
                     error = f"cell {cell!r} for topic {r + 1}, system s{c} is beyond the range"
                 want.append(None)
-            elif _FLOAT.fullmatch(cell):
+            elif FLOAT.fullmatch(cell):
                 want.append(float(cell))
             elif cell.lstrip("+-").lower() in ("inf", "infinity"):
                 if error is None:
