@@ -318,14 +318,14 @@ def comparability(
     for name, v in (("n_perm", n_perm), ("n_halvings", n_halvings)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
-    alpha = check_probability(alpha, "alpha", error=DesignError)
+    alpha = check_probability(alpha, "alpha")
     ia = [sa.index(s) for s in common]
     ib = [sb.index(s) for s in common]
     Xa, Xb = Xa[:, ia], Xb[:, ib]
     Ta, Tb = Xa.shape[0], Xb.shape[0]
-    check_fits(int(n_perm), "n_perm", 8, what="the permutation kappas", error=DesignError)
+    check_fits(int(n_perm), "n_perm", 8, what="the permutation kappas")
     check_fits(int(n_halvings), "n_halvings", 8 * 2 * (Ta + Tb) * (len(common) + 1),
-               what="the halves of the topics", error=DesignError)
+               what="the halves of the topics")
     if min(Ta, Tb) < 4:
         raise DesignError(f"each collection needs at least 4 topics (two halves of 2); A has "
                           f"{Ta}, B has {Tb}.")

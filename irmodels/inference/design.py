@@ -109,9 +109,9 @@ def sigma_upper(sigma_hat: float, n: int, *, alpha: float = 0.05) -> float:
     >>> round(irm.design.sigma_upper(0.1, 10), 5)
     0.16452
     """
-    sigma_hat = check_number(sigma_hat, "sigma_hat", low=0, error=DesignError)
-    n = check_int(n, "n", low=2, error=DesignError)
-    alpha = check_probability(alpha, "alpha", error=DesignError)
+    sigma_hat = check_number(sigma_hat, "sigma_hat", low=0)
+    n = check_int(n, "n", low=2)
+    alpha = check_probability(alpha, "alpha")
     return float(sigma_hat * math.sqrt((n - 1) / stats.chi2.ppf(alpha, n - 1)))
 
 
@@ -230,10 +230,10 @@ def size_from_trial(
     >>> irm.design.size_from_trial(trial, delta=0.05, quantile=0.9).n_topics > 50
     True
     """
-    delta = check_number(delta, "delta", low=0, low_open=True, error=DesignError)
-    power = check_probability(power, "power", error=DesignError)
-    alpha = check_probability(alpha, "alpha", error=DesignError)
-    confidence = check_probability(confidence, "confidence", error=DesignError)
+    delta = check_number(delta, "delta", low=0, low_open=True)
+    power = check_probability(power, "power")
+    alpha = check_probability(alpha, "alpha")
+    confidence = check_probability(confidence, "confidence")
     pairs = None
     if isinstance(trial, pd.DataFrame):
         from irmodels.inference.power import pair_sd
@@ -250,14 +250,14 @@ def size_from_trial(
                                       f"{len(systems)} systems, e.g. {systems[:5]}.")
             sigma_hat = float(np.std(X[:, systems.index(a)] - X[:, systems.index(b)], ddof=1))
         else:
-            quantile = check_probability(quantile, "quantile", closed=True, error=DesignError)
+            quantile = check_probability(quantile, "quantile", closed=True)
             sigma_hat = float(np.quantile(pairs["sd"].to_numpy(), quantile))
     else:
         if n is None:
             raise DesignError("a trial given as a number (its sigma) needs n, the trial's "
                               "number of topics: size_from_trial(0.1, n=10, delta=0.05).")
-        sigma_hat = check_number(trial, "trial (sigma)", low=0, error=DesignError)
-        n_trial = check_int(n, "n", low=2, error=DesignError)
+        sigma_hat = check_number(trial, "trial (sigma)", low=0)
+        n_trial = check_int(n, "n", low=2)
     if sigma_hat <= 0:
         raise DesignError(f"the trial's sigma is {sigma_hat}: the differences are constant, "
                           "so any number of topics detects any difference; nothing to size.")
@@ -398,8 +398,8 @@ def common_sigma_test(
     >>> len(r.pairs), r.p_value < 0.05
     (28, True)
     """
-    seed = check_seed(seed, error=DesignError)
-    n_resamples = check_int(n_resamples, "n_resamples", low=1, error=DesignError)
+    seed = check_seed(seed)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
     X, systems = _matrix(data, "irm.design.common_sigma_test",
                          {"topic": topic, "system": system, "score": score})
     if pairs is None:
@@ -420,8 +420,7 @@ def common_sigma_test(
     if len(i) < 2:
         raise DesignError(f"the test needs at least 2 pairs; got {len(i)}.")
     n = X.shape[0]
-    check_fits(int(n_resamples), "n_resamples", 8, what="the resampled statistics",
-               error=DesignError)
+    check_fits(int(n_resamples), "n_resamples", 8, what="the resampled statistics")
     D = X[:, i] - X[:, j]                                     # n x P
     sds = D.std(axis=0, ddof=1)
     obs = float(sds.std(ddof=1))
@@ -581,14 +580,14 @@ def sequential(
     >>> len(s.looks), 0.14 < s.rate < 0.2, abs(s.fixed_rate - 0.05) < 0.015
     (9, True, True)
     """
-    start = check_int(start, "start", low=2, error=DesignError)
-    step = check_int(step, "step", low=1, error=DesignError)
-    max_topics = check_int(max_topics, "max_topics", low=start, error=DesignError)
-    delta = check_number(delta, "delta", error=DesignError)
-    sigma = check_number(sigma, "sigma", low=0, low_open=True, error=DesignError)
-    alpha = check_probability(alpha, "alpha", error=DesignError)
-    n_sim = check_int(n_sim, "n_sim", low=1, error=DesignError)
-    seed = check_seed(seed, error=DesignError)
+    start = check_int(start, "start", low=2)
+    step = check_int(step, "step", low=1)
+    max_topics = check_int(max_topics, "max_topics", low=start)
+    delta = check_number(delta, "delta")
+    sigma = check_number(sigma, "sigma", low=0, low_open=True)
+    alpha = check_probability(alpha, "alpha")
+    n_sim = check_int(n_sim, "n_sim", low=1)
+    seed = check_seed(seed)
     pool = None
     if differences is not None:
         pool = np.asarray(differences, dtype=np.float64).ravel()
@@ -598,8 +597,7 @@ def sequential(
         if not np.any(pool):
             raise DesignError("the differences are constant; their spread is 0, nothing to "
                               "simulate.")
-    check_fits(int(n_sim), "n_sim", 8 * 4 * min(max_topics, 2_000_000), what="the simulations",
-               error=DesignError)
+    check_fits(int(n_sim), "n_sim", 8 * 4 * min(max_topics, 2_000_000), what="the simulations")
     ns = np.arange(start, max_topics + 1, step)
     if ns[-1] != max_topics:
         ns = np.append(ns, max_topics)
@@ -683,9 +681,9 @@ def baseline_pairs(
     >>> list(p.columns)[:3], bool((p["mean_better"] >= 1.1 * p["mean_baseline"]).all())
     (['baseline', 'better', 'mean_baseline'], True)
     """
-    delta = check_number(delta, "delta", low=0, low_open=True, error=DesignError)
-    power = check_probability(power, "power", error=DesignError)
-    alpha = check_probability(alpha, "alpha", error=DesignError)
+    delta = check_number(delta, "delta", low=0, low_open=True)
+    power = check_probability(power, "power")
+    alpha = check_probability(alpha, "alpha")
     X, systems = _matrix(data, "irm.design.baseline_pairs",
                          {"topic": topic, "system": system, "score": score})
     from irmodels.inference.power import paired_t

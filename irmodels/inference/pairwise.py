@@ -30,8 +30,8 @@ import pandas as pd
 from scipy import special, stats
 
 from irmodels._display import ResultDisplay, TableAccess
-from irmodels._validate import check_fits, check_probability, check_rng
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels._validate import check_fits, check_probability, check_rng, did_you_mean
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "EffectSizeResult",
            "PairwiseResult", "effect_size", "p_adjust", "pairwise", "score_matrix"]
@@ -157,8 +157,9 @@ class PairwiseResult(TableAccess, ResultDisplay):
 
 def _choice(value: object, allowed: Sequence[object], what: str) -> None:
     if value not in allowed:
-        raise DataFormatError(
-            f"unknown {what} {value!r}; choose one of {', '.join(map(repr, allowed))}."
+        raise ArgumentError(
+            f"unknown {what} {value!r}{did_you_mean(value, allowed)}; choose one of "
+            f"{', '.join(map(repr, allowed))}."
         )
 
 
@@ -1006,7 +1007,7 @@ def pairwise(
             f"{test!r} test. Use it with alternative='two-sided' and test 't', 't2', "
             "'randomization' or 'bootstrap', or adjust with 'holm' or 'bh'."
         )
-    alpha = check_probability(alpha, "alpha", error=DataFormatError)
+    alpha = check_probability(alpha, "alpha")
     if isinstance(n_resamples, (bool, np.bool_)) or not (
             isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
@@ -1035,7 +1036,7 @@ def pairwise(
         exact_rows = 2**T if test == "randomization" and T < 63 and 2**T <= n_resamples \
             else int(n_resamples)
         check_fits(exact_rows, "n_resamples", 8 * (3 * max(T, R) + 2),
-                   what="the resampled statistics", error=DataFormatError)
+                   what="the resampled statistics")
     unit = unit_scale(X)  # scores near 1e+-300: their squares under/overflow
     X = X / unit
     D = X[:, ia] - X[:, ib]

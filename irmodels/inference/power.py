@@ -51,16 +51,15 @@ Method = Literal["exact", "normal"]
 
 
 # ---------------------------------------------------------------------------- paired t
-# The module's argument errors are DesignErrors (as they always were): the shared checks of
-# irmodels._validate with error=DesignError.
+# The module's argument errors are ArgumentErrors, from the shared checks of irmodels._validate.
 def _number(value: object, name: str, **bounds: float | bool | None) -> float:
-    """``check_number`` with this module's error class."""
-    return check_number(value, name, error=DesignError, **bounds)  # type: ignore[arg-type]
+    """``check_number`` (an ``ArgumentError`` for a bad value)."""
+    return check_number(value, name, **bounds)  # type: ignore[arg-type]
 
 
 def _alpha(alpha: object) -> float:
-    """``check_probability(alpha)`` with this module's error class."""
-    return check_probability(alpha, "alpha", error=DesignError)
+    """``check_probability(alpha)`` (an ``ArgumentError`` for a bad value)."""
+    return check_probability(alpha, "alpha")
 
 
 def _check_common(alpha: float, alternative: str, method: str) -> float:
@@ -629,7 +628,7 @@ def oneway_topics(
     alpha = _alpha(alpha)
     if not 0 < _number(power, "power") < 1:
         raise DesignError(f"power must be in (0, 1); got {power!r}")
-    max_topics = check_int(max_topics, "max_topics", low=2, error=DesignError)
+    max_topics = check_int(max_topics, "max_topics", low=2)
     if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
         raise DesignError(
             f"even {max_topics} topics do not reach power {power}; increase min_range or "
@@ -770,13 +769,12 @@ def simulate_paired_t(
     0    0.1  30     500
     """
     alpha = _check_common(alpha, alternative, "exact")
-    n = check_int(n, "n", low=2, error=DesignError)
-    n_trials = check_int(n_trials, "n_trials", low=1, error=DesignError)
+    n = check_int(n, "n", low=2)
+    n_trials = check_int(n_trials, "n_trials", low=1)
     # the drawn topic indices and scores of every trial (n_trials x n, int64 and float64 x 2)
-    check_fits(n, "n", 24, what="the topics of one trial", error=DesignError)
-    check_fits(n_trials, "n_trials", 24 * n, what=f"the trials' {n} topics each",
-               error=DesignError)
-    gen = check_rng(rng, "rng", error=DesignError)
+    check_fits(n, "n", 24, what="the topics of one trial")
+    check_fits(n_trials, "n_trials", 24 * n, what=f"the trials' {n} topics each")
+    gen = check_rng(rng, "rng")
     data, _ = user_frame(data, topic=topic, system=system, score=score,
                          what="irm.power.simulate_paired_t")
     wide = to_wide(data)

@@ -300,9 +300,8 @@ def _order_desc(values: np.ndarray) -> np.ndarray:
 
 def _check_alpha(alpha: object) -> float:
     """``alpha`` as a float in (0, 1) (numpy scalars too; not a bool, a string or NaN); the
-    multiple-comparison functions raise :class:`DataFormatError` for a bad one, as they always
-    did."""
-    return check_probability(alpha, "alpha", error=DataFormatError)
+    multiple-comparison functions raise :class:`~irmodels.errors.ArgumentError` for a bad one."""
+    return check_probability(alpha, "alpha")
 
 
 #: Error variance below this share of the variance of the means compared counts as zero.

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
-from irmodels._validate import check_int_list, check_probability, check_rng
+from irmodels._validate import check_int_list, check_probability, check_rng, did_you_mean
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.data._columns import own_names, user_frame
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix, unit_scale
@@ -54,8 +54,9 @@ _TESTS = ("f", "levene_mean", "levene_median")
 
 def _check(value: object, allowed: Sequence[object], what: str) -> None:
     if value not in allowed:
-        raise DataFormatError(
-            f"unknown {what} {value!r}; choose one of {', '.join(map(repr, allowed))}."
+        raise ArgumentError(
+            f"unknown {what} {value!r}{did_you_mean(value, allowed)}; choose one of "
+            f"{', '.join(map(repr, allowed))}."
         )
 
 

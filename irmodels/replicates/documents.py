@@ -54,7 +54,7 @@ from irmodels._validate import check_fits, check_int, check_seed, seed_sequence
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
-from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
 from irmodels.replicates._score_models import (
     Model,
     ScoreModel,
@@ -430,12 +430,9 @@ def document_samples(
     (['measure', 'topic', 'system', 'sample', 'score'], 3)
     """
     seed = check_seed(seed)
-    try:  # this function's settings errors are DataFormatErrors (as before)
-        n_samples = check_int(n_samples, "n_samples", low=1)
-        depth = check_int(depth, "depth", low=1)
-        relevance_level = check_int(relevance_level, "relevance_level", low=1)
-    except ArgumentError as exc:
-        raise DataFormatError(str(exc)) from None
+    n_samples = check_int(n_samples, "n_samples", low=1)
+    depth = check_int(depth, "depth", low=1)
+    relevance_level = check_int(relevance_level, "relevance_level", low=1)
     if zeros not in ("redraw", "keep", "skip"):
         raise DataFormatError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}")
     if model not in ("bootstrap", "kde", "gmg"):
@@ -467,7 +464,7 @@ def document_samples(
                   for topic, system, rel, non in obs.groups() if topic in obs.n_rel]
         # a score (and its frame row) per pair and sample: refused when it cannot fit
         check_fits(n_samples, "n_samples", 64 * max(len(groups), 1),
-                   what=f"the scores of {len(groups)} (topic, run) pairs", error=DataFormatError)
+                   what=f"the scores of {len(groups)} (topic, run) pairs")
         seeds = _pair_seeds(seed, groups, obs)
         units = [
             (grp, sd, model, n_samples, measure, zeros, exact_rankings) for grp, sd in zip(groups, seeds)

@@ -559,7 +559,7 @@ class TopicSimulator(ResultDisplay):
         """
         from irmodels.data.frame import frame
 
-        n = check_int(n, "n", low=1, error=DesignError)
+        n = check_int(n, "n", low=1)
         rng = np.random.default_rng(seed_sequence(seed))
         X = self.sample_matrix(n, rng)
         topics = [f"s{i + 1}" for i in range(n)]
@@ -653,7 +653,7 @@ def _k_of(data: pd.DataFrame, k: int | None, X: np.ndarray) -> int | None:
                 return guess if on else None
     if k is None:
         return None
-    trials = check_int(k, "k", low=1, error=DesignError)
+    trials = check_int(k, "k", low=1)
     off = np.abs(X * trials - np.rint(X * trials))
     if off.max() > 1e-6:
         i, j = np.unravel_index(int(np.argmax(off)), X.shape)

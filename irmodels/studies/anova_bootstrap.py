@@ -215,9 +215,9 @@ def bootstrap_anova(
     from irmodels.inference.pairwise import score_matrix
     from irmodels.inference.tukey import tukey_hsd
 
-    seed = check_seed(seed, error=DesignError)
-    n_resamples = check_int(n_resamples, "n_resamples", low=2, error=DesignError)
-    alpha = check_probability(alpha, "alpha", error=DesignError)
+    seed = check_seed(seed)
+    n_resamples = check_int(n_resamples, "n_resamples", low=2)
+    alpha = check_probability(alpha, "alpha")
     data, _ = user_frame(data, topic=topic, system=system, score=score,
                          what="irm.studies.bootstrap_anova")
     X, _, systems = score_matrix(data, needed_by="irm.studies.bootstrap_anova",
@@ -226,8 +226,7 @@ def bootstrap_anova(
     if T < 3 or S < 2:
         raise DesignError(f"the bootstrap ANOVA needs at least 3 topics and 2 systems; got "
                           f"{T} topics x {S} systems.")
-    check_fits(n_resamples, "n_resamples", 8 * (S + 1), what="the resampled means",
-               error=DesignError)
+    check_fits(n_resamples, "n_resamples", 8 * (S + 1), what="the resampled means")
     # scale-free: work on scores divided by a power of two near their spread
     from irmodels.inference.pairwise import unit_scale
 

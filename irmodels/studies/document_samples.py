@@ -174,7 +174,7 @@ def validate(
     seed = check_seed(seed)
     # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
     epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
-                           high_open=True, error=DataFormatError)
+                           high_open=True)
     from irmodels.replicates.documents import document_samples
 
     with warnings.catch_warnings():
@@ -458,7 +458,7 @@ def compare_tests(
     seed = check_seed(seed)
     # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
     epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
-                           high_open=True, error=DataFormatError)
+                           high_open=True)
     from irmodels.inference.pairwise import pairwise
     from irmodels.replicates.documents import document_samples
 

@@ -213,7 +213,7 @@ class ErrorRateStudy(ResultDisplay):
     def intervals(self, level: float = 0.95) -> pd.DataFrame:
         """Clopper-Pearson intervals of the three rates: :meth:`to_frame` with ``lower_I``,
         ``upper_I``, ``lower_II``, ``upper_II``, ``lower_III``, ``upper_III`` appended."""
-        level = check_probability(level, "level", error=DesignError)
+        level = check_probability(level, "level")
         out = self.to_frame()
         n = self.table["n_trials"].to_numpy(float)
         a = (1 - level) / 2
@@ -421,12 +421,12 @@ def test_errors(
     if not size_list or size_list[0] < 3:
         raise DesignError(f"sizes must be at least 3 topics (a test needs a variance); got "
                           f"{sizes!r}.")
-    alphas = tuple(sorted({float(check_probability(a, "alpha", error=DesignError))
+    alphas = tuple(sorted({float(check_probability(a, "alpha"))
                            for a in _as_tuple(alpha, "alpha")}))
     for name, v in (("n_trials", n_trials), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
-    delta = check_number(delta, "delta", error=DesignError)
+    delta = check_number(delta, "delta")
     if delta == 0:
         raise DesignError("delta must be a non-zero true difference (the null is simulated "
                           "anyway); got 0.")

@@ -341,7 +341,7 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
 def _int_tuple(values: Any, name: str) -> tuple[int, ...]:
     """A whole number or a non-empty list of them, sorted, each once (1.5 or "2" is refused,
     not truncated)."""
-    out = check_int_list(values, name, unique=False, error=DesignError)
+    out = check_int_list(values, name, unique=False)
     return tuple(sorted(set(out)))
 
 
@@ -450,7 +450,7 @@ def pooling_bias(
     # a seed and the records of every (run, common, treatment) per pool and width
     check_fits(int(n_samples), "n_samples",
                len(w_list) * (400 + 500 * S * len(c_list) * len(treatments)),
-               what="the pools' seeds and records", error=DesignError)
+               what="the pools' seeds and records")
     ctx = _Context(topics=tuple(topics), n_runs=S, weights=weights, treatments=treatments,
                    common=c_list)
     units = []

@@ -514,11 +514,11 @@ def shards(
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
         raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
     model_names = _resolve_models(models)
-    alpha = check_probability(alpha, "alpha", error=DesignError)  # numpy floats too
+    alpha = check_probability(alpha, "alpha")  # numpy floats too
     # each split's seed, shard labels and per-model results, for every number of shards
     check_fits(int(n_splits), "n_splits",
                len(s_list) * (8 * len(inputs.docids) + 4096 * len(model_names)),
-               what="the splits' shard labels and results", error=DesignError)
+               what="the splits' shard labels and results")
     canonical = parse_measure(measure).name
     parsed = UndefinedPolicy.parse(undefined)  # refuses True, "bogus", NaN as irm.evaluate does
     undefined = parsed.value if parsed.kind == "constant" else parsed.kind  # type: ignore[assignment]

@@ -677,20 +677,20 @@ def topic_sets(
                           f"{', '.join(map(repr, TESTS))}.")
     tests = tuple(dict.fromkeys(tests))
     # the documented error of a bad setting here is a DesignError
-    alpha = check_probability(alpha, "alpha", error=DesignError)
-    bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True, error=DesignError)
+    alpha = check_probability(alpha, "alpha")
+    bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True)
     for name, v in (("n_samples", n_samples), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise DesignError(f"{name} must be a positive integer; got {v!r}.")
     size_list = _check_sizes(sizes, T, method)
     # Kendall's tau of both sets of every sample (a frame of 3 columns) per size
     check_fits(int(n_samples), "n_samples", 2 * 3 * 8 * len(size_list) + 64,
-               what="the topic sets' results", error=DesignError)
+               what="the topic sets' results")
     if "randomization" in tests:  # sign vectors: all 2**c when they fit in n_resamples
         rows = max(2**c if c < 63 and 2**c <= n_resamples else int(n_resamples)
                    for c in size_list)
         check_fits(rows, "n_resamples", 16 * max(size_list),
-                   what="the sign vectors of the randomization test", error=DesignError)
+                   what="the sign vectors of the randomization test")
 
     ia, ib = np.triu_indices(R, 1)
     full = X.mean(axis=0)

@@ -245,27 +245,27 @@ def _counts(frame: pd.DataFrame, col, big_frame: pd.DataFrame):
     fit = irm.anova("MD1", frame)
     return {
         "pairwise-bootstrap": (lambda: irm.pairwise(frame, "bootstrap", n_resamples=BIG),
-                               DataFormatError, "n_resamples="),
+                               ArgumentError, "n_resamples="),
         "pairwise-tukey": (lambda: irm.pairwise(frame, "t", adjust="tukey", n_resamples=BIG),
-                           DataFormatError, "n_resamples="),
+                           ArgumentError, "n_resamples="),
         "pairwise-randomization-sampled": (
             lambda: irm.pairwise(big_frame, "randomization", n_resamples=BIG),
-            DataFormatError, "n_resamples="),
+            ArgumentError, "n_resamples="),
         "topic-sets-samples": (lambda: irm.studies.topic_sets(frame, sizes=[3], n_samples=BIG),
-                               DesignError, "n_samples="),
+                               ArgumentError, "n_samples="),
         "bootstrap-n-boot": (lambda: irm.studies.bootstrap_effects(fit, n_boot=BIG),
-                             DesignError, "n_boot="),
+                             ArgumentError, "n_boot="),
         "comparability-n-perm": (lambda: irm.comparability(frame, frame, n_perm=BIG),
-                                 DesignError, "n_perm="),
+                                 ArgumentError, "n_perm="),
         "comparability-n-halvings": (lambda: irm.comparability(frame, frame, n_halvings=BIG),
-                                     DesignError, "n_halvings="),
+                                     ArgumentError, "n_halvings="),
         "pooling-bias-samples": (lambda: irm.studies.pooling_bias(
             col.runs, col.qrels, widths=[2], common_topics=[2], n_samples=BIG),
-            DesignError, "n_samples="),
+            ArgumentError, "n_samples="),
         "power-simulate-trials": (lambda: irm.power.simulate_paired_t(
-            frame, "s0", "s1", 5, n_trials=BIG), DesignError, "n_trials="),
+            frame, "s0", "s1", 5, n_trials=BIG), ArgumentError, "n_trials="),
         "power-simulate-n": (lambda: irm.power.simulate_paired_t(
-            frame, "s0", "s1", BIG, n_trials=10), DesignError, "n="),
+            frame, "s0", "s1", BIG, n_trials=10), ArgumentError, "n="),
     }
 
 
@@ -330,9 +330,9 @@ def test_cli_and_library_share_the_scheduler_check() -> None:
     (lambda f: irm.rbo_p_for_depth(1e300), DataFormatError, "gives p = 1"),
     (lambda f: irm.rbo_p_for_depth(True), DataFormatError, "greater than 1"),
     (lambda f: irm.studies.bootstrap_effects(irm.anova("MD1", f), level=float("nan")),
-     DesignError, "level must be a finite number"),
+     ArgumentError, "level must be a finite number"),
     (lambda f: irm.studies.bootstrap_effects(irm.anova("MD1", f), level=1.0),
-     DesignError, "level must be in"),
+     ArgumentError, "level must be in"),
     (lambda f: irm.studies.topic_sets(f, seed=-1), ArgumentError, "seed must be None"),
     (lambda f: irm.studies.bootstrap_effects(irm.anova("MD1", f), seed=1.5), ArgumentError,
      "seed must be None"),
@@ -569,14 +569,14 @@ def test_parallel_still_names_an_unpicklable_function() -> None:
 
 
 @pytest.mark.parametrize("call, error, fragment", [
-    (lambda c: irm.studies.shards(c, n_shards=[2], n_splits=BIG, models=["MD1"]), DesignError,
+    (lambda c: irm.studies.shards(c, n_shards=[2], n_splits=BIG, models=["MD1"]), ArgumentError,
      "n_splits="),
     (lambda c: irm.studies.document_samples.validate(c.runs, c.qrels, n_samples=BIG),
-     DataFormatError, "n_samples="),
+     ArgumentError, "n_samples="),
     (lambda c: irm.studies.document_samples.compare_tests(c.runs, c.qrels, n_samples=BIG),
-     DataFormatError, "n_samples="),
+     ArgumentError, "n_samples="),
     (lambda c: irm.replicates.document_samples(c.runs, c.qrels, n_samples=BIG),
-     DataFormatError, "n_samples="),
+     ArgumentError, "n_samples="),
 ], ids=["shards-splits", "validate-samples", "compare-tests-samples", "document-samples"])
 def test_study_counts_that_cannot_fit(call, error, fragment, tiny_collection) -> None:
     with pytest.raises(error, match=fragment) as info:
@@ -586,7 +586,7 @@ def test_study_counts_that_cannot_fit(call, error, fragment, tiny_collection) ->
 
 @pytest.mark.parametrize("epsilon", [float("inf"), 0.0, 0.5, -0.1, float("nan")])
 def test_document_samples_validate_refuses_epsilon(epsilon: float, tiny_collection) -> None:
-    with pytest.raises(DataFormatError, match="epsilon must be"):
+    with pytest.raises(ArgumentError, match="epsilon must be"):
         irm.studies.document_samples.validate(tiny_collection.runs, tiny_collection.qrels,
                                               n_samples=3, epsilon=epsilon)
 

@@ -151,7 +151,7 @@ def test_gstudy_alpha_and_topics_are_validated() -> None:
         with pytest.raises(DesignError, match="topics must be"):
             g.dstudy(topics=bad)
     assert g.dstudy(topics=np.array([5, 50]))["topics"].tolist() == [5, 50]
-    with pytest.raises(DesignError, match="target must be"):
+    with pytest.raises(ArgumentError, match="target must be"):
         g.topics_needed("0.9")
 
 
@@ -235,7 +235,7 @@ def test_pairwise_alpha_accepts_numpy_floats() -> None:
     assert r.alpha == pytest.approx(0.05) and type(r.alpha) is float
     assert pairwise(irm.from_wide(w), "t", alpha=np.float64(0.1)).alpha == 0.1
     for bad in (True, np.bool_(True), "0.05", float("nan"), np.float64(1.0), 0):
-        with pytest.raises(DataFormatError, match=re.escape(f"got {bad!r}")):
+        with pytest.raises(ArgumentError, match=re.escape(f"got {bad!r}")):
             pairwise(irm.from_wide(w), "t", alpha=bad)
 
 
@@ -277,5 +277,5 @@ def test_comparability_alpha_accepts_numpy_floats() -> None:
     a, b = irm.from_wide(w.iloc[:4]), irm.from_wide(w.iloc[4:].reset_index(drop=True))
     r = irm.comparability(a, b, n_perm=20, n_halvings=5, alpha=np.float32(0.1))
     assert r.alpha == pytest.approx(0.1)
-    with pytest.raises(DesignError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         irm.comparability(a, b, n_perm=20, n_halvings=5, alpha=np.bool_(True))

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError, UnbalancedDesignWarning
+from irmodels.errors import ArgumentError, DataFormatError, DesignError, UnbalancedDesignWarning
 from irmodels.inference.dunnett import DUNNETT_COLUMNS, DunnettResult, dunnett, pmvt_max
 
 P_TOL = 1e-4  # the brief's mvt integration error; measured: below 2e-6 (quadrature) / 2e-5 (QMC)
@@ -97,7 +97,7 @@ def test_control_errors_and_bad_input(reference_dir):
         fit.dunnett("S1")
     with pytest.raises(DataFormatError, match="alternative"):
         fit.dunnett("s1", alternative="bigger")  # type: ignore[arg-type]
-    with pytest.raises(DataFormatError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         fit.dunnett("s1", alpha=1.5)
     with pytest.raises(DesignError, match="no factor"):
         fit.dunnett("s1", factor="run")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError, NegativeVarianceWarning
+from irmodels.errors import ArgumentError, DataFormatError, DesignError, NegativeVarianceWarning
 
 TOL = 1e-9
 
@@ -244,7 +244,7 @@ def test_errors(adhoc3, shards):
         irm.gstudy(adhoc3).dstudy(topics=10, sided="both")
     with pytest.raises(DesignError, match="positive whole"):
         irm.gstudy(adhoc3).dstudy(topics=[0])
-    with pytest.raises(DesignError, match="target"):
+    with pytest.raises(ArgumentError, match="target"):
         irm.gstudy(adhoc3).topics_needed(1.0)
     with pytest.raises(DesignError, match="at most one"):
         irm.gstudy(shards, facets=["shard", "sample"])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irmodels.errors import DataFormatError
+from irmodels.errors import ArgumentError, DataFormatError
 from irmodels.inference.pairwise import P_ADJUST_METHODS, p_adjust
 
 TOL = 1e-13  # R's values are written with 15 significant digits
@@ -54,7 +54,7 @@ def test_statsmodels_agrees_where_it_implements_r():
 
 
 def test_bad_input():
-    with pytest.raises(DataFormatError, match="unknown adjustment"):
+    with pytest.raises(ArgumentError, match="unknown adjustment"):
         p_adjust([0.1, 0.2], "sidak")
     with pytest.raises(DataFormatError, match=r"\[0, 1\]"):
         p_adjust([0.1, 1.2], "holm")

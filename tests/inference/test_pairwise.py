@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import COLUMNS, p_adjust, pairwise, score_matrix
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -259,15 +259,15 @@ def test_missing_cell_is_refused(frames) -> None:
 
 def test_bad_arguments(frames) -> None:
     f = frames["small"]
-    with pytest.raises(DataFormatError, match="unknown test 'anova'"):
+    with pytest.raises(ArgumentError, match="unknown test 'anova'"):
         pairwise(f, "anova")  # type: ignore[arg-type]
     with pytest.raises(DataFormatError, match="unknown system"):
         pairwise(f, pairs=[("s1", "nope")])
     with pytest.raises(DataFormatError, match="itself"):
         pairwise(f, pairs=[("s1", "s1")])
-    with pytest.raises(DataFormatError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         pairwise(f, alpha=5)
-    with pytest.raises(DataFormatError, match="adjustment"):
+    with pytest.raises(ArgumentError, match="adjustment"):
         pairwise(f, adjust="fdr")  # type: ignore[arg-type]
 
 

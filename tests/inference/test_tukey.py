@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.tukey import compact_letters, tukey_hsd
 
 TOL = 1e-9
@@ -142,7 +142,7 @@ def test_bad_input_raises_typed_errors():
         tukey_hsd(m, df_error=10, ms_error=0.1, n=5, se_diff=0.2)
     with pytest.raises(DesignError, match="at least 2 levels"):
         tukey_hsd({"a": 0.1}, df_error=10, ms_error=0.1, n=5)
-    with pytest.raises(DataFormatError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         tukey_hsd(m, df_error=10, ms_error=0.1, n=5, alpha=1.5)
     with pytest.raises(DataFormatError, match="missing or infinite"):
         tukey_hsd({"a": 0.1, "b": float("nan")}, df_error=10, ms_error=0.1, n=5)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference import variability as V
 from irmodels.inference.pairwise import score_matrix
 
@@ -155,7 +155,7 @@ def test_errors(frames) -> None:
     w = pd.DataFrame({"a": [0.5, 2.0, 0.1], "b": [0.2, 0.3, 0.4]})
     with pytest.raises(DataFormatError, match=r"needs scores in \[0, 1\]"):
         V.variability(irm.from_wide(w))
-    with pytest.raises(DataFormatError, match="unknown test"):
+    with pytest.raises(ArgumentError, match="unknown test"):
         V.compare(frames["small"], "s1", "s2", "bartlett")  # type: ignore[arg-type]
     with pytest.raises(DataFormatError, match="two-sided"):
         V.compare(frames["small"], "s1", "s2", "levene_mean", alternative="greater")

@@ -39,7 +39,7 @@ def test_tie_breaking_means_on_transformed_scores(adhoc5):
     a = V.tie_breaking(adhoc5, transform=None, means="raw")
     b = V.tie_breaking(adhoc5, transform=None, means="transformed")
     np.testing.assert_allclose(a.pairs["p_mean"], b.pairs["p_mean"], rtol=1e-12)
-    with pytest.raises(irm.DataFormatError, match="unknown means"):
+    with pytest.raises(irm.ArgumentError, match="unknown means"):
         V.tie_breaking(adhoc5, means="logit")
 
 
@@ -61,5 +61,5 @@ def test_error_rate_with_robust_spread(adhoc5):
     # same splits and tests: significance counts agree, only the compared sign differs
     assert list(sd["n_significant"]) == list(iqr["n_significant"]) == list(mad["n_significant"])
     assert (iqr["error_rate"].between(0, 1)).all() and (mad["error_rate"].between(0, 1)).all()
-    with pytest.raises(irm.DataFormatError, match="unknown spread"):
+    with pytest.raises(irm.ArgumentError, match="unknown spread"):
         V.error_rate(adhoc5, sizes=[10], spread="range")

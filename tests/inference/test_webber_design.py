@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import irmodels as irm
-from irmodels.errors import DesignError
+from irmodels.errors import ArgumentError, DesignError
 
 
 def _wide(X: np.ndarray) -> pd.DataFrame:
@@ -129,7 +129,7 @@ def test_sequential_seeded_and_resampled() -> None:
     r = irm.design.sequential(start=10, step=10, max_topics=40, n_sim=5000, seed=1,
                               differences=d)
     assert 0.05 < r.rate < 0.2 and r.sigma == pytest.approx(float((d - d.mean()).std()))
-    with pytest.raises(DesignError):
+    with pytest.raises(ArgumentError, match="max_topics must be a whole number >= 10; got 5"):
         irm.design.sequential(start=10, step=1, max_topics=5)
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.studentized import qtukey
 from irmodels.studies.anova_bootstrap import PAIR_COLUMNS
 
@@ -94,5 +94,5 @@ def test_refusals() -> None:
     X = np.add.outer(np.arange(5.0), np.arange(3.0))  # additive: no residual
     with pytest.raises(DesignError, match="no residual variation"):
         irm.studies.bootstrap_anova(_frame(X), n_resamples=50)
-    with pytest.raises(DesignError):
+    with pytest.raises(ArgumentError, match="n_resamples must be a whole number >= 2; got 1"):
         irm.studies.bootstrap_anova(ap, n_resamples=1)

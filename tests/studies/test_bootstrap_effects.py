@@ -123,7 +123,7 @@ def test_display_and_errors(adhoc8):
     assert len(boot.plot().axes) == 1
     with pytest.raises(irm.DesignError, match="fitted model"):
         irm.studies.bootstrap_effects(adhoc8)
-    with pytest.raises(irm.DesignError, match="n_boot"):
+    with pytest.raises(irm.ArgumentError, match="n_boot"):
         irm.studies.bootstrap_effects(fit, n_boot=1)
     with pytest.raises(irm.DesignError, match="no factor|not a main effect"):
         irm.studies.bootstrap_effects(fit, factor="shard")

@@ -15,6 +15,7 @@ from scipy import stats
 import irmodels as irm
 from irmodels.data.measures import parse_measure, undefined_cells
 from irmodels.errors import (
+    ArgumentError,
     DataFormatError,
     DataQualityWarning,
     DesignError,
@@ -528,7 +529,8 @@ def test_report_section(study: ShardStudy) -> None:
     ],
 )
 def test_bad_arguments(toy, kwargs: dict, match: str) -> None:
-    with pytest.raises(DesignError, match=match):
+    error = ArgumentError if "alpha" in kwargs else DesignError  # a bad value vs. a bad design
+    with pytest.raises(error, match=match):
         irm.studies.shards(toy, **kwargs)
 
 

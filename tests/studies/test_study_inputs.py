@@ -13,6 +13,7 @@ import pytest
 import irmodels as irm
 from irmodels.cli import main
 from irmodels.errors import (
+    ArgumentError,
     DataFormatError,
     DataQualityWarning,
     DesignError,
@@ -164,9 +165,9 @@ def test_topic_sets_bad_bin_width_scores_topics_alpha() -> None:
     f = _wide(np.random.default_rng(0).random((6, 3)))
     with pytest.raises(DesignError, match=r"bin_width=1e-300 cuts .* more than 1,000,000 bins"):
         irm.studies.topic_sets(f, sizes=[2], n_samples=1, bin_width=1e-300)
-    with pytest.raises(DesignError, match="bin_width must be a finite number"):
+    with pytest.raises(ArgumentError, match="bin_width must be a finite number"):
         irm.studies.topic_sets(f, sizes=[2], n_samples=1, bin_width=float("nan"))
-    with pytest.raises(DesignError, match="bin_width must be > 0"):
+    with pytest.raises(ArgumentError, match="bin_width must be > 0"):
         irm.studies.topic_sets(f, sizes=[2], n_samples=1, bin_width=0)
     for bad in (np.nan, np.inf):
         g = f.assign(score=f["score"].where(f.index != 4, bad))
@@ -177,7 +178,7 @@ def test_topic_sets_bad_bin_width_scores_topics_alpha() -> None:
     one = _wide(np.random.default_rng(0).random((1, 3)))
     with pytest.raises(DesignError, match="has 1 topic\\(s\\), it needs at least 2"):
         irm.studies.topic_sets(one, sizes=[2], method="bootstrap", n_samples=5, test="t")
-    with pytest.raises(DesignError, match="alpha must be in \\(0, 1\\)"):
+    with pytest.raises(ArgumentError, match="alpha must be in \\(0, 1\\)"):
         irm.studies.topic_sets(f, sizes=[2], n_samples=1, alpha=1.5)
     a32 = irm.studies.topic_sets(f, sizes=[2], n_samples=3, alpha=np.float32(0.05), test="t")
     a64 = irm.studies.topic_sets(f, sizes=[2], n_samples=3, alpha=0.05, test="t")
@@ -228,7 +229,7 @@ def test_document_samples_no_relevant_document_is_a_design_error(tiny) -> None:
 ])
 def test_document_samples_bad_counts(tiny, kw, match) -> None:
     args = {"n_samples": 2, **kw}
-    with pytest.raises(DataFormatError, match=match):
+    with pytest.raises(ArgumentError, match=match):
         irm.replicates.document_samples(tiny.runs, tiny.qrels, seed=1, **args)
 
 
@@ -268,7 +269,7 @@ def test_pooling_refuses_nan_scores_and_duplicate_documents(tiny) -> None:
     ({"widths": [], "common_topics": [2]}, "widths must be a non-empty list"),
 ])
 def test_pooling_widths_must_be_whole_numbers(tiny, kw, match) -> None:
-    with pytest.raises(DesignError, match=match):
+    with pytest.raises(ArgumentError, match=match):
         irm.studies.pooling_bias(tiny.runs, tiny.qrels, n_samples=1, **kw)
 
 
