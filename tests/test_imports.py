@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "irmodels"
 LAYERS = ["data", "replicates", "formula", "inference", "models", "studies", "reporting",
           "analysis", "cli", "__main__"]
 BASE = {"irmodels", "errors", "_display", "_format", "_section", "_safeio", "_validate", "parallel",
-        "_version", "_typing"}
+        "_version", "_typing", "_lazy"}
 #: (importer module, imported module) pairs allowed against the order, with the reason.
 ALLOWED: dict[tuple[str, str], str] = {
     ("irmodels.inference.compare", "irmodels.models.anova"):
@@ -333,3 +333,118 @@ def test_no_module_over_the_size_limit():
                       "format into sibling modules, the old module re-exporting its names")
     grown = {m: (sizes[m], n) for m, (n, _) in TOO_LONG.items() if sizes.get(m, 0) > 1.1 * n}
     assert not grown, f"listed long modules grew (now, listed): {grown}"
+
+
+# --------------------------------------------------------------------------------------------
+# no private name imported across modules (issue 26): a name another module imports is public
+# in its home module (the module itself may stay private, as data/_lines.py does)
+
+#: (home module, private name) still imported by another module, by the reason it is not public
+#: yet. An entry whose import is gone fails (``test_private_import_allow_list_is_current``), so
+#: the list only shrinks.
+PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
+    # home modules other helpers of issue 26 edit in parallel (models/: the FittedModel base and
+    # the mixed split; formula/; inference/ under the FittedModel and ArgumentError work; the
+    # paired-test kernels that item 1 moves to stats/ under public names): made public there
+    "models": ("models/ is being split and re-based (issue 26 items 2-3)", {
+        "irmodels.models._anova_fit._check_spec", "irmodels.models._anova_fit._encode",
+        "irmodels.models._anova_fit._fit_lsq", "irmodels.models._anova_fit._missing_margins",
+        "irmodels.models._anova_fit._resolve", "irmodels.models._anova_fit._table_axes",
+        "irmodels.models._anova_fit._zero_df_message",
+        "irmodels.models._mixed_design._Design", "irmodels.models._mixed_design._check_exact_fit",
+        "irmodels.models._mixed_design._check_rank",
+        "irmodels.models._mixed_design._check_residual_df",
+        "irmodels.models._mixed_design._check_response_varies",
+        "irmodels.models._mixed_design._coding_row", "irmodels.models._mixed_design._encode",
+        "irmodels.models._mixed_design._fixed_design", "irmodels.models._mixed_design._group",
+        "irmodels.models._mixed_design._resolve", "irmodels.models._mixed_design._stratum_sd",
+        "irmodels.models._mixed_df._satterthwaite_parts",
+        "irmodels.models._mixed_optimize._optimise",
+    }),
+    "formula": ("formula/ is being edited (issue 26)", {
+        "irmodels.formula.parser._tokenize", "irmodels.formula.spec._quoted",
+    }),
+    "stats": ("the kernels issue 26 item 1 moves to irmodels/stats/ under public names", {
+        "irmodels.inference.pairwise._CONSTANT", "irmodels.inference.pairwise._degenerate",
+        "irmodels.inference.pairwise._paired_t", "irmodels.inference.pairwise._resampling",
+        "irmodels.inference.pairwise._resolve_pairs", "irmodels.inference.pairwise._sign",
+        "irmodels.inference.pairwise._wilcoxon",
+        "irmodels.inference.tukey._check_alpha", "irmodels.inference.tukey._check_error_variance",
+        "irmodels.inference.effects._check_level", "irmodels._validate._is_int",
+    }),
+    "gtheory": ("inference/gtheory.py and its kernels are being re-based on FittedModel", {
+        f"irmodels.inference._gtheory_kernels.{n}" for n in (
+            "_DSTUDY_COLUMNS", "_as_counts", "_ceil", "_check_scores", "_check_sided", "_codes",
+            "_components_frame", "_dense", "_draw_limits", "_ratio", "_step_up", "_term_name",
+            "_three_way", "_truncate", "_two_way", "_warn_degenerate")
+    } | {"irmodels.inference.gtheory._term_name"}),
+    # not done yet: the measure kernel's internals shared with the sharded evaluation, pooling
+    # and document samples (several would clash with public names: rank, scores, Qrels), and the
+    # split-out halves of modules other helpers are editing (studies/shard_study.py,
+    # replicates/documents.py)
+    "todo": ("not made public yet (issue 26 item 6)", {
+        f"irmodels.data.measures.{n}" for n in (
+            "_Cells", "_Qrels", "_as_block", "_as_qrels", "_as_runs", "_encode_qrels",
+            "_encode_runs", "_factorize", "_grades", "_in_trec_order", "_label_set", "_positions",
+            "_rank", "_ranking_rows", "_refuse_duplicates", "_rels", "_scores", "_segment_index",
+            "_segment_positions", "_segment_starts", "_segments_in_order")
+    } | {f"irmodels.studies._shard_units.{n}" for n in (
+        "_Context", "_Unit", "_check_int_list", "_fit_record", "_inputs", "_nanmean",
+        "_pair_levels", "_resolve_models", "_run_unit", "_values")
+    } | {"irmodels.data.frame._as_scores", "irmodels.replicates._score_models._fit_gmm_batch",
+         "irmodels.replicates._score_models._kde_model",
+         "irmodels.replicates._score_models._kde_sf", "irmodels.replicates.documents._kde_sf",
+         "irmodels.replicates.sharding._as_docids"}),
+}
+
+
+def _private_imports(modules: list[Path] = MODULES, root: Path = PACKAGE.parent
+                     ) -> dict[str, list[str]]:
+    """``home.name`` -> importers, for every ``from irmodels.x import _name`` (a private name,
+    not a submodule) in another module of the package."""
+    out: dict[str, list[str]] = {}
+    for path in modules:
+        importer = _name(path, root)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                    and node.module.split(".")[0] == root.joinpath("irmodels").name):
+                continue
+            home = root.joinpath(*node.module.split("."))
+            for alias in node.names:
+                n = alias.name
+                if not n.startswith("_") or n.startswith("__"):
+                    continue
+                if (home / f"{n}.py").exists() or (home / n).is_dir():
+                    continue  # a private submodule: importing the module is fine
+                out.setdefault(f"{node.module}.{n}", []).append(importer)
+    return out
+
+
+def test_no_private_name_imported_across_modules():
+    allowed = set().union(*(names for _, names in PRIVATE_IMPORTS_ALLOWED.values()))
+    found = _private_imports()
+    new = {k: v for k, v in found.items() if k not in allowed}
+    assert not new, (
+        "private names imported from another module (make the name public in its home "
+        f"module, or move it): {new}")
+
+
+def test_private_import_allow_list_is_current():
+    allowed = set().union(*(names for _, names in PRIVATE_IMPORTS_ALLOWED.values()))
+    stale = sorted(allowed - set(_private_imports()))
+    assert not stale, f"no longer imported across modules: drop from the allow-list: {stale}"
+
+
+def test_the_private_import_check_sees_private_imports(tmp_path):
+    pkg = tmp_path / "irmodels"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "_private_module.py").write_text("x = 1\n")
+    (pkg / "sub" / "home.py").write_text("_helper = 1\nPUBLIC = 2\n")
+    (pkg / "user.py").write_text(
+        "from irmodels.sub.home import _helper, PUBLIC\n"
+        "from irmodels.sub import _private_module\n"
+        "def f():\n    from irmodels.sub.home import _helper as h\n    return h\n")
+    found = _private_imports(sorted(pkg.rglob("*.py")), tmp_path)
+    assert found == {"irmodels.sub.home._helper": ["irmodels.user", "irmodels.user"]}
