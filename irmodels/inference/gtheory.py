@@ -335,7 +335,7 @@ class GStudy(ResultDisplay):
         >>> g.topics_needed(0.95, alpha=0.05).tolist()
         [6, 31, 1]
         """
-        target = check_probability(target, "target", error=DesignError)
+        target = check_probability(target, "target")
         if index not in ("Erho2", "Phi"):
             raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
         if alpha is not None:

@@ -44,7 +44,7 @@ import pandas as pd
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_fits, check_probability, check_seed, seed_sequence
-from irmodels.errors import DesignError, IRModelsWarning
+from irmodels.errors import ArgumentError, DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -216,7 +216,7 @@ class BootstrapEffects(ResultDisplay):
 
 def _check_int(value: Any, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise DesignError(f"{name} must be a whole number >= {low}; got {value!r}.")
+        raise ArgumentError(f"{name} must be a whole number >= {low}; got {value!r}.")
     return int(value)
 
 
@@ -224,7 +224,7 @@ def _check_replicates(n_boot: int, k: int) -> None:
     """The replicates (n_boot x k), their centred copy and a block of 2000 pairs' differences
     must fit in memory."""
     check_fits(n_boot, "n_boot", 8 * (2 * k + 2 * min(k * (k - 1) // 2, 2000)),
-               what=f"the replicates of {k} means", error=DesignError)
+               what=f"the replicates of {k} means")
 
 
 def _canonical_order(codes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
@@ -387,7 +387,7 @@ def bootstrap_effects(
     from irmodels.models.mixed import MixedResult
 
     n_boot = _check_int(n_boot, "n_boot", 2)
-    level = check_probability(level, "level", error=DesignError)  # numpy floats too
+    level = check_probability(level, "level")  # numpy floats too
     if isinstance(fit, AnovaResult):
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
         _check_replicates(n_boot, len(means))
