@@ -5,8 +5,10 @@ Run from the repository root: ``python benchmarks/mixed_slopes.py [--repeat 5]``
 Cases (issue 27): lme4's sleepstudy, ``Reaction ~ Days + (Days | Subject)`` by REML (180
 rows, 18 subjects; statsmodels: ``groups=Subject, re_formula="~Days"``), and the simulated
 kb07-shaped design of the fixtures (``tests/reference/make_slopes_data.py``: 1,792 rows,
-``rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)``, crossed: statsmodels has
-no crossed random slopes, so it is not run there). Times are wall-clock seconds of the fit
+``rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)``), and a large IR design
+(``ir_large``: 50 topics x 50 systems x 4 shards, 10,000 rows, ``score ~ system + x + (1 + x |
+topic) + (1 | topic:system)``, q = 2,600: the sparse solver). statsmodels has no crossed random
+slopes, so it runs on sleepstudy only. Times are wall-clock seconds of the fit
 alone, best of ``--repeat``; R's are measured inside R with ``system.time`` (start-up
 excluded), lme4's default optimiser (bobyqa then its checks). irmodels' time includes the
 Satterthwaite df of the coefficients (``fit.fixed``), which lme4 alone does not compute:
@@ -27,6 +29,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import irmodels as irm
@@ -37,7 +40,23 @@ DATA = ROOT / "tests" / "reference" / "data" / "lme4"
 CASES = {
     "sleepstudy": ("sleepstudy.csv", "Reaction ~ Days + (Days | Subject)"),
     "kb07sim": ("kb07sim.csv", "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)"),
+    "ir_large": (None, "score ~ system + x + (1 + x | topic) + (1 | topic:system)"),
 }
+
+
+def make_ir_large(seed: int = 5) -> pd.DataFrame:
+    """50 topics x 50 systems x 4 shards (10,000 rows; q = 2,600 random effects): per-topic
+    intercepts and slopes of the shard contrast ``x``, a topic:system interaction."""
+    rng = np.random.default_rng(seed)
+    T, S, K = 50, 50, 4
+    t, s, k = (a.ravel() for a in np.meshgrid(np.arange(T), np.arange(S), np.arange(K),
+                                               indexing="ij"))
+    x = (k - 1.5) / 3
+    bt = rng.normal(0, [0.15, 0.05], (T, 2))
+    y = (0.3 + 0.002 * s + bt[t, 0] + bt[t, 1] * x + rng.normal(0, 0.05, (T, S))[t, s]
+         + rng.normal(0, 0.05, len(t)))
+    return pd.DataFrame({"topic": [f"t{i}" for i in t], "system": [f"s{j}" for j in s],
+                         "x": x, "score": y})
 
 R_CODE = r"""
 suppressPackageStartupMessages({library(lme4); library(lmerTest)})
@@ -102,8 +121,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
     for name, (file, formula) in CASES.items():
-        path = DATA / file
+        if file is None:
+            path = tmp / f"{name}.csv"
+            make_ir_large().to_csv(path, index=False)
+        else:
+            path = DATA / file
         data = pd.read_csv(path, dtype={"Subject": str})
         t_fit, t_df, ll = time_irmodels(data, formula, args.repeat)
         print(f"{name}: {formula}  ({len(data)} rows)")
