@@ -47,14 +47,15 @@ def _resolve(model: str | ModelSpec, columns: list[str],
 
 
 def refuse_slopes(spec: ModelSpec) -> None:
-    """Refuse random slopes ``(1 + x|g)``: the formula grammar reads them (issue 27), the
-    engine here fits random intercepts only (until the general LMM engine lands)."""
+    """Refuse random slopes ``(1 + x|g)`` in the staged intercept-only fit: ``irm.mixed`` fits
+    them with the general engine (:mod:`irmodels.models._lmm`) before reaching this stage."""
     slopes = [r for r in spec.random if not r.is_intercept_only]
     if slopes:
         raise DesignError(
-            f"irm.mixed fits random intercepts (1|group) only; the term {slopes[0]} has a random "
-            f"slope ({', '.join(slopes[0].effects)}). Fit random intercepts, e.g. "
-            f"(1|{slopes[0].name}), or use lme4 for random slopes."
+            f"the staged fit (mixed_design -> deviance_function -> optimize_deviance) takes "
+            f"random intercepts (1|group) only; the term {slopes[0]} has a random slope "
+            f"({', '.join(slopes[0].effects)}). Fit it with irm.mixed, which routes random "
+            "slopes to the general engine (irmodels.models._lmm.fit_lmm)."
         )
 
 
