@@ -618,6 +618,26 @@ class SlopeMixedResult(ResultDisplay):
     boundary_components : tuple of str
         ``group: effect`` of the diagonal elements at the bound.
     fixed_estimates : Series
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import irmodels as irm
+    >>> rng = np.random.default_rng(1)
+    >>> g = np.repeat(np.arange(10), 8)
+    >>> x = np.tile(np.arange(8.0), 10)
+    >>> y = (2 + 0.5 * x + rng.normal(0, 1, 10)[g] + rng.normal(0, 0.3, 10)[g] * x
+    ...      + rng.normal(0, 0.5, 80))
+    >>> d = pd.DataFrame({"topic": [f"t{k}" for k in g], "x": x, "score": y})
+    >>> fit = irm.mixed("score ~ x + (1 + x | topic)", d)
+    >>> fit.variance_components().round(3)
+                          variance     sd
+    group    effect
+    topic    (Intercept)     0.458  0.677
+             x               0.024  0.154
+    Residual                 0.211  0.459
+    >>> round(fit.loglik, 3)
+    -76.585
     """
 
     spec: ModelSpec
