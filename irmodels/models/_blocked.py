@@ -135,6 +135,7 @@ class Work:
 
     k: np.ndarray            # K on U
     d2: np.ndarray           # d on block 2
+    y: np.ndarray | None     # N21 diag(d1^-2) N12 on U (None when theta1 = 0)
 
 
 def structure(pb: Problem) -> Structure:
@@ -158,7 +159,15 @@ def factor(pb: Problem, theta: np.ndarray, reml: bool) -> Fit:
     d2 = d[q1:]
     d1 = 1.0 + t1 * t1 * st.n1
     # K = N22 - N21 diag(theta1^2 / d1) N12 and S = D2 K D2 + P2 on U
-    k = st.c0 - st.op @ (t1 * t1 / (1.0 + t1 * t1 * st.n_class)) if t1 != 0.0 else st.c0
+    y_u = None
+    k = st.c0
+    if t1 != 0.0:
+        # both products the evaluation needs, in one pass over the operator: the weights
+        # theta1^2 / d1 (K) and d1^-2 (the gradient's trace)
+        inv = 1.0 / (1.0 + t1 * t1 * st.n_class)
+        both = st.op @ np.column_stack([t1 * t1 * inv, inv * inv])
+        k = st.c0 - both[:, 0]
+        y_u = both[:, 1]
     s_u = k * d2[st.ui] * d2[st.uj]
     s_u[st.zpos] += 1.0
     s_flat = np.zeros(r * r)
@@ -198,7 +207,7 @@ def factor(pb: Problem, theta: np.ndarray, reml: bool) -> Fit:
     bs = sp.csr_matrix((bdata, st.n12.indices, st.n12.indptr), shape=(q1, r))
     f = Fit(dev, logdet_m, logdet_rx, r2, r2 / dof, u, beta, resid, np.ones(n), d,
             pb.unit_cross(), d1, bs, b_vals, (L, True))
-    f.blocked = Work(k, d2)
+    f.blocked = Work(k, d2, y_u)
     return f
 
 
@@ -232,10 +241,9 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
              + np.bincount(uj, weights=e * di, minlength=m))
         rz = pb.q - q1
         gl += 2.0 * np.bincount(st.term2, weights=g[:rz], minlength=pb.K)
-        if t1 != 0.0:
+        if work.y is not None:
             # Y = N21 diag(d1^-2) N12 on U; tr(S^-1 D2 Y D2) from the lower triangle
-            y = st.op @ (1.0 / (1.0 + t1 * t1 * st.n_class)) ** 2
-            trace = 2.0 * float(np.sum(sv * y[sel] * st.half[sel] * di * dj))
+            trace = 2.0 * float(np.sum(sv * work.y[sel] * st.half[sel] * di * dj))
     gl[0] = 2.0 * t1 * (float(np.sum(st.n1 / f.d1)) - trace)
     # d r2 / d theta_k = -2 sum_i e_i (Z_k u_k)_i = -2 sum_{j in k} u_j (Z'e)_j
     ze = (st.design.T @ f.resid)[: pb.q]
