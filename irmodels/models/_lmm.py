@@ -840,17 +840,50 @@ class SlopeMixedResult(ResultDisplay):
             out.append(cv)
         return out
 
-    def random_effects(self) -> pd.DataFrame:
+    def conditional_modes(self) -> pd.DataFrame:
         """Conditional modes (BLUPs) with their conditional SDs, tidy as lme4's
         ``as.data.frame(ranef(fit, condVar = TRUE))``: columns ``group, effect, level,
-        condval, condsd`` (term by term, effect by effect, level by level)."""
+        condval, condsd`` (term by term, effect by effect, level by level). The conditional
+        SDs do not include the uncertainty of the fixed effects (as lme4's)."""
         rows = []
         for b, cv in zip(self._design.blocks, self._condvar_blocks):
             vals = self._b[b.offset:b.offset + b.q * b.n_levels].reshape(b.n_levels, b.q)
             for r, col in enumerate(b.columns):
                 for lev, lab in enumerate(b.labels):
-                    rows.append((b.group, col, lab, vals[lev, r], math.sqrt(max(cv[lev, r, r], 0))))
+                    rows.append((b.group, col, lab, vals[lev, r],
+                                 math.sqrt(max(cv[lev, r, r], 0))))
         return pd.DataFrame(rows, columns=["group", "effect", "level", "condval", "condsd"])
+
+    def _by_group(self, value: str) -> dict[str, pd.DataFrame]:
+        cm = self.conditional_modes()
+        out: dict[str, pd.DataFrame] = {}
+        for g in dict.fromkeys(cm["group"]):
+            sub = cm[cm["group"] == g]
+            wide = sub.pivot(index="level", columns="effect", values=value)
+            levels = list(dict.fromkeys(sub["level"]))
+            wide = wide.loc[levels, list(dict.fromkeys(sub["effect"]))]
+            wide.index.name = g
+            wide.columns.name = None
+            out[g] = wide
+        return out
+
+    @property
+    def random_effects(self) -> dict[str, pd.DataFrame]:
+        """BLUPs by grouping factor, as lme4's ``ranef(fit)``: a DataFrame per group indexed by
+        level, one column per effect (``(Intercept)``, ``Days``; the terms of ``(Days ||
+        Subject)`` share one frame). :meth:`conditional_modes` has them tidy."""
+        return self._by_group("condval")
+
+    def conditional_sd(self, term: str | None = None) -> pd.DataFrame:
+        """Conditional SDs of the BLUPs of grouping factor ``term`` (default: the first), in
+        the shape of ``random_effects[term]``."""
+        frames = self._by_group("condsd")
+        if term is None:
+            term = next(iter(frames))
+        if term not in frames:
+            raise DataFormatError(f"{term!r} is not a grouping factor of {self.spec}; "
+                                  f"grouping factors: {', '.join(frames)}")
+        return frames[term]
 
     def conditional_variances(self, term: int = 0) -> np.ndarray:
         """The ``(levels, q, q)`` conditional covariance matrices of term ``term``'s effects

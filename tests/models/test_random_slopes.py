@@ -144,7 +144,7 @@ def test_components_and_correlations(case: tuple[dict, SlopeMixedResult]) -> Non
 
 def test_blups_and_conditional_sds(case: tuple[dict, SlopeMixedResult]) -> None:
     ref, fit = case
-    re = fit.random_effects().set_index(["group", "effect", "level"])
+    re = fit.conditional_modes().set_index(["group", "effect", "level"])
     r = ref["ranef"]
     assert len(re) == len(r["condval"])
     key = list(zip(r["grpvar"], map(_r, r["term"]), r["grp"]))
@@ -250,7 +250,7 @@ def test_engine_on_intercepts_equals_the_existing_path(formula: str, data: str,
                                    atol=1e-8 * np.max(np.abs(old.fitted())))
     term = formula.split("(1|")[1].split(")")[0]  # the first random term: BLUPs by level
     re_old = old.random_effects[term]
-    re_new = new.random_effects().query("group == @term").set_index("level")["condval"]
+    re_new = new.random_effects[term]["(Intercept)"]
     np.testing.assert_allclose(re_new.loc[[str(v) for v in re_old.index]], re_old,
                                rtol=0, atol=1e-7 * np.max(np.abs(re_old)))
 
@@ -291,8 +291,8 @@ def test_mixed_routes_slopes_and_refuses_what_it_cannot_fit() -> None:
         irm.mixed("Reaction ~ Days + (Days | Subject)", d, start={"Subject": 1.0})
     with pytest.warns(BoundaryFitWarning) as rec:  # the warning points at the caller
         irm.mixed("Reaction ~ Days + (1 | Subject) + (0 + Days | Subject)",
-                  d.assign(Reaction=d["Reaction"] - fit.random_effects().query(
-                      "effect == 'Days'").set_index("level")["condval"].loc[d["Subject"]]
+                  d.assign(Reaction=d["Reaction"] - fit.random_effects[
+                      "Subject"]["Days"].loc[d["Subject"]]
                       .to_numpy() * d["Days"]))
     assert rec[0].filename == __file__
 
@@ -312,6 +312,19 @@ def test_display_face() -> None:
     assert "Correlations of random effects" in text and "Fixed effects" in text
     assert repr(fit).startswith("<SlopeMixedResult REML")
     assert list(fit.to_frame().columns) == ["group", "effect", "variance", "sd"]
+    re = fit.random_effects
+    assert list(re) == ["subj", "item"]
+    assert list(re["subj"].columns) == ["(Intercept)", "load"] and len(re["subj"]) == 56
+    assert re["subj"].index.name == "subj"
+    cm = fit.conditional_modes().query("group == 'item' and effect == 'load'")
+    np.testing.assert_array_equal(re["item"]["load"].to_numpy(), cm["condval"].to_numpy())
+    np.testing.assert_array_equal(fit.conditional_sd("item")["load"].to_numpy(),
+                                  cm["condsd"].to_numpy())
+    with pytest.raises(DataFormatError, match="grouping factors: subj, item"):
+        fit.conditional_sd("topic")
+    double = _fit(next(f for f in FITS if "||" in f["formula"]))  # two terms, one frame
+    assert list(double.random_effects) == ["Subject"]
+    assert list(double.random_effects["Subject"].columns) == ["(Intercept)", "Days"]
     cv = fit.conditional_variances(0)
     assert cv.shape == (56, 2, 2)
     np.testing.assert_allclose(cv, np.transpose(cv, (0, 2, 1)))
@@ -415,6 +428,6 @@ def test_sparse_and_dense_solvers_agree(data: str, formula: str,
     for th in (dense.theta, sparse.theta):
         assert dense._dev(th) == pytest.approx(sparse._dev(th), rel=1e-12)
     np.testing.assert_allclose(sparse.fixed["se"], dense.fixed["se"], rtol=1e-6)
-    np.testing.assert_allclose(sparse.random_effects()["condsd"],
-                               dense.random_effects()["condsd"], rtol=1e-6)
+    np.testing.assert_allclose(sparse.conditional_modes()["condsd"],
+                               dense.conditional_modes()["condsd"], rtol=1e-6)
     np.testing.assert_allclose(sparse.fitted(), dense.fitted(), rtol=1e-7)
