@@ -344,7 +344,6 @@ class _PLS:
     ldL2: float
     ldRX2: float
     Lam: Any  # Lambda(theta): dense ndarray (small q) or sparse
-    solve: Any = None  # B -> (Lambda' Z'Z Lambda + I)^-1 B
 
 
 class _Deviance:
@@ -393,29 +392,40 @@ class _Deviance:
         pwrss = float(r @ r + u @ u)
         self.n_evals += 1
         return _PLS(theta, L, RX, beta, u, pwrss, 2 * float(np.sum(np.log(np.diag(L)))),
-                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam,
-                    lambda B: cho_solve((L, True), B, check_finite=False))
+                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam)
+
+    def solver(self, f: _PLS) -> Any:
+        """``B -> (Lambda' Z'Z Lambda + I)^-1 B`` at ``f``'s theta (built on demand, so that a
+        result keeps no factorisation object and pickles)."""
+        if f.L is not None:
+            L = f.L
+            return lambda B: cho_solve((L, True), B, check_finite=False)
+        return self._sparse_lu(f.Lam)[0]
+
+    def _sparse_lu(self, Lam: sp.csc_matrix) -> tuple[Any, np.ndarray]:
+        from scipy.sparse.linalg import splu
+
+        q = Lam.shape[0]
+        M = (Lam.T @ self.ZtZ @ Lam + sp.identity(q, format="csc")).tocsc()
+        lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                  options={"SymmetricMode": True})
+        return (lambda B: lu.solve(np.asfortranarray(B))), lu.U.diagonal()
 
     def _pls_sparse(self, theta: np.ndarray) -> _PLS:
         """The same solves through a sparse LU of ``M = Lambda' Z'Z Lambda + I`` (symmetric
         mode, diagonal pivots: for a symmetric positive definite M, ``log|M|`` is the sum of
         ``log U_ii``). Every quantity is an inner product with ``M^-1``: ``R_ZX' R_ZX =
         (Lambda'Z'X)' M^-1 (Lambda'Z'X)``, ``u = M^-1 (Lambda'Z'y - Lambda'Z'X beta)``."""
-        from scipy.sparse.linalg import splu
-
         d = self.d
         Lam = d.Lambda(theta)
         q = Lam.shape[0]
-        M = (Lam.T @ self.ZtZ @ Lam + sp.identity(q, format="csc")).tocsc()
-        lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                  options={"SymmetricMode": True})
-        diag = lu.U.diagonal()
+        solve, diag = self._sparse_lu(Lam)
         if not np.all(diag > 0):
             raise np.linalg.LinAlgError("Lambda' Z'Z Lambda + I is not positive definite")
         LtZtX = np.asarray(Lam.T @ self.ZtX)
         LtZty = np.asarray(Lam.T @ self.Zty)
-        MiX = lu.solve(np.asfortranarray(LtZtX)) if self.p else np.zeros((q, 0))
-        Miy = lu.solve(LtZty)
+        MiX = solve(LtZtX) if self.p else np.zeros((q, 0))
+        Miy = solve(LtZty)
         S = self.XtX - LtZtX.T @ MiX
         RX = cholesky(S, lower=False, check_finite=False) if self.p else np.zeros((0, 0))
         rhs = self.Xty - LtZtX.T @ Miy
@@ -426,8 +436,7 @@ class _Deviance:
         pwrss = float(r @ r + u @ u)
         self.n_evals += 1
         return _PLS(theta, None, RX, beta, u, pwrss, float(np.sum(np.log(diag))),
-                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam,
-                    lambda B: lu.solve(np.asfortranarray(B)))
+                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam)
 
     def deviance_of(self, f: _PLS) -> float:
         n, p = self.n, self.p
@@ -824,6 +833,7 @@ class SlopeMixedResult(ResultDisplay):
     def _condvar_blocks(self) -> list[np.ndarray]:
         """Per term, (levels, q, q) conditional covariances sigma^2 Lambda (L L')^-1 Lambda'."""
         q = self._design.Z.shape[1]
+        solve = self._dev.solver(self._pls)
         out = []
         for b, T in zip(self._design.blocks, self._templates()):
             cv = np.empty((b.n_levels, b.q, b.q))
@@ -833,7 +843,7 @@ class SlopeMixedResult(ResultDisplay):
                 cols = b.offset + np.arange(levs.start * b.q, levs.stop * b.q)
                 E = np.zeros((q, len(cols)))
                 E[cols, np.arange(len(cols))] = 1.0
-                Mi = self._pls.solve(E)[cols]  # rows and columns of these levels
+                Mi = solve(E)[cols]  # rows and columns of these levels
                 for k, _ in enumerate(levs):
                     s = slice(k * b.q, (k + 1) * b.q)
                     cv[start + k] = self.sigma ** 2 * (T @ Mi[s, s] @ T.T)

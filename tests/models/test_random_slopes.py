@@ -431,3 +431,14 @@ def test_sparse_and_dense_solvers_agree(data: str, formula: str,
     np.testing.assert_allclose(sparse.conditional_modes()["condsd"],
                                dense.conditional_modes()["condsd"], rtol=1e-6)
     np.testing.assert_allclose(sparse.fitted(), dense.fitted(), rtol=1e-7)
+
+
+def test_results_pickle_on_both_solvers() -> None:
+    import pickle
+
+    for entry in (FITS[0], next(f for f in FITS if f["data"] == "irslopes")):
+        fit = _fit(entry)
+        back = pickle.loads(pickle.dumps(fit))
+        assert back.loglik == fit.loglik
+        pd.testing.assert_frame_equal(back.conditional_modes(), fit.conditional_modes())
+        pd.testing.assert_frame_equal(back.fixed, fit.fixed)
