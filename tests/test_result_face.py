@@ -263,6 +263,11 @@ def test_face(name: str) -> None:
     assert isinstance(page, str) and "<table" in page
     r = repr(res)
     assert isinstance(r, str) and "\n" not in r and r.strip() and len(r) < 300
+    # one repr style: <ClassName key facts>
+    assert re.fullmatch(rf"<{name}( .*)?>", r), f"{name}'s repr is not '<{name} ...>': {r}"
+    # the aliases removed before 0.2.0 (issue 26): to_section(), summary(), to_frame() remain
+    for alias in ("to_report_section", "summary_frame", "to_series"):
+        assert not hasattr(type(res), alias), f"{name}.{alias} is an alias removed in 0.2.0"
     section = res.to_section() if hasattr(res, "to_section") else None
     assert section is not None, f"{name} renders no report section (to_section)"
     assert section.title and "<" in section.html and section.markdown and section.latex

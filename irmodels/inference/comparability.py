@@ -206,8 +206,8 @@ class Comparability(ResultDisplay):
         return [("Comparability", self.statistics())]
 
     def __repr__(self) -> str:
-        return (f"Comparability(systems={self.n_systems}, rmse={self.rmse:.4f}, "
-                f"kappa={self.kappa:.4f}, p_value={self.p_value:.4g})")
+        return (f"<Comparability systems={self.n_systems}, rmse={self.rmse:.4f}, "
+                f"kappa={self.kappa:.4f}, p_value={self.p_value:.4g}>")
 
 
 def _matrix(frame: Any, what: str, names: dict[str, str] | None = None
@@ -299,7 +299,7 @@ def comparability(
     >>> trec7, trec8 = r04[topics.between(351, 400)], r04[topics.between(401, 450)]
     >>> res = irm.comparability(trec7, trec8, n_perm=200, n_halvings=20, seed=1)
     >>> res
-    Comparability(systems=110, rmse=0.0360, kappa=0.6275, p_value=0.445)
+    <Comparability systems=110, rmse=0.0360, kappa=0.6275, p_value=0.445>
     >>> res.n_a_higher, res.n_b_higher
     (0, 6)
     >>> round(res.pair_false_negative_rate, 3), res.false_positive_distribution().index.tolist()

@@ -155,8 +155,8 @@ class TrialSizing(ResultDisplay):
 
     def __repr__(self) -> str:
         r = self.table.iloc[0]
-        return (f"TrialSizing(n_trial={int(r['n_trial'])}, sigma_hat={r['sigma_hat']:.4g}, "
-                f"sigma_upper={r['sigma_upper']:.4g}, n_topics={self.n_topics})")
+        return (f"<TrialSizing n_trial={int(r['n_trial'])}, sigma_hat={r['sigma_hat']:.4g}, "
+                f"sigma_upper={r['sigma_upper']:.4g}, n_topics={self.n_topics}>")
 
 
 def size_from_trial(
@@ -222,7 +222,7 @@ def size_from_trial(
     >>> import irmodels as irm
     >>> s = irm.design.size_from_trial(0.1, n=10, delta=0.05)
     >>> s
-    TrialSizing(n_trial=10, sigma_hat=0.1, sigma_upper=0.1645, n_topics=87)
+    <TrialSizing n_trial=10, sigma_hat=0.1, sigma_upper=0.1645, n_topics=87>
     >>> int(s.table["n_topics_point"].iloc[0])
     34
     >>> ap = irm.datasets.load("adhoc8", "AP")
@@ -320,8 +320,8 @@ class CommonSigmaTest(ResultDisplay):
         return [("Test", self.to_frame())]
 
     def __repr__(self) -> str:
-        return (f"CommonSigmaTest(pairs={len(self.pairs)}, statistic={self.statistic:.4g}, "
-                f"p_value={self.p_value:.4g})")
+        return (f"<CommonSigmaTest pairs={len(self.pairs)}, statistic={self.statistic:.4g}, "
+                f"p_value={self.p_value:.4g}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Histogram of the resampled statistic with the observed one marked.
@@ -484,8 +484,8 @@ class SequentialDesign(ResultDisplay):
         return [("Looks", self.looks)]
 
     def __repr__(self) -> str:
-        return (f"SequentialDesign(looks={len(self.looks)}, delta={self.delta:g}, "
-                f"rate={self.rate:.4f}, fixed_rate={self.fixed_rate:.4f})")
+        return (f"<SequentialDesign looks={len(self.looks)}, delta={self.delta:g}, "
+                f"rate={self.rate:.4f}, fixed_rate={self.fixed_rate:.4f}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Cumulative rejection rate against the topics seen, with ``alpha`` marked.

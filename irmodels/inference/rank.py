@@ -381,8 +381,8 @@ class RBOResult(ResultDisplay):
 
     def __repr__(self) -> str:
         return (
-            f"RBOResult(min={self.min:.4f}, residual={self.residual:.4f}, ext={self.ext:.4f}, "
-            f"p={self.p:g}, depth={self.depth})"
+            f"<RBOResult min={self.min:.4f}, residual={self.residual:.4f}, ext={self.ext:.4f}, "
+            f"p={self.p:g}, depth={self.depth}>"
         )
 
 

@@ -413,8 +413,9 @@ class VariabilityTest(ResultDisplay):
         return [("Test", self.to_frame().drop(columns=["a", "b", "test"]))]
 
     def __repr__(self) -> str:
-        return (f"VariabilityTest({self.test}: {self.a} vs {self.b}, statistic={self.statistic:.4g}, "
-                f"p={self.p:.4g})")
+        return (f"<VariabilityTest {self.test}: {self.a} vs {self.b}, "
+                f"statistic={self.statistic:.4g}, "
+                f"p={self.p:.4g}>")
 
 
 def compare(
@@ -569,8 +570,8 @@ class TieBreaking(ResultDisplay):
              "share": [self.share]}, index=pd.Index(["all"])))]
 
     def __repr__(self) -> str:
-        return (f"TieBreaking({self.n_broken} of {self.n_tied} tied pairs broken, "
-                f"share={self.share:.3f})")
+        return (f"<TieBreaking {self.n_broken} of {self.n_tied} tied pairs broken, "
+                f"share={self.share:.3f}>")
 
 
 def tie_breaking(

@@ -119,7 +119,7 @@ class AnovaResult(FittedModel):
     ...               + rng.normal(0, 0.05, (5, 4))[t, s] + rng.normal(0, 0.03, len(d))).round(3)
     >>> fit = irm.anova("MD3", irm.frame(d))
     >>> fit
-    AnovaResult(score ~ topic + system + topic:system, n_obs=60, method='balanced', df_resid=40, ms_error=0.00078415)
+    <AnovaResult score ~ topic + system + topic:system, n_obs=60, method='balanced', df_resid=40, ms_error=0.00078415>
     >>> fit.table[["SS", "df", "F"]].round(4)
                       SS    df         F
     topic         0.4440   4.0  141.5624
@@ -528,8 +528,8 @@ class AnovaResult(FittedModel):
 
     def __repr__(self) -> str:
         return (
-            f"AnovaResult({self.spec}, n_obs={self.n_obs}, method={self.method!r}, "
-            f"df_resid={self.df_resid}, ms_error={self.ms_error:.6g})"
+            f"<AnovaResult {self.spec}, n_obs={self.n_obs}, method={self.method!r}, "
+            f"df_resid={self.df_resid}, ms_error={self.ms_error:.6g}>"
         )
 
 

@@ -591,8 +591,8 @@ class TopicSimulator(ResultDisplay):
         return self.margins
 
     def __repr__(self) -> str:
-        return (f"TopicSimulator(systems={len(self.systems)}, topics={self.n_topics}, "
-                f"copula={self.copula!r}, k={self.k})")
+        return (f"<TopicSimulator systems={len(self.systems)}, topics={self.n_topics}, "
+                f"copula={self.copula!r}, k={self.k}>")
 
 
 def _truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -731,7 +731,7 @@ def fit_simulator(
     >>> import irmodels as irm
     >>> sim = irm.replicates.fit_simulator(irm.datasets.load("adhoc3", "AP"), null=True)
     >>> sim
-    TopicSimulator(systems=40, topics=50, copula='gaussian', k=None)
+    <TopicSimulator systems=40, topics=50, copula='gaussian', k=None>
     >>> round(float(sim.expected_means.std()), 8)
     0.0
     """

@@ -112,9 +112,9 @@ class BootstrapAnova(ResultDisplay):
         return [("Pairs", self.pairs), ("Agreement with Tukey's HSD", agree)]
 
     def __repr__(self) -> str:
-        return (f"BootstrapAnova(systems={self.n_systems}, topics={self.n_topics}, "
+        return (f"<BootstrapAnova systems={self.n_systems}, topics={self.n_topics}, "
                 f"critical_value={self.critical_value:.4f}, "
-                f"tukey={self.tukey_critical_value:.4f}, significant={self.n_significant})")
+                f"tukey={self.tukey_critical_value:.4f}, significant={self.n_significant}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Histogram of the bootstrap studentized ranges with both critical values.
@@ -207,7 +207,7 @@ def bootstrap_anova(
     >>> ap = irm.datasets.load("adhoc3", "AP")
     >>> r = irm.studies.bootstrap_anova(ap, n_resamples=500, seed=1)
     >>> r
-    BootstrapAnova(systems=40, topics=50, critical_value=6.1751, tukey=5.5071, significant=336)
+    <BootstrapAnova systems=40, topics=50, critical_value=6.1751, tukey=5.5071, significant=336>
     >>> r.agreement[["both", "bootstrap_only", "tukey_only"]].tolist()
     [336, 0, 42]
     """

@@ -183,8 +183,8 @@ class BootstrapEffects(ResultDisplay):
                 ("Least stable pairs", worst[["diff", "diff_se", "order_rate"]])]
 
     def __repr__(self) -> str:
-        return (f"BootstrapEffects(kind={self.kind!r}, factor={self.factor!r}, "
-                f"levels={len(self.effects)}, n_boot={self.n_boot})")
+        return (f"<BootstrapEffects kind={self.kind!r}, factor={self.factor!r}, "
+                f"levels={len(self.effects)}, n_boot={self.n_boot}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Marginal means with their percentile intervals, best first.
@@ -375,7 +375,7 @@ def bootstrap_effects(
     >>> fit = irm.anova("MD1", irm.datasets.load("adhoc3", "AP"))
     >>> boot = irm.studies.bootstrap_effects(fit, n_boot=500, seed=1)
     >>> boot
-    BootstrapEffects(kind='residual', factor='system', levels=40, n_boot=500)
+    <BootstrapEffects kind='residual', factor='system', levels=40, n_boot=500>
     >>> boot.to_frame()[["system", "mean", "se", "se_model", "lower", "upper"]].head(3).round(4)
       system    mean      se  se_model   lower   upper
     0   sys1  0.0823  0.0145    0.0148  0.0544  0.1090

@@ -233,8 +233,8 @@ class ErrorRateStudy(ResultDisplay):
         return [("Type I, II and III error rates", self.to_frame().set_index("test"))]
 
     def __repr__(self) -> str:
-        return (f"ErrorRateStudy(tests={self.tests}, sizes={self.sizes}, alphas={self.alphas}, "
-                f"n_trials={self.n_trials}, delta={self.delta:g})")
+        return (f"<ErrorRateStudy tests={self.tests}, sizes={self.sizes}, alphas={self.alphas}, "
+                f"n_trials={self.n_trials}, delta={self.delta:g}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Three panels (type I, II, III): the error rate against the topics per collection,

@@ -229,9 +229,9 @@ class PoolingBiasStudy(ResultDisplay):
         return [("Error of unpooled and adjusted scores", t)]
 
     def __repr__(self) -> str:
-        return (f"PoolingBiasStudy(measure={self.measure!r}, widths={self.widths}, "
+        return (f"<PoolingBiasStudy measure={self.measure!r}, widths={self.widths}, "
                 f"common_topics={self.common_topics}, treatments={self.treatments}, "
-                f"n_samples={self.n_samples})")
+                f"n_samples={self.n_samples}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """MAE by pool width: unadjusted and each adjustment, one panel per treatment.
@@ -571,8 +571,8 @@ class PoolingAdjustment(ResultDisplay):
         return [("Adjusted mean score", stats)]
 
     def __repr__(self) -> str:
-        return (f"PoolingAdjustment(adjustment={self.adjustment:.4f}, se={self.se:.4f}, "
-                f"n_common={self.n_common}, mean_adjusted={self.mean_adjusted:.4f})")
+        return (f"<PoolingAdjustment adjustment={self.adjustment:.4f}, se={self.se:.4f}, "
+                f"n_common={self.n_common}, mean_adjusted={self.mean_adjusted:.4f}>")
 
 
 def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2, topic: str = "topic",
@@ -609,7 +609,7 @@ def adjust(unpooled: Any, pooled: Any, *, min_common: int = 2, topic: str = "top
     >>> t = {"1": 0.26, "2": 0.34}
     >>> res = irm.pooling.adjust(u, t)
     >>> res
-    PoolingAdjustment(adjustment=0.0500, se=0.0071, n_common=2, mean_adjusted=0.3375)
+    <PoolingAdjustment adjustment=0.0500, se=0.0071, n_common=2, mean_adjusted=0.3375>
     >>> res.scores["adjusted"].round(2).tolist()
     [0.26, 0.34, 0.3, 0.45]
     """

@@ -320,8 +320,8 @@ class ShardStudy(ResultDisplay):
         return self.runs.copy()
 
     def __repr__(self) -> str:
-        return (f"ShardStudy(measure={self.measure!r}, n_shards={self.n_shards}, "
-                f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)})")
+        return (f"<ShardStudy measure={self.measure!r}, n_shards={self.n_shards}, "
+                f"n_splits={self.n_splits}, models={self.models}, fits={len(self.runs)}>")
 
     # ---- plots
     def plot(self, n_shards: int | None = None, split: int = 0, *, ax: Any = None) -> Figure:
@@ -494,7 +494,7 @@ def shards(
     ...     warnings.simplefilter("ignore", irm.UndefinedValueWarning)
     ...     study = irm.studies.shards(col, n_shards=[2, 3], n_splits=2, seed=1)
     >>> study
-    ShardStudy(measure='AP', n_shards=(2, 3), n_splits=2, models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=21)
+    <ShardStudy measure='AP', n_shards=(2, 3), n_splits=2, models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=21>
     >>> study.summary_table()[["tau", "ci_width", "n_significant"]].round(3)
               tau  ci_width  n_significant
     n_shards

@@ -394,9 +394,9 @@ class TopicSetStudy(ResultDisplay):
                 (f"Swap rates by |mean difference| bin (width {self.bin_width:g})", swaps)]
 
     def __repr__(self) -> str:
-        return (f"TopicSetStudy(method={self.method!r}, sizes={self.sizes}, tests={self.tests}, "
+        return (f"<TopicSetStudy method={self.method!r}, sizes={self.sizes}, tests={self.tests}, "
                 f"n_samples={self.n_samples}, topics={self.n_topics}, "
-                f"systems={self.n_systems})")
+                f"systems={self.n_systems}>")
 
     # ---- plots
     def plot(self, *, ax: Any = None) -> Figure:
@@ -634,7 +634,7 @@ def topic_sets(
     >>> study = irm.studies.topic_sets(data, sizes=[5, 10, 25], n_samples=100,
     ...                                test=["tukey", "t"], seed=1)
     >>> study
-    TopicSetStudy(method='disjoint', sizes=(5, 10, 25), tests=('tukey', 't'), n_samples=100, topics=50, systems=40)
+    <TopicSetStudy method='disjoint', sizes=(5, 10, 25), tests=('tukey', 't'), n_samples=100, topics=50, systems=40>
     >>> study.to_frame().round(3)
        size   test  fraction_significant  error_rate  swap_rate  tau_mean
     0     5  tukey                 0.060         0.0      0.206     0.717

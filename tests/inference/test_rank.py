@@ -244,7 +244,7 @@ def test_rbo_depth_scores_and_errors() -> None:
         rbo(a, b, p=1.0)
     with pytest.raises(DataFormatError, match="non-empty"):
         rbo([], b)
-    assert "RBOResult(min=" in repr(rbo(a, b))
+    assert "<RBOResult min=" in repr(rbo(a, b))
     assert "Rank-biased overlap" in rbo(a, b).summary()
 
 

@@ -229,7 +229,7 @@ def test_display() -> None:
     assert r"$\Pr(>F)$" in latex and r"\label{tab:md1}" in latex
     assert "<table" in res._repr_html_()
     r = repr(res)
-    assert r.startswith("AnovaResult(score ~ topic + system") and "\n" not in r
+    assert r.startswith("<AnovaResult score ~ topic + system") and "\n" not in r
     from dataclasses import FrozenInstanceError
 
     with pytest.raises(FrozenInstanceError):

@@ -117,7 +117,7 @@ def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
 def test_display_and_errors(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3"]))
     boot = irm.studies.bootstrap_effects(fit, n_boot=20)
-    assert repr(boot) == "BootstrapEffects(kind='residual', factor='system', levels=3, n_boot=20)"
+    assert repr(boot) == "<BootstrapEffects kind='residual', factor='system', levels=3, n_boot=20>"
     assert "Least stable pairs" in boot.summary() and "\\toprule" in boot.to_latex()
     assert list(boot.to_frame().columns) == ["system", *EFFECT_COLUMNS]
     assert len(boot.plot().axes) == 1

@@ -106,7 +106,7 @@ def test_tRBP_weights_and_reproducibility(small):
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
     assert "Pooling bias" in a.summary() and "\\toprule" in a.to_latex()
     assert len(a.plot().axes) == 1
-    assert repr(a).startswith("PoolingBiasStudy(measure='RBP(0.8)@10'")
+    assert repr(a).startswith("<PoolingBiasStudy measure='RBP(0.8)@10'")
 
 
 def test_pooling_bad_input(small):

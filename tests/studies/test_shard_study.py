@@ -484,8 +484,8 @@ def test_display(study: ShardStudy) -> None:
     tex = study.to_latex(caption="Shards", label="tab:shards")
     assert r"\toprule" in tex and r"\label{tab:shards}" in tex and "significant" in tex
     assert "<table" in study._repr_html_()
-    assert repr(study) == ("ShardStudy(measure='AP', n_shards=(2, 3, 5), n_splits=3, "
-                           "models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=46)")
+    assert repr(study) == ("<ShardStudy measure='AP', n_shards=(2, 3, 5), n_splits=3, "
+                           "models=('MD1', 'MD2', 'MD3', 'MD4', 'MD5', 'MD6'), fits=46>")
 
 
 def test_plot_intervals(study: ShardStudy) -> None:

@@ -127,7 +127,7 @@ def test_plot_and_face(small: pd.DataFrame) -> None:
     assert len(fig.axes) == 3
     assert len(fig.axes[0].lines) == 2 * 2 + 2  # a line per (test, alpha), a mark per alpha
     assert "type_III" in study.summary() or "type III" in study.summary()
-    assert study.__repr__().startswith("ErrorRateStudy(")
+    assert study.__repr__().startswith("<ErrorRateStudy ")
 
 
 def test_refusals(small: pd.DataFrame) -> None:

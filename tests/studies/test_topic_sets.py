@@ -51,7 +51,7 @@ def test_columns_and_shapes(data):
     assert list(s.to_frame().columns) == ["size", "test", "fraction_significant", "error_rate",
                                           "swap_rate", "tau_mean"]
     assert "Topic-set study" in s.summary() and "\\toprule" in s.to_latex()
-    assert "<table" in s._repr_html_() and repr(s).startswith("TopicSetStudy(")
+    assert "<table" in s._repr_html_() and repr(s).startswith("<TopicSetStudy ")
 
 
 def test_swap_counts_and_taus_by_brute_force(data):
