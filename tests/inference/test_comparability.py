@@ -96,7 +96,7 @@ def test_randomization_test_and_error_rates(rng):
 
 
 def test_display_and_errors(subsets):
-    res = irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_resamples=10, n_halvings=2)
+    res = irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_perm=10, n_halvings=2)
     assert repr(res).startswith("<Comparability systems=110")
     assert "kappa" in res.summary() and "\\toprule" in res.to_latex()
     assert len(res.to_frame()) == 110
