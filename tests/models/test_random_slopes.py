@@ -239,12 +239,13 @@ def test_engine_on_intercepts_equals_the_existing_path(formula: str, data: str,
     new = fit_lmm(formula, d, method=method)
     assert new.loglik == pytest.approx(old.loglik, rel=1e-8)
     np.testing.assert_allclose(new.fixed_estimates, old.fixed_estimates, rtol=1e-8, atol=1e-12)
-    np.testing.assert_allclose(new.fixed["se"], old.fixed["se"], rtol=1e-6)
-    np.testing.assert_allclose(new.fixed["df"], old.fixed["df"], rtol=1e-4)
+    # (the optimum is flat: both engines place theta to ~1e-8, SEs and variances follow)
+    np.testing.assert_allclose(new.fixed["se"], old.fixed["se"], rtol=1e-7)
+    np.testing.assert_allclose(new.fixed["df"], old.fixed["df"], rtol=1e-6)
     vc_new, vc_old = new.variance_components(), old.variance_components()
     assert list(vc_new.columns) == list(vc_old.columns) == ["variance", "sd", "share"]
     assert list(vc_new.index) == list(vc_old.index)
-    np.testing.assert_allclose(vc_new["variance"], vc_old["variance"], rtol=1e-6)
+    np.testing.assert_allclose(vc_new["variance"], vc_old["variance"], rtol=2e-7)
     if hasattr(old, "fitted"):  # MixedResult.fitted() comes with the FittedModel base
         np.testing.assert_allclose(new.fitted(), old.fitted(), rtol=0,
                                    atol=1e-8 * np.max(np.abs(old.fitted())))
