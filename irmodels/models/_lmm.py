@@ -52,7 +52,7 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
 from scipy.special import fdtrc, stdtr
 
-from irmodels._display import ResultDisplay
+from irmodels.models.base import FittedModel, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
     ConvergenceError,
@@ -65,6 +65,7 @@ from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
 from irmodels.models._mixed_design import (
     _check_response_varies,
+    _coding_row,
     _encode,
     _fixed_design,
     _group,
@@ -605,7 +606,7 @@ def _polish(dev: _Deviance, x: np.ndarray, fx: float,
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class SlopeMixedResult(ResultDisplay):
+class SlopeMixedResult(FittedModel):
     """A linear mixed model with random slopes fitted by :func:`irmodels.mixed` (see the
     module notes of :mod:`irmodels.models._lmm`).
 
@@ -667,6 +668,78 @@ class SlopeMixedResult(ResultDisplay):
     _design: LMMDesign = field(default=None)  # type: ignore[assignment]
     _dev: _Deviance = field(default=None)  # type: ignore[assignment]
     _pls: _PLS = field(default=None)  # type: ignore[assignment]
+
+    # -- the fit vocabulary (FittedModel) ------------------------------------------------------
+    @property
+    def data(self) -> pd.DataFrame:
+        """The data the model was fitted to (not copied)."""
+        return self._design.data
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (:attr:`n_obs`)."""
+        return self.n_obs
+
+    @property
+    def df_model(self) -> float:
+        """Fixed-effect parameters besides the intercept."""
+        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
+
+    @property
+    def df_resid(self) -> float:
+        """``n_obs`` minus the number of fixed effects (the df of a contrast without a finite
+        Satterthwaite df)."""
+        return float(self.n_obs - len(self.fixed_estimates))
+
+    @property
+    def opt_summary(self) -> OptSummary:
+        """L-BFGS-B on theta (central-difference gradient) and Newton polish steps."""
+        return OptSummary(method="L-BFGS-B", iterations=self.n_iter, gradient_norm=float("nan"),
+                          converged=self.converged, boundary=self.boundary)
+
+    def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
+        names = list(self.fixed_estimates.index)
+        fixed_factors = [f for t in self.spec.fixed for f in t.factors]
+        cov = tuple(self.spec.covariates)
+        if factor not in fixed_factors or factor in cov:
+            raise DesignError(
+                f"{factor!r} is not a fixed factor of {self.spec}; marginal means exist for the "
+                "fixed factors ("
+                + (", ".join(f for f in dict.fromkeys(fixed_factors) if f not in cov) or "none")
+                + ").")
+        data = self._design.data
+        at = {f: float(np.mean(self.spec.values(data, f) if hasattr(self.spec, "values")
+                               else np.asarray(data[f], dtype=float))) for f in cov}
+        levels = self._design.levels
+        others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
+        rows = []
+        for lv in range(len(levels[factor])):
+            acc = np.zeros(len(names))
+            count = 0
+            for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
+                acc += _coding_row(self.spec, levels, {factor: lv, **dict(zip(others, combo))},
+                                   names, at)
+                count += 1
+            rows.append(acc / count)
+        return np.array(rows), list(levels[factor])
+
+    def marginal_means(self, factor: str = "system") -> pd.Series:
+        """Estimated marginal means of a fixed factor (equal weights over the levels of the
+        other fixed factors, covariates at their means: emmeans' default), indexed by level."""
+        M, labels = self._mm_matrix(factor)
+        return pd.Series(M @ self.fixed_estimates.to_numpy(),
+                         index=pd.Index(labels, name=factor), name="mean")
+
+    def marginal_means_cov(self, factor: str = "system") -> pd.DataFrame:
+        """Covariance matrix of :meth:`marginal_means`."""
+        M, labels = self._mm_matrix(factor)
+        return pd.DataFrame(M @ self.vcov.to_numpy() @ M.T, index=labels, columns=labels)
+
+    def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
+        """Satterthwaite df of the contrasts ``L @ marginal_means(factor)`` (lmerTest's
+        ``contest``)."""
+        M, _ = self._mm_matrix(factor)
+        return self._df_for(np.atleast_2d(np.asarray(L, dtype=float)) @ M)
 
     @property
     def residual(self) -> None:

@@ -443,3 +443,23 @@ def test_results_pickle_on_both_solvers() -> None:
         assert back.loglik == fit.loglik
         pd.testing.assert_frame_equal(back.conditional_modes(), fit.conditional_modes())
         pd.testing.assert_frame_equal(back.fixed, fit.fixed)
+
+
+@pytest.mark.parametrize("entry", [f for f in FITS if "emmeans" in f], ids=_id)
+def test_system_means_and_tukey_equal_emmeans(entry: dict) -> None:
+    """The FittedModel vocabulary on a slope fit: marginal means of system, their SEs and
+    Satterthwaite df, and Tukey's pairs equal emmeans (lmer.df = "satterthwaite")."""
+    fit = _fit(entry)
+    ref = entry["emmeans"]
+    mm = fit.marginal_means("system")
+    assert [str(v) for v in mm.index] == ref["level"]
+    np.testing.assert_allclose(mm, ref["emmean"], rtol=1e-7)
+    np.testing.assert_allclose(np.sqrt(np.diag(fit.marginal_means_cov("system"))), ref["SE"],
+                               rtol=1e-6)
+    np.testing.assert_allclose(fit.contrast_df(np.eye(len(mm)), "system"), ref["df"], rtol=1e-4)
+    pairs = fit.tukey("system").pairs
+    got = pairs.set_index(pairs["a"].astype(str) + " - " + pairs["b"].astype(str))
+    got = got.loc[ref["contrast"]]
+    np.testing.assert_allclose(got["diff"], ref["estimate"], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(got["df"], ref["pair_df"], rtol=1e-4)
+    np.testing.assert_allclose(got["p_adj"], ref["p_tukey"], rtol=1e-4, atol=1e-10)

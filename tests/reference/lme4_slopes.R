@@ -4,10 +4,11 @@
 # logLik, isSingular, VarCorr (as.data.frame: grp, var1, var2, vcov, sdcor), fixed effects with
 # SEs and lmerTest's Satterthwaite df, anova() type III F tests (Satterthwaite), conditional modes
 # with conditional SDs (as.data.frame(ranef(condVar = TRUE))), fitted values, and predictions on
-# new data with (re.form = NULL) and without (re.form = NA) the random effects.
+# new data with (re.form = NULL) and without (re.form = NA) the random effects; on the IR design,
+# emmeans' system means and Tukey-adjusted pairs (Satterthwaite df).
 # Optimiser run to a tight tolerance (bobyqa rhoend 1e-12 and Nelder-Mead; the better kept).
 # Run from tests/reference/:  Rscript lme4_slopes.R
-suppressPackageStartupMessages({ library(lmerTest); library(jsonlite) })
+suppressPackageStartupMessages({ library(lmerTest); library(jsonlite); library(emmeans) })
 
 rd <- function(f) read.csv(file.path("data/lme4", f), stringsAsFactors = FALSE,
                            colClasses = c(Subject = "character", subj = "character",
@@ -90,6 +91,15 @@ for (spec in fits) {
     fitted = unname(fitted(m)),
     predict = unname(predict(m, newdata = nd)),
     predict_fixed = unname(predict(m, newdata = nd, re.form = NA)))
+  if (spec$data == "irslopes") {  # system means and Tukey pairs (emmeans, Satterthwaite df)
+    emm <- emmeans(m, "system", lmer.df = "satterthwaite")
+    em <- as.data.frame(emm)
+    pr <- as.data.frame(pairs(emm, adjust = "tukey"))
+    entry$emmeans <- list(level = as.character(em$system), emmean = em$emmean, SE = em$SE,
+                          df = em$df, contrast = as.character(pr$contrast),
+                          estimate = pr$estimate, pair_SE = pr$SE, pair_df = pr$df,
+                          p_tukey = pr$p.value)
+  }
   a <- anova(m, type = 3, ddf = "Satterthwaite")
   entry$anova <- list(term = rownames(a), F = a[["F value"]], num_df = a[["NumDF"]],
                       den_df = a[["DenDF"]], p = a[["Pr(>F)"]])
