@@ -263,6 +263,9 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
     """The factorisation at (theta, eta): ``kernel`` "auto" uses the blocked kernel
     (:mod:`irmodels.models._blocked`) on the designs it applies to, "pattern" never."""
     if kernel == "blocked" or (kernel == "auto" and _blocked.applies(pb)):
+        if pb.n_strata > 1:
+            raise ValueError("the blocked kernel fits one residual variance; this problem has "
+                             f"{pb.n_strata} strata: use kernel='pattern' (or 'auto')")
         return _blocked.factor(pb, theta, reml)
     w = pb.weights(eta)
     d = pb.dvec(theta)
