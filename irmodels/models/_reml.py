@@ -23,7 +23,9 @@ term is diagonal. The largest term is eliminated through that diagonal (a Schur 
 and only the remaining, small block (the other random terms and the fixed effects) is
 factorised densely. Nothing of size n x n is ever formed. Gradients are analytic: they need the
 entries of ``M^-1`` on the sparsity pattern of ``T' W T`` only, which the same block
-elimination gives.
+elimination gives. Large homoscedastic designs (a sparse coupling block) use the blocked kernel
+of :mod:`irmodels.models._blocked` instead, whose gradient needs the inverse of the Schur
+complement alone; :func:`evaluate`'s ``kernel`` chooses.
 """
 
 from __future__ import annotations
