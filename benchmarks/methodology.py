@@ -73,11 +73,11 @@ def main() -> None:
           f"{naive_total:7.1f} s extrapolated; ratio {naive_total / t_tukey:5.1f}x")
 
     fit = irm.anova("MD1", data)
-    t_boot, boot = timed(lambda: irm.studies.bootstrap_effects(fit, n_boot=1000, seed=0))
+    t_boot, boot = timed(lambda: irm.studies.bootstrap_effects(fit, n_resamples=1000, seed=0))
     ratio = float((boot.effects["se"] / boot.effects["se_model"]).mean())
     print(f"bootstrap_effects MD1, 1000 reps : {t_boot:7.2f} s (mean bootstrap/analytic SE "
           f"{ratio:.4f})")
-    t_ref, _ = timed(lambda: irm.studies.bootstrap_effects(fit, n_boot=20, seed=0, _refit=True))
+    t_ref, _ = timed(lambda: irm.studies.bootstrap_effects(fit, n_resamples=20, seed=0, _refit=True))
     ref_total = t_ref / 20 * 1000
     print(f"refit with irm.anova per replicate: {ref_total:7.1f} s extrapolated to 1000; "
           f"ratio {ref_total / t_boot:5.1f}x")

@@ -219,7 +219,8 @@ def renamed(kwargs: dict[str, Any], old: str, new: str, value: Any, default: Any
 
     ``value`` is what the caller received under ``new`` and ``default`` that parameter's default;
     ``kwargs`` the function's ``**kwargs`` (``old`` is popped from it; anything else left in it is
-    an unexpected keyword, refused as Python would). Passing both names is an error.
+    an unexpected keyword, refused as Python would). Passing both names (the new one with another
+    value than its default) is an error.
 
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as w:
@@ -233,7 +234,7 @@ def renamed(kwargs: dict[str, Any], old: str, new: str, value: Any, default: Any
     """
     if old in kwargs:
         got = kwargs.pop(old)
-        if value is not default:
+        if value is not default and value != default:
             raise ArgumentError(
                 f"{where}() got both {old}= and {new}=; {old} is the old name of {new}: pass "
                 f"{new}= only.")

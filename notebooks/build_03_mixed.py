@@ -129,7 +129,7 @@ cells = [
         "fixed_sys.confint(parm=['topic', 'Residual', 'systemsys2']).round(4)"
     ),
     new_code_cell(
-        "fixed_sys.confint('bootstrap', n_boot=100, seed=1, parm=['topic', 'Residual']).round(4)"
+        "fixed_sys.confint('bootstrap', n_resamples=100, seed=1, parm=['topic', 'Residual']).round(4)"
     ),
 ]
 

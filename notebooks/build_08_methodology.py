@@ -62,7 +62,7 @@ cells = [
     ),
     new_code_cell(
         "fit = irm.anova('MD1', ap)\n"
-        "boot = irm.studies.bootstrap_effects(fit, n_boot=500, seed=0)\n"
+        "boot = irm.studies.bootstrap_effects(fit, n_resamples=500, seed=0)\n"
         "print(f\"mean bootstrap SE / analytic SE: \"\n"
         "      f\"{(boot.effects['se'] / boot.effects['se_model']).mean():.3f}\")\n"
         "top = boot.effects.sort_values('mean', ascending=False).head(5)\n"
@@ -93,7 +93,7 @@ cells = [
         "           'Robust03': r04[t.between(601, 650)], 'Robust04': r04[t.between(651, 700)]}\n"
         "rows = []\n"
         "for a, b in itertools.combinations(subsets, 2):\n"
-        "    r = irm.comparability(subsets[a], subsets[b], n_perm=200, n_halvings=20, seed=0)\n"
+        "    r = irm.comparability(subsets[a], subsets[b], n_resamples=200, n_halvings=20, seed=0)\n"
         "    rows.append({'a': a, 'b': b, 'kappa': r.kappa, 'p': r.p_value,\n"
         "                 'higher on a': r.n_a_higher, 'higher on b': r.n_b_higher,\n"
         "                 'false positives': r.false_positive_rate})\n"

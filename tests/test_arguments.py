@@ -35,7 +35,7 @@ CASES = {
                                                                          n_splits=1, seed=s),
     "studies.topic_sets": lambda c, d, f, m, s: irm.studies.topic_sets(d, sizes=[5], n_samples=5,
                                                                        seed=s),
-    "studies.bootstrap_effects": lambda c, d, f, m, s: irm.studies.bootstrap_effects(f, n_boot=5,
+    "studies.bootstrap_effects": lambda c, d, f, m, s: irm.studies.bootstrap_effects(f, n_resamples=5,
                                                                                      seed=s),
     "studies.pooling_bias": lambda c, d, f, m, s: irm.studies.pooling_bias(
         c.runs, c.qrels, widths=[2], common_topics=[2], n_samples=1, seed=s),
@@ -44,7 +44,7 @@ CASES = {
     "comparability": lambda c, d, f, m, s: irm.comparability(d, d, seed=s),
     "compare": lambda c, d, f, m, s: irm.compare(d, test="randomization", seed=s),
     "pairwise": lambda c, d, f, m, s: irm.pairwise(d, "randomization", seed=s),
-    "MixedResult.confint": lambda c, d, f, m, s: m.confint(method="bootstrap", n_boot=5, seed=s),
+    "MixedResult.confint": lambda c, d, f, m, s: m.confint(method="bootstrap", n_resamples=5, seed=s),
 }
 
 
@@ -53,3 +53,36 @@ CASES = {
 def test_bad_seed_is_one_error(inputs, name, seed):
     with pytest.raises(irm.ArgumentError, match=r"seed must be None or a whole number >= 0"):
         CASES[name](*inputs, seed)
+
+
+# ------------------------------------------------ renamed parameters (issue 26): one release of shims
+
+RENAMED = {
+    "comparability(n_perm)": (lambda c, d, f, m, kw: irm.comparability(d, d, n_halvings=2, seed=1,
+                                                                       **kw), "n_perm", 5),
+    "bootstrap_effects(n_boot)": (lambda c, d, f, m, kw: irm.studies.bootstrap_effects(
+        f, seed=1, **kw), "n_boot", 5),
+    "MixedResult.confint(n_boot)": (lambda c, d, f, m, kw: m.confint(method="bootstrap", seed=1,
+                                                                     **kw), "n_boot", 5),
+}
+
+
+def _same(a, b) -> bool:
+    import pandas as pd
+
+    if isinstance(a, pd.DataFrame):
+        return a.equals(b)
+    return a.to_frame().equals(b.to_frame())
+
+
+@pytest.mark.parametrize("name", sorted(RENAMED))
+def test_old_name_still_works_with_a_future_warning(inputs, name):
+    call, old, value = RENAMED[name]
+    new = call(*inputs, {"n_resamples": value})
+    with pytest.warns(FutureWarning, match=rf"\({old}=\.\.\.\) is deprecated; use n_resamples="):
+        again = call(*inputs, {old: value})
+    assert _same(new, again)
+    with pytest.raises(irm.ArgumentError, match=rf"got both {old}= and n_resamples="):
+        call(*inputs, {old: value, "n_resamples": value + 1})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_resampels'"):
+        call(*inputs, {"n_resampels": value})

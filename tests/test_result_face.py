@@ -123,13 +123,13 @@ def _topic_set_study():
 
 
 def _bootstrap_effects():
-    return irm.studies.bootstrap_effects(_anova(), n_boot=50, seed=1)
+    return irm.studies.bootstrap_effects(_anova(), n_resamples=50, seed=1)
 
 
 def _comparability():
     from irmodels.inference.comparability import comparability
 
-    return comparability(_frame(topics=12), _frame(topics=12, seed=2), n_perm=50,
+    return comparability(_frame(topics=12), _frame(topics=12, seed=2), n_resamples=50,
                          n_halvings=5, seed=1)
 
 

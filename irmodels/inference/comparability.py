@@ -42,8 +42,8 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_probability, check_seed
-from irmodels.errors import DataQualityWarning, DesignError
+from irmodels._validate import check_fits, check_probability, check_seed, renamed
+from irmodels.errors import ArgumentError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import unit_scale
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
@@ -226,13 +226,14 @@ def comparability(
     a: pd.DataFrame,
     b: pd.DataFrame,
     *,
-    n_perm: int = 1000,
+    n_resamples: int = 1000,
     n_halvings: int = 100,
     alpha: float = 0.05,
     seed: int = 0,
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
+    **deprecated: Any,
 ) -> Comparability:
     """Are scores on collection A comparable with scores on collection B?
 
@@ -242,8 +243,9 @@ def comparability(
         Long frames (one score per (topic, system), every cell) of the same systems on two
         collections; compared on the systems they share (matched by name), topics are
         independent.
-    n_perm : int
-        Random re-partitions of the randomization test (default 1000).
+    n_resamples : int
+        Random re-partitions of the randomization test (default 1000). Was ``n_perm`` (still
+        accepted for one release, with a ``FutureWarning``).
     n_halvings : int
         Random halvings for the false positive and false negative rates (default 100).
     alpha : float
@@ -266,7 +268,7 @@ def comparability(
     ------
     DesignError
         No (or a single) common system, a collection with missing cells or fewer than four
-        topics, bad ``n_perm``, ``n_halvings`` or ``alpha``.
+        topics, bad ``n_resamples``, ``n_halvings`` or ``alpha``.
     DataFormatError
         A missing (NaN) or infinite score in either collection.
 
@@ -297,7 +299,7 @@ def comparability(
     >>> r04 = irm.datasets.load("robust2004", "AP")
     >>> topics = r04["topic"].astype(int)
     >>> trec7, trec8 = r04[topics.between(351, 400)], r04[topics.between(401, 450)]
-    >>> res = irm.comparability(trec7, trec8, n_perm=200, n_halvings=20, seed=1)
+    >>> res = irm.comparability(trec7, trec8, n_resamples=200, n_halvings=20, seed=1)
     >>> res
     <Comparability systems=110, rmse=0.0360, kappa=0.6275, p_value=0.445>
     >>> res.n_a_higher, res.n_b_higher
@@ -307,6 +309,8 @@ def comparability(
     """
     seed = check_seed(seed)
     names = {"topic": topic, "system": system, "score": score}
+    n_perm = renamed(deprecated, "n_perm", "n_resamples", n_resamples, 1000,
+                     where="irm.comparability")
     Xa, sa = _matrix(a, "a", names)
     Xb, sb = _matrix(b, "b", names)
     common = [s for s in sa if s in set(sb)]
@@ -315,15 +319,15 @@ def comparability(
             f"the two collections share {len(common)} system(s) (A has {len(sa)}: "
             f"{', '.join(sa[:3])}...; B has {len(sb)}: {', '.join(sb[:3])}...); comparability "
             "needs the same systems, matched by name, on both. Rename the systems to match.")
-    for name, v in (("n_perm", n_perm), ("n_halvings", n_halvings)):
+    for name, v in (("n_resamples", n_perm), ("n_halvings", n_halvings)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+            raise ArgumentError(f"{name} must be a positive integer; got {v!r}.")
     alpha = check_probability(alpha, "alpha")
     ia = [sa.index(s) for s in common]
     ib = [sb.index(s) for s in common]
     Xa, Xb = Xa[:, ia], Xb[:, ib]
     Ta, Tb = Xa.shape[0], Xb.shape[0]
-    check_fits(int(n_perm), "n_perm", 8, what="the permutation kappas")
+    check_fits(int(n_perm), "n_resamples", 8, what="the permutation kappas")
     check_fits(int(n_halvings), "n_halvings", 8 * 2 * (Ta + Tb) * (len(common) + 1),
                what="the halves of the topics")
     if min(Ta, Tb) < 4:

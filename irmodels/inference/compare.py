@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay, frame_to_latex
-from irmodels._validate import check_seed
-from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import check_seed, did_you_mean
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 
 __all__ = ["CompareResult", "compare", "system_letters"]
 
@@ -544,15 +544,16 @@ def compare(
 
     margin = None if equivalence is None else check_margin(equivalence)
     if test not in TESTS:
-        raise DataFormatError(f"unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}.")
+        raise ArgumentError(f"unknown test {test!r}{did_you_mean(test, TESTS)}; choose one of "
+                            f"{', '.join(map(repr, TESTS))}.")
     if adjust not in ADJUSTMENTS:
-        raise DataFormatError(
-            f"unknown adjustment {adjust!r}; choose one of 'holm', 'bonferroni', 'hochberg', "
-            "'hommel', 'bh', 'by', 'none'."
+        raise ArgumentError(
+            f"unknown adjustment {adjust!r}{did_you_mean(adjust, ADJUSTMENTS)}; choose one of "
+            "'holm', 'bonferroni', 'hochberg', 'hommel', 'bh', 'by', 'none'."
         )
     adj = None if adjust in (None, "none") else adjust
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise DataFormatError(f"alpha must be in (0, 1); got {alpha!r}.")
+        raise ArgumentError(f"alpha must be in (0, 1); got {alpha!r}.")
     from irmodels.data._columns import own_names, user_frame
 
     frame, names = user_frame(frame, topic=topic, system=system, score=score,

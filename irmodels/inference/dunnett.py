@@ -38,7 +38,8 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay, format_number
-from irmodels.errors import DataFormatError, DesignError
+from irmodels._validate import did_you_mean
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.tukey import _check_alpha, _check_error_variance
 
 __all__ = ["DUNNETT_COLUMNS", "DunnettResult", "dunnett", "pmvt_max"]
@@ -405,8 +406,9 @@ def dunnett(
     """
     alpha = _check_alpha(alpha)
     if alternative not in ("two-sided", "greater", "less"):
-        raise DataFormatError(
-            f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}."
+        raise ArgumentError(
+            f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}"
+            f"{did_you_mean(alternative, ('two-sided', 'greater', 'less'))}."
         )
     try:
         s = (pd.Series(means, dtype=float) if isinstance(means, Mapping)

@@ -197,11 +197,11 @@ def omega2_magnitude(omega2: float) -> str:
 
 # ------------------------------------------------------------------ paired effect sizes
 def _check_level(level: float) -> float:
-    from irmodels.errors import DataFormatError
+    from irmodels.errors import ArgumentError
 
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
             or not 0.0 < float(level) < 1.0:
-        raise DataFormatError(
+        raise ArgumentError(
             f"level must be a number strictly between 0 and 1 (0.95 for a 95% interval); "
             f"got {level!r}.")
     return float(level)
@@ -335,10 +335,12 @@ def noncentral_t_interval(
         targets = ((alpha, upper),)
         lower[ok] = -np.inf
     else:
-        from irmodels.errors import DataFormatError
+        from irmodels._validate import did_you_mean
+        from irmodels.errors import ArgumentError
 
-        raise DataFormatError(f"unknown alternative {alternative!r}; choose one of "
-                              "'two-sided', 'greater', 'less'.")
+        raise ArgumentError(f"unknown alternative {alternative!r}"
+                            f"{did_you_mean(alternative, ('two-sided', 'greater', 'less'))}; "
+                            "choose one of 'two-sided', 'greater', 'less'.")
     if not ok.any():
         return lower, upper
     tt, dd = t[ok], df[ok]

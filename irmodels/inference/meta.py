@@ -47,6 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, format_number
+from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
     ConvergenceError,
@@ -460,7 +461,8 @@ def meta_analysis(
     0.0246
     """
     if method not in _METHODS:
-        raise ArgumentError(f"method must be one of {list(_METHODS)}; got {method!r}.")
+        raise ArgumentError(f"method must be one of {list(_METHODS)}; got {method!r}"
+                            f"{did_you_mean(method, _METHODS)}.")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ArgumentError(f"level must be a number between 0 and 1; got {level!r}.")
     y, v, names = _inputs(estimates, variances, se, labels)

@@ -1010,7 +1010,7 @@ def pairwise(
     alpha = check_probability(alpha, "alpha")
     if isinstance(n_resamples, (bool, np.bool_)) or not (
             isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
-        raise DataFormatError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
+        raise ArgumentError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
     from irmodels.inference.effects import check_margin, paired_effects
 
     margin = None if equivalence is None else check_margin(equivalence)

@@ -26,10 +26,17 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_int, check_number, check_probability, check_rng
+from irmodels._validate import (
+    check_fits,
+    check_int,
+    check_number,
+    check_probability,
+    check_rng,
+    did_you_mean,
+)
 from irmodels.data._columns import user_frame
 from irmodels.data.frame import check_finite_scores, require_columns, to_wide
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.pairwise import unit_scale
 
 __all__ = [
@@ -65,11 +72,13 @@ def _alpha(alpha: object) -> float:
 def _check_common(alpha: float, alternative: str, method: str) -> float:
     alpha = _alpha(alpha)
     if alternative not in ("two-sided", "greater", "less"):
-        raise DesignError(
+        raise ArgumentError(
             f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}"
+            + did_you_mean(alternative, ("two-sided", "greater", "less"))
         )
     if method not in ("exact", "normal"):
-        raise DesignError(f"method must be 'exact' or 'normal'; got {method!r}")
+        raise ArgumentError(f"method must be 'exact' or 'normal'; got {method!r}"
+                            + did_you_mean(method, ("exact", "normal")))
     return alpha
 
 
@@ -84,7 +93,7 @@ def _check_design(n: object, delta: object, sigma: object, power: object
     if sigma_ is not None and sigma_ <= 0:
         raise DesignError(f"sigma must be positive; got {sigma!r}")
     if power_ is not None and not 0 < power_ < 1:
-        raise DesignError(f"power must be in (0, 1); got {power!r}")
+        raise ArgumentError(f"power must be in (0, 1); got {power!r}")
     return tuple(out)
 
 
@@ -627,7 +636,7 @@ def oneway_topics(
     """
     alpha = _alpha(alpha)
     if not 0 < _number(power, "power") < 1:
-        raise DesignError(f"power must be in (0, 1); got {power!r}")
+        raise ArgumentError(f"power must be in (0, 1); got {power!r}")
     max_topics = check_int(max_topics, "max_topics", low=2)
     if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
         raise DesignError(

@@ -31,8 +31,9 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
+from irmodels._validate import did_you_mean
 from irmodels.data.frame import check_finite_scores, pooled_levels
-from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning
 
 __all__ = ["RBOResult", "average_overlap", "kendall_tau", "rbo", "rbo_p_for_depth",
            "rbo_top_weight", "tau_ap"]
@@ -312,7 +313,8 @@ def tau_ap(a: object, b: object, *, symmetric: bool = False,
     (0.6667, 0.6667)
     """
     if ties not in ("input", "a", "b"):
-        raise DataFormatError(f"unknown ties {ties!r}; choose 'input', 'a' or 'b'.")
+        raise ArgumentError(f"unknown ties {ties!r}{did_you_mean(ties, ('input', 'a', 'b'))}; "
+                            "choose 'input', 'a' or 'b'.")
     sa, sb = _common(a, b, {"system": system, "score": score})
     if ties == "a":
         x = sa.to_numpy()
@@ -423,7 +425,8 @@ def _overlaps(a: object, b: object, depth: int | None, ties: str,
               names: Mapping[str, str] | None = None) -> tuple[np.ndarray, int, int]:
     """X_d for d = 1..l (the shorter list S contributes its s items beyond depth s)."""
     if ties not in ("input", "expected"):
-        raise DataFormatError(f"unknown ties {ties!r}; choose 'input' or 'expected'.")
+        raise ArgumentError(f"unknown ties {ties!r}{did_you_mean(ties, ('input', 'expected'))}; "
+                            "choose 'input' or 'expected'.")
     la, sa, ta = _positions(a, "a", ties, names)
     lb, sb, tb = _positions(b, "b", ties, names)
     if depth is not None:

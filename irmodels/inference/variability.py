@@ -91,7 +91,7 @@ def transform_scores(
         if isinstance(epsilon, (bool, np.bool_)) or not (
                 isinstance(epsilon, (int, float, np.integer, np.floating))
                 and 0 < epsilon < float("inf")):
-            raise DataFormatError(f"epsilon must be a positive finite number; got {epsilon!r}.")
+            raise ArgumentError(f"epsilon must be a positive finite number; got {epsilon!r}.")
         if X.min() < 0 or X.max() > 1:
             raise DataFormatError(
                 f"the logit transform needs scores in [0, 1]; found values in "
@@ -734,8 +734,9 @@ def error_rate(
     alpha = check_probability(alpha, "alpha")
     _check(test, _TESTS, "test")
     _check(spread, ("sd", "iqr", "mad"), "spread")
-    if not (isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
-        raise DataFormatError(f"n_trials must be a positive integer; got {n_trials!r}.")
+    if isinstance(n_trials, (bool, np.bool_)) or not (
+            isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
+        raise ArgumentError(f"n_trials must be a positive integer; got {n_trials!r}.")
     if n_trials > MAX_TRIALS:
         raise ArgumentError(
             f"n_trials={n_trials} would run for days or more: each trial splits the topics and "

@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels._validate import did_you_mean
 from irmodels.errors import (
+    ArgumentError,
     BoundaryFitWarning,
     ConvergenceError,
     ConvergenceWarning,
@@ -47,8 +49,9 @@ CONFINT_COLUMNS = ("lower", "upper")
 
 
 def _check_level(level: float) -> float:
-    if not isinstance(level, (int, float, np.floating)) or not 0.0 < float(level) < 1.0:
-        raise DataFormatError(
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.floating)) \
+            or not 0.0 < float(level) < 1.0:
+        raise ArgumentError(
             f"level must be a probability strictly between 0 and 1; got {level!r}")
     return float(level)
 
@@ -354,7 +357,7 @@ def bootstrap_draws(fit: MixedResult, n_boot: int, seed: Any, backend: Any = "se
     from irmodels import parallel
 
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
-        raise DataFormatError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+        raise ArgumentError(f"n_resamples must be an integer >= 2; got {n_boot!r}")
     st = fit._state
     pb = st.problem
     sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
@@ -405,7 +408,8 @@ def confint(fit: MixedResult, method: str = "profile", level: float = 0.95,
             return wald_intervals(fit, level, parm)
         if method == "bootstrap":
             return bootstrap_intervals(fit, level, parm, n_boot, seed, backend, n_workers)
-    raise ModelError(f"method must be 'profile', 'bootstrap' or 'wald'; got {method!r}")
+    raise ArgumentError(f"method must be 'profile', 'bootstrap' or 'wald'; got {method!r}"
+                        + did_you_mean(method, ("profile", "bootstrap", "wald")))
 
 
 # --------------------------------------------------------------------------------------------

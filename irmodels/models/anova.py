@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import check_distinct_rows, check_rows
+from irmodels._validate import check_probability, did_you_mean
 from irmodels.errors import (
+    ArgumentError,
     DataFormatError,
     DesignError,
     IRModelsWarning,
@@ -652,11 +654,11 @@ def anova(
             f"ss_type must be 1, 2 or 3 (or None for the default, 2); got {ss_type!r}."
         )
     if method not in ("auto", "balanced", "lstsq", "sparse", "dense"):
-        raise DesignError(
-            f"method must be 'auto', 'balanced', 'lstsq', 'sparse' or 'dense'; got {method!r}."
+        raise ArgumentError(
+            f"method must be 'auto', 'balanced', 'lstsq', 'sparse' or 'dense'; got {method!r}"
+            f"{did_you_mean(method, ('auto', 'balanced', 'lstsq', 'sparse', 'dense'))}."
         )
-    if not 0 < alpha < 1:
-        raise DesignError(f"alpha must be in (0, 1); got {alpha!r}.")
+    alpha = check_probability(alpha, "alpha")
     spec = _resolve(model, [str(c) for c in data.columns])
     _check_spec(spec, data)
     check_rows(data, "irm.anova")

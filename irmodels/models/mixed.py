@@ -37,7 +37,9 @@ import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels.models.base import FittedModel, OptSummary
+from irmodels._validate import did_you_mean, renamed
 from irmodels.errors import (
+    ArgumentError,
     BoundaryFitWarning,
     DataFormatError,
     DesignError,
@@ -394,9 +396,9 @@ class MixedResult(FittedModel):
         return anova(self, type=type, ddf=ddf)
 
     def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
-                level: float = 0.95, *, parm: Sequence[str] | None = None, n_boot: int = 500,
-                seed: Any = 0, backend: Any = "serial", n_workers: int | None = None
-                ) -> pd.DataFrame:
+                level: float = 0.95, *, parm: Sequence[str] | None = None,
+                n_resamples: int = 500, seed: Any = 0, backend: Any = "serial",
+                n_workers: int | None = None, **deprecated: Any) -> pd.DataFrame:
         """Confidence intervals of the standard deviations and the fixed effects (lme4's
         ``confint``).
 
@@ -413,8 +415,9 @@ class MixedResult(FittedModel):
             Confidence level.
         parm : sequence of str, optional
             Rows to compute (component or coefficient names); all by default.
-        n_boot, seed, backend, n_workers
-            Bootstrap replicates, seed (the same seed gives the same intervals on every
+        n_resamples, seed, backend, n_workers
+            Bootstrap replicates (was ``n_boot``, accepted for one release with a
+            ``FutureWarning``), seed (the same seed gives the same intervals on every
             backend) and where they run (:func:`irmodels.parallel.map`).
 
         Returns
@@ -444,16 +447,20 @@ class MixedResult(FittedModel):
         """
         from irmodels.models._mixed_confint import confint
 
+        n_boot = renamed(deprecated, "n_boot", "n_resamples", n_resamples, 500,
+                         where="MixedResult.confint")
         return confint(self, method=method, level=level, parm=parm, n_boot=n_boot, seed=seed,
                        backend=backend, n_workers=n_workers)
 
     def gstudy(self, facets: Sequence[str] | None = None, data: pd.DataFrame | None = None,
-               *, n_boot: int = 500, seed: Any = 0, level: float = 0.95,
-               backend: Any = "serial", n_workers: int | None = None) -> GStudy:
+               *, n_resamples: int = 500, seed: Any = 0, level: float = 0.95,
+               backend: Any = "serial", n_workers: int | None = None,
+               **deprecated: Any) -> GStudy:
         """The G-study of this fit (``irm.gstudy(fit)``) with bootstrap intervals of its ratios.
 
         Needed where no closed form exists (three-facet designs, unbalanced data): the
-        variance components are re-estimated on ``n_boot`` parametric-bootstrap responses
+        variance components are re-estimated on ``n_resamples`` (was ``n_boot``, accepted for
+        one release with a ``FutureWarning``) parametric-bootstrap responses
         (seeded, through :func:`irmodels.parallel.map`), the shares of variance get percentile
         limits at ``level`` (``share_lower``, ``share_upper`` in ``components``) and the
         D-study's ``Erho2`` and ``Phi`` limits come from the same draws (``dstudy(alpha=...)``).
@@ -465,7 +472,7 @@ class MixedResult(FittedModel):
         >>> data = irm.datasets.load("adhoc3", "AP")
         >>> data = data[data["system"].isin([f"sys{i}" for i in range(1, 11)])]
         >>> fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
-        >>> gs = fit.gstudy(n_boot=50, seed=1)
+        >>> gs = fit.gstudy(n_resamples=50, seed=1)
         >>> gs.components[["share", "share_lower", "share_upper"]].round(2)
                    share  share_lower  share_upper
         component
@@ -475,6 +482,8 @@ class MixedResult(FittedModel):
         """
         from irmodels.models._mixed_confint import gstudy_with_intervals
 
+        n_boot = renamed(deprecated, "n_boot", "n_resamples", n_resamples, 500,
+                         where="MixedResult.gstudy")
         return gstudy_with_intervals(self, facets, data, n_boot=n_boot, seed=seed, level=level,
                                      backend=backend, n_workers=n_workers)
 
@@ -752,7 +761,8 @@ def mixed(
     1497.476
     """
     if method not in ("REML", "ML"):
-        raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
+        raise ArgumentError(f"method must be 'REML' or 'ML'; got {method!r}"
+                            + did_you_mean(method, ("REML", "ML")))
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     from irmodels.models._lmm import fit_if_slopes  # random slopes: the general engine

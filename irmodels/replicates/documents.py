@@ -50,11 +50,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from irmodels._validate import check_fits, check_int, check_seed, seed_sequence
+from irmodels._validate import check_fits, check_int, check_seed, did_you_mean, seed_sequence
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.replicates._score_models import (
     Model,
     ScoreModel,
@@ -434,7 +434,8 @@ def document_samples(
     depth = check_int(depth, "depth", low=1)
     relevance_level = check_int(relevance_level, "relevance_level", low=1)
     if zeros not in ("redraw", "keep", "skip"):
-        raise DataFormatError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}")
+        raise ArgumentError(f"zeros must be 'redraw', 'keep' or 'skip', got {zeros!r}"
+                            + did_you_mean(zeros, ("redraw", "keep", "skip")))
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     measure = _simulated_measure(measure).name  # validate the name early

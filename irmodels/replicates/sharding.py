@@ -184,7 +184,7 @@ def shard_splits(
     """
     if isinstance(n_splits, (bool, np.bool_)) or not isinstance(n_splits, (int, np.integer)) \
             or n_splits < 1:
-        raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
+        raise ArgumentError(f"n_splits must be a positive integer; got {n_splits!r}.")
     ids = _as_docids(docids)
     _check_n_shards(n_shards, len(ids))
     return [assign_shards(ids, n_shards, child) for child in spawn_seeds(_seed_sequence(seed), int(n_splits))]

@@ -38,8 +38,8 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_int, seed_sequence
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels._validate import check_int, did_you_mean, seed_sequence
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 
 __all__ = [
     "CONTINUOUS_FAMILIES",
@@ -740,14 +740,14 @@ def fit_simulator(
 
     what = "irm.replicates.fit_simulator"
     if copula not in COPULAS:
-        raise DesignError(f"unknown copula {copula!r}; choose one of "
-                          f"{', '.join(map(repr, COPULAS))}.")
+        raise ArgumentError(f"unknown copula {copula!r}{did_you_mean(copula, COPULAS)}; choose "
+                            f"one of {', '.join(map(repr, COPULAS))}.")
     families = ("auto",) + tuple(dict.fromkeys(CONTINUOUS_FAMILIES + DISCRETE_FAMILIES))
     named = ({str(key): v for key, v in margins.items()} if isinstance(margins, Mapping)
              else None)
     for fam in (named.values() if named is not None else [margins]):
         if not isinstance(fam, str) or fam not in families:
-            raise DesignError(f"unknown margins {fam!r}; choose one of "
+            raise ArgumentError(f"unknown margins {fam!r}{did_you_mean(fam, families)}; choose one of "
                               f"{', '.join(map(repr, families))} (or a mapping system -> "
                               "one of them).")
     frame_, _ = user_frame(data, topic=topic, system=system, score=score, what=what)

@@ -41,8 +41,14 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_number, check_probability, check_seed, seed_sequence
-from irmodels.errors import DataQualityWarning, DesignError
+from irmodels._validate import (
+    check_number,
+    check_probability,
+    check_seed,
+    did_you_mean,
+    seed_sequence,
+)
+from irmodels.errors import ArgumentError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -411,8 +417,9 @@ def test_errors(
     test_list = _as_tuple(tests, "tests")
     bad = [t for t in test_list if t not in TESTS]
     if bad or not test_list:
-        raise DesignError(f"unknown test {bad[0] if bad else tests!r}; choose among "
-                          f"{', '.join(map(repr, TESTS))}.")
+        raise ArgumentError(f"unknown test {bad[0] if bad else tests!r}"
+                            f"{did_you_mean(bad[0] if bad else tests, TESTS)}; choose among "
+                            f"{', '.join(map(repr, TESTS))}.")
     test_list = tuple(dict.fromkeys(test_list))
     try:
         size_list = tuple(sorted({int(s) for s in _as_tuple(sizes, "sizes")}))
@@ -425,7 +432,7 @@ def test_errors(
                            for a in _as_tuple(alpha, "alpha")}))
     for name, v in (("n_trials", n_trials), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+            raise ArgumentError(f"{name} must be a positive integer; got {v!r}.")
     delta = check_number(delta, "delta")
     if delta == 0:
         raise DesignError("delta must be a non-zero true difference (the null is simulated "

@@ -56,7 +56,7 @@ import pandas as pd
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_fits, check_int_list, check_seed, seed_sequence
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -428,10 +428,10 @@ def pooling_bias(
         raise DesignError(f"unknown treatment {bad[0] if bad else treatment!r}; choose "
                           f"{' or '.join(map(repr, TREATMENTS))}.")
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise DesignError(f"depth must be a positive whole number; got {depth!r}.")
+        raise ArgumentError(f"depth must be a positive whole number; got {depth!r}.")
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
             or n_samples < 1:
-        raise DesignError(f"n_samples must be a positive whole number; got {n_samples!r}.")
+        raise ArgumentError(f"n_samples must be a positive whole number; got {n_samples!r}.")
     w_list = _int_tuple(widths, "widths")
     c_list = _int_tuple(common_topics, "common_topics")
     topics, systems, _ = _prepare(runs, qrels, int(depth), len(weights), treatments)

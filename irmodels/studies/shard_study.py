@@ -29,7 +29,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_fits, check_probability, check_seed
-from irmodels.errors import DesignError, IRModelsWarning, UndefinedValueWarning
+from irmodels.errors import ArgumentError, DesignError, IRModelsWarning, UndefinedValueWarning
 from irmodels.parallel import check_workers, default_workers, prestarted, spawn_seeds
 from irmodels.parallel import map as parallel_map
 from irmodels.studies._shard_units import (
@@ -512,7 +512,7 @@ def shards(
             f"most {len(inputs.docids)}."
         )
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
-        raise DesignError(f"n_splits must be a positive integer; got {n_splits!r}.")
+        raise ArgumentError(f"n_splits must be a positive integer; got {n_splits!r}.")
     model_names = _resolve_models(models)
     alpha = check_probability(alpha, "alpha")  # numpy floats too
     # each split's seed, shard labels and per-model results, for every number of shards

@@ -47,9 +47,10 @@ from irmodels._validate import (
     check_number,
     check_probability,
     check_seed,
+    did_you_mean,
     seed_sequence,
 )
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -668,20 +669,22 @@ def topic_sets(
         raise DesignError(f"a topic-set study draws sets of topics and tests on them; the frame "
                           f"has {T} topic(s), it needs at least 2.")
     if method not in METHODS:
-        raise DesignError(f"unknown method {method!r}; choose one of "
-                          f"{', '.join(map(repr, METHODS))}.")
+        raise ArgumentError(f"unknown method {method!r}{did_you_mean(method, METHODS)}; choose "
+                            f"one of {', '.join(map(repr, METHODS))}.")
+    if not isinstance(test, (str, list, tuple)):
+        raise ArgumentError(f"unknown test {test!r}; choose among {', '.join(map(repr, TESTS))}.")
     tests = (test,) if isinstance(test, str) else tuple(test)
     bad = [t for t in tests if t not in TESTS]
     if bad or not tests:
-        raise DesignError(f"unknown test {bad[0] if bad else test!r}; choose among "
-                          f"{', '.join(map(repr, TESTS))}.")
+        raise ArgumentError(f"unknown test {bad[0] if bad else test!r}"
+                            f"{did_you_mean(bad[0] if bad else test, TESTS)}; choose among "
+                            f"{', '.join(map(repr, TESTS))}.")
     tests = tuple(dict.fromkeys(tests))
-    # the documented error of a bad setting here is a DesignError
     alpha = check_probability(alpha, "alpha")
     bin_width = check_number(bin_width, "bin_width", low=0.0, low_open=True)
     for name, v in (("n_samples", n_samples), ("n_resamples", n_resamples)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise DesignError(f"{name} must be a positive integer; got {v!r}.")
+            raise ArgumentError(f"{name} must be a positive integer; got {v!r}.")
     size_list = _check_sizes(sizes, T, method)
     # Kendall's tau of both sets of every sample (a frame of 3 columns) per size
     check_fits(int(n_samples), "n_samples", 2 * 3 * 8 * len(size_list) + 64,

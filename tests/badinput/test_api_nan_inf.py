@@ -148,7 +148,7 @@ def test_comparability_refuses_nan_inf_before_kappa(value, msg):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not the "no spread" warning
         with pytest.raises(DataFormatError, match=r"^collection b: comparability: " + msg):
-            irm.comparability(_df(), _bad(value), n_perm=10, n_halvings=5)
+            irm.comparability(_df(), _bad(value), n_resamples=10, n_halvings=5)
 
 
 # ---------------------------------------------------------------------------------- power

@@ -106,10 +106,10 @@ def test_topic_sets_are_scale_invariant(method: str, scale: float) -> None:
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
 def test_comparability_is_scale_invariant(scale: float) -> None:
     a, b = _frame(seed=1), _frame(seed=2, shift=0.0)
-    ref = irm.comparability(a, b, n_perm=200, n_halvings=20, seed=4)
+    ref = irm.comparability(a, b, n_resamples=200, n_halvings=20, seed=4)
     got = _no_warnings(lambda: irm.comparability(_frame(scale, seed=1),
                                                  _frame(scale, seed=2, shift=0.0),
-                                                 n_perm=200, n_halvings=20, seed=4))
+                                                 n_resamples=200, n_halvings=20, seed=4))
     assert got.kappa == pytest.approx(ref.kappa, rel=1e-9)
     assert got.p_value == pytest.approx(ref.p_value, rel=1e-9)
     assert (got.n_a_higher, got.n_b_higher) == (ref.n_a_higher, ref.n_b_higher)
@@ -121,9 +121,9 @@ def test_comparability_is_scale_invariant(scale: float) -> None:
 
 
 def test_bootstrap_effects_scale_invariant_where_anova_fits() -> None:
-    ref = irm.studies.bootstrap_effects(irm.anova("MD1", _frame()), n_boot=100, seed=1)
+    ref = irm.studies.bootstrap_effects(irm.anova("MD1", _frame()), n_resamples=100, seed=1)
     got = _no_warnings(lambda: irm.studies.bootstrap_effects(
-        irm.anova("MD1", _frame(1e-100)), n_boot=100, seed=1))
+        irm.anova("MD1", _frame(1e-100)), n_resamples=100, seed=1))
     np.testing.assert_allclose(got.effects.to_numpy() / 1e-100, ref.effects.to_numpy(),
                                rtol=1e-6)
     np.testing.assert_allclose(got.pairs["order_rate"], ref.pairs["order_rate"])
@@ -235,7 +235,7 @@ def _study(name: str, frame: pd.DataFrame, col):
     if name == "bootstrap":
         fit = irm.anova("MD1", frame)
         return lambda seed: irm.studies.bootstrap_effects(
-            fit, n_boot=20, seed=seed).replicates.round(12).to_numpy().tolist()
+            fit, n_resamples=20, seed=seed).replicates.round(12).to_numpy().tolist()
     return lambda seed: irm.studies.pooling_bias(
         col.runs, col.qrels, widths=[2], common_topics=[2], n_samples=3,
         seed=seed).to_frame().round(12).to_dict("list").__repr__()
@@ -253,10 +253,10 @@ def _counts(frame: pd.DataFrame, col, big_frame: pd.DataFrame):
             ArgumentError, "n_resamples="),
         "topic-sets-samples": (lambda: irm.studies.topic_sets(frame, sizes=[3], n_samples=BIG),
                                ArgumentError, "n_samples="),
-        "bootstrap-n-boot": (lambda: irm.studies.bootstrap_effects(fit, n_boot=BIG),
-                             ArgumentError, "n_boot="),
-        "comparability-n-perm": (lambda: irm.comparability(frame, frame, n_perm=BIG),
-                                 ArgumentError, "n_perm="),
+        "bootstrap-n-boot": (lambda: irm.studies.bootstrap_effects(fit, n_resamples=BIG),
+                             ArgumentError, "n_resamples="),
+        "comparability-n-perm": (lambda: irm.comparability(frame, frame, n_resamples=BIG),
+                                 ArgumentError, "n_resamples="),
         "comparability-n-halvings": (lambda: irm.comparability(frame, frame, n_halvings=BIG),
                                      ArgumentError, "n_halvings="),
         "pooling-bias-samples": (lambda: irm.studies.pooling_bias(
@@ -300,7 +300,7 @@ UNREACHABLE = "tcp://127.0.0.1:1"
     lambda f: irm.parallel.map(abs, [1, 2], backend="127.0.0.1:1"),
     lambda f: irm.pairwise(f, "bootstrap", n_resamples=50, backend=UNREACHABLE),
     lambda f: irm.studies.topic_sets(f, sizes=[3], n_samples=5, backend=UNREACHABLE),
-    lambda f: irm.studies.bootstrap_effects(irm.anova("MD1", f), n_boot=5,
+    lambda f: irm.studies.bootstrap_effects(irm.anova("MD1", f), n_resamples=5,
                                             backend=UNREACHABLE),
 ], ids=["map", "map-host-port", "pairwise", "topic-sets", "bootstrap"])
 def test_unreachable_scheduler_is_a_resource_error(call, small_frame) -> None:
@@ -317,14 +317,14 @@ def test_cli_and_library_share_the_scheduler_check() -> None:
 
 
 @pytest.mark.parametrize("call, error, fragment", [
-    (lambda f: irm.pairwise(f, "bootstrap", n_resamples=True), DataFormatError,
+    (lambda f: irm.pairwise(f, "bootstrap", n_resamples=True), ArgumentError,
      "n_resamples must be a positive integer; got True"),
     (lambda f: irm.p_adjust([True, 0.2], "holm"), DataFormatError, "holds booleans"),
     (lambda f: irm.p_adjust(np.array([True, False]), "bh"), DataFormatError,
      "holds booleans"),
-    (lambda f: irm.variability.compare(f, "s0", "s1", epsilon=float("inf")), DataFormatError,
+    (lambda f: irm.variability.compare(f, "s0", "s1", epsilon=float("inf")), ArgumentError,
      "epsilon must be a positive finite number"),
-    (lambda f: irm.variability.compare(f, "s0", "s1", epsilon=True), DataFormatError,
+    (lambda f: irm.variability.compare(f, "s0", "s1", epsilon=True), ArgumentError,
      "epsilon must be a positive finite number"),
     (lambda f: irm.rbo_p_for_depth(float("inf")), DataFormatError, "gives p = 1"),
     (lambda f: irm.rbo_p_for_depth(1e300), DataFormatError, "gives p = 1"),
@@ -348,8 +348,8 @@ def test_arguments_refused(call, error, fragment, small_frame) -> None:
 
 def test_numpy_level_and_depth_accepted(small_frame) -> None:
     fit = irm.anova("MD1", small_frame)
-    a = irm.studies.bootstrap_effects(fit, n_boot=20, level=np.float32(0.9), seed=1)
-    b = irm.studies.bootstrap_effects(fit, n_boot=20, level=0.9, seed=1)
+    a = irm.studies.bootstrap_effects(fit, n_resamples=20, level=np.float32(0.9), seed=1)
+    b = irm.studies.bootstrap_effects(fit, n_resamples=20, level=0.9, seed=1)
     np.testing.assert_allclose(a.effects["lower"], b.effects["lower"], rtol=1e-6)
     assert irm.rbo_p_for_depth(np.int64(10)) == pytest.approx(0.9)
 

@@ -33,7 +33,7 @@ def test_table_4_9_kappa_by_hand(subsets):
     """kappa of unstandardized AP between the four topic subsets, recomputed independently with
     pandas (the thesis's Table 4.9 layout; its published values are not reproduced here)."""
     for x, y in itertools.combinations(subsets, 2):
-        res = irm.comparability(subsets[x], subsets[y], n_perm=10, n_halvings=2)
+        res = irm.comparability(subsets[x], subsets[y], n_resamples=10, n_halvings=2)
         ma, mb = _means(subsets[x]), _means(subsets[y])
         rmse = np.sqrt(((ma - mb) ** 2).mean())
         expected = 2 * rmse / (ma.std(ddof=1) + mb.std(ddof=1))
@@ -41,27 +41,27 @@ def test_table_4_9_kappa_by_hand(subsets):
         assert res.kappa == pytest.approx(expected, rel=1e-12)
         assert res.sd_a == pytest.approx(ma.std(ddof=1), rel=1e-12)
         assert res.n_systems == 110
-    assert irm.comparability(subsets["TREC-7"], subsets["Robust04"], n_perm=1).n_topics_b == 49
+    assert irm.comparability(subsets["TREC-7"], subsets["Robust04"], n_resamples=1).n_topics_b == 49
 
 
 def test_symmetry_and_invariances(subsets):
     a, b = subsets["TREC-7"], subsets["TREC-8"]
-    ab = irm.comparability(a, b, n_perm=50, n_halvings=5, seed=2)
-    ba = irm.comparability(b, a, n_perm=50, n_halvings=5, seed=2)
+    ab = irm.comparability(a, b, n_resamples=50, n_halvings=5, seed=2)
+    ba = irm.comparability(b, a, n_resamples=50, n_halvings=5, seed=2)
     assert ab.kappa == pytest.approx(ba.kappa, rel=1e-12)
     assert (ab.n_a_higher, ab.n_b_higher) == (ba.n_b_higher, ba.n_a_higher)
     scaled = irm.comparability(a.assign(score=a["score"] * 3), b.assign(score=b["score"] * 3),
-                               n_perm=50, n_halvings=5, seed=2)
+                               n_resamples=50, n_halvings=5, seed=2)
     assert scaled.kappa == pytest.approx(ab.kappa, rel=1e-12)
     assert scaled.p_value == ab.p_value
-    same = irm.comparability(a, a, n_perm=20, n_halvings=5)
+    same = irm.comparability(a, a, n_resamples=20, n_halvings=5)
     assert same.kappa == 0 and same.p_value == 1.0 and same.rmse == 0
     assert kappa(_means(a), _means(b)) == pytest.approx(ab.kappa)
 
 
 def test_per_system_welch_against_scipy(subsets):
     a, b = subsets["TREC-7"], subsets["Robust03"]
-    res = irm.comparability(a, b, n_perm=10, n_halvings=2)
+    res = irm.comparability(a, b, n_resamples=10, n_halvings=2)
     assert tuple(res.systems.columns) == SYSTEM_COLUMNS
     row = res.systems.set_index("system").loc["sys7"]
     xa = a[a["system"] == "sys7"]["score"].to_numpy()
@@ -84,11 +84,11 @@ def _null_pair(rng, T=40, R=15):
 
 def test_randomization_test_and_error_rates(rng):
     a, b = _null_pair(rng)
-    null = irm.comparability(a, b, n_perm=400, n_halvings=200, seed=1)
+    null = irm.comparability(a, b, n_resamples=400, n_halvings=200, seed=1)
     assert 0.02 < null.p_value  # same population of topics: no evidence against comparability
     assert 0.02 < null.false_positive_rate < 0.09  # two-sided tests at 0.05 between halves
     shifted = b.assign(score=b["score"] + 0.15)
-    alt = irm.comparability(a, shifted, n_perm=400, n_halvings=50, seed=1)
+    alt = irm.comparability(a, shifted, n_resamples=400, n_halvings=50, seed=1)
     assert alt.p_value < 0.01 and alt.kappa > null.kappa
     assert alt.n_b_higher > 10 and 0 <= alt.lost_significance_rate < 0.5
     # the p-value is the share of the stored null kappas at least the observed one
@@ -96,7 +96,7 @@ def test_randomization_test_and_error_rates(rng):
 
 
 def test_display_and_errors(subsets):
-    res = irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_perm=10, n_halvings=2)
+    res = irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_resamples=10, n_halvings=2)
     assert repr(res).startswith("<Comparability systems=110")
     assert "kappa" in res.summary() and "\\toprule" in res.to_latex()
     assert len(res.to_frame()) == 110
@@ -105,5 +105,5 @@ def test_display_and_errors(subsets):
         irm.comparability(subsets["TREC-7"], other)
     with pytest.raises(irm.DesignError, match="every \\(topic, system\\) cell"):
         irm.comparability(subsets["TREC-7"].iloc[1:], subsets["TREC-8"])
-    with pytest.raises(irm.DesignError, match="n_perm"):
-        irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_perm=0)
+    with pytest.raises(irm.ArgumentError, match="n_resamples"):
+        irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_resamples=0)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import irmodels as irm
 from irmodels.cli import main
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.compare import system_letters
 
 PDFLATEX = shutil.which("pdflatex")
@@ -169,9 +169,9 @@ def test_systems_selection_and_single_measure(small: pd.DataFrame) -> None:
 
 
 def test_errors(small: pd.DataFrame) -> None:
-    with pytest.raises(DataFormatError, match="unknown test"):
+    with pytest.raises(ArgumentError, match="unknown test"):
         irm.compare(small, test="anova")  # type: ignore[arg-type]
-    with pytest.raises(DataFormatError, match="unknown adjustment"):
+    with pytest.raises(ArgumentError, match="unknown adjustment"):
         irm.compare(small, test="t", adjust="fdr")  # type: ignore[arg-type]
     with pytest.raises(DataFormatError, match="not in the frame"):
         irm.compare(small, measures=["MAP"])
@@ -179,7 +179,7 @@ def test_errors(small: pd.DataFrame) -> None:
         irm.compare(small, systems=["sys1", "nope"])
     with pytest.raises(DataFormatError, match="baseline"):
         irm.compare(small, baseline="nope")
-    with pytest.raises(DataFormatError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         irm.compare(small, alpha=5)
     with pytest.raises(DesignError, match="two systems"):
         irm.compare(small, systems=["sys1"])

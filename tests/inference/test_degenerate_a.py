@@ -246,7 +246,7 @@ def test_undefined_kappa_gives_nan_p_with_a_warning() -> None:
     a = irm.from_wide(pd.DataFrame(np.hstack([xa, xa]), columns=["s1", "s2"]))
     b = irm.from_wide(pd.DataFrame(np.hstack([xb, xb]), columns=["s1", "s2"]))
     with pytest.warns(DataQualityWarning, match="kappa is undefined"):
-        r = irm.comparability(a, b, n_perm=200, n_halvings=20)
+        r = irm.comparability(a, b, n_resamples=200, n_halvings=20)
     assert np.isnan(r.kappa) and np.isnan(r.p_value)  # p was 0.0
     assert "p_value=nan" in repr(r) and "p=nan" in r._display_title()
 
@@ -259,7 +259,7 @@ def test_p_value_counts_only_defined_repartitions() -> None:
     w = pd.DataFrame({"s1": s1, "s2": s2})
     a, b = irm.from_wide(w.iloc[:4]), irm.from_wide(w.iloc[4:].reset_index(drop=True))
     with pytest.warns(DataQualityWarning, match=r"undefined in \d+ of 300") as rec:
-        r = irm.comparability(a, b, n_perm=300, n_halvings=10, seed=2)
+        r = irm.comparability(a, b, n_resamples=300, n_halvings=10, seed=2)
     null = r.null_kappa
     undefined = int(np.isnan(null).sum())
     # each side holds both topics with probability 2 C(6, 2) / C(8, 4) = 3/7
@@ -275,7 +275,7 @@ def test_comparability_alpha_accepts_numpy_floats() -> None:
     rng = np.random.default_rng(1)
     w = pd.DataFrame(rng.uniform(0, 1, (8, 3)), columns=["s1", "s2", "s3"])
     a, b = irm.from_wide(w.iloc[:4]), irm.from_wide(w.iloc[4:].reset_index(drop=True))
-    r = irm.comparability(a, b, n_perm=20, n_halvings=5, alpha=np.float32(0.1))
+    r = irm.comparability(a, b, n_resamples=20, n_halvings=5, alpha=np.float32(0.1))
     assert r.alpha == pytest.approx(0.1)
     with pytest.raises(ArgumentError, match="alpha"):
-        irm.comparability(a, b, n_perm=20, n_halvings=5, alpha=np.bool_(True))
+        irm.comparability(a, b, n_resamples=20, n_halvings=5, alpha=np.bool_(True))

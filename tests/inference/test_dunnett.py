@@ -95,7 +95,7 @@ def test_control_errors_and_bad_input(reference_dir):
                     pd.read_csv(reference_dir / "data" / "lsm_balanced.csv"))
     with pytest.raises(DesignError, match=r"control level 'S1' is not a level of system .*s1, s2"):
         fit.dunnett("S1")
-    with pytest.raises(DataFormatError, match="alternative"):
+    with pytest.raises(ArgumentError, match="alternative"):
         fit.dunnett("s1", alternative="bigger")  # type: ignore[arg-type]
     with pytest.raises(ArgumentError, match="alpha"):
         fit.dunnett("s1", alpha=1.5)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import DataFormatError
+from irmodels.errors import ArgumentError, DataFormatError
 from irmodels.inference.effects import noncentral_t_interval, paired_effects
 from irmodels.inference.pairwise import COLUMNS
 
@@ -157,7 +157,7 @@ def test_noncentral_t_interval_edges() -> None:
     lo, hi = noncentral_t_interval([np.nan, np.inf, 25.0, -25.0], 40)
     assert np.isnan(lo[:2]).all() and np.isnan(hi[:2]).all()
     assert lo[2] == pytest.approx(-hi[3], rel=1e-10) and 15 < lo[2] < 25 < hi[2] < 40
-    with pytest.raises(DataFormatError, match="alternative"):
+    with pytest.raises(ArgumentError, match="alternative"):
         noncentral_t_interval([1.0], 5, alternative="both")
 
 
@@ -201,7 +201,7 @@ def test_effect_size_refuses_bad_input() -> None:
         irm.effect_size([0.1], [0.2])
     with pytest.raises(DataFormatError, match="finite"):
         irm.effect_size([0.1, np.nan], [0.2, 0.3])
-    with pytest.raises(DataFormatError, match="level"):
+    with pytest.raises(ArgumentError, match="level"):
         irm.effect_size([0.1, 0.4, 0.2], [0.2, 0.3, 0.3], level=95)
 
 

@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 
 P = irm.power
 ALT = {"two.sided": "two-sided", "one.sided": "greater"}
@@ -97,7 +97,7 @@ def test_errors():
         P.paired_t(n=10, delta=0.1, sigma=0)
     with pytest.raises(DesignError, match="not above"):
         P.paired_t(delta=0.1, sigma=0.1, power=0.04)
-    with pytest.raises(DesignError, match="alternative"):
+    with pytest.raises(ArgumentError, match="alternative"):
         P.paired_t(n=10, delta=0.1, sigma=0.1, alternative="two.sided")
     with pytest.raises(DesignError, match="delta is 0"):
         P.paired_t(delta=0, sigma=0.1, power=0.8)

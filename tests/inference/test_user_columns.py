@@ -93,8 +93,8 @@ def test_misspelt_column_is_named_with_did_you_mean(frames, name) -> None:
 def test_comparability_with_user_names(frames) -> None:
     canon, raw = frames
     a, b, ra, rb = _split(canon, raw)
-    exp = irm.comparability(a, b, n_perm=50, n_halvings=10, seed=1)
-    got = irm.comparability(ra, rb, n_perm=50, n_halvings=10, seed=1, **KW)
+    exp = irm.comparability(a, b, n_resamples=50, n_halvings=10, seed=1)
+    got = irm.comparability(ra, rb, n_resamples=50, n_halvings=10, seed=1, **KW)
     assert got.kappa == pytest.approx(exp.kappa, rel=1e-12)
     assert got.p_value == exp.p_value
     assert got.rmse == pytest.approx(exp.rmse, rel=1e-12)

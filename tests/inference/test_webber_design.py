@@ -187,7 +187,7 @@ OLD_FALSE_NEGATIVE_RATE = {0: 0.43365695792880254, 3: 0.43333333333333335}
 
 @pytest.mark.parametrize("seed", sorted(OLD_FALSE_NEGATIVE_RATE))
 def test_renamed_quantity_equals_the_old_one(robust, seed) -> None:
-    r = irm.comparability(*robust, n_perm=50, n_halvings=30, seed=seed)
+    r = irm.comparability(*robust, n_resamples=50, n_halvings=30, seed=seed)
     assert r.lost_significance_rate == OLD_FALSE_NEGATIVE_RATE[seed]
     with pytest.warns(FutureWarning, match="lost_significance_rate"):
         assert r.false_negative_rate == r.lost_significance_rate
@@ -204,7 +204,8 @@ def test_figure_4_11_false_negatives_by_brute_force() -> None:
     T, S, n_perm, n_halv, seed = 14, 5, 20, 6, 9
     Xa = rng.beta(2, 5, (T, 1)) + np.linspace(0, 0.2, S) + rng.normal(0, 0.05, (T, S))
     Xb = rng.beta(2, 5, (T, 1)) + np.linspace(0, 0.2, S) + rng.normal(0, 0.05, (T, S))
-    res = irm.comparability(_wide(Xa), _wide(Xb), n_perm=n_perm, n_halvings=n_halv, seed=seed)
+    res = irm.comparability(_wide(Xa), _wide(Xb), n_resamples=n_perm, n_halvings=n_halv,
+                            seed=seed)
     # replay the random draws: the re-partitions, then the halvings of A and of B
     g = np.random.default_rng(seed)
     g.permuted(np.broadcast_to(np.arange(2 * T), (n_perm, 2 * T)), axis=1)
@@ -238,7 +239,7 @@ def test_figure_4_11_false_negatives_by_brute_force() -> None:
 
 
 def test_false_positive_distribution_on_robust(robust) -> None:
-    r = irm.comparability(*robust, n_perm=20, n_halvings=40, seed=2)
+    r = irm.comparability(*robust, n_resamples=20, n_halvings=40, seed=2)
     d = r.false_positive_distribution()
     # false positives come in clusters: a few halvings make many systems differ
     assert d["median"] <= d["mean"] <= d["q97.5"]

@@ -12,6 +12,7 @@ import pytest
 
 import irmodels as irm
 from irmodels.errors import (
+    ArgumentError,
     DataFormatError,
     DesignError,
     FormulaError,
@@ -121,7 +122,7 @@ def test_bad_options() -> None:
     for bad in (0, 4, "2", True, 2.5):
         with pytest.raises(DesignError, match="ss_type must be 1, 2 or 3"):
             irm.anova("MD1", grid(), ss_type=bad)
-    with pytest.raises(DesignError, match="method"):
+    with pytest.raises(ArgumentError, match="method"):
         irm.anova("MD1", grid(), method="fast")
     with pytest.raises(DesignError, match="alpha"):
         irm.anova("MD1", grid(), alpha=1.5)

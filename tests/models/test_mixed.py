@@ -139,7 +139,7 @@ def test_degenerate_strata(rng: np.random.Generator) -> None:
 
 def test_bad_arguments(rng: np.random.Generator) -> None:
     data = _design(rng)
-    with pytest.raises(ModelError, match="method"):
+    with pytest.raises(irm.ArgumentError, match="method"):
         irm.mixed("score ~ system + (1|topic)", data, method="OLS")  # type: ignore[arg-type]
     with pytest.raises(FormulaError, match="random term"):
         irm.mixed("score ~ system", data)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import BoundaryFitWarning, DataFormatError, ModelError
+from irmodels.errors import ArgumentError, BoundaryFitWarning, DataFormatError, ModelError
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "mixed_confint.json").read_text())
@@ -71,9 +71,9 @@ def test_wald_equals_lme4(method: str, data: pd.DataFrame) -> None:
 
 def test_bootstrap_is_reproducible_and_sensible(data: pd.DataFrame) -> None:
     fit = _fit("score ~ system + (1|topic)", data)
-    a = fit.confint("bootstrap", n_boot=40, seed=7)
-    b = fit.confint("bootstrap", n_boot=40, seed=7)
-    c = fit.confint("bootstrap", n_boot=40, seed=8)
+    a = fit.confint("bootstrap", n_resamples=40, seed=7)
+    b = fit.confint("bootstrap", n_resamples=40, seed=7)
+    c = fit.confint("bootstrap", n_resamples=40, seed=8)
     pd.testing.assert_frame_equal(a, b)
     assert not np.allclose(a.to_numpy(), c.to_numpy())
     assert list(a.index) == ["topic", "Residual", *fit.fixed.index]
@@ -86,18 +86,18 @@ def test_bootstrap_is_reproducible_and_sensible(data: pd.DataFrame) -> None:
 
 def test_bootstrap_heteroscedastic_and_bad_input(data: pd.DataFrame) -> None:
     fit = _fit("score ~ system + (1|topic)", data)
-    with pytest.raises(ModelError, match="method must be"):
+    with pytest.raises(ArgumentError, match="method must be"):
         fit.confint("exact")  # type: ignore[arg-type]
-    with pytest.raises(DataFormatError, match="level"):
+    with pytest.raises(ArgumentError, match="level"):
         fit.confint("wald", level=95)
     with pytest.raises(DataFormatError, match="unknown parameter"):
         fit.confint("wald", parm=["sytem"])
-    with pytest.raises(DataFormatError, match="n_boot"):
-        fit.confint("bootstrap", n_boot=1)
+    with pytest.raises(ArgumentError, match="n_resamples"):
+        fit.confint("bootstrap", n_resamples=1)
     hfit = irm.mixed("score ~ system + (1|topic)", data, residual="system")
     with pytest.raises(ModelError, match="heteroscedastic"):
         hfit.confint("profile")
-    ci = hfit.confint("bootstrap", n_boot=10, seed=1, parm=["Residual", "topic"])
+    ci = hfit.confint("bootstrap", n_resamples=10, seed=1, parm=["Residual", "topic"])
     assert list(ci.index) == ["topic", "Residual"] and (ci["lower"] < ci["upper"]).all()
 
 

@@ -27,8 +27,8 @@ def test_three_facet_gstudy_gets_intervals(shards: pd.DataFrame) -> None:
         warnings.simplefilter("ignore", BoundaryFitWarning)
         fit = irm.mixed(FACETS3, shards)
         plain = irm.gstudy(fit)
-        gs = fit.gstudy(n_boot=30, seed=5)
-        again = fit.gstudy(n_boot=30, seed=5)
+        gs = fit.gstudy(n_resamples=30, seed=5)
+        again = fit.gstudy(n_resamples=30, seed=5)
     assert plain.facet == gs.facet == "shard"
     # today's G-study of a three-facet design has no intervals; with the draws it has
     d0 = plain.dstudy([5, 20])
@@ -56,7 +56,7 @@ def test_two_facet_bootstrap_is_close_to_feldt() -> None:
     data = irm.datasets.load("adhoc3", "AP")
     data = data[data["system"].isin([f"sys{i}" for i in range(1, 21)])]
     fit = irm.mixed("score ~ (1|system) + (1|topic)", data)
-    boot = fit.gstudy(n_boot=60, seed=2).dstudy([50])
+    boot = fit.gstudy(n_resamples=60, seed=2).dstudy([50])
     feldt = irm.gstudy(data).dstudy([50])
     for col in ("Erho2_lower", "Erho2_upper", "Phi_lower", "Phi_upper"):
         assert abs(boot[col].iloc[0] - feldt[col].iloc[0]) < 0.05

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DataQualityWarning
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning
 from irmodels.replicates.documents import (
     ScoreModel,
     fit_score_model,
@@ -249,9 +249,9 @@ def test_bad_arguments() -> None:
         irm.replicates.document_samples(runs, qrels, measure="ERR@20")
     with pytest.raises(DataFormatError, match="not supported by the simulator"):
         irm.replicates.document_samples(runs, qrels, measure="num_ret")
-    with pytest.raises(DataFormatError, match="n_samples"):
+    with pytest.raises(ArgumentError, match="n_samples"):
         irm.replicates.document_samples(runs, qrels, n_samples=0)
-    with pytest.raises(DataFormatError, match="zeros"):
+    with pytest.raises(ArgumentError, match="zeros"):
         irm.replicates.document_samples(runs, qrels, zeros="drop")  # type: ignore[arg-type]
     with pytest.raises(DataFormatError, match="runs has no column 'score'"):
         irm.replicates.document_samples(runs.drop(columns="score"), qrels)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
-from irmodels.errors import DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.replicates.sharding import (
     docids_from,
     read_docids,
@@ -136,7 +136,7 @@ def test_bad_docids() -> None:
         shards("abc", 2, seed=0)
     with pytest.raises(DataFormatError, match="missing"):
         shards(["a", None, "c"], 2, seed=0)
-    with pytest.raises(DesignError, match="n_splits"):
+    with pytest.raises(ArgumentError, match="n_splits"):
         shard_splits(DOCS, 2, n_splits=0, seed=0)
 
 

@@ -22,7 +22,7 @@ from scipy import integrate, stats
 
 import irmodels as irm
 from irmodels.data.frame import to_wide
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.replicates.simulation import (
     MARGIN_COLUMNS,
     _fit_beta,
@@ -311,9 +311,9 @@ def test_singular_correlation_with_more_systems_than_topics(ap: pd.DataFrame) ->
 
 
 def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame) -> None:
-    with pytest.raises(DesignError, match="unknown margins"):
+    with pytest.raises(ArgumentError, match="unknown margins"):
         fit_simulator(small_ap, margins="gamma")  # type: ignore[arg-type]
-    with pytest.raises(DesignError, match="unknown copula"):
+    with pytest.raises(ArgumentError, match="unknown copula"):
         fit_simulator(small_ap, copula="t")  # type: ignore[arg-type]
     with pytest.raises(DesignError, match="discrete measure"):
         fit_simulator(small_ap, margins="betabinom")
@@ -374,7 +374,7 @@ def test_margins_named_per_system(small_ap: pd.DataFrame) -> None:
     assert (fam.drop(["sys2", "sys3"]) == auto.drop(["sys2", "sys3"])).all()
     with pytest.raises(DesignError, match="does not have"):
         fit_simulator(small_ap, margins={"nope": "beta"})
-    with pytest.raises(DesignError, match="unknown margins 'gamma'"):
+    with pytest.raises(ArgumentError, match="unknown margins 'gamma'"):
         fit_simulator(small_ap, margins={"sys2": "gamma"})
 
 

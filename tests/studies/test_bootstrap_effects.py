@@ -34,7 +34,7 @@ def test_bootstrap_se_matches_analytic_se_on_balanced_md1(adhoc8):
     sqrt(129) ~ 1%.
     """
     fit = irm.anova("MD1", adhoc8)
-    boot = irm.studies.bootstrap_effects(fit, n_boot=1000, seed=11)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=1000, seed=11)
     analytic = math.sqrt(fit.ms_error / 50)
     np.testing.assert_allclose(boot.effects["se_model"], analytic, rtol=1e-12)
     ratio = boot.effects["se"] / analytic
@@ -53,8 +53,8 @@ def test_bootstrap_se_matches_analytic_se_on_balanced_md1(adhoc8):
 
 def test_without_rescaling_the_se_shrinks_by_sqrt_df_over_n(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, [f"run{i}" for i in range(1, 21)]))
-    a = irm.studies.bootstrap_effects(fit, n_boot=400, seed=3)
-    b = irm.studies.bootstrap_effects(fit, n_boot=400, seed=3, rescale=False)
+    a = irm.studies.bootstrap_effects(fit, n_resamples=400, seed=3)
+    b = irm.studies.bootstrap_effects(fit, n_resamples=400, seed=3, rescale=False)
     # same draws: the replicated deviations scale exactly by sqrt(df / N)
     factor = math.sqrt(fit.df_resid / fit.n_obs)
     np.testing.assert_allclose(b.effects["se"], a.effects["se"] * factor, rtol=1e-10)
@@ -62,14 +62,14 @@ def test_without_rescaling_the_se_shrinks_by_sqrt_df_over_n(adhoc8):
 
 def test_closed_form_equals_refit_path(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3", "run4", "run5"]))
-    a = irm.studies.bootstrap_effects(fit, n_boot=60, seed=2)
-    b = irm.studies.bootstrap_effects(fit, n_boot=60, seed=2, _refit=True)
+    a = irm.studies.bootstrap_effects(fit, n_resamples=60, seed=2)
+    b = irm.studies.bootstrap_effects(fit, n_resamples=60, seed=2, _refit=True)
     np.testing.assert_allclose(a.replicates.to_numpy(), b.replicates.to_numpy(), atol=1e-12)
 
 
 def test_order_rate_by_hand(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3", "run4"]))
-    boot = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=120, seed=5)
     M = boot.replicates.to_numpy()
     m = boot.effects["mean"].to_numpy()
     row = boot.pairs.iloc[4]  # run2 vs run4
@@ -81,8 +81,8 @@ def test_order_rate_by_hand(adhoc8):
 
 def test_reproducible_on_processes(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, [f"run{i}" for i in range(1, 11)]))
-    a = irm.studies.bootstrap_effects(fit, n_boot=120, seed=9)
-    b = irm.studies.bootstrap_effects(fit, n_boot=120, seed=9, backend="processes", n_workers=2)
+    a = irm.studies.bootstrap_effects(fit, n_resamples=120, seed=9)
+    b = irm.studies.bootstrap_effects(fit, n_resamples=120, seed=9, backend="processes", n_workers=2)
     pd.testing.assert_frame_equal(a.effects, b.effects)
     pd.testing.assert_frame_equal(a.pairs, b.pairs)
 
@@ -93,7 +93,7 @@ def test_unbalanced_refit(adhoc8):
         warnings.simplefilter("ignore", irm.IRModelsWarning)
         fit = irm.anova("MD1", sub)
     assert not fit.balanced
-    boot = irm.studies.bootstrap_effects(fit, n_boot=40, seed=1)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=40, seed=1)
     assert boot.effects["se"].between(0.5 * boot.effects["se_model"],
                                       2 * boot.effects["se_model"]).all()
 
@@ -104,7 +104,7 @@ def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
     (correlated): bound 15% each, the average within 10%."""
     sub = _subset(adhoc8, ["run1", "run2", "run3", "run4"])
     fit = irm.mixed("score ~ system + (1|topic)", sub)
-    boot = irm.studies.bootstrap_effects(fit, n_boot=400, seed=4)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=400, seed=4)
     assert boot.kind == "parametric"
     cov = fit.marginal_means_cov("system").to_numpy()
     np.testing.assert_allclose(boot.effects["se_model"], np.sqrt(np.diag(cov)))
@@ -116,15 +116,15 @@ def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
 
 def test_display_and_errors(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3"]))
-    boot = irm.studies.bootstrap_effects(fit, n_boot=20)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=20)
     assert repr(boot) == "<BootstrapEffects kind='residual', factor='system', levels=3, n_boot=20>"
     assert "Least stable pairs" in boot.summary() and "\\toprule" in boot.to_latex()
     assert list(boot.to_frame().columns) == ["system", *EFFECT_COLUMNS]
     assert len(boot.plot().axes) == 1
     with pytest.raises(irm.DesignError, match="fitted model"):
         irm.studies.bootstrap_effects(adhoc8)
-    with pytest.raises(irm.ArgumentError, match="n_boot"):
-        irm.studies.bootstrap_effects(fit, n_boot=1)
+    with pytest.raises(irm.ArgumentError, match="n_resamples"):
+        irm.studies.bootstrap_effects(fit, n_resamples=1)
     with pytest.raises(irm.DesignError, match="no factor|not a main effect"):
         irm.studies.bootstrap_effects(fit, factor="shard")
 
@@ -133,7 +133,7 @@ def test_tied_means_have_no_order(adhoc8):
     sub = _subset(adhoc8, ["run1", "run2", "run3"])
     twin = sub[sub["system"] == "run1"].assign(system="run1b")
     data = irm.frame(pd.concat([sub, twin], ignore_index=True)[["topic", "system", "score"]])
-    boot = irm.studies.bootstrap_effects(irm.anova("MD1", data), n_boot=50)
+    boot = irm.studies.bootstrap_effects(irm.anova("MD1", data), n_resamples=50)
     pair = boot.pairs[(boot.pairs["a"] == "run1") & (boot.pairs["b"] == "run1b")]
     assert pair["diff"].iloc[0] == 0 and np.isnan(pair["order_rate"].iloc[0])
     assert boot.pairs["order_rate"].notna().sum() == len(boot.pairs) - 1
@@ -155,7 +155,7 @@ def test_shard_models_md3_and_md6(rng):
                                    "shard": k.ravel().astype(str), "score": y.ravel()}))
     for model in ("MD3", "MD6"):
         fit = irm.anova(model, data)
-        boot = irm.studies.bootstrap_effects(fit, n_boot=800, seed=7)
+        boot = irm.studies.bootstrap_effects(fit, n_resamples=800, seed=7)
         analytic = math.sqrt(fit.ms_error / (T * S))
         np.testing.assert_allclose(boot.effects["se_model"], analytic, rtol=1e-12)
         ratio = boot.effects["se"] / analytic
@@ -169,7 +169,7 @@ def test_heteroscedastic_mixed_fit_is_refused(adhoc8):
         warnings.simplefilter("ignore", irm.IRModelsWarning)
         fit = irm.mixed("score ~ system + (1|topic)", sub, residual="system")
     with pytest.raises(irm.DesignError, match="one residual variance"):
-        irm.studies.bootstrap_effects(fit, n_boot=10)
+        irm.studies.bootstrap_effects(fit, n_resamples=10)
 
 
 @pytest.mark.parametrize("case", ["closed", "refit", "mixed"])
@@ -186,7 +186,7 @@ def test_invariant_to_the_row_order(adhoc8, case):
             warnings.simplefilter("ignore", irm.IRModelsWarning)
             fit = (irm.mixed("score ~ system + (1|topic)", data) if case == "mixed"
                    else irm.anova("MD1", data))
-            return irm.studies.bootstrap_effects(fit, n_boot=30, seed=2)
+            return irm.studies.bootstrap_effects(fit, n_resamples=30, seed=2)
 
     a, b = boot(sub), boot(shuffled)
     tol = 1e-9 if case == "mixed" else 1e-12  # refits: optimiser and summation order

@@ -33,7 +33,7 @@ def test_bootstrap_effects_on_dask_equal_serial(data, dask_client):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = irm.anova("MD1", data)
-    a = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5)
-    b = irm.studies.bootstrap_effects(fit, n_boot=120, seed=5, backend=dask_client)
+    a = irm.studies.bootstrap_effects(fit, n_resamples=120, seed=5)
+    b = irm.studies.bootstrap_effects(fit, n_resamples=120, seed=5, backend=dask_client)
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
     assert np.isfinite(a.to_frame().select_dtypes("number").to_numpy()).all()

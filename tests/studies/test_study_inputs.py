@@ -43,7 +43,7 @@ def test_bootstrap_se_model_unbalanced_is_each_ls_mean_own_se() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = irm.anova("MD1", f)
-        boot = irm.studies.bootstrap_effects(fit, n_boot=2, seed=1)
+        boot = irm.studies.bootstrap_effects(fit, n_resamples=2, seed=1)
     exact = np.sqrt(np.diag(fit.marginal_means_cov("system").to_numpy()))
     np.testing.assert_allclose(boot.effects["se_model"].to_numpy(), exact, rtol=1e-12)
     se = boot.effects["se_model"]
@@ -55,7 +55,7 @@ def test_bootstrap_se_model_balanced_is_sqrt_mse_over_n() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = irm.anova("MD1", _wide(np.random.default_rng(2).random((5, 3))))
-    boot = irm.studies.bootstrap_effects(fit, n_boot=2, seed=0)
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=2, seed=0)
     np.testing.assert_allclose(boot.effects["se_model"].to_numpy(),
                                np.full(3, math.sqrt(fit.ms_error / 5)), rtol=1e-12)
     np.testing.assert_allclose(

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import irmodels as irm
-from irmodels.errors import DesignError
+from irmodels.errors import ArgumentError, DesignError
 from irmodels.studies.error_rates import ERROR_COLUMNS, _full_stats
 from irmodels.studies.error_rates import test_errors as run_errors
 
@@ -131,7 +131,7 @@ def test_plot_and_face(small: pd.DataFrame) -> None:
 
 
 def test_refusals(small: pd.DataFrame) -> None:
-    with pytest.raises(DesignError, match="unknown test"):
+    with pytest.raises(ArgumentError, match="unknown test"):
         run_errors(small, tests=["z"], n_trials=5)
     with pytest.raises(DesignError, match="at least 3"):
         run_errors(small, sizes=[2], n_trials=5)

@@ -160,15 +160,15 @@ def test_bad_input(data):
         irm.studies.topic_sets(data, sizes=[16], n_samples=5)
     with pytest.raises(irm.DesignError, match="every \\(topic, system\\) cell"):
         irm.studies.topic_sets(data.iloc[1:], sizes=[5], n_samples=5)
-    with pytest.raises(irm.DesignError, match="unknown test"):
+    with pytest.raises(irm.ArgumentError, match="unknown test"):
         irm.studies.topic_sets(data, sizes=[5], n_samples=5, test="anova")
-    with pytest.raises(irm.DesignError, match="unknown method"):
+    with pytest.raises(irm.ArgumentError, match="unknown method"):
         irm.studies.topic_sets(data, sizes=[5], n_samples=5, method="halves")
     with pytest.raises(irm.DesignError, match="at least 2"):
         irm.studies.topic_sets(data, sizes=[1], n_samples=5)
     with pytest.raises(irm.DesignError, match="subsample"):
         irm.studies.topic_sets(data, sizes=[31], n_samples=5, method="subsample")
-    with pytest.raises(irm.DesignError, match="n_samples"):
+    with pytest.raises(irm.ArgumentError, match="n_samples"):
         irm.studies.topic_sets(data, sizes=[5], n_samples=0)
 
 
