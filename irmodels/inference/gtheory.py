@@ -75,7 +75,7 @@ class GStudy(ResultDisplay):
     mean_squares: pd.Series | None = field(default=None, repr=False)
     source: str = "data"
     #: Bootstrap draws of the variance components (one row per replicate, columns as
-    #: ``components.index``), set by ``MixedResult.gstudy(n_boot=...)``: the D-study's
+    #: ``components.index``), set by ``MixedResult.gstudy(n_resamples=...)``: the D-study's
     #: intervals are then their percentiles where no closed form applies.
     component_draws: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     #: The user's column names (canonical -> name) when :func:`gstudy` was given ``topic=`` /

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_probability, check_seed, seed_sequence
+from irmodels._validate import check_fits, check_probability, check_seed, renamed, seed_sequence
 from irmodels.errors import ArgumentError, DesignError, IRModelsWarning
 from irmodels.parallel import map as parallel_map
 
@@ -223,7 +223,7 @@ def _check_int(value: Any, name: str, low: int) -> int:
 def _check_replicates(n_boot: int, k: int) -> None:
     """The replicates (n_boot x k), their centred copy and a block of 2000 pairs' differences
     must fit in memory."""
-    check_fits(n_boot, "n_boot", 8 * (2 * k + 2 * min(k * (k - 1) // 2, 2000)),
+    check_fits(n_boot, "n_resamples", 8 * (2 * k + 2 * min(k * (k - 1) // 2, 2000)),
                what=f"the replicates of {k} means")
 
 
@@ -316,7 +316,7 @@ def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:
 def bootstrap_effects(
     fit: Any,
     *,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     factor: str = "system",
     level: float = 0.95,
     rescale: bool = True,
@@ -325,6 +325,7 @@ def bootstrap_effects(
     n_workers: int | None = None,
     progress: bool | None = None,
     _refit: bool = False,
+    **deprecated: Any,
 ) -> BootstrapEffects:
     """Bootstrap SEs, percentile intervals and order stability of a factor's marginal means.
 
@@ -333,8 +334,9 @@ def bootstrap_effects(
     fit : AnovaResult or MixedResult
         A fitted model (:func:`irmodels.anova`, e.g. MD1-MD6, or :func:`irmodels.mixed`) with
         ``factor`` among its fixed main effects.
-    n_boot : int
-        Replicates (default 1000).
+    n_resamples : int
+        Replicates (default 1000). Was ``n_boot`` (still accepted for one release, with a
+        ``FutureWarning``); the result keeps the attribute ``n_boot``.
     factor : str
         The factor whose marginal means are bootstrapped (default ``system``).
     level : float
@@ -359,7 +361,7 @@ def bootstrap_effects(
     ------
     DesignError
         Not a fitted model; ``factor`` not a fixed main effect; no residual df; a
-        heteroscedastic mixed fit; bad ``n_boot`` or ``level``.
+        heteroscedastic mixed fit; bad ``n_resamples`` or ``level``.
 
     Notes
     -----
@@ -373,7 +375,7 @@ def bootstrap_effects(
     --------
     >>> import irmodels as irm
     >>> fit = irm.anova("MD1", irm.datasets.load("adhoc3", "AP"))
-    >>> boot = irm.studies.bootstrap_effects(fit, n_boot=500, seed=1)
+    >>> boot = irm.studies.bootstrap_effects(fit, n_resamples=500, seed=1)
     >>> boot
     <BootstrapEffects kind='residual', factor='system', levels=40, n_boot=500>
     >>> boot.to_frame()[["system", "mean", "se", "se_model", "lower", "upper"]].head(3).round(4)
@@ -386,7 +388,8 @@ def bootstrap_effects(
     from irmodels.models.anova import AnovaResult
     from irmodels.models.mixed import MixedResult
 
-    n_boot = _check_int(n_boot, "n_boot", 2)
+    n_boot = _check_int(renamed(deprecated, "n_boot", "n_resamples", n_resamples, 1000,
+                                where="irm.studies.bootstrap_effects"), "n_resamples", 2)
     level = check_probability(level, "level")  # numpy floats too
     if isinstance(fit, AnovaResult):
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
