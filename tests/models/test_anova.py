@@ -124,7 +124,7 @@ def test_bad_options() -> None:
             irm.anova("MD1", grid(), ss_type=bad)
     with pytest.raises(ArgumentError, match="method"):
         irm.anova("MD1", grid(), method="fast")
-    with pytest.raises(DesignError, match="alpha"):
+    with pytest.raises(ArgumentError, match="alpha"):
         irm.anova("MD1", grid(), alpha=1.5)
 
 

@@ -139,5 +139,5 @@ def test_refusals(small: pd.DataFrame) -> None:
         run_errors(small, delta=-0.1, n_trials=5)
     with pytest.raises(DesignError, match="leaves"):
         run_errors(small, delta=0.9, n_trials=5)
-    with pytest.raises(DesignError, match="n_trials"):
+    with pytest.raises(ArgumentError, match="n_trials"):
         run_errors(small, n_trials=0)
