@@ -747,9 +747,9 @@ def fit_simulator(
              else None)
     for fam in (named.values() if named is not None else [margins]):
         if not isinstance(fam, str) or fam not in families:
-            raise ArgumentError(f"unknown margins {fam!r}{did_you_mean(fam, families)}; choose one of "
-                              f"{', '.join(map(repr, families))} (or a mapping system -> "
-                              "one of them).")
+            raise ArgumentError(f"unknown margins {fam!r}{did_you_mean(fam, families)}; choose "
+                                f"one of {', '.join(map(repr, families))} (or a mapping "
+                                "system -> one of them).")
     frame_, _ = user_frame(data, topic=topic, system=system, score=score, what=what)
     if not isinstance(frame_, pd.DataFrame):
         raise DataFormatError(f"{what} needs a long frame of scores; got "
