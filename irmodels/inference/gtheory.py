@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ from irmodels.inference._gtheory_kernels import (
     _two_way,
     _warn_degenerate,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.models.base import FittedModel
 
 __all__ = ["GStudy", "gstudy"]
 
@@ -501,7 +504,7 @@ def _pick_facet(data: pd.DataFrame, facets: Sequence[str] | None) -> str | None:
 
 
 def gstudy(
-    data_or_result: Any,
+    data_or_result: pd.DataFrame | FittedModel,
     *,
     facets: Sequence[str] | None = None,
     data: pd.DataFrame | None = None,
@@ -513,10 +516,11 @@ def gstudy(
 
     Parameters
     ----------
-    data_or_result : DataFrame, AnovaResult or MixedResult
+    data_or_result : DataFrame or FittedModel
         A long frame (``irm.frame``) with one score per (system, topic), or per (system,
-        topic, shard) with a third facet; or a fitted ``irm.anova`` / ``irm.mixed`` result,
-        whose ``variance_components()`` are used.
+        topic, shard) with a third facet; or a fitted model (``irm.anova``, ``irm.mixed``: a
+        :class:`~irmodels.models.base.FittedModel`), whose ``variance_components()`` and
+        ``data`` are used.
     facets : sequence of str, optional
         The third facet: ``["shard"]`` or ``["sample"]``; ``[]`` for none. By default a
         ``shard`` or ``sample`` column with more than one level is the facet.
@@ -648,14 +652,16 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
     return gs
 
 
-def _from_result(result: Any, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
+def _from_result(result: FittedModel, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
     vc = result.variance_components()
     if not isinstance(vc, pd.DataFrame) or "variance" not in vc.columns:
         raise DataFormatError(
             "the result's variance_components is not a DataFrame with a 'variance' column; "
             "pass the data instead: irm.gstudy(frame)."
         )
-    if data is None:
+    if data is None and getattr(result, "random_effects", None) is None:
+        # a fit that predicts random effects (a mixed model) gives the levels from them, and
+        # the mean-square intervals only with data passed explicitly
         data = getattr(result, "data", None)
     if data is None:
         # a mixed model keeps its predicted random effects: one per level of each factor

@@ -50,6 +50,10 @@ from irmodels.parallel import map as parallel_map
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
+    from irmodels.models.anova import AnovaResult
+    from irmodels.models.base import FittedModel
+    from irmodels.models.mixed import MixedResult
+
 __all__ = ["EFFECT_COLUMNS", "PAIR_COLUMNS", "BootstrapEffects", "bootstrap_effects"]
 
 #: Columns of :attr:`BootstrapEffects.effects`, in order (index: the factor's levels).
@@ -233,14 +237,17 @@ def _canonical_order(codes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     return np.lexsort([np.asarray(y, dtype=float)] + [np.asarray(c) for c in reversed(codes)])
 
 
-def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[Any, Any, Any]:
+def _anova_context(fit: AnovaResult, factor: str, rescale: bool, refit: bool
+                   ) -> tuple[Any, Any, Any]:
     names = fit._factor_list(factor)
     if len(names) != 1:
         raise DesignError(f"bootstrap_effects needs a single factor; got {factor!r}.")
     if not any(t.factors == (factor,) for t in fit.spec.fixed):
         raise DesignError(f"{factor!r} is not a main effect of {fit.spec!s}; the bootstrap "
                           "collects the marginal means of a main effect.")
-    resid = fit.residuals
+    fitted = fit.fitted()
+    resid = fit.residuals()
+    raw = fitted + resid
     if rescale:
         if fit.df_resid <= 0:
             raise DesignError("the model has no residual degrees of freedom: there are no "
@@ -253,17 +260,17 @@ def _anova_context(fit: Any, factor: str, rescale: bool, refit: bool) -> tuple[A
                           "unbalanced design needs an untransformed response. Transform the "
                           "scores first and fit score ~ ...")
     levels = fit._levels[factor]
-    ctx = _AnovaContext(fitted=fit.fitted, residuals=resid, codes=fit._codes[factor],
+    ctx = _AnovaContext(fitted=fitted, residuals=resid, codes=fit._codes[factor],
                         n_levels=len(levels), closed=closed, spec=fit.spec,
                         data=None if closed else fit.data.reset_index(drop=True), factor=factor,
                         order=_canonical_order(list(fit._codes.values()),
-                                               fit.fitted + fit.residuals))
+                                               raw))
     # each least-squares mean's own SE (a harmonic-mean n would give one common value)
-    means, cov = fit._means_and_cov([factor])
+    means, cov = fit.marginal_means(factor), fit.marginal_means_cov(factor).to_numpy()
     return ctx, means, np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
-def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:
+def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
     from irmodels.models._mixed_design import _coding_row
 
     if fit.residual is not None:
@@ -314,7 +321,7 @@ def _mixed_context(fit: Any, factor: str) -> tuple[Any, Any, Any]:
 
 
 def bootstrap_effects(
-    fit: Any,
+    fit: FittedModel,
     *,
     n_resamples: int = 1000,
     factor: str = "system",
@@ -331,7 +338,7 @@ def bootstrap_effects(
 
     Parameters
     ----------
-    fit : AnovaResult or MixedResult
+    fit : FittedModel
         A fitted model (:func:`irmodels.anova`, e.g. MD1-MD6, or :func:`irmodels.mixed`) with
         ``factor`` among its fixed main effects.
     n_resamples : int
