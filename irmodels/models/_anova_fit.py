@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from itertools import combinations
 from typing import Any
 
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import pooled_levels
-from irmodels.errors import DesignError, FormulaError
+from irmodels._validate import check_choice
+from irmodels.errors import DataQualityWarning, DesignError, FormulaError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
 from irmodels.models._anova_table import TABLE_COLUMNS
@@ -96,8 +98,46 @@ def refuse_pooled(data: pd.DataFrame, factors: Any) -> None:
         )
 
 
+def drop_missing(data: pd.DataFrame, columns: Any, missing: str, where: str
+                 ) -> tuple[pd.DataFrame, int, tuple[str, ...]]:
+    """``missing="raise"``: ``data`` unchanged (the fit raises on a missing value, as before);
+    ``"drop"``: the rows of ``data`` with a missing value (NaN, None, NaT) in one of ``columns``
+    (the columns the model reads) left out, with a :class:`DataQualityWarning` naming how many
+    and in which columns (statsmodels' ``missing="drop"``, R's ``na.omit``). Returns the frame,
+    the number of rows dropped and the columns that had missing values. Columns the model does
+    not read are not looked at.
+
+    >>> import numpy as np, pandas as pd, warnings
+    >>> d = pd.DataFrame({"y": [1.0, np.nan, 3.0], "g": ["a", "b", None], "z": [np.nan] * 3})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     kept, n, cols = drop_missing(d, ("y", "g"), "drop", "irm.anova")
+    >>> len(kept), n, cols
+    (1, 2, ('y', 'g'))
+    """
+    check_choice(missing, "missing", ("raise", "drop"))
+    if missing == "raise":
+        return data, 0, ()
+    cols = [c for c in dict.fromkeys(columns) if c in data.columns]
+    na = data[cols].isna()
+    rows = na.any(axis=1).to_numpy()
+    n = int(rows.sum())
+    if not n:
+        return data, 0, ()
+    bad = tuple(c for c in cols if na[c].any())
+    counts = ", ".join(f"{c} ({int(na[c].sum())})" for c in bad)
+    warnings.warn(
+        f"{where}: dropped {n} of {len(data)} row(s) with a missing value in a column the model "
+        f"uses: {counts} (missing='drop'). The fit uses the remaining {len(data) - n} row(s); "
+        "pass missing='raise' to be stopped instead.",
+        DataQualityWarning,
+        stacklevel=3,
+    )
+    return data.loc[~rows], n, bad
+
+
 def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
-             solver="auto"):
+             solver="auto", aliased_ok=False):
     """Least-squares table: sparse (:mod:`._sparse_lsq`) unless ``solver="dense"`` or the
     sparse path cannot give it exactly (type III with covariates or aliasing)."""
     if solver != "dense":
@@ -119,22 +159,25 @@ def _fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), v
                 # the dense path's order of checks: sequential aliasing first
                 seq_df = fit_sparse(y, terms, codes, {f: len(v) for f, v in levels.items()}, 1,
                                     values)[1]
-                _check_lsq(terms, seq_df, 1, 1, counts)
-            _check_lsq(terms, df, df_resid, ss_type, counts)
+                _check_lsq(terms, seq_df, 1, 1, counts, aliased_ok)
+            _check_lsq(terms, df, df_resid, ss_type, counts, aliased_ok)
             return ss, df, ss_resid, df_resid, fitted
-    return _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells, values)
+    return _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells, values, aliased_ok)
 
 
-def _check_lsq(terms, df, df_resid, ss_type, counts) -> None:
+def _check_lsq(terms, df, df_resid, ss_type, counts, aliased_ok=False) -> None:
+    """Refuse a term with no degree of freedom (aliased; kept, with 0 df, when ``aliased_ok``:
+    ``irm.anova(..., aliased="drop")``), then a fit with no residual degree of freedom."""
     if ss_type != 1 and df_resid <= 0:
         _check_lsq(terms, [1] * len(terms), df_resid, 1, counts)
     for t, d in zip(terms, df):
-        if d == 0:
+        if d == 0 and not aliased_ok:
             if ss_type == 1:
                 raise DesignError(
                     f"term {t.name} is aliased: in these data it is fully determined by the terms "
                     "before it (no degree of freedom left). Drop it from the model or add the "
-                    "missing combinations of levels."
+                    "missing combinations of levels, or pass aliased='drop' (R's lm: the term is "
+                    "left out of the table)."
                 )
             other = "ss_type=1" if ss_type == 2 else "ss_type=1 or 2"
             raise DesignError(
@@ -152,7 +195,8 @@ def _check_lsq(terms, df, df_resid, ss_type, counts) -> None:
         )
 
 
-def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None):
+def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
+               aliased_ok=False):
     n_obs = y.shape[0]
     n_cols = 1 + sum(
         math.prod(len(levels[f]) - (t.name not in full_cells) for f in t.categorical_factors)
@@ -188,7 +232,7 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
     yc = y
     full = sequential_ss([ones, *[blocks[t.key] for t in terms]], yc)
     df_resid = n_obs - full.rank
-    _check_lsq(terms, full.df[1:], df_resid, 1, counts)  # aliasing, then residual df
+    _check_lsq(terms, full.df[1:], df_resid, 1, counts, aliased_ok)  # aliasing, residual df
     fitted = full.fitted
     resid = y - fitted
     ss_resid = float(np.dot(resid, resid))
@@ -206,7 +250,7 @@ def _fit_dense(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(),
             fit = sequential_ss([ones, *[blocks[u.key] for u in others], blocks[t.key]], y)
             ss[i] = fit.ss[-1]
             df[i] = fit.df[-1]
-        _check_lsq(terms, df, df_resid, ss_type, counts)
+        _check_lsq(terms, df, df_resid, ss_type, counts, aliased_ok)
     return ss, df, ss_resid, df_resid, fitted
 
 

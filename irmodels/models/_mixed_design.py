@@ -495,15 +495,31 @@ def _coding_row(spec: ModelSpec, levels: dict[str, list[str]], assign: dict[str,
 # the stages of a fit (lme4's lFormula -> mkLmerDevfun -> optimizeLmer -> mkMerMod)
 
 
+def model_columns(model: str | ModelSpec, data: pd.DataFrame, residual: str | None = None
+                  ) -> tuple[str, ...]:
+    """The data columns a mixed model reads: the formula's (:attr:`ModelSpec.columns`: response,
+    factors, covariates, the columns of expressions, grouping factors) and ``residual``'s."""
+    spec = _design.resolve_model(model, list(map(str, data.columns)))
+    extra = (tuple(p.strip() for p in residual.replace("*", ":").split(":"))
+             if isinstance(residual, str) else ())
+    return (*spec.columns, *spec.factors, *extra)
+
+
 def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | None = None,
-                 drop_degenerate: bool = False) -> MixedDesign:
+                 drop_degenerate: bool = False, missing: str = "raise") -> MixedDesign:
     """Stage 1 (lme4's ``lFormula``): resolve the formula, check and encode the data.
 
     Raises the data and design errors of :func:`mixed` (bad columns, degenerate strata,
-    confounded or one-level random terms, a constant response).
+    confounded or one-level random terms, a constant response). ``missing="drop"`` leaves out
+    the rows with a missing value in a column the model uses, as :func:`mixed` does (their
+    number is ``design.n_dropped``).
     """
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    from irmodels.models._anova_fit import drop_missing
+
+    data, n_dropped, _ = drop_missing(data, model_columns(model, data, residual), missing,
+                                      "irm.mixed")
     spec = _resolve(model, list(map(str, data.columns)), data)
     refuse_slopes(spec)
     from irmodels.models.anova import refuse_pooled
@@ -514,6 +530,7 @@ def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | 
     design, used = _build(spec, data, res_factors, drop_degenerate)
     design.data = used
     design.residual = res_factors
+    design.n_dropped = n_dropped
     return design
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import check_distinct_rows, check_rows
-from irmodels._validate import check_probability, did_you_mean
+from irmodels._validate import check_choice, check_probability, did_you_mean
 from irmodels.errors import (
     ArgumentError,
     DataFormatError,
@@ -38,6 +38,7 @@ from irmodels.models._anova_fit import (
     _resolve,
     _table_axes,
     _zero_df_message,
+    drop_missing,
     refuse_pooled,
 )
 from irmodels.models._anova_table import (
@@ -162,6 +163,11 @@ class AnovaResult(FittedModel):
     _codes: dict[str, np.ndarray] = field(repr=False)
     _levels: dict[str, pd.Index] = field(repr=False)
     _replicates: int | None = field(repr=False)
+    #: rows left out by ``missing="drop"`` (a missing value in a column the model uses)
+    n_dropped: int = 0
+    #: terms left out of the table by ``aliased="drop"`` (no degree of freedom: R's NA
+    #: coefficients)
+    aliased_terms: tuple[str, ...] = ()
 
     _means_kind = "marginal (least-squares)"
 
@@ -218,6 +224,12 @@ class AnovaResult(FittedModel):
         if self.omega2_clipped:
             out.append("partial omega squared was negative and is shown as 0 for "
                        f"{', '.join(self.omega2_clipped)}.")
+        if self.n_dropped:
+            out.append(f"{self.n_dropped} row(s) with a missing value in a column the model uses "
+                       "were dropped (missing='drop').")
+        if self.aliased_terms:
+            out.append(f"aliased term(s) {', '.join(self.aliased_terms)}: no degree of freedom "
+                       "left (R's NA coefficients), left out of the table (aliased='drop').")
         return tuple(out)
 
     def contrast_df(self, L: np.ndarray, factor: str | Sequence[str] = "system") -> np.ndarray:
@@ -546,6 +558,8 @@ def anova(
     ss_type: Literal[1, 2, 3] | None = None,
     alpha: float = 0.05,
     method: Literal["auto", "balanced", "lstsq", "sparse", "dense"] = "auto",
+    missing: Literal["raise", "drop"] = "raise",
+    aliased: Literal["raise", "drop"] = "raise",
 ) -> AnovaResult:
     """Fit a crossed fixed-effects ANOVA of a long frame.
 
@@ -576,6 +590,20 @@ def anova(
         (aliasing, empty cells of the absorbed term) use a dense design.
         ``"sparse"`` and ``"dense"`` force one of the two least-squares paths (``"dense"`` is
         the reference the sparse path is tested against).
+    missing : {"raise", "drop"}
+        ``"raise"`` (default): a missing response or factor label raises. ``"drop"``
+        (statsmodels' ``missing="drop"``, R's ``na.omit``): rows with a missing value in a
+        column the model uses (response, factors, covariates, the columns of expressions) are
+        left out, with a :class:`~irmodels.DataQualityWarning` naming how many and where;
+        their number is :attr:`AnovaResult.n_dropped`. Missing values in other columns are
+        ignored.
+    aliased : {"raise", "drop"}
+        ``"raise"`` (default): a term with no degree of freedom left (fully aliased, e.g. a
+        confounded interaction) raises. ``"drop"``: R's behaviour: the aliased columns (R's
+        NA coefficients) are dropped and the term is left out of the table (as
+        ``anova(lm())`` for type I; ``car::Anova(type = 2)`` shows it with 0 df) and named in
+        :attr:`AnovaResult.notes` and :attr:`AnovaResult.aliased_terms`. Type III with an
+        aliased term is refused, as by ``car::Anova``.
 
     Returns
     -------
@@ -659,7 +687,9 @@ def anova(
             f"{did_you_mean(method, ('auto', 'balanced', 'lstsq', 'sparse', 'dense'))}."
         )
     alpha = check_probability(alpha, "alpha")
+    check_choice(aliased, "aliased", ("raise", "drop"))
     spec = _resolve(model, [str(c) for c in data.columns])
+    data, n_dropped, _ = drop_missing(data, spec.columns, missing, "irm.anova")
     _check_spec(spec, data)
     check_rows(data, "irm.anova")
     refuse_pooled(data, spec.factors)
@@ -698,6 +728,7 @@ def anova(
         check_distinct_rows(data, "irm.anova", scores=[spec.response], warn=True)
     balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     n_obs = int(y.shape[0])
+    aliased_terms: tuple[str, ...] = ()
     terms = list(spec.fixed)
     names = [t.name for t in terms]
 
@@ -758,9 +789,14 @@ def anova(
             )
         ss, df, ss_resid, df_resid, fitted = _fit_lsq(
             y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
-            values=values, solver=method,
+            values=values, solver=method, aliased_ok=aliased == "drop" and used_type != 3,
         )
         used_method = f"lstsq-type{used_type}"
+        if aliased == "drop" and np.any(df == 0):
+            keep = df > 0
+            aliased_terms = tuple(n for n, k in zip(names, keep) if not k)
+            names = [n for n, k in zip(names, keep) if k]
+            ss, df = ss[keep], df[keep]
 
     ss, ss_resid = without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
@@ -786,6 +822,8 @@ def anova(
         _codes=codes,
         _levels=levels,
         _replicates=int(counts[0]) if balanced else None,
+        n_dropped=n_dropped,
+        aliased_terms=aliased_terms,
     )
 
 

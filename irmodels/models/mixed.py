@@ -57,6 +57,7 @@ from irmodels.models._mixed_design import (
     _coding_row,
     _Design,
     mixed_design,
+    model_columns,
 )
 from irmodels.models._mixed_df import _satterthwaite_parts
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
@@ -149,6 +150,8 @@ class MixedResult(FittedModel):
     n_params: int
     fixed_estimates: pd.Series
     _state: MixedState = field(default=None)  # type: ignore[assignment]
+    #: rows left out by ``missing="drop"`` (a missing value in a column the model uses)
+    n_dropped: int = 0
 
     # -- the fit vocabulary (FittedModel) ------------------------------------------------------
     @property
@@ -220,6 +223,9 @@ class MixedResult(FittedModel):
                        f"{', '.join(self.boundary_components)} is zero (a boundary fit).")
         if not self.converged:
             out.append("the optimiser did not meet its convergence criterion.")
+        if self.n_dropped:
+            out.append(f"{self.n_dropped} row(s) with a missing value in a column the model uses "
+                       "were dropped (missing='drop').")
         return tuple(out)
 
     def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
@@ -665,6 +671,7 @@ def mixed(
     maxiter: int = 2000,
     tol: float = 1e-9,
     drop_degenerate: bool = False,
+    missing: Literal["raise", "drop"] = "raise",
 ) -> MixedResult:
     """Fit a linear mixed model with random intercepts by REML or ML.
 
@@ -697,6 +704,13 @@ def mixed(
     drop_degenerate : bool
         Heteroscedastic fits: drop strata with a single observation or no variance (with a
         :class:`~irmodels.DataQualityWarning` naming them) instead of raising.
+    missing : {"raise", "drop"}
+        ``"raise"`` (default): a missing response or label raises. ``"drop"`` (statsmodels'
+        ``missing="drop"``, lme4's default ``na.omit``): rows with a missing value in a column
+        the model uses (response, fixed and grouping factors, covariates, the columns of
+        expressions, ``residual``'s factors) are left out, with a
+        :class:`~irmodels.DataQualityWarning` naming how many and where; their number is
+        ``fit.n_dropped`` (and in ``fit.notes``). Missing values in other columns are ignored.
 
     Returns
     -------
@@ -765,16 +779,23 @@ def mixed(
                             + did_you_mean(method, ("REML", "ML")))
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    from irmodels.models._anova_fit import drop_missing
     from irmodels.models._lmm import fit_if_slopes  # random slopes: the general engine
 
+    data, n_dropped, _ = drop_missing(data, model_columns(model, data, residual), missing,
+                                      "irm.mixed")
     slopes = fit_if_slopes(model, data, method=method, residual=residual, start=start,
                            maxiter=maxiter)
-    if slopes is not None:
-        return slopes  # type: ignore[return-value]
-    design = mixed_design(model, data, residual=residual, drop_degenerate=drop_degenerate)
-    devfun = deviance_function(design, method)
-    opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
-    return mixed_result(design, devfun, opt)
+    if slopes is None:
+        design = mixed_design(model, data, residual=residual, drop_degenerate=drop_degenerate)
+        devfun = deviance_function(design, method)
+        opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
+        fit = mixed_result(design, devfun, opt)
+    else:
+        fit = slopes  # type: ignore[assignment]
+    if n_dropped:
+        object.__setattr__(fit, "n_dropped", n_dropped)  # a frozen result: set once, here
+    return fit
 
 
 # --------------------------------------------------------------------------------------------
@@ -793,6 +814,8 @@ def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) ->
                   opt.closed_form, design.data, fit=fit)
     res._state.devfun = devfun
     res._state.optimum = opt
+    if getattr(design, "n_dropped", 0):  # mixed_design(..., missing="drop")
+        object.__setattr__(res, "n_dropped", design.n_dropped)
     return res
 
 
