@@ -14,14 +14,19 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 cells = [
     new_markdown_cell(
-        "# Evaluation methodology: topic sets, bootstrap, comparability, pooling bias\n\n"
+        "# Evaluation methodology: topic sets, bootstrap, comparability, pooling bias, error "
+        "rates, effect sizes, meta-analysis, incomplete judgements, design\n\n"
         "How stable are TREC-8's conclusions on fewer topics (swap rates, discriminative "
         "power, Kendall's tau)? How precise is each system's effect (residual bootstrap of "
         "MD1)? Are scores on two topic sets comparable (Webber's kappa)? How biased is the "
         "score of a run that did not contribute to the pool, and how well do the adjustments "
-        "of Webber & Park correct it (on the demo collection)?\n\n"
+        "of Webber & Park correct it (on the demo collection)? Then: the error rates of tests on "
+        "simulated collections, effect sizes with intervals and equivalence, a meta-analysis "
+        "across collections, measures for incomplete judgements, sizing an experiment from a "
+        "trial, and the bootstrap ANOVA.\n\n"
         "Pages: `docs/topic_sets.md`, `docs/bootstrap.md`, `docs/comparability.md`, "
-        "`docs/pooling.md`."
+        "`docs/pooling.md`, `docs/test_errors.md`, `docs/pairwise.md`, `docs/meta_analysis.md`, "
+        "`docs/measures.md`, `docs/design.md`."
     ),
     new_code_cell(
         "import os\n"
