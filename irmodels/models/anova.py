@@ -618,7 +618,7 @@ def anova(
         Random terms in the model, or a factor that is not a column.
     DesignError
         A factor with fewer than two levels, type II/III on a non-hierarchical model, an
-        aliased term, no
+        aliased term (unless ``aliased="drop"``; type III always), no
         residual degrees of freedom, ``method="balanced"`` on unbalanced data.
     DataFormatError
         Missing (NaN) or infinite responses.
