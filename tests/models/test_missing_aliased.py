@@ -61,6 +61,23 @@ def test_npk_aliased_drop_equals_r(npk, ref, ss_type, method):
     assert fit.df_resid == r["df_resid"]
 
 
+@pytest.mark.parametrize("ss_type", [1, 2])
+def test_npk_aliased_means_equal_emmeans(npk, ref, ss_type):
+    fit = _quiet(irm.anova, FORMULA, npk, ss_type=ss_type, aliased="drop")
+    em = ref["emmeans_NP"]
+    means = fit.marginal_means(["N", "P"])
+    cov = fit.marginal_means_cov(["N", "P"])
+    for n, p, m, se in zip(em["N"], em["P"], em["emmean"], em["SE"]):
+        key = (int(n), int(p))
+        np.testing.assert_allclose(means.loc[key], m, rtol=1e-10)
+        np.testing.assert_allclose(np.sqrt(cov.loc[[key], [key]].to_numpy()[0, 0]), se,
+                                   rtol=1e-10)
+    # emmeans: the block means average over N:P:K cells that the aliasing leaves undetermined
+    assert ref["emmeans_block_estimable"] is False
+    with pytest.raises(DesignError, match="not estimable"):
+        fit.marginal_means("block")
+
+
 def test_npk_aliased_raise_is_default(npk):
     with pytest.raises(DesignError, match="N:P:K.*aliased"):
         _quiet(irm.anova, FORMULA, npk, ss_type=1)

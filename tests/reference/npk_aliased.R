@@ -5,6 +5,7 @@
 # Writes data/npk.csv (R's datasets::npk) too.
 suppressPackageStartupMessages({
   library(car)
+  library(emmeans)
   library(jsonlite)
 })
 args <- commandArgs(trailingOnly = TRUE)
@@ -20,10 +21,13 @@ tab <- function(a, ss, df, f, p) {
     SS = a[t, ss], df = a[t, df], MS = a[t, ss] / a[t, df], F = a[t, f], p = a[t, p]))
 }
 a1 <- anova(fit)
+em <- as.data.frame(summary(emmeans(fit, ~ N * P)))  # estimable; emmeans(fit, ~ block) is nonEst
+em_block <- as.data.frame(summary(emmeans(fit, ~ block)))
 a2 <- car::Anova(fit, type = 2)
 res <- list(
   r_version = R.version.string,
   car_version = as.character(packageVersion("car")),
+  emmeans_version = as.character(packageVersion("emmeans")),
   formula = "yield ~ block + N*P*K",
   aliased_coefficients = names(coef(fit))[is.na(coef(fit))],
   type1 = list(terms = tab(a1, "Sum Sq", "Df", "F value", "Pr(>F)"),
@@ -32,6 +36,9 @@ res <- list(
   type2 = list(terms = tab(a2, "Sum Sq", "Df", "F value", "Pr(>F)"),
                rownames = rownames(a2),
                SS_resid = a2["Residuals", "Sum Sq"], df_resid = a2["Residuals", "Df"]),
+  emmeans_NP = list(N = as.character(em$N), P = as.character(em$P), emmean = em$emmean,
+                    SE = em$SE, df = em$df),
+  emmeans_block_estimable = any(is.finite(em_block$emmean)),
   type3_refused = inherits(try(car::Anova(lm(yield ~ block + N * P * K, d,
                                               contrasts = list(block = "contr.sum", N = "contr.sum",
                                                                P = "contr.sum", K = "contr.sum")),
