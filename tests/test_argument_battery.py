@@ -39,7 +39,7 @@ SEEDS = ("seed", "rng")
 POSITIVE = ("epsilon",)
 #: Parameters that take one of a few strings.
 CHOICES = ("test", "adjust", "method", "alternative", "ties", "spread", "means", "zeros",
-           "copula")
+           "copula", "missing", "aliased")
 #: How a message names a parameter when it does not use the parameter's own name.
 SPOKEN = {"adjust": ("adjust", "adjustment"), "p_adjust.method": ("method", "adjustment")}
 #: (function, parameter) whose name is a battery name but not its kind: the data, not an option.
