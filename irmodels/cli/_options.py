@@ -21,6 +21,7 @@ from irmodels.errors import IRModelsError, ResourceError, UsageError
 
 __all__ = [
     "add_columns",
+    "add_scores_source",
     "add_force",
     "add_systems",
     "check_scheduler",
@@ -171,3 +172,16 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         group.add_argument(f"--{role}", metavar="COLUMN", default=None,
                            help=f"the column holding the {role} (default {role}; e.g. "
                                 f"{example})")
+
+
+def add_scores_source(p: argparse.ArgumentParser, example: str) -> None:
+    """DATA or ``--dataset`` (one of them), ``--measure``, ``--systems`` and the column options of a
+    command that reads one score collection; ``example`` is a dataset spec such as ``adhoc8:AP``."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("data", metavar="DATA", nargs="?",
+                     help="scores: long frame or wide matrix, - (standard input) or a dataset "
+                          f"COLLECTION:MEASURE ({example})")
+    add_systems(p)
+    add_columns(p)
+    src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")
+    p.add_argument("--measure", help="measure (with --dataset, or when DATA holds several)")

@@ -54,16 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels errors adhoc3:AP --tests t,wilcoxon --sizes 25,50",
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("data", metavar="DATA", nargs="?",
-                     help="scores: long frame or wide matrix, - (standard input) or a dataset "
-                          "COLLECTION:MEASURE (adhoc3:AP)")
-    from irmodels.cli._options import add_columns, add_systems
+    from irmodels.cli._options import add_scores_source
 
-    add_systems(p)
-    add_columns(p)
-    src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")
-    p.add_argument("--measure", help="measure (with --dataset, or when DATA holds several)")
+    add_scores_source(p, "adhoc3:AP")
     p.add_argument("--tests", type=_tests, default=["t", "wilcoxon", "sign"],
                    metavar="TEST,...",
                    help=f"comma-separated among {', '.join(_TESTS)} (default t,wilcoxon,sign)")

@@ -56,16 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels topics --dataset adhoc8 --measure AP --sizes 5,10,25 --out t/",
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("data", metavar="DATA", nargs="?",
-                     help="scores: long frame or wide matrix, - (standard input) or a dataset "
-                          "COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
+    from irmodels.cli._options import add_scores_source
 
-    add_systems(p)
-    add_columns(p)
-    src.add_argument("--dataset", help="a public matrix of irm.datasets (e.g. adhoc8)")
-    p.add_argument("--measure", help="measure (with --dataset, or when DATA holds several)")
+    add_scores_source(p, "adhoc8:AP")
     p.add_argument("--sizes", type=int_list, default=None, metavar="C,C,...",
                    help="topics per set (default 5,10,... up to half the topics)")
     p.add_argument("--n-samples", type=_positive, default=1000,
