@@ -23,8 +23,9 @@ def test_errors_matches_the_api(tmp_path: Path, capsys) -> None:
     want = irm.studies.test_errors(irm.datasets.load("adhoc3", "AP"), tests=["t", "sign"],
                                    sizes=[8, 12], alpha=0.05, n_trials=60, seed=4).intervals()
     assert list(got.columns) == list(want.columns)
+    # rates are multiples of 1/60; the CSV round trip may move the last bit (pandas 3.0.0)
     np.testing.assert_allclose(got[["type_I", "type_II", "type_III"]],
-                               want[["type_I", "type_II", "type_III"]], rtol=0, atol=0)
+                               want[["type_I", "type_II", "type_III"]], rtol=1e-14, atol=0)
     assert got["test"].tolist() == want["test"].tolist()
     margins = pd.read_csv(out / "margins.csv")
     assert len(margins) == 40 and set(margins["family"]) <= {"truncnorm", "beta", "kernel"}
