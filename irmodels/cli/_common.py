@@ -23,7 +23,8 @@ import pandas as pd
 from irmodels.cli._sniff import data_kind, is_trec_eval_line, long_guess, table_header
 from irmodels.errors import DataFormatError, DesignError, UsageError
 
-__all__ = ["check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data", "parse_undefined", "progress",
+__all__ = ["check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data",
+           "load_scores_source", "parse_undefined", "progress",
            "select_systems"]
 
 _DATASET = re.compile(r"^(?P<collection>[A-Za-z][A-Za-z0-9_.-]*):(?P<measure>[^/\\:]+)$")
@@ -451,3 +452,17 @@ def formula_error(exc: Exception, path: str | Path, args: argparse.Namespace) ->
         f"{exc.reason}; DATA {p.name} is a wide matrix (rows = topics, one column per system), "
         "read into the columns topic, system, score: write the formula with those names, or "
         "give a long frame (topic, system, score and the other columns)", exc.formula, exc.span)
+
+
+def load_scores_source(args: argparse.Namespace) -> pd.DataFrame:
+    """The scores named by :func:`irmodels.cli._options.add_scores_source`'s options: a public
+    dataset (``--dataset``, ``--measure``; a name typed wrong exits 2) or DATA, with the column
+    options and ``--systems``."""
+    import irmodels as irm
+    from irmodels.cli._options import usage
+
+    if args.dataset:
+        usage(irm.datasets.info, args.dataset, args.measure)
+        return select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
+    return load_data(args.data, columns=column_names(args), measure=args.measure,
+                     systems=args.systems)

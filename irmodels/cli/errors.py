@@ -90,21 +90,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.cli._common import column_names, load_data
+    from irmodels.cli._common import load_scores_source
 
     out = Path(args.out) if args.out else None
     if out is not None:
         check_target(out, force=args.force, kind="dir")  # refuse before the work
     check_scheduler(args.backend)
-    if args.dataset:
-        from irmodels.cli._common import select_systems
-        from irmodels.cli._options import usage
-
-        usage(irm.datasets.info, args.dataset, args.measure)
-        data = select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
-    else:
-        data = load_data(args.data, columns=column_names(args),
-                         measure=args.measure, systems=args.systems)
+    data = load_scores_source(args)
     study = irm.studies.test_errors(
         data, tests=args.tests, sizes=args.sizes, alpha=args.alpha, n_trials=args.trials,
         delta=args.delta, margins=args.margins, n_resamples=args.n_resamples, seed=args.seed,

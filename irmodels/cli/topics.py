@@ -86,21 +86,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.cli._common import column_names, load_data
+    from irmodels.cli._common import load_scores_source
 
     out = Path(args.out) if args.out else None
     if out is not None:
         check_target(out, force=args.force, kind="dir")  # refuse before the work
     check_scheduler(args.backend)  # an unreachable Dask scheduler: one line, exit status 3
-    if args.dataset:
-        from irmodels.cli._common import select_systems
-        from irmodels.cli._options import usage
-
-        usage(irm.datasets.info, args.dataset, args.measure)  # a name typed wrong: exit 2
-        data = select_systems(irm.datasets.load(args.dataset, args.measure), args.systems)
-    else:
-        data = load_data(args.data, columns=column_names(args),
-                         measure=args.measure, systems=args.systems)
+    data = load_scores_source(args)
     study = irm.studies.topic_sets(
         data, sizes=args.sizes, n_samples=args.n_samples, method=args.method, test=args.test,
         alpha=args.alpha, bin_width=args.bin_width, n_resamples=args.n_resamples,

@@ -52,7 +52,7 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
 from scipy.special import fdtrc, stdtr
 
-from irmodels.models.base import FittedModel, OptSummary
+from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
     ConvergenceError,
@@ -606,7 +606,7 @@ def _polish(dev: _Deviance, x: np.ndarray, fx: float,
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class SlopeMixedResult(FittedModel):
+class SlopeMixedResult(LinearMixedCounts, FittedModel):
     """A linear mixed model with random slopes fitted by :func:`irmodels.mixed` (see the
     module notes of :mod:`irmodels.models._lmm`).
 
@@ -675,21 +675,6 @@ class SlopeMixedResult(FittedModel):
         """The data the model was fitted to (not copied)."""
         return self._design.data
 
-    @property
-    def nobs(self) -> int:
-        """Number of observations (:attr:`n_obs`)."""
-        return self.n_obs
-
-    @property
-    def df_model(self) -> float:
-        """Fixed-effect parameters besides the intercept."""
-        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
-
-    @property
-    def df_resid(self) -> float:
-        """``n_obs`` minus the number of fixed effects (the df of a contrast without a finite
-        Satterthwaite df)."""
-        return float(self.n_obs - len(self.fixed_estimates))
 
     @property
     def opt_summary(self) -> OptSummary:

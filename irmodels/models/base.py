@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from irmodels.inference.dunnett import DunnettResult
     from irmodels.inference.tukey import TukeyResult
 
-__all__ = ["FittedModel", "OptSummary"]
+__all__ = ["FittedModel", "LinearMixedCounts", "OptSummary"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,31 @@ class OptSummary:
         return pd.DataFrame([{"method": self.method, "iterations": self.iterations,
                               "gradient_norm": self.gradient_norm, "converged": self.converged,
                               "boundary": self.boundary, "message": self.message}])
+
+
+class LinearMixedCounts:
+    """``nobs``, ``df_model`` and ``df_resid`` of a linear mixed fit, from its ``n_obs``,
+    ``fixed_estimates`` and ``spec`` (shared by the intercept and the random-slope results)."""
+
+    n_obs: int
+    fixed_estimates: pd.Series
+    spec: ModelSpec
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (:attr:`n_obs`)."""
+        return self.n_obs
+
+    @property
+    def df_model(self) -> float:
+        """Fixed-effect parameters besides the intercept."""
+        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
+
+    @property
+    def df_resid(self) -> float:
+        """``n_obs`` minus the number of fixed effects: the df used for a contrast without a
+        finite Satterthwaite df (a boundary fit)."""
+        return float(self.n_obs - len(self.fixed_estimates))
 
 
 class FittedModel(ResultDisplay, abc.ABC):

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
-from irmodels.models.base import FittedModel, OptSummary
+from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels._validate import did_you_mean, renamed
 from irmodels.errors import (
     ArgumentError,
@@ -88,7 +88,7 @@ BOUNDARY_TOL = 1e-8
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class MixedResult(FittedModel):
+class MixedResult(LinearMixedCounts, FittedModel):
     """A fitted linear mixed model (see :func:`mixed`).
 
     Attributes
@@ -159,21 +159,6 @@ class MixedResult(FittedModel):
         """The data the model was fitted to (not copied; None for a fit built without them)."""
         return self._state.data
 
-    @property
-    def nobs(self) -> int:
-        """Number of observations (:attr:`n_obs`)."""
-        return self.n_obs
-
-    @property
-    def df_model(self) -> float:
-        """Fixed-effect parameters besides the intercept."""
-        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
-
-    @property
-    def df_resid(self) -> float:
-        """``n_obs`` minus the number of fixed effects: the df used for a contrast without a
-        finite Satterthwaite df (a boundary fit)."""
-        return float(self.n_obs - len(self.fixed_estimates))
 
     @cached_property
     def _conditional(self) -> tuple[np.ndarray, np.ndarray]:
