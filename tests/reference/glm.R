@@ -1,0 +1,126 @@
+# Reference values for generalised linear models (irm.anova(..., family=)) and their marginal
+# means on the link and response scales:
+#   glm(cbind(rel, 10 - rel) ~ topic + system, binomial)           (TREC-8 P@10 subset, logit)
+#   the same with binomial(link = "probit")
+#   glm(found ~ topic + system + offset(log_depth), poisson)        (seeded counts)
+# For each: coefficients (Wald z), deviance, null deviance, logLik, AIC, BIC, residuals of
+# every type, anova(fit, test = "Chisq"), car::Anova(fit, type = 3, test = "LR"), drop1;
+# emmeans(fit, ~ system) on the link and the response scale (type = "response"), pairs with
+# Tukey adjustment on both scales (odds ratios / rate ratios), pairs(regrid(emm)) (differences
+# of probabilities or rates), and Dunnett (contrast(emm, "trt.vs.ctrl"), adjust = "mvt") with
+# p-values recomputed by mvtnorm at a tight tolerance (as dunnett.R).
+# The fits use glm.control(epsilon = 1e-14, maxit = 100): R's default (1e-8 on the relative
+# change of the deviance) stops up to ~1e-7 away from the maximum in the coefficients, too
+# coarse for a 1e-8 comparison; the iterations at R's default are recorded as iter_default.
+# Data: python make_glm_data.py (writes data/glmm/glm_*.csv).
+# Run from tests/reference/:  Rscript glm.R   (writes glm.json)
+# Used by tests/models/test_glm_against_r.py and tests/models/test_link_means.py.
+suppressPackageStartupMessages({
+  library(jsonlite); library(emmeans); library(car); library(mvtnorm)
+})
+RNGkind("Mersenne-Twister", "Inversion", "Rejection")
+emm_options(msg.interaction = FALSE)
+ALG <- GenzBretz(maxpts = 5e5, abseps = 1e-7)
+
+read_case <- function(file) {
+  d <- read.csv(file.path("data", "glmm", file), stringsAsFactors = FALSE)
+  # levels in the order of first appearance: the files are written in irmodels' level order
+  for (f in intersect(c("topic", "system"), names(d))) d[[f]] <- factor(d[[f]], levels = unique(d[[f]]))
+  d
+}
+
+table_list <- function(tab) {
+  out <- list(term = rownames(tab))
+  for (col in colnames(tab)) out[[col]] <- unname(as.numeric(tab[[col]]))
+  out
+}
+
+precise <- function(z, corr) {
+  k <- length(z)
+  sapply(seq_len(k), function(i) {
+    set.seed(1)
+    x <- abs(z[i])
+    1 - as.numeric(pmvnorm(lower = rep(-x, k), upper = rep(x, k), corr = corr, algorithm = ALG))
+  })
+}
+
+emm_list <- function(s, est_col) {
+  list(level = as.character(s[[1]]), estimate = s[[est_col]], SE = s$SE,
+       lower = s$asymp.LCL, upper = s$asymp.UCL)
+}
+
+con_list <- function(s, est_col, ci) {
+  list(contrast = as.character(s$contrast), estimate = s[[est_col]], SE = s$SE,
+       z_ratio = s$z.ratio, p_value = s$p.value, lower = ci$asymp.LCL, upper = ci$asymp.UCL)
+}
+
+glm_case <- function(file, formula, family, offset = NULL) {
+  d <- read_case(file)
+  f <- as.formula(formula)
+  fit <- glm(f, family = family, data = d, control = glm.control(epsilon = 1e-14, maxit = 100))
+  fit_default <- glm(f, family = family, data = d)
+  cf <- summary(fit)$coefficients
+  emm <- emmeans(fit, ~ system)
+  link_s <- summary(emm)
+  resp_s <- summary(emm, type = "response")
+  resp_col <- setdiff(names(resp_s), c("system", "SE", "df", "asymp.LCL", "asymp.UCL"))[1]
+  pr_link <- pairs(emm, adjust = "tukey")
+  pr_resp <- pairs(emm, type = "response", adjust = "tukey")
+  ratio_col <- setdiff(names(summary(pr_resp)),
+                       c("contrast", "SE", "df", "null", "z.ratio", "p.value"))[1]
+  pr_diff <- pairs(regrid(emm), adjust = "tukey")
+  dn_link <- contrast(emm, "trt.vs.ctrl", ref = 1)
+  dn_resp <- contrast(emm, "trt.vs.ctrl", ref = 1, type = "response")
+  dn_diff <- contrast(regrid(emm), "trt.vs.ctrl", ref = 1)
+  dn_s <- summary(dn_link, adjust = "mvt")
+  dn_diff_s <- summary(dn_diff, adjust = "mvt")
+  list(
+    file = file, formula = formula, family = family$family, link = family$link,
+    coef = list(name = rownames(cf), estimate = unname(cf[, 1]), SE = unname(cf[, 2]),
+                z = unname(cf[, 3]), p = unname(cf[, 4])),
+    vcov_diag = unname(diag(vcov(fit))),
+    deviance = deviance(fit), null_deviance = fit$null.deviance,
+    df_residual = df.residual(fit), df_null = fit$df.null,
+    loglik = as.numeric(logLik(fit)), aic = AIC(fit), bic = BIC(fit),
+    iter = fit$iter, iter_default = fit_default$iter,
+    coef_default = unname(coef(fit_default)),
+    fitted = unname(fitted(fit)), linear_predictor = unname(fit$linear.predictors),
+    resid_deviance = unname(residuals(fit, "deviance")),
+    resid_pearson = unname(residuals(fit, "pearson")),
+    resid_response = unname(residuals(fit, "response")),
+    resid_working = unname(residuals(fit, "working")),
+    anova_chisq = table_list(as.data.frame(anova(fit, test = "Chisq"))),
+    anova_type3 = table_list(as.data.frame(Anova(fit, type = 3, test = "LR"))),
+    drop1 = table_list(as.data.frame(drop1(fit, test = "Chisq"))),
+    emm_link = emm_list(link_s, "emmean"),
+    emm_response = emm_list(resp_s, resp_col),
+    pairs_link = con_list(summary(pr_link), "estimate", confint(pr_link, adjust = "tukey")),
+    pairs_response = con_list(summary(pr_resp), ratio_col,
+                              confint(pr_resp, adjust = "tukey")),
+    pairs_difference = con_list(summary(pr_diff), "estimate",
+                                confint(pr_diff, adjust = "tukey")),
+    dunnett_link = c(con_list(dn_s, "estimate", confint(dn_link, adjust = "none")),
+                     list(p_precise = precise(dn_s$z.ratio, cov2cor(vcov(dn_link))))),
+    dunnett_response = con_list(summary(dn_resp, adjust = "mvt"),
+                                setdiff(names(summary(dn_resp)),
+                                        c("contrast", "SE", "df", "null", "z.ratio",
+                                          "p.value"))[1],
+                                confint(dn_resp, adjust = "none")),
+    dunnett_difference = c(con_list(dn_diff_s, "estimate", confint(dn_diff, adjust = "none")),
+                           list(p_precise = precise(dn_diff_s$z.ratio,
+                                                    cov2cor(vcov(dn_diff)))))
+  )
+}
+
+res <- list(
+  binomial_logit = glm_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ topic + system",
+                            binomial()),
+  binomial_probit = glm_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ topic + system",
+                             binomial(link = "probit")),
+  poisson_offset = glm_case("glm_counts.csv", "found ~ topic + system + offset(log_depth)",
+                            poisson())
+)
+res$meta <- list(R = R.version.string, emmeans = as.character(packageVersion("emmeans")),
+                 car = as.character(packageVersion("car")),
+                 mvtnorm = as.character(packageVersion("mvtnorm")))
+writeLines(toJSON(res, digits = NA, auto_unbox = TRUE, pretty = FALSE, na = "null"), "glm.json")
