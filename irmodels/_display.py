@@ -798,7 +798,7 @@ class TableAccess:
 
     table: pd.DataFrame
 
-    def __getitem__(self, key: object) -> object:
+    def __getitem__(self, key: object) -> Any:
         return self.table[key]
 
     def __len__(self) -> int:
@@ -810,7 +810,7 @@ class TableAccess:
     def __contains__(self, key: object) -> bool:
         return key in self.table
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         # ``plot`` is the result's figure (when it has one), never the table's pandas plot
         if name.startswith("_") or name in ("table", "plot"):
             raise AttributeError(name)

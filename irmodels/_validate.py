@@ -27,7 +27,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -136,6 +136,13 @@ def check_probability(value: Any, name: str = "alpha", *, closed: bool = False) 
                         high_open=not closed)
 
 
+@overload
+def check_seed(seed: int, name: str = ...) -> int: ...
+@overload
+def check_seed(seed: None, name: str = ...) -> None: ...
+@overload
+def check_seed(seed: Any, name: str = ...
+               ) -> int | np.random.SeedSequence | np.random.Generator | None: ...
 def check_seed(seed: Any, name: str = "seed"
                ) -> int | np.random.SeedSequence | np.random.Generator | None:
     """A seed numpy accepts: ``None``, a whole number ``>= 0``, a ``SeedSequence`` or a ``Generator``.

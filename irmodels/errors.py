@@ -6,6 +6,8 @@ Every error a user can trigger with bad input is an :class:`IRModelsError`; ever
 
 from __future__ import annotations
 
+from types import ModuleType
+
 __all__ = [
     "IRModelsError",
     "DataFormatError",
@@ -185,7 +187,7 @@ class ConvergenceWarning(IRModelsWarning):
     """An iterative fit stopped with a weak convergence criterion."""
 
 
-def require(module: str, extra: str) -> object:
+def require(module: str, extra: str) -> ModuleType:
     """Import an optional dependency or raise :class:`MissingDependencyError` saying how to get it."""
     import importlib
 

@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from typing import Any
 from pathlib import Path
 
 import pandas as pd
@@ -46,9 +47,9 @@ def _registry_spec(text: str) -> tuple[str, str] | None:
 def read_stdin_bytes(stream: io.IOBase | None = None) -> bytes:
     """Standard input as bytes, undecoded: the file readers judge the encoding (and name the
     line of a byte that is not UTF-8), not the locale of the terminal."""
-    stream = stream if stream is not None else sys.stdin
-    buffer = getattr(stream, "buffer", None)
-    data = buffer.read() if buffer is not None else stream.read()
+    source: Any = stream if stream is not None else sys.stdin
+    buffer = getattr(source, "buffer", None)
+    data = buffer.read() if buffer is not None else source.read()
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
@@ -394,8 +395,8 @@ def float_list(text: str, *, finite: bool = False, nonzero: bool = False,
         bad = ((finite and not math.isfinite(v)) or (nonzero and v == 0)
                or (low is not None and v < low) or (high is not None and v > high))
         if bad:
-            what = ["finite" if finite else "", "non-zero" if nonzero else ""]
-            what = " and ".join(w for w in what if w) or ""
+            what = " and ".join(w for w in ("finite" if finite else "",
+                                            "non-zero" if nonzero else "") if w)
             span = (f" from {low:g} to {high:g}" if low is not None and high is not None
                     else f" >= {low:g}" if low is not None
                     else f" <= {high:g}" if high is not None else "")

@@ -139,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
         written = report.save(tmp, formats=("html", "md"), latex=args.latex)
     paths = [out / p.relative_to(tmp) for p in written]
     tk = report.tukey
-    print(f"irmodels report: {report.anova.spec}  (N = {report.anova.n_obs})")
+    fit = report.anova
+    if fit is not None:
+        print(f"irmodels report: {fit.spec}  (N = {fit.n_obs})")
     if report.components is not None:
         shares = ", ".join(
             f"{name} {100 * share:.1f}%" for name, share in report.components["share"].items()

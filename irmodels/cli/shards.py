@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 from irmodels._safeio import atomic_dir, check_target
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.demo:
         if args.qrels or args.docids:
             raise UsageError("--qrels and --docids go with --runs, not with --demo")
-        collection = irm.collection.generate(preset=args.preset, seed=args.seed)
+        collection: Any = irm.collection.generate(preset=args.preset, seed=args.seed)
         source = f"demo collection ({args.preset}, seed {args.seed})"
     else:
         if not args.qrels:
@@ -170,23 +171,19 @@ def run(args: argparse.Namespace) -> int:
         fig = study.plot_intervals(s, 0)
         fig.savefig(out / "intervals.png", dpi=110)
         written += ["by_model.csv", "tables.tex", "intervals.png"]
-        try:
-            from irmodels.analysis import build_report
-        except ModuleNotFoundError:  # pragma: no cover - report module absent
-            build_report = None
-        if build_report is not None:
-            import warnings
+        import warnings
 
-            from irmodels.errors import IRModelsWarning
+        from irmodels.analysis import build_report
+        from irmodels.errors import IRModelsWarning
 
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", IRModelsWarning)
-                whole = _whole_collection_scores(collection, study)
-                report = build_report(whole, model="MD1", alpha=study.alpha,
-                                      title=f"Shard study: {study.measure} on {source}",
-                                      sections=[study.to_section()])
-            (out / "report.html").write_text(report.to_html(), encoding="utf-8")
-            written.append("report.html")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IRModelsWarning)
+            whole = _whole_collection_scores(collection, study)
+            report = build_report(whole, model="MD1", alpha=study.alpha,
+                                  title=f"Shard study: {study.measure} on {source}",
+                                  sections=[study.to_section()])
+        (out / "report.html").write_text(report.to_html(), encoding="utf-8")
+        written.append("report.html")
     print(study.summary(), file=sys.stdout)
     out = final
     print(f"\nwrote {', '.join(written)} to {out} ({len(study.runs)} fits in {elapsed:.1f} s)",

@@ -9,7 +9,7 @@ import io
 import re
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -251,9 +251,10 @@ def read_frame(path: PathLike, *, topic: str = "topic", system: str = "system",
         check_utf8(data, p)
         text = data.decode("utf-8")  # decoded once: pandas parses this text, not the file again
         delim = "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
-        blank = BLANK_LINES.match(text)
+        # both patterns match the empty string, so match() never returns None here
+        blank = cast(re.Match[str], BLANK_LINES.match(text))
         header_line = 1 + len(LINE_BREAK.findall(blank.group(0)))
-        header = FIRST_LINE.match(text, blank.end()).group(0)
+        header = cast(re.Match[str], FIRST_LINE.match(text, blank.end())).group(0)
         names = next(csv.reader([header], delimiter=delim), [])
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:

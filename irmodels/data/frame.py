@@ -15,7 +15,7 @@ References: docs/methods.md: "Long-format evaluation data".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -367,7 +367,7 @@ def _cells_shown(rows: pd.DataFrame, columns: Sequence[str]) -> str:
     )
 
 
-def pooled_levels(data: pd.DataFrame, factors: object = ()) -> tuple[str, int, str] | None:
+def pooled_levels(data: pd.DataFrame, factors: Collection[str] = ()) -> tuple[str, int, str] | None:
     """The first of ``measure`` and ``collection`` that has several levels in ``data`` and is
     not among ``factors``, as ``(column, number of levels, the first five shown)``; None when
     there is none. A model or a mean over such a frame would pool measures.

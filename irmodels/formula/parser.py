@@ -602,6 +602,7 @@ class _Parser:
         close = self._expect(")", "')' closing the random term")
         span = (open_tok.start, close.end)
         if double:  # lme4's expandDoubleVerts: (1|g) + (0 + x|g) + ..., a factor kept whole
+            parts: list[tuple[bool, tuple[str, ...]]]
             parts = ([(True, ())] if has_intercept else []) + [(False, (e,)) for e in effects]
         else:
             parts = [(has_intercept, tuple(effects))]

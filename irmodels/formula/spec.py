@@ -237,8 +237,8 @@ class ModelSpec:
     @property
     def _term_names(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
-        for t in (*self.fixed, *self.random):
-            for f in t.factors:
+        for factors in [*(t.factors for t in self.fixed), *(t.factors for t in self.random)]:
+            for f in factors:
                 seen.setdefault(f, None)
         return tuple(seen)
 

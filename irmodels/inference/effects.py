@@ -327,7 +327,8 @@ def noncentral_t_interval(
     upper = np.full(t.shape, np.nan)
     alpha = 1.0 - level
     if alternative == "two-sided":
-        targets = ((1.0 - alpha / 2, lower), (alpha / 2, upper))
+        targets: tuple[tuple[float, np.ndarray], ...] = ((1.0 - alpha / 2, lower),
+                                                          (alpha / 2, upper))
     elif alternative == "greater":
         targets = ((1.0 - alpha, lower),)
         upper[ok] = np.inf

@@ -92,6 +92,13 @@ class _Margin:
     direction: int = 0
     nodes_cdf: np.ndarray | None = field(default=None, compare=False)
 
+    @property
+    def _discrete(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(support, pmf)`` of a discrete margin (set for every discrete margin)."""
+        if self.support is None or self.pmf is None:
+            raise TypeError("a continuous margin has no support and pmf")
+        return self.support, self.pmf
+
     # ---- the base distribution
     def _cdf0(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
@@ -111,10 +118,11 @@ class _Margin:
     def _ppf0(self, u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)
         if self.discrete:
-            cum = np.cumsum(self.pmf)
+            support, pmf = self._discrete
+            cum = np.cumsum(pmf)
             cum[-1] = 1.0
             idx = np.searchsorted(cum, u, side="left")
-            return self.support[np.clip(idx, 0, len(self.support) - 1)]
+            return support[np.clip(idx, 0, len(support) - 1)]
         p = self.params
         if self.family == "beta":
             return special.betaincinv(p["shape1"], p["shape2"], u)
@@ -183,8 +191,8 @@ class _Margin:
         while gap(hi) * direction < 0:
             hi *= 2.0
             if hi > 60:
-                lo_end = float(self.support[0]) if self.discrete else 0.0
-                hi_end = float(self.support[-1]) if self.discrete else 1.0
+                lo_end = float(self._discrete[0][0]) if self.discrete else 0.0
+                hi_end = float(self._discrete[0][-1]) if self.discrete else 1.0
                 raise DesignError(
                     f"cannot move system {system!r}'s expected score from {base:.4g} to "
                     f"{target:.4g}: its {self.family} margin reaches "
@@ -335,7 +343,7 @@ def _fit_margin(x: np.ndarray, family: str, trials: int | None, system: str) -> 
             f"system {system!r} scores {x[0]:g} on every topic: no distribution can be fitted "
             "to a constant. Drop it (irm.filter_systems) before simulating.")
     if trials is None:
-        cands = CONTINUOUS_FAMILIES if family == "auto" else (family,)
+        cands: tuple[str, ...] = CONTINUOUS_FAMILIES if family == "auto" else (family,)
         fits = [{"truncnorm": _fit_truncnorm, "beta": _fit_beta, "kernel": _fit_kernel}[c](x)
                 for c in cands]
     else:
@@ -566,14 +574,12 @@ class TopicSimulator(ResultDisplay):
         df = pd.DataFrame({"topic": np.repeat(topics, len(self.systems)),
                            "system": np.tile(np.asarray(self.systems, dtype=object), n),
                            "score": X.ravel()})
-        extra: dict[str, str] = {}
         if self.measure is not None:
             df["measure"] = self.measure
-            extra["measure"] = "measure"
         if self.collection is not None:
             df["collection"] = self.collection
-            extra["collection"] = "collection"
-        return frame(df, **extra)
+        return frame(df, measure="measure" if self.measure is not None else None,
+                     collection="collection" if self.collection is not None else None)
 
     # ---- display
     def _display_title(self) -> str:

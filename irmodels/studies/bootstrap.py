@@ -37,7 +37,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,7 @@ class _MixedContext:
     sigma: float
     spec: Any
     data: pd.DataFrame
-    method: str
+    method: Literal["REML", "ML"]
     factor: str
     order: np.ndarray  # the observations in canonical order (_canonical_order)
 
@@ -277,6 +277,9 @@ def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
         raise DesignError("bootstrap_effects supports mixed models with one residual variance; "
                           f"this fit has strata by {fit.residual}. Refit without residual=.")
     st = fit._state
+    if st.data is None:
+        raise DesignError("bootstrap_effects needs the rows the model was fitted to, and this fit "
+                          "does not keep them; refit it with irm.mixed(model, data).")
     data = st.data.reset_index(drop=True)
     levels = st.levels
     names = list(fit.fixed_estimates.index)

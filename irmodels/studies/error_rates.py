@@ -137,14 +137,15 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
     return res["p"], np.sign(D.mean(axis=0))
 
 
-def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]) -> dict[str, Any]:
+def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
+              ) -> dict[tuple[str, float, str], int]:
     c, n, seq = unit
     rng = np.random.default_rng(seq)
     R = len(ctx.null.systems)
     full = any(t in _FULL for t in ctx.tests)
     pairs = np.array([rng.choice(R, size=2, replace=False) for _ in range(n)])
     ia, ib = pairs[:, 0], pairs[:, 1]
-    out: dict[str, Any] = {}
+    out: dict[tuple[str, float, str], int] = {}
     for hyp in ("null", "alt"):
         if full:
             S = np.stack([
