@@ -52,7 +52,7 @@ from scipy import special
 from irmodels.errors import DataFormatError
 from irmodels.models._family import Family, _arr, _finite, register_family
 
-__all__ = ["Beta", "squeeze", "check_bounds", "beta_response"]
+__all__ = ["Beta", "squeeze", "check_bounds", "beta_response", "fit_beta_laplace"]
 
 
 class Beta(Family):
@@ -141,6 +141,47 @@ class Beta(Family):
         return max(1.0, float(np.mean(mu * (1 - mu))) / r2 - 1.0)
 
 
+    def laplace_derivs(self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray,
+                       phi: float) -> dict[str, np.ndarray]:
+        """Per observation: ``mu``, the log-likelihood, its first three derivatives in ``eta``
+        (``d1, d2, d3``), and in ``phi`` the derivative of the log-likelihood (``lp``) and of
+        ``d1`` and ``d2`` (``d1p, d2p``): what the exact gradient of the Laplace objective
+        needs (:func:`fit_beta_laplace`)."""
+        lk = self.link
+        y, w = _arr(y), _arr(weights)
+        mu = lk.linkinv(eta)
+        m1, m2, m3 = lk.mu_eta(eta), lk.mu_eta2(eta), _mu_eta3(lk.name, eta)
+        a, b = mu * phi, (1 - mu) * phi
+        ystar = np.log(y) - np.log1p(-y)
+        r = ystar - special.digamma(a) + special.digamma(b)
+        t1a, t1b = special.polygamma(1, a), special.polygamma(1, b)
+        t2a, t2b = special.polygamma(2, a), special.polygamma(2, b)
+        g1 = w * phi * r
+        g2 = -w * phi ** 2 * (t1a + t1b)
+        g3 = -w * phi ** 3 * (t2a - t2b)
+        g1p = w * (r + phi * (-mu * t1a + (1 - mu) * t1b))
+        g2p = -w * (2 * phi * (t1a + t1b) + phi ** 2 * (mu * t2a + (1 - mu) * t2b))
+        return {"mu": mu, "ll": self.loglik_obs(y, mu, w, phi), "d1": g1 * m1,
+                "d2": g2 * m1 ** 2 + g1 * m2, "d3": g3 * m1 ** 3 + 3 * g2 * m1 * m2 + g1 * m3,
+                "lp": self.dloglik_dphi(y, mu, w, phi), "d1p": g1p * m1,
+                "d2p": g2p * m1 ** 2 + g1p * m2}
+
+
+def _mu_eta3(link: str, eta: np.ndarray) -> np.ndarray:
+    """Third derivative of the inverse link in ``eta``."""
+    eta = _arr(eta)
+    if link == "logit":
+        p = special.expit(eta)
+        m1 = p * (1 - p)
+        return m1 * (1 - 2 * p) ** 2 - 2 * m1 ** 2
+    if link == "probit":
+        return (eta ** 2 - 1) * np.exp(-0.5 * eta ** 2) / np.sqrt(2 * np.pi)
+    if link == "cloglog":
+        e = np.exp(np.minimum(eta, 700.0))
+        return np.exp(eta - e) * ((1 - e) ** 2 - e)
+    raise ValueError(f"no third derivative for the {link} link")
+
+
 def _phi(phi: float | None) -> float:
     if phi is None:
         raise DataFormatError("the beta family needs its precision phi (a positive number); "
@@ -218,3 +259,236 @@ def beta_response(y: np.ndarray, data: pd.DataFrame | None = None, *,
 
 
 register_family("beta", Beta)
+
+
+# --------------------------------------------------------------------------------------------
+# the Laplace fit of a beta GLMM, as glmmTMB
+
+#: above this many random effects the exact-gradient path (dense q x q) gives way to the
+#: general engine of :mod:`irmodels.models._glmm`
+BETA_DENSE_MAX_Q = 2000
+
+
+class _BetaLaplace:
+    """glmmTMB's objective for a beta GLMM: with ``A = Z Lambda(theta)``,
+    ``eta = offset + X beta + A u`` and ``f(u) = -sum l_i(eta_i, phi) + |u|^2 / 2``,
+
+    ``F(theta, beta, log phi) = f(u*) + log|H| / 2``,  ``H = A' W A + I``,  ``W = -d2 l / d eta2``
+
+    at the mode ``u*`` (the Laplace approximation of ``-log`` of the marginal likelihood; the
+    normalising constants cancel, and a linear change of variables ``b = Lambda u`` leaves it
+    unchanged, so it equals glmmTMB's, which integrates ``b ~ N(0, Sigma)``). Its gradient is
+    exact: ``dF/dpsi = df/dpsi + tr(H^-1 dH/dpsi) / 2 - g' H^-1 d2f/(du dpsi)`` with
+    ``g = A' (W' o h) / 2``, ``h = diag(A H^-1 A')``, ``W' = -d3 l / d eta3`` (the implicit
+    derivative of the mode), as TMB obtains by automatic differentiation."""
+
+    def __init__(self, gd: Any) -> None:
+        d = gd.lmm
+        self.gd, self.fam = gd, gd.family
+        self.y, self.w, self.off = gd.y, gd.weights, gd.offset
+        self.X = d.X
+        self.Z = d.Z.tocsc()
+        self.q = self.Z.shape[1]
+        self.nt, self.p = d.n_theta, d.X.shape[1]
+        self.lmm = d
+        eye = np.eye(self.nt)
+        self.ZdL = [(self.Z @ d.Lambda(eye[k])).tocsc() for k in range(self.nt)]
+        self.u = np.zeros(self.q)
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        return x[:self.nt], x[self.nt:self.nt + self.p], float(np.exp(x[-1]))
+
+    def _nll(self, eta: np.ndarray, phi: float) -> float:
+        mu = self.fam.link.linkinv(eta)
+        return -float(np.sum(self.fam.loglik_obs(self.y, mu, self.w, phi)))
+
+    def mode(self, theta: np.ndarray, beta: np.ndarray, phi: float) -> tuple[np.ndarray, Any]:
+        """The conditional mode ``u*`` by Newton steps (observed information; Fisher scoring
+        where it is not positive definite) with step halving."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+        A = (self.Z @ self.lmm.Lambda(theta)).tocsc()
+        base = self.off + self.X @ beta
+        u = self.u.copy()
+        fu = self._nll(base + A @ u, phi) + 0.5 * u @ u
+        if not np.isfinite(fu):
+            u = np.zeros(self.q)
+            fu = self._nll(base, phi)
+        eye = np.eye(self.q)
+        for _ in range(200):
+            eta = base + A @ u
+            d1, d2 = self.fam.deta_derivs(self.y, eta, self.w, phi)
+            g = u - A.T @ d1
+            W = -d2
+            try:
+                c = cho_factor((A.T @ A.multiply(W[:, None])).toarray() + eye)
+            except LinAlgError:
+                We = self.fam.expected_weights(eta, self.w, phi)
+                c = cho_factor((A.T @ A.multiply(We[:, None])).toarray() + eye)
+            step = cho_solve(c, g)
+            t = 1.0
+            for _ in range(40):
+                un = u - t * step
+                fn = self._nll(base + A @ un, phi) + 0.5 * un @ un
+                if np.isfinite(fn) and fn <= fu + 1e-13 * abs(fu):
+                    break
+                t /= 2
+            else:
+                break
+            moved = float(np.max(np.abs(u - un), initial=0.0))
+            u, fu = un, fn
+            if float(np.max(np.abs(g), initial=0.0)) < 1e-11 or moved < 1e-13:
+                break
+        self.u = u
+        return u, A
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        from scipy.linalg import LinAlgError, cho_solve, cholesky
+
+        x = np.asarray(x, float)
+        theta, beta, phi = self.split(x)
+        u, A = self.mode(theta, beta, phi)
+        eta = self.off + self.X @ beta + A @ u
+        dv = self.fam.laplace_derivs(self.y, eta, self.w, phi)
+        W = -dv["d2"]
+        H = (A.T @ A.multiply(W[:, None])).toarray() + np.eye(self.q)
+        try:
+            L = cholesky(H, lower=True)
+        except LinAlgError:
+            return np.inf, np.zeros_like(x)
+        F = -float(np.sum(dv["ll"])) + 0.5 * u @ u + float(np.sum(np.log(np.diag(L))))
+        Hi = cho_solve((L, True), np.eye(self.q))
+        AHi = np.asarray(A @ Hi)
+        h = np.einsum("ij,ij->i", AHi, A.toarray()) if self.q else np.zeros(len(eta))
+        Wp = -dv["d3"]
+        Wph = Wp * h
+        v = Hi @ (0.5 * (A.T @ Wph))
+        Av = A @ v
+        d1 = dv["d1"]
+        X = self.X
+        gb = -X.T @ d1 + 0.5 * X.T @ Wph - X.T @ (W * Av)
+        M = AHi * W[:, None]
+        gt = np.empty(self.nt)
+        for k, B in enumerate(self.ZdL):
+            c = B @ u
+            gt[k] = (-d1 @ c + float(B.multiply(M).sum()) + 0.5 * Wph @ c + v @ (B.T @ d1)
+                     - Av @ (W * c))
+        gp = phi * (-float(np.sum(dv["lp"])) - 0.5 * float(np.sum(dv["d2p"] * h))
+                    + float(Av @ dv["d1p"]))
+        return F, np.concatenate([gt, gb, [gp]])
+
+    def hessian(self, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Central differences of the exact gradient over the parameters ``idx``."""
+        k = len(idx)
+        Hs = np.empty((k, k))
+        for j, i in enumerate(idx):
+            h = 1e-5 * max(1.0, abs(x[i]))
+            xp, xm = x.copy(), x.copy()
+            xp[i] += h
+            xm[i] -= h
+            Hs[:, j] = (self(xp)[1][idx] - self(xm)[1][idx]) / (2 * h)
+        return (Hs + Hs.T) / 2
+
+
+def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
+    """Fit a beta GLMM design (:func:`irmodels.models._glmm.glmm_design` with
+    ``family="beta"``) as glmmTMB: ``(theta, beta, log phi)`` jointly by L-BFGS-B on the
+    Laplace objective with its exact gradient (:class:`_BetaLaplace`), a diagonal theta that
+    stops on its bound restarted off it, Newton steps on the central-difference Hessian of the
+    gradient; the covariance of beta is the beta block of the inverse of that Hessian over
+    every free parameter (TMB's ``sdreport``, ``vcov(fit)$cond``). Returns the engine's
+    ``GlmmFit`` (``objective`` = -2 logLik), or None for a design beyond
+    ``BETA_DENSE_MAX_Q`` random effects (the general engine then fits it)."""
+    import math
+    import warnings
+
+    from scipy.optimize import minimize
+
+    from irmodels.errors import ConvergenceError, ConvergenceWarning
+    from irmodels.models._glmm import GlmmDeviance, GlmmFit, _boundary
+    from irmodels.models._lmm import SINGULAR_TOL
+
+    if gd.lmm.Z.shape[1] > BETA_DENSE_MAX_Q or gd.nagq != 1:
+        return None
+    obj = _BetaLaplace(gd)
+    nt, p = obj.nt, obj.p
+    lower_t = gd.lmm.lower
+    fam = gd.family
+    eta0 = fam.link.linkfun(fam.start_mu(gd.y, gd.weights)) - gd.offset
+    b0 = np.linalg.lstsq(gd.lmm.X, eta0, rcond=None)[0]
+    mu0 = fam.link.linkinv(gd.offset + gd.lmm.X @ b0)
+    x0 = np.concatenate([np.where(lower_t == 0, 1.0, 0.0), b0,
+                         [math.log(fam.phi_start(gd.y, mu0, gd.weights))]])
+    low = np.concatenate([lower_t, np.full(p + 1, -np.inf)])
+    bounds = [(0.0 if lo == 0 else None, None) for lo in low]
+    opts = {"maxiter": maxiter, "ftol": 1e-15, "gtol": 1e-10}
+
+    def run(x: np.ndarray) -> Any:
+        return minimize(obj, x, jac=True, method="L-BFGS-B", bounds=bounds, options=opts)
+
+    r = run(x0)
+    x, fx, n_iter, ok, msg = r.x.copy(), float(r.fun), int(r.nit), bool(r.success), str(r.message)
+    # a diagonal theta on its bound: the objective is even in it there (a stationary point that
+    # need not be the minimum); restart it off the bound and keep the better end point
+    for i in np.flatnonzero((lower_t == 0) & (x[:nt] <= SINGULAR_TOL)):
+        xs = x.copy()
+        xs[i] = 0.1 * max(1.0, float(np.max(x[:nt])))
+        r3 = run(xs)
+        n_iter += int(r3.nit)
+        if float(r3.fun) < fx - 1e-10 * max(1.0, abs(fx)):
+            x, fx, ok, msg = r3.x.copy(), float(r3.fun), bool(r3.success), str(r3.message)
+    if not np.isfinite(fx):
+        raise ConvergenceError("the beta GLMM's Laplace objective is not finite at the "
+                               "optimiser's end point; check the scores (values very close to "
+                               "0 or 1?) and near-collinear columns.")
+
+    def free_idx(x: np.ndarray) -> np.ndarray:
+        on_bnd = (np.arange(len(x)) < nt) & (low == 0) & (x <= SINGULAR_TOL)
+        return np.flatnonzero(~on_bnd)
+
+    for _ in range(6):  # Newton polish on the free parameters
+        idx = free_idx(x)
+        g = obj(x)[1][idx]
+        if float(np.max(np.abs(g), initial=0.0)) < 1e-10:
+            break
+        try:
+            step = np.linalg.solve(obj.hessian(x, idx), g)
+        except np.linalg.LinAlgError:
+            break
+        improved = False
+        for a in (1.0, 0.5, 0.25, 0.125):
+            xn = x.copy()
+            xn[idx] -= a * step
+            xn = np.maximum(xn, np.where(low == 0, 0.0, -np.inf))
+            fn = obj(xn)[0]
+            if fn <= fx:
+                x, fx, improved = xn, fn, True
+                break
+        if not improved:
+            break
+    fx, grad = obj(x)
+    idx = free_idx(x)
+    Hf = obj.hessian(x, idx)
+    H = np.full((len(x), len(x)), np.nan)
+    H[np.ix_(idx, idx)] = 2 * Hf  # the Hessian of the deviance -2 logLik, as the engine's
+    gnorm = float(np.max(np.abs(grad[idx]), initial=0.0))
+    Hi = np.linalg.inv(Hf)
+    pos = {i: j for j, i in enumerate(idx)}
+    bi = [pos[i] for i in range(nt, nt + p)]
+    V = Hi[np.ix_(bi, bi)]
+    V = (V + V.T) / 2
+    theta, beta, phi = obj.split(x)
+    dev = GlmmDeviance(gd)
+    dev.u_last = obj.u.copy()
+    mode = dev.pirls(theta, beta, phi, u0=obj.u.copy())
+    objective = 2 * fx  # -2 logLik (the engine's dev.laplace(mode) to PIRLS' tolerance)
+    bnd = _boundary(gd, theta)
+    converged = ok or gnorm < 1e-6
+    converged = converged and gnorm < 1e-3
+    if not converged:
+        warnings.warn(
+            f"the beta GLMM optimiser did not converge cleanly ({msg}; gradient {gnorm:.2g}); "
+            "check the estimates or simplify the random part.", ConvergenceWarning,
+            stacklevel=_stacklevel)
+    return GlmmFit(gd, dev, x, objective, mode, V, "hessian", n_iter, converged, gnorm, msg,
+                   bool(bnd), tuple(bnd), H)
