@@ -43,7 +43,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -71,6 +71,10 @@ from irmodels.models._mixed_design import (
     _group,
     _resolve,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irmodels.models._mixed_plots import ResidualPlotKind
+    from irmodels.models._mixed_residuals import ResidualType
 
 __all__ = ["LMMDesign", "ReTerm", "SlopeMixedResult", "SINGULAR_TOL", "fit_lmm", "lmm_design",
            "is_slope_spec"]
@@ -963,9 +967,38 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
         d = self._design
         return d.X @ self.fixed_estimates.to_numpy() + d.Z @ self._b
 
-    def residuals(self) -> np.ndarray:
-        """``y - fitted()`` (lme4's ``residuals``)."""
-        return self._design.y - self.fitted()
+    def residuals(self, type: ResidualType = "response") -> np.ndarray:
+        """Residuals per data row: ``"response"`` (default, = ``"conditional"``): ``y -
+        fitted()``, lme4's ``residuals(fit)``; ``"marginal"``: ``y - X beta``;
+        ``"pearson"``: the response residual over sigma (lme4's ``residuals(fit, type =
+        "pearson", scaled = TRUE)``); ``"standardized"``: over its own estimated SD, ``sigma
+        sqrt(1 - h_ii)`` (lme4's ``rstudent(fit)``). See
+        :mod:`irmodels.models._mixed_residuals` and docs/mixed.md, "Residuals and diagnostics"."""
+        if type == "response":
+            return self._design.y - self.fitted()
+        from irmodels.models._mixed_residuals import mixed_residuals
+
+        return mixed_residuals(self, type)
+
+    def plot_residuals(self, kind: ResidualPlotKind = "fitted", *,
+                       type: ResidualType = "standardized", by: str | None = None,
+                       ax: Any = None) -> Any:
+        """Residual diagnostics pictures, as :meth:`MixedResult.plot_residuals
+        <irmodels.models.mixed.MixedResult.plot_residuals>` (``kind`` ``"fitted"``,
+        ``"boxplot"`` or ``"qq"``)."""
+        from irmodels.models._mixed_plots import plot_residuals
+
+        return plot_residuals(self, kind, type=type, by=by, ax=ax)
+
+    def plot(self, term: str | None = None, *, level: float = 0.95, ax: Any = None) -> Any:
+        """Caterpillar plot of the conditional modes of grouping factor ``term`` (default
+        ``topic`` when the model has it, else the first): a panel per effect, the levels sorted
+        by the first effect, each mode with ``b +- z condsd`` at ``level`` (lme4's
+        ``dotplot(ranef(fit, condVar = TRUE))``). ``ax``: as many Axes as effects; by default a
+        new figure, closed in pyplot. Returns the matplotlib Figure."""
+        from irmodels.models._mixed_plots import caterpillar
+
+        return caterpillar(self, term, level=level, ax=ax)
 
     def predict(self, newdata: pd.DataFrame | None = None, *, re_form: Literal["~0"] | None = None,
                 allow_new_levels: bool = False) -> np.ndarray:
@@ -1064,12 +1097,16 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
                 f"AIC = {self.aic:.4f}, BIC = {self.bic:.4f}")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
-        tables = [("Variance components", self.variance_components())]
-        cor = self.correlations()
-        if len(cor):
-            tables.append(("Correlations of random effects", cor.set_index("group")))
-        tables.append(("Fixed effects", self.fixed))
-        return tables
+        from irmodels.models._mixed_report import slope_display_tables
+
+        return slope_display_tables(self)
+
+    def to_section(self, *, digits: int = 4, plot: bool = True) -> Any:
+        """The report section (``irm.report(fit)``): fit line, notes (singular fit), random
+        effects with correlations, fixed effects, and in HTML the caterpillar plot."""
+        from irmodels.models._mixed_report import slope_section
+
+        return slope_section(self, digits=digits, plot=plot)
 
     def __repr__(self) -> str:
         return (f"<SlopeMixedResult {self.method} {self.spec} n={self.n_obs} "

@@ -121,3 +121,63 @@ for (refit in c(TRUE, FALSE)) {
 }
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE), "lme4_slopes.json")
 cat("wrote lme4_slopes.json\n")
+
+# ---- residuals of mixed fits (issue 27 item 5; writes lme4_slopes_residuals.json) ----
+# lme4 (random slopes): residuals(type = "response") (conditional), residuals(type = "pearson")
+# (unscaled for an LMM: equal to "response") and with scaled = TRUE (divided by sigma), the
+# marginal residuals y - X beta (y - predict(re.form = NA)), hatvalues() and rstudent()
+# (r / (sigma sqrt(1 - h))). nlme (random intercepts, varIdent by system): residuals at levels 0
+# (marginal) and 2 (conditional on topic and topic:system; nlme's level 1 leaves topic:system
+# out), type "pearson" (divided by sigma times the stratum's SD ratio),
+# and the standardized residuals e / sd(e) with Var(e) = R P R, P = V^-1 - V^-1 X (X'V^-1 X)^-1
+# X'V^-1 (computed by hand: nlme has no hatvalues for lme fits).
+suppressPackageStartupMessages(library(nlme))
+res_entry_lme4 <- function(m, name) {
+  list(name = name, package = "lme4", formula = deparse(formula(m), width.cutoff = 500L),
+       logLik = as.numeric(logLik(m)), sigma = sigma(m), theta = unname(getME(m, "theta")),
+       response = unname(residuals(m)), pearson_unscaled = unname(residuals(m, type = "pearson")),
+       pearson = unname(residuals(m, type = "pearson", scaled = TRUE)),
+       marginal = unname(model.response(model.frame(m)) - predict(m, re.form = NA)),
+       fitted = unname(fitted(m)), hat = unname(hatvalues(m)),
+       standardized = unname(rstudent(m)))
+}
+resid_out <- list(generated_by = "tests/reference/lme4_slopes.R (residuals block)",
+                  R = R.version.string,
+                  packages = list(lme4 = as.character(packageVersion("lme4")),
+                                  nlme = as.character(packageVersion("nlme"))),
+                  fits = list())
+resid_out$fits[[1]] <- res_entry_lme4(
+  fit_best("Reaction ~ Days + (Days | Subject)", sets$sleepstudy, TRUE), "sleepstudy")
+resid_out$fits[[2]] <- res_entry_lme4(
+  fit_best("score ~ system + shard + (1 + shard | topic) + (1 | topic:system)", sets$irslopes,
+           TRUE), "irslopes")
+he <- read.csv("data/mixed_hetero.csv", stringsAsFactors = FALSE,
+               colClasses = c(topic = "character", system = "character"))
+hctrl <- lmeControl(maxIter = 500, msMaxIter = 500, niterEM = 100, tolerance = 1e-12,
+                    msTol = 1e-14, returnObject = TRUE)
+h1 <- lme(score ~ system, random = ~1 | topic/system, data = he, method = "REML",
+          control = hctrl, weights = varIdent(form = ~1 | system))
+X <- model.matrix(~system, he)
+Zt <- model.matrix(~0 + factor(topic), he)
+Zts <- model.matrix(~0 + factor(paste(topic, system, sep = ":")), he)
+re <- as.matrix(h1$modelStruct$reStruct)  # relative variances (VarCorr() prints rounded text)
+vc <- h1$sigma^2 * c(re$topic[1, 1], re$system[1, 1])  # topic, topic:system
+sd_ratio <- 1 / varWeights(h1$modelStruct$varStruct)   # per row: the stratum's SD / sigma
+Rd <- h1$sigma^2 * sd_ratio^2
+V <- vc[1] * tcrossprod(Zt) + vc[2] * tcrossprod(Zts) + diag(Rd)
+Vi <- solve(V)
+P <- Vi - Vi %*% X %*% solve(crossprod(X, Vi %*% X), crossprod(X, Vi))
+e1 <- unname(residuals(h1, level = 2))
+resid_out$nlme <- list(
+  name = "hetero_varident_system", package = "nlme",
+  formula = "score ~ system + (1|topic/system)", residual = "system", method = "REML",
+  logLik = as.numeric(logLik(h1)), sigma = h1$sigma,
+  components = list(topic = vc[1], `topic:system` = vc[2]),
+  ratios = as.list(coef(h1$modelStruct$varStruct, unconstrained = FALSE, allCoef = TRUE)),
+  response = e1, marginal = unname(residuals(h1, level = 0)),
+  pearson = unname(residuals(h1, level = 2, type = "pearson")),
+  fitted = unname(fitted(h1, level = 2)),
+  standardized = e1 / sqrt(Rd^2 * diag(P)))
+writeLines(toJSON(resid_out, digits = NA, auto_unbox = TRUE, pretty = TRUE),
+           "lme4_slopes_residuals.json")
+cat("wrote lme4_slopes_residuals.json\n")
