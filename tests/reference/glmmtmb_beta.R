@@ -5,7 +5,10 @@
 # Verkuilen's (2006) squeeze y' = (y (n - 1) + 0.5) / n, n = number of rows.
 # Writes glmmtmb_beta.json: per fit the fixed effects with SEs (vcov(fit)$cond), VarCorr,
 # phi, logLik, AIC, BIC, df.residual, conditional modes (ranef), the outer parameter vector and
-# its objective, and emmeans of the named factor on the link and response scales with SEs.
+# its objective, and emmeans of the named factor on the link and response scales with SEs, and
+# its Tukey-adjusted pairs. emmeans takes glmmTMB's df.residual (n minus the number of
+# parameters: fixed effects, theta and log phi) as the df of its t tests, not z (= Inf) as for
+# glmer.
 # ML (REML = FALSE, glmmTMB's default), optimiser run to a tight tolerance.
 # Run from tests/reference/:  Rscript glmmtmb_beta.R
 suppressPackageStartupMessages({ library(glmmTMB); library(jsonlite); library(emmeans) })
@@ -88,7 +91,7 @@ for (f in fits) {
     emmeans_response = list(level = as.character(em_r[[f$emm]]), response = em_r$response,
                             SE = em_r$SE),
     pairs = list(contrast = as.character(pr$contrast), estimate = pr$estimate, SE = pr$SE,
-                 z = pr$z.ratio, p = pr$p.value))
+                 df = pr$df, t = pr$t.ratio, p = pr$p.value))
   cat(f$name, "logLik", as.numeric(logLik(m)), "phi", sigma(m), "secs", secs, "grad", max(abs(m$sdr$gradient.fixed)),
       m$fit$message, "\n")
 }
