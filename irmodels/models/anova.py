@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,9 @@ from irmodels.models._anova_table import (
 )
 from irmodels.models._balanced import cell_layout, fit_balanced
 from irmodels.models.base import FittedModel, OptSummary
+
+if TYPE_CHECKING:
+    from irmodels.models._glm import GlmResult
 
 __all__ = ["MAX_DENSE_CELLS", "TABLE_COLUMNS", "AnovaResult", "anova"]
 
@@ -560,8 +563,12 @@ def anova(
     method: Literal["auto", "balanced", "lstsq", "sparse", "dense"] = "auto",
     missing: Literal["raise", "drop"] = "raise",
     aliased: Literal["raise", "drop"] = "raise",
-) -> AnovaResult:
-    """Fit a crossed fixed-effects ANOVA of a long frame.
+    family: Literal["gaussian", "binomial", "poisson"] | None = None,
+    link: str | None = None,
+    trials: int | str | None = None,
+    offset: str | None = None,
+) -> AnovaResult | GlmResult:
+    """Fit a crossed fixed-effects ANOVA of a long frame (or, with ``family=``, a GLM).
 
     Parameters
     ----------
@@ -604,13 +611,32 @@ def anova(
         ``anova(lm())`` for type I; ``car::Anova(type = 2)`` shows it with 0 df) and named in
         :attr:`AnovaResult.notes` and :attr:`AnovaResult.aliased_terms`. Type III with an
         aliased term is refused, as by ``car::Anova``.
+    family : {None, "gaussian", "binomial", "poisson"}
+        ``None`` or ``"gaussian"`` (default): the least-squares ANOVA above. ``"binomial"`` or
+        ``"poisson"``: a generalised linear model fitted by IRLS as R's ``glm`` (see
+        :mod:`irmodels.models._glm`), returned as a :class:`~irmodels.models._glm.GlmResult`
+        with an analysis of deviance (``fit.anova()``: R's ``anova(fit, test = "Chisq")``)
+        and marginal means and comparisons on the link or the response scale. ``ss_type``,
+        ``method`` and ``aliased`` keep their defaults with a family.
+    link : str, optional
+        The family's link (``"logit"`` (default), ``"probit"``, ``"cloglog"``, ``"log"``,
+        ``"identity"`` for the binomial; ``"log"`` (default), ``"identity"``, ``"sqrt"`` for
+        the Poisson).
+    trials : int or str, optional
+        Binomial: the number of trials, a number (``10`` for P@10) or a column; the response
+        is then the number of successes (``rel`` relevant documents in the top 10). Without
+        it, a 0/1 response (one trial).
+    offset : str, optional
+        A column added to the linear predictor with coefficient 1 (link scale: the log of an
+        exposure for a Poisson rate, R's ``offset(log_depth)``).
 
     Returns
     -------
     AnovaResult
         ``.table`` with columns ``SS, df, MS, F, p, eta2, eta2_partial, omega2_partial,
         cohen_f2, power`` (index: terms, then ``Residual``), marginal means, residuals,
-        variance components and Tukey HSD.
+        variance components and Tukey HSD. With ``family="binomial"`` or ``"poisson"`` a
+        :class:`~irmodels.models._glm.GlmResult`.
 
     Raises
     ------
@@ -675,6 +701,11 @@ def anova(
     system       0.0105  0.1024  0.1173
     Residual     0.0046  0.0676  0.0511
     """
+    if family is not None or link is not None or trials is not None or offset is not None:
+        glm = _glm_dispatch(model, data, family, link, trials, offset, ss_type, method, aliased,
+                            missing)
+        if glm is not None:
+            return glm
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame (a long frame), got {type(data).__name__}")
     if ss_type is not None and (isinstance(ss_type, bool) or ss_type not in (1, 2, 3)):
@@ -827,3 +858,33 @@ def anova(
     )
 
 
+def _glm_dispatch(model: Any, data: Any, family: Any, link: Any, trials: Any, offset: Any,
+                  ss_type: Any, method: Any, aliased: Any, missing: Any) -> GlmResult | None:
+    """``irm.anova(..., family=)``: the GLM of :mod:`irmodels.models._glm`, or None for the
+    Gaussian family (today's least-squares path, which refuses a link, trials and offset)."""
+    from irmodels.models._family import family_names
+
+    if family is None or family == "gaussian":
+        given = [f"{k}={v!r}" for k, v in (("link", link), ("trials", trials),
+                                           ("offset", offset)) if v is not None]
+        if given and not (family == "gaussian" and link == "identity" and len(given) == 1):
+            raise ArgumentError(
+                f"{', '.join(given)} belong to a generalised linear model; the least-squares "
+                "ANOVA (family=None or 'gaussian') has the identity link, one trial per row and "
+                "no offset. Pass family='binomial' or 'poisson'.")
+        return None
+    choices = ("gaussian", *family_names())
+    if not isinstance(family, str) or family not in choices:
+        raise ArgumentError(f"family must be one of {', '.join(map(repr, choices))}; got "
+                            f"{family!r}{did_you_mean(family, choices)}.")
+    fixed = [f"{k}={v!r}" for k, v, dflt in (("ss_type", ss_type, None), ("method", method, "auto"),
+                                              ("aliased", aliased, "raise")) if v != dflt]
+    if fixed:
+        raise ArgumentError(
+            f"{', '.join(fixed)} apply to the least-squares ANOVA; a GLM (family={family!r}) is "
+            "fitted by IRLS and its terms tested by deviance: use fit.anova(type=1 | 2 | 3) on "
+            "the result.")
+    from irmodels.models._glm import fit_glm
+
+    return fit_glm(model, data, family=family, link=link, trials=trials, offset=offset,
+                   missing=missing, _stacklevel=3)

@@ -148,7 +148,11 @@ class FittedModel(ResultDisplay, abc.ABC):
 
     @abc.abstractmethod
     def marginal_means(self, factor: str = "system") -> pd.Series:
-        """Mean response per level of ``factor``: a Series indexed by level, named ``mean``."""
+        """Mean response per level of ``factor``: a Series indexed by level, named ``mean``.
+
+        A model with a link function (GLM, GLMM) takes ``scale="link" | "response"`` too and
+        gives the link-scale means by default (which :meth:`tukey` and :meth:`dunnett` use,
+        with :meth:`marginal_means_cov` and the model's ``link``, for both scales)."""
 
     @abc.abstractmethod
     def marginal_means_cov(self, factor: str = "system") -> pd.DataFrame:
@@ -210,14 +214,19 @@ class FittedModel(ResultDisplay, abc.ABC):
         return str(factor)
 
     def _pairwise_df(self, D: np.ndarray, factor: str) -> np.ndarray:
+        # NaN (or <= 0): no df of its own, df_resid; inf: a z test (GLMs, emmeans' df = Inf)
         dfs = np.asarray(self.contrast_df(D, factor), dtype=float)
-        return np.where(np.isfinite(dfs) & (dfs > 0), dfs, float(self.df_resid))
+        return np.where(~np.isnan(dfs) & (dfs > 0), dfs, float(self.df_resid))
 
     def _tukey_inputs(self, factor: str, df: str) -> dict[str, Any]:
         """The arguments of :func:`irmodels.inference.tukey.tukey_hsd` for ``factor`` (a model
         may refine them, e.g. by a closed form; the numbers must be the same)."""
-        means = self.marginal_means(factor)
-        cov = np.asarray(self.marginal_means_cov(factor), dtype=float)
+        return self._tukey_inputs_of(self.marginal_means(factor),
+                                     self.marginal_means_cov(factor), factor, df)
+
+    def _tukey_inputs_of(self, means: pd.Series, cov: Any, factor: str, df: str
+                         ) -> dict[str, Any]:
+        cov = np.asarray(cov, dtype=float)
         k = len(means)
         ia, ib = np.triu_indices(k, 1)
         D = np.zeros((len(ia), k))
@@ -225,7 +234,8 @@ class FittedModel(ResultDisplay, abc.ABC):
         D[np.arange(len(ia)), ib] = -1.0
         var = np.diag(cov)[ia] + np.diag(cov)[ib] - 2 * cov[ia, ib]
         dfs = self._pairwise_df(D, factor)
-        df_err: Any = dfs if df == "per-contrast" else float(dfs.min())
+        same = bool(dfs.size) and bool(np.all(dfs == dfs[0]))  # one df (inf for z tests)
+        df_err: Any = dfs if df == "per-contrast" and not same else float(dfs.min())
         se = np.sqrt(np.maximum(var, 0))
         if se.size and np.allclose(se, se[0], rtol=1e-9, atol=0):
             se_diff: Any = float(se[0])
@@ -238,7 +248,9 @@ class FittedModel(ResultDisplay, abc.ABC):
                 "df_error": df_err, "se_diff": se_diff}
 
     def tukey(self, factor: str = "system", *, alpha: float = 0.05,
-              df: Literal["per-contrast", "min"] = "per-contrast") -> TukeyResult:
+              df: Literal["per-contrast", "min"] = "per-contrast",
+              scale: Literal["link", "response"] = "link",
+              contrast: Literal["ratio", "difference"] | None = None) -> TukeyResult:
         """Tukey HSD between the levels of ``factor`` (all pairs of :meth:`marginal_means`).
 
         The standard error of each difference comes from :meth:`marginal_means_cov`; its
@@ -254,6 +266,19 @@ class FittedModel(ResultDisplay, abc.ABC):
             ``"per-contrast"`` (default) gives each pair its own df, as R's ``emmeans(fit,
             pairwise ~ factor)`` (Satterthwaite for a mixed model); ``"min"`` the smallest of
             them for every pair (conservative). On an ANOVA fit every pair has ``df_resid``.
+        scale : {"link", "response"}
+            For a model with a link function (``irm.anova(..., family=...)``, GLMMs): compare
+            the means on the link scale (default; emmeans' ``pairs(emm)``) or on the response
+            scale (:mod:`irmodels.models._link_means`). A model without a link has one scale
+            and gives the same numbers for both (as emmeans on an ``lm``); a model of a
+            transformed response refuses ``"response"``.
+        contrast : {"ratio", "difference"}, optional
+            With ``scale="response"``: ``"ratio"`` (the default for the log and logit links)
+            tests on the link scale and appends ``ratio, ratio_se, ratio_lower, ratio_upper``
+            (rate or odds ratios ``a / b``, emmeans' ``pairs(emm, type = "response")``) to
+            the pairs, whose ``diff`` stays the link-scale difference; ``"difference"`` (the
+            default for other links) compares the response-scale means by the delta method
+            (emmeans' ``pairs(regrid(emm))``).
 
         Returns
         -------
@@ -269,10 +294,19 @@ class FittedModel(ResultDisplay, abc.ABC):
         """
         from irmodels.inference.tukey import tukey_hsd
 
+        from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
+
         if df not in ("per-contrast", "min"):
             raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
-        return tukey_hsd(alpha=alpha, factor=factor, means_kind=self._means_kind,
-                         **self._tukey_inputs(factor, df))
+        link, kind = comparison_scale(self, scale, contrast)
+        if kind == "difference":
+            inputs = self._tukey_inputs_of(*on_response_scale(
+                self.marginal_means(factor), self.marginal_means_cov(factor), link), factor, df)
+            return tukey_hsd(alpha=alpha, factor=factor, means_kind=f"{self._means_kind}, "
+                             "response scale (delta method)", **inputs)
+        res = tukey_hsd(alpha=alpha, factor=factor, means_kind=self._means_kind,
+                        **self._tukey_inputs(factor, df))
+        return with_ratios(res, link) if kind == "ratio" else res
 
     def dunnett(
         self,
@@ -282,6 +316,8 @@ class FittedModel(ResultDisplay, abc.ABC):
         alpha: float = 0.05,
         alternative: Literal["two-sided", "greater", "less"] = "two-sided",
         df: Literal["per-contrast", "min"] = "per-contrast",
+        scale: Literal["link", "response"] = "link",
+        contrast: Literal["ratio", "difference"] | None = None,
     ) -> DunnettResult:
         """Dunnett's comparisons of every level of ``factor`` with ``control``.
 
@@ -293,7 +329,9 @@ class FittedModel(ResultDisplay, abc.ABC):
         ``"min"``: the smallest for all). When ``factor`` is left at ``"system"`` and the
         model has no ``system`` factor, the one fixed factor with a level named ``control`` is
         used (``fit.dunnett("L")`` on a model of ``length`` with levels ``S, M, L``). See
-        :func:`irmodels.inference.dunnett.dunnett`.
+        :func:`irmodels.inference.dunnett.dunnett`. ``scale`` and ``contrast`` as in
+        :meth:`tukey` (ratios ``level / control`` appended as ``ratio, ratio_se,
+        ratio_lower, ratio_upper``; or differences of the response-scale means).
 
         Examples
         --------
@@ -312,12 +350,18 @@ class FittedModel(ResultDisplay, abc.ABC):
         2.4619
         """
         from irmodels.inference.dunnett import dunnett
+        from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):
             raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
+        link, kind = comparison_scale(self, scale, contrast)
         factor = self._control_factor(control, factor)
         means = self.marginal_means(factor)
         cov = np.asarray(self.marginal_means_cov(factor), dtype=float)
+        means_kind = self._means_kind
+        if kind == "difference":
+            means, cov = on_response_scale(means, cov, link)
+            means_kind = f"{means_kind}, response scale (delta method)"
         labels = [str(v) for v in means.index]
         name = self._factor_label(factor)
         if str(control) in labels:
@@ -329,9 +373,10 @@ class FittedModel(ResultDisplay, abc.ABC):
             df_arg: Any = dfs if df == "per-contrast" else float(dfs.min()) if dfs.size else dfs
         else:  # the kernel says what is wrong (an unknown control, too few levels)
             df_arg = float(self.df_resid)
-        return dunnett(pd.Series(means.to_numpy(), index=labels), cov, control=control,
-                       df=df_arg, alpha=alpha, alternative=alternative, factor=name,
-                       means_kind=self._means_kind)
+        res = dunnett(pd.Series(means.to_numpy(), index=labels), cov, control=control,
+                      df=df_arg, alpha=alpha, alternative=alternative, factor=name,
+                      means_kind=means_kind)
+        return with_ratios(res, link) if kind == "ratio" else res
 
     # ---- the report section a model gets for free ------------------------------------------
     def _display_title(self) -> str:
