@@ -456,13 +456,17 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
         except np.linalg.LinAlgError:
             break
         improved = False
+        gmax = float(np.max(np.abs(g)))
         for a in (1.0, 0.5, 0.25, 0.125):
             xn = x.copy()
             xn[idx] -= a * step
             xn = np.maximum(xn, np.where(low == 0, 0.0, -np.inf))
-            fn = obj(xn)[0]
-            if fn <= fx:
-                x, fx, improved = xn, fn, True
+            fn, gn = obj(xn)
+            # near the optimum F changes below its rounding: accept a step that shrinks the
+            # (exact) gradient without raising F beyond that noise
+            if fn <= fx or (fn <= fx + 1e-12 * max(1.0, abs(fx))
+                            and float(np.max(np.abs(gn[idx]))) < gmax):
+                x, fx, improved = xn, min(fn, fx), True
                 break
         if not improved:
             break
@@ -483,8 +487,7 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
     mode = dev.pirls(theta, beta, phi, u0=obj.u.copy())
     objective = 2 * fx  # -2 logLik (the engine's dev.laplace(mode) to PIRLS' tolerance)
     bnd = _boundary(gd, theta)
-    converged = ok or gnorm < 1e-6
-    converged = converged and gnorm < 1e-3
+    converged = gnorm < 1e-4 or (ok and gnorm < 1e-3)
     if not converged:
         warnings.warn(
             f"the beta GLMM optimiser did not converge cleanly ({msg}; gradient {gnorm:.2g}); "
