@@ -513,6 +513,11 @@ def _boundary(gd: GlmmDesign, theta: np.ndarray) -> list[str]:
 
 def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> GlmmFit:
     """Fit a GLMM design in glmer's two stages (see the module notes)."""
+    own = getattr(gd.family, "fit_laplace", None)  # a family with its own Laplace fit (beta)
+    if own is not None and gd.nagq == 1:
+        fit = own(gd, maxiter=maxiter, _stacklevel=_stacklevel + 1)
+        if fit is not None:
+            return fit
     dev = GlmmDeviance(gd)
     lower_t = gd.lmm.lower
     nt, p, extra = dev.nt, dev.p, dev.extra
