@@ -141,6 +141,11 @@ class Beta(Family):
         return max(1.0, float(np.mean(mu * (1 - mu))) / r2 - 1.0)
 
 
+    def fit_laplace(self, gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
+        """The engine's hook (:func:`irmodels.models._glmm.fit_glmm`): glmmTMB's fit,
+        :func:`fit_beta_laplace` (None beyond its size: the general engine fits it)."""
+        return fit_beta_laplace(gd, maxiter=maxiter, _stacklevel=_stacklevel + 1)
+
     def laplace_derivs(self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray,
                        phi: float) -> dict[str, np.ndarray]:
         """Per observation: ``mu``, the log-likelihood, its first three derivatives in ``eta``
