@@ -87,6 +87,7 @@ class GlmmDesign:
     nagq: int
     trials: Any = None  # the trials= argument (for refits)
     offset_name: str | None = None
+    squeeze: bool = False  # the beta family's squeeze= (for refits)
 
 
 def _column(data: pd.DataFrame, name: str, what: str) -> np.ndarray:
@@ -117,9 +118,19 @@ def check_nagq(nagq: Any) -> int:
 
 def glmm_design(model: str | ModelSpec, data: pd.DataFrame, *, family: str | Family,
                 link: str | None = None, trials: Any = None, offset: str | None = None,
-                nagq: int = 1, terms: tuple[ReTerm, ...] | None = None) -> GlmmDesign:
-    """The GLMM's design; refuses a bad response, trials, offset or ``nagq`` (typed errors)."""
+                nagq: int = 1, terms: tuple[ReTerm, ...] | None = None,
+                squeeze: bool = False) -> GlmmDesign:
+    """The GLMM's design; refuses a bad response, trials, offset or ``nagq`` (typed errors).
+    ``squeeze`` (beta only) maps scores of exactly 0 or 1 into (0, 1) as Smithson & Verkuilen
+    (``_family_beta.squeeze``) instead of refusing them."""
     fam = resolve_family(family, link)
+    prepare = getattr(fam, "prepare_response", None)  # beta: refuse 0/1 scores, or squeeze
+    if not isinstance(squeeze, (bool, np.bool_)):
+        raise ArgumentError(f"squeeze must be True or False; got {squeeze!r}.")
+    if squeeze and prepare is None:
+        raise ArgumentError(f"squeeze=True applies to the beta family only (scores of exactly "
+                            f"0 or 1); the {fam.name} family takes its response as it is; drop "
+                            "squeeze=.")
     nagq = check_nagq(nagq)
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
@@ -153,7 +164,10 @@ def glmm_design(model: str | ModelSpec, data: pd.DataFrame, *, family: str | Fam
             raise ArgumentError(f"trials= applies to the binomial family only; the {fam.name} "
                                 "family takes the response as it is; drop trials=.")
         w = np.ones(n)
-        fam.check_response(raw, w)
+        if prepare is not None:
+            raw = prepare(raw, data if len(data) == n else None, squeeze=bool(squeeze))
+        else:
+            fam.check_response(raw, w)
         y = raw
     off = np.zeros(n) if offset is None else _column(data, _offset_name(offset), "offset")
     if nagq > 1:
@@ -165,7 +179,7 @@ def glmm_design(model: str | ModelSpec, data: pd.DataFrame, *, family: str | Fam
         if fam.has_dispersion:
             raise DesignError(f"nagq={nagq} is not available for the {fam.name} family "
                               "(glmmTMB fits it by the Laplace approximation); use nagq=1.")
-    return GlmmDesign(d, fam, y, w, off, nagq, trials, offset)
+    return GlmmDesign(d, fam, y, w, off, nagq, trials, offset, bool(squeeze))
 
 
 def _offset_name(offset: Any) -> str:
