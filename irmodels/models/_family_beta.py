@@ -141,6 +141,12 @@ class Beta(Family):
         return max(1.0, float(np.mean(mu * (1 - mu))) / r2 - 1.0)
 
 
+    def prepare_response(self, y: np.ndarray, data: pd.DataFrame | None = None, *,
+                         squeeze: bool = False) -> np.ndarray:
+        """The engine's hook (:func:`irmodels.models._glmm.glmm_design`): the response as
+        fitted, :func:`beta_response` (scores at 0 or 1 refused, or every score squeezed)."""
+        return beta_response(y, data, squeeze_scores=squeeze)
+
     def fit_laplace(self, gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
         """The engine's hook (:func:`irmodels.models._glmm.fit_glmm`): glmmTMB's fit,
         :func:`fit_beta_laplace` (None beyond its size: the general engine fits it)."""

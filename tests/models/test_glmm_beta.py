@@ -175,3 +175,27 @@ def test_zero_topic_variance_fit_equals_beta_regression():
     np.testing.assert_allclose(fit.x[1:], res.params, rtol=1e-5, atol=1e-6)
     assert -fit.objective / 2 == pytest.approx(res.llf, abs=1e-7)
     np.testing.assert_allclose(np.sqrt(np.diag(fit.vcov)), res.bse[:-1], rtol=1e-4)
+
+
+def test_design_refuses_scores_at_zero_or_one_unless_squeezed(fixture, reference_dir):
+    """TREC-8 AP with exact zeros: refused with the rows, topics and systems and both ways out;
+    squeeze=True fits the squeezed scores, which glmmTMB fitted (the 'squeezed' fixture)."""
+    import irmodels as irm
+
+    d = _data(reference_dir, "beta_ap_zeros")
+    zeros = d[d["ap"] == 0]
+    with pytest.raises(irm.DataFormatError) as e:
+        glmm_design("ap ~ system + (1 | topic)", d, family="beta")
+    msg = str(e.value)
+    assert f"{len(zeros)} of 400 rows are exactly 0 or 1 ({len(zeros)} at 0, 0 at 1)" in msg
+    assert f"topic {zeros['topic'].iloc[0]}" in msg and "squeeze=True" in msg
+    gd = glmm_design("ap ~ system + (1 | topic)", d, family="beta", squeeze=True)
+    assert gd.squeeze
+    np.testing.assert_allclose(gd.y, squeeze(d["ap"].to_numpy()), rtol=1e-15)
+    f = fixture["fits"]["squeezed"]
+    fit = fit_beta_laplace(gd)
+    assert -fit.objective / 2 == pytest.approx(f["logLik"], abs=1e-5)
+    with pytest.raises(irm.ArgumentError, match="squeeze=True applies to the beta family"):
+        glmm_design("ap ~ system + (1 | topic)", d, family="poisson", squeeze=True)
+    with pytest.raises(irm.ArgumentError, match="squeeze must be True or False"):
+        glmm_design("ap ~ system + (1 | topic)", d, family="beta", squeeze="yes")
