@@ -297,7 +297,8 @@ class Binomial(Family):
                    phi: float | None = None) -> np.ndarray:
         n = np.round(_arr(weights))
         s = np.round(_arr(y) * n)
-        return stats.binom.logpmf(s, n, mu)
+        const = special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1)
+        return const + special.xlogy(s, mu) + special.xlog1py(n - s, -np.asarray(mu, float))
 
     def deviance_resid(self, y: np.ndarray, mu: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return 2 * weights * (_ylogy(y, mu) + _ylogy(1 - y, 1 - mu))
@@ -340,7 +341,8 @@ class Poisson(Family):
 
     def loglik_obs(self, y: np.ndarray, mu: np.ndarray, weights: np.ndarray,
                    phi: float | None = None) -> np.ndarray:
-        return weights * stats.poisson.logpmf(np.round(y), mu)
+        y = np.round(_arr(y))
+        return weights * (special.xlogy(y, mu) - mu - special.gammaln(y + 1))
 
     def deviance_resid(self, y: np.ndarray, mu: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return 2 * weights * (_ylogy(y, mu) - (y - mu))

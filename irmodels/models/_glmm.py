@@ -214,11 +214,48 @@ class _Mode:
     converged: bool
 
 
+class _OneTerm:
+    """``Z Lambda`` of one scalar random-effects term: row ``i`` has ``theta * z_i`` in
+    column ``g_i`` (``M`` is then diagonal)."""
+
+    def __init__(self, g: np.ndarray, z: np.ndarray, t: float, q: int) -> None:
+        self.g, self.z, self.t, self.shape = g, z, t, (len(g), q)
+
+    def __matmul__(self, u: np.ndarray) -> np.ndarray:
+        return self.t * self.z * u[self.g]
+
+    @property
+    def T(self) -> _OneTermT:
+        return _OneTermT(self)
+
+
+class _OneTermT:
+    def __init__(self, a: _OneTerm) -> None:
+        self.a = a
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        a = self.a
+        if V.ndim == 1:
+            return a.t * np.bincount(a.g, weights=a.z * V, minlength=a.shape[1])
+        return np.column_stack([a.t * np.bincount(a.g, weights=a.z * V[:, j],
+                                                  minlength=a.shape[1])
+                                for j in range(V.shape[1])]) if V.shape[1] else np.zeros(
+            (a.shape[1], 0))
+
+
 class _Factor:
     """``M = A' W A + I`` factorised (A = Z Lambda): ``solve`` and ``log|M|``."""
 
     def __init__(self, ZL: Any, W: np.ndarray, dense: bool) -> None:
         q = ZL.shape[1]
+        if isinstance(ZL, _OneTerm):
+            Md = ZL.t ** 2 * np.bincount(ZL.g, weights=W * ZL.z ** 2, minlength=q) + 1.0
+            if not np.all(Md > 0):
+                raise np.linalg.LinAlgError("M is not positive definite")
+            self.diag = np.sqrt(Md)
+            self.ldL2 = float(np.sum(np.log(Md)))
+            self._solve = lambda B: B / (Md if B.ndim == 1 else Md[:, None])
+            return
         if isinstance(ZL, np.ndarray):
             Md = ZL.T @ (ZL * W[:, None])
             Md[np.diag_indices(q)] += 1.0
@@ -272,6 +309,12 @@ class GlmmDeviance:
         self.Zd = self.Z.toarray() if self.dense and self.n * self.q <= 4_000_000 else None
         #: Lambda is diagonal when every term is a scalar intercept: theta index per column
         self.lam_diag = (d.lind if all(b.q == 1 for b in d.blocks) else None)
+        #: one scalar term: (column of each row, value of each row) of Z
+        self.one: tuple[np.ndarray, np.ndarray] | None = None
+        if len(d.blocks) == 1 and d.blocks[0].q == 1 and np.all(np.diff(self.Z.tocsr().indptr)
+                                                                 == 1):
+            Zr = self.Z.tocsr()
+            self.one = (Zr.indices.astype(np.int64), Zr.data.astype(float))
         if gd.nagq > 1:
             self.group = d.blocks[0].codes
             self.ghq = gh_rule(gd.nagq)
@@ -279,6 +322,8 @@ class GlmmDeviance:
     # -- pieces ---------------------------------------------------------------------------------
     def ZL(self, theta: np.ndarray) -> Any:
         """``Z Lambda(theta)``: a dense array for a few hundred random effects, else sparse."""
+        if self.one is not None:
+            return _OneTerm(self.one[0], self.one[1], float(theta[0]), self.q)
         if self.Zd is not None:
             if self.lam_diag is not None:
                 return self.Zd * np.asarray(theta, float)[self.lam_diag][None, :]
@@ -494,22 +539,28 @@ def _bounds(lower: np.ndarray) -> list[tuple[float | None, float | None]]:
     return [(0.0 if lo == 0 else None, None) for lo in lower]
 
 
-def _grad(f: Any, x: np.ndarray, lower: np.ndarray) -> np.ndarray:
+def _grad(f: Any, x: np.ndarray, lower: np.ndarray, forward: bool = False) -> np.ndarray:
+    """Finite-difference gradient (central; forward differences when ``forward``: half the
+    cost, enough to bring L-BFGS-B near the optimum that the Newton polish then refines)."""
     g = np.empty_like(x)
+    f0 = f(x) if forward else 0.0
     for i in range(len(x)):
-        h = 1e-6 * max(1.0, abs(x[i]))
+        h = (1e-7 if forward else 1e-6) * max(1.0, abs(x[i]))
         xp, xm = x.copy(), x.copy()
         xp[i] += h
         xm[i] -= h
-        if xm[i] < lower[i]:
+        if forward:
+            g[i] = (f(xp) - f0) / h
+        elif xm[i] < lower[i]:
             g[i] = (f(xp) - f(x)) / h
         else:
             g[i] = (f(xp) - f(xm)) / (2 * h)
     return g
 
 
-def _minimize(f: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int) -> Any:
-    return minimize(f, x0, jac=lambda t: _grad(f, t, lower), method="L-BFGS-B",
+def _minimize(f: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int,
+              forward: bool = False) -> Any:
+    return minimize(f, x0, jac=lambda t: _grad(f, t, lower, forward), method="L-BFGS-B",
                     bounds=_bounds(lower), options={"maxiter": maxiter, "ftol": 1e-15,
                                                      "gtol": 1e-8})
 
@@ -540,114 +591,110 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     low1 = lower_t
     if extra:
         m0 = dev.pirls(x1, None, 1.0)
-        phi0 = gd.family.phi_start(gd.y, m0.mu, gd.weights)
-        x1 = np.append(x1, math.log(phi0))
+        x1 = np.append(x1, math.log(gd.family.phi_start(gd.y, m0.mu, gd.weights)))
         low1 = np.append(lower_t, -np.inf)
     r1 = _minimize(dev.stage1, x1, low1, maxiter)
     n_iter = int(r1.nit)
+    res_ok, msg = bool(r1.success), str(r1.message)
     phi1 = float(np.exp(r1.x[-1])) if extra else None
     m1 = dev.pirls(r1.x[:nt], None, phi1)
     x = np.concatenate([r1.x[:nt], m1.beta] + ([r1.x[-1:]] if extra else []))
     low2 = np.concatenate([lower_t, np.full(p + extra, -np.inf)])
+    g = H = None
     if gd.nagq == 0:
         fx = dev.stage1(r1.x)
-        x_final = x
-        res_ok, msg = bool(r1.success), str(r1.message)
     else:
-        r2 = _minimize(dev, x, low2, maxiter)
+        r2 = _minimize(dev, x, low2, maxiter, forward=True)
         n_iter += int(r2.nit)
-        x_final, fx = r2.x.copy(), float(r2.fun)
+        x, fx = r2.x.copy(), float(r2.fun)
         res_ok, msg = bool(r2.success), str(r2.message)
         # a diagonal theta stopped on its bound: restart it off the bound (flat deviance there)
-        for i in np.flatnonzero((lower_t == 0) & (x_final[:nt] <= SINGULAR_TOL)):
-            xs = x_final.copy()
+        for i in np.flatnonzero((lower_t == 0) & (x[:nt] <= SINGULAR_TOL)):
+            xs = x.copy()
             xs[i] = 0.5
             r3 = _minimize(dev, xs, low2, maxiter)
             n_iter += int(r3.nit)
             if float(r3.fun) < fx - 1e-10 * abs(fx):
-                x_final, fx, res_ok, msg = r3.x.copy(), float(r3.fun), bool(r3.success), str(
+                x, fx, res_ok, msg = r3.x.copy(), float(r3.fun), bool(r3.success), str(
                     r3.message)
-        x_final, fx = _newton_polish(dev, x_final, fx, low2)
+        x, fx, g, H = _newton_polish(dev, x, fx, low2)
     if not np.isfinite(fx):
         raise ConvergenceError("the GLMM deviance is not finite at the optimiser's end point; "
                                "check the data for separation (a level with all successes or "
                                "all failures) or near-collinear columns.")
-    theta = x_final[:nt]
+    theta = x[:nt]
     bnd = _boundary(gd, theta)
-    objective = dev.stage1(x_final[:nt] if not extra else np.append(theta, x_final[-1])) \
-        if gd.nagq == 0 else dev(x_final)
-    theta, beta, phi = (theta, None, None) if gd.nagq == 0 else dev.split(x_final)
     if gd.nagq == 0:
-        mode = dev.pirls(theta, None, float(np.exp(x_final[-1])) if extra else None)
-        x_final = np.concatenate([theta, mode.beta] + ([x_final[-1:]] if extra else []))
+        mode = dev.pirls(theta, None, phi1)
+        x = np.concatenate([theta, mode.beta] + ([r1.x[-1:]] if extra else []))
+        objective = dev.laplace(mode)
     else:
-        mode = dev.pirls(theta, beta, phi)
-    # covariance of beta: lme4's vcov (Hessian when glmer computes it, else R_X)
-    H = None
-    gnorm = float("nan")
-    vcov_method = "RX"
-    V = dev.rx_vcov(mode)
+        mode = dev.pirls(*dev.split(x))
+        objective = dev.value(mode)
+    # covariance of beta: lme4's vcov (the Hessian when glmer computes it, else R_X)
+    V, vcov_method = dev.rx_vcov(mode), "RX"
     npar = nt + p + extra
-    if gd.nagq > 0 and not bnd and dev.n < _DERIV_NOBS_MAX and npar < _DERIV_NPAR_MAX:
-        g, H = deriv12(dev, x_final, objective)
+    use_h = (gd.nagq > 0 and not bnd and dev.n < _DERIV_NOBS_MAX and npar < _DERIV_NPAR_MAX)
+    gnorm = float("nan")
+    if H is not None:
+        free = _free(x, low2, nt)
         try:
-            Hi = np.linalg.inv(H)
-            Vh = Hi[nt:nt + p, nt:nt + p]
-            Vh = Vh + Vh.T
-            if np.all(np.isfinite(Vh)) and np.linalg.eigvalsh(Vh).min() > 0:
-                V, vcov_method = Vh, "hessian"
-            scaled = np.linalg.solve(H, g)
-            gnorm = float(np.max(np.abs(scaled)))
+            gnorm = float(np.max(np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])),
+                                 initial=0.0))
         except np.linalg.LinAlgError:
             pass
-    else:
-        g = _grad(dev if gd.nagq > 0 else dev.stage1, x_final if gd.nagq > 0 else
-                  x_final[:nt], low2 if gd.nagq > 0 else lower_t)
-        free = ~((np.arange(len(g)) < nt) & (lower_t[np.minimum(np.arange(len(g)), nt - 1)]
-                                              == 0) & (x_final[:len(g)] <= SINGULAR_TOL))
-        gnorm = float(np.max(np.abs(g[free]), initial=0.0))
+        if use_h:
+            try:
+                Hi = np.linalg.inv(H)
+                Vh = Hi[nt:nt + p, nt:nt + p]
+                Vh = Vh + Vh.T
+                if np.all(np.isfinite(Vh)) and np.linalg.eigvalsh(Vh).min() > 0:
+                    V, vcov_method = Vh, "hessian"
+            except np.linalg.LinAlgError:
+                pass
     converged = res_ok and (not np.isfinite(gnorm) or gnorm < 2e-3)
     if not converged:
         warnings.warn(
             f"the GLMM optimiser did not converge cleanly ({msg}; scaled gradient "
             f"{gnorm:.2g}); check the estimates, rescale covariates or simplify the random "
             "part.", ConvergenceWarning, stacklevel=_stacklevel)
-    return GlmmFit(gd, dev, x_final, objective, mode, V, vcov_method, n_iter, converged, gnorm,
+    return GlmmFit(gd, dev, x, objective, mode, V, vcov_method, n_iter, converged, gnorm,
                    msg, bool(bnd), tuple(bnd), H)
 
 
-def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float,
-                   lower: np.ndarray) -> tuple[np.ndarray, float]:
-    """Newton steps on the parameters off their bounds (finite-difference Hessian)."""
-    nt = dev.nt
-    for _ in range(3):
-        fixed_bnd = (np.arange(len(x)) < nt) & (lower == 0) & (x <= SINGULAR_TOL)
-        idx = np.flatnonzero(~fixed_bnd)
+def _free(x: np.ndarray, lower: np.ndarray, nt: int) -> np.ndarray:
+    """Indices of the parameters not held on their bound (a diagonal theta at 0)."""
+    return np.flatnonzero(~((np.arange(len(x)) < nt) & (lower == 0) & (x <= SINGULAR_TOL)))
+
+
+def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float, lower: np.ndarray
+                   ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Newton steps on the parameters off their bounds with lme4's ``deriv12`` Hessian;
+    returns the point, its deviance, and the gradient and Hessian there (for ``vcov``)."""
+    g, H = deriv12(dev, x, fx)
+    for _ in range(4):
+        idx = _free(x, lower, dev.nt)
         if not len(idx):
             break
-
-        def sub(z: np.ndarray, idx: np.ndarray = idx, x: np.ndarray = x) -> float:
-            xx = x.copy()
-            xx[idx] = z
-            return dev(xx)
-
-        z = x[idx]
-        g, H = deriv12(sub, z, fx, delta=1e-4)
         try:
-            step = np.linalg.solve(H, g)
+            step = np.linalg.solve(H[np.ix_(idx, idx)], g[idx])
         except np.linalg.LinAlgError:
             break
         if not np.all(np.isfinite(step)):
             break
-        improved = False
+        moved = False
         for a in (1.0, 0.5, 0.25):
             xn = x.copy()
-            xn[idx] = z - a * step
+            xn[idx] -= a * step
             xn = np.maximum(xn, np.where(lower == 0, 0.0, -np.inf))
             fn = dev(xn)
             if fn < fx:
-                x, fx, improved = xn, fn, True
+                x, fx, moved = xn, fn, True
                 break
-        if not improved or np.max(np.abs(step)) < 1e-8 * max(1.0, float(np.max(np.abs(z)))):
+        size = float(np.max(np.abs(step)))
+        if not moved:
             break
-    return x, fx
+        if size < 1e-6 * max(1.0, float(np.max(np.abs(x)))):
+            break  # the Hessian of the previous point serves (it moved by < 1e-6)
+        g, H = deriv12(dev, x, fx)
+    return x, fx, g, H

@@ -1,0 +1,442 @@
+"""Generalised linear mixed models: the result of ``irm.mixed(..., family=...)``.
+
+:class:`GlmmResult` is lme4's ``glmerMod`` (and, for the beta family, glmmTMB's fit): fixed
+effects with Wald z tests (``summary(glmer)``), the variance components on the latent (link)
+scale, the conditional modes, fitted values and residuals, predictions, and marginal means on
+the link scale for Tukey and Dunnett comparisons with ``df = inf`` (z tests, as emmeans for a
+``glmer`` fit). The engine is :mod:`irmodels.models._glmm`.
+
+Examples
+--------
+>>> import numpy as np, irmodels as irm
+>>> d = irm.datasets.load("adhoc3", "AP")
+>>> d = d[d.system.isin(d.system.cat.categories[:4])].copy()
+>>> d["rel"] = np.round(d.score * 10)
+>>> fit = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10)
+>>> fit
+<GlmmResult binomial(logit) rel ~ system + (1|topic) n=200 logLik=-314.7601>
+>>> fit.variance_components().round(4)
+           variance      sd
+component
+topic        0.5253  0.7248
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+
+from irmodels._validate import check_choice
+from irmodels.errors import ArgumentError, DesignError
+from irmodels.formula.spec import ModelSpec
+from irmodels.models._glmm import GlmmDesign, GlmmFit, fit_glmm, glmm_design
+from irmodels.models._lmm import ReTerm, SlopeMixedResult
+from irmodels.models._mixed_design import _coding_row
+from irmodels.models.base import FittedModel, OptSummary
+
+__all__ = ["GlmmResult", "fit_glmm_model"]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class GlmmResult(FittedModel):
+    """A generalised linear mixed model fitted by :func:`irmodels.mixed` with ``family=``.
+
+    Attributes
+    ----------
+    spec : ModelSpec
+    family, link : str
+        The conditional distribution and the link (``"binomial"``, ``"logit"``).
+    nagq : int
+        Quadrature points (1 = Laplace, lme4's ``nAGQ``).
+    theta : ndarray
+        lme4's relative covariance parameters (term by term, lower triangle by column).
+    phi : float or None
+        The precision of the beta family; None otherwise.
+    loglik, aic, bic : float
+        lme4's ``logLik``, ``AIC``, ``BIC`` (for ``nagq > 1`` on lme4's deviance-residual
+        scale, as ``logLik(glmer(..., nAGQ = k))``).
+    deviance : float
+        lme4's ``deviance()``: the sum of squared deviance residuals at the conditional modes.
+    converged, boundary : bool
+        Optimiser criterion met; a variance at zero (lme4's ``isSingular``).
+    boundary_components : tuple of str
+    fixed_estimates : Series
+    """
+
+    spec: ModelSpec
+    family: str
+    link: str
+    nagq: int
+    theta: np.ndarray
+    phi: float | None
+    loglik: float
+    aic: float
+    bic: float
+    deviance: float
+    converged: bool
+    n_iter: int
+    boundary: bool
+    boundary_components: tuple[str, ...]
+    fixed_estimates: pd.Series
+    n_params: int
+    vcov_method: str
+    _design: GlmmDesign = field(default=None)  # type: ignore[assignment]
+    _fit: GlmmFit = field(default=None)  # type: ignore[assignment]
+
+    # -- counts ---------------------------------------------------------------------------------
+    @property
+    def data(self) -> pd.DataFrame:
+        """The data the model was fitted to (not copied)."""
+        return self._design.lmm.data
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (rows)."""
+        return len(self._design.y)
+
+    @property
+    def df_model(self) -> float:
+        return float(len(self.fixed_estimates) - (1 if self.spec.intercept else 0))
+
+    @property
+    def df_resid(self) -> float:
+        """lme4's ``df.residual``: observations minus parameters."""
+        return float(self.nobs - self.n_params)
+
+    @property
+    def opt_summary(self) -> OptSummary:
+        """Two stages as glmer (theta, then theta and beta) by L-BFGS-B, then Newton steps
+        on lme4's finite-difference Hessian; ``gradient_norm`` is lme4's scaled gradient."""
+        return OptSummary(method="L-BFGS-B + Newton", iterations=self.n_iter,
+                          gradient_norm=self._fit.gradient_norm, converged=self.converged,
+                          boundary=self.boundary)
+
+    # -- fixed effects --------------------------------------------------------------------------
+    @cached_property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance of the fixed effects, lme4's ``vcov(glmer)``: twice the inverse of the
+        finite-difference Hessian of the deviance (``vcov_method == "hessian"``) or the
+        ``R_X`` form (boundary fits, 1e4 observations or 20 parameters and more)."""
+        names = list(self.fixed_estimates.index)
+        return pd.DataFrame(self._fit.vcov, index=names, columns=names)
+
+    @cached_property
+    def fixed(self) -> pd.DataFrame:
+        """Fixed effects: ``estimate, se, z, p`` (Wald z tests, ``summary(glmer)``)."""
+        est = self.fixed_estimates.to_numpy()
+        se = np.sqrt(np.diag(self.vcov.to_numpy()))
+        z = est / se
+        p = 2 * ndtr(-np.abs(z))
+        return pd.DataFrame({"estimate": est, "se": se, "z": z, "p": p},
+                            index=self.fixed_estimates.index)
+
+    # -- variance parameters --------------------------------------------------------------------
+    def _templates(self) -> list[np.ndarray]:
+        out = []
+        for b in self._design.lmm.blocks:
+            T = np.zeros((b.q, b.q))
+            k = b.theta_offset
+            for j in range(b.q):
+                for i in range(j, b.q):
+                    T[i, j] = self.theta[k]
+                    k += 1
+            out.append(T)
+        return out
+
+    def variance_components(self) -> pd.DataFrame:
+        """Variances and SDs of the random effects on the latent (link) scale. Intercept
+        terms only: index ``component``; with slopes: index ``(group, effect)``. There is no
+        residual row (the conditional distribution has none). Correlations:
+        :meth:`correlations`."""
+        covs = [T @ T.T for T in self._templates()]
+        blocks = self._design.lmm.blocks
+        if all(b.columns == ["(Intercept)"] for b in blocks):
+            v = np.array([c[0, 0] for c in covs])
+            return pd.DataFrame({"variance": v, "sd": np.sqrt(v)},
+                                index=pd.Index([b.group for b in blocks], name="component"))
+        rows = [(b.group, col, c[r, r]) for b, c in zip(blocks, covs)
+                for r, col in enumerate(b.columns)]
+        idx = pd.MultiIndex.from_tuples([(g, e) for g, e, _ in rows], names=["group", "effect"])
+        v = np.array([x for _, _, x in rows])
+        return pd.DataFrame({"variance": v, "sd": np.sqrt(v)}, index=idx)
+
+    def correlations(self) -> pd.DataFrame:
+        """Correlations of the random effects within each term: columns ``group, effect1,
+        effect2, correlation`` (as :meth:`SlopeMixedResult.correlations`)."""
+        rows = []
+        for b, T in zip(self._design.lmm.blocks, self._templates()):
+            c = T @ T.T
+            sd = np.sqrt(np.diag(c))
+            for j in range(b.q):
+                for i in range(j + 1, b.q):
+                    den = sd[i] * sd[j]
+                    rows.append((b.group, b.columns[j], b.columns[i],
+                                 c[i, j] / den if den > 0 else float("nan")))
+        return pd.DataFrame(rows, columns=["group", "effect1", "effect2", "correlation"])
+
+    # -- random effects -------------------------------------------------------------------------
+    @cached_property
+    def _b(self) -> np.ndarray:
+        lam = self._design.lmm.Lambda(self.theta)
+        return np.asarray(lam @ self._fit.mode.u)
+
+    def conditional_modes(self) -> pd.DataFrame:
+        """Conditional modes of the random effects with their conditional SDs, tidy as lme4's
+        ``as.data.frame(ranef(fit, condVar = TRUE))``: columns ``group, effect, level,
+        condval, condsd``."""
+        dev, m = self._fit.dev, self._fit.mode
+        rows = []
+        for b, T in zip(self._design.lmm.blocks, self._templates()):
+            vals = self._b[b.offset:b.offset + b.q * b.n_levels].reshape(b.n_levels, b.q)
+            sds = np.empty((b.n_levels, b.q))
+            per = max(1, 512 // b.q)
+            for start in range(0, b.n_levels, per):
+                levs = range(start, min(b.n_levels, start + per))
+                cols = b.offset + np.arange(levs.start * b.q, levs.stop * b.q)
+                Mi = dev.cond_var_u(m, cols)
+                for k, lev in enumerate(levs):
+                    s = slice(k * b.q, (k + 1) * b.q)
+                    sds[lev] = np.sqrt(np.maximum(np.diag(T @ Mi[s, s] @ T.T), 0))
+            for r, col in enumerate(b.columns):
+                for lev, lab in enumerate(b.labels):
+                    rows.append((b.group, col, lab, vals[lev, r], sds[lev, r]))
+        return pd.DataFrame(rows, columns=["group", "effect", "level", "condval", "condsd"])
+
+    @property
+    def random_effects(self) -> dict[str, pd.DataFrame]:
+        """Conditional modes by grouping factor, as lme4's ``ranef(fit)``: a DataFrame per
+        group indexed by level, one column per effect."""
+        cm = self.conditional_modes()
+        out: dict[str, pd.DataFrame] = {}
+        for g in dict.fromkeys(cm["group"]):
+            sub = cm[cm["group"] == g]
+            wide = sub.pivot(index="level", columns="effect", values="condval")
+            wide = wide.loc[list(dict.fromkeys(sub["level"])), list(dict.fromkeys(sub["effect"]))]
+            wide.index.name = g
+            wide.columns.name = None
+            out[g] = wide
+        return out
+
+    # -- fitted values, residuals, predictions --------------------------------------------------
+    def fitted(self, scale: Literal["response", "link"] = "response") -> np.ndarray:
+        """Fitted values at the conditional modes: the mean (``"response"``, lme4's
+        ``fitted``: a proportion for the binomial) or the linear predictor (``"link"``)."""
+        check_choice(scale, "scale", ("response", "link"))
+        return (self._fit.mode.mu if scale == "response" else self._fit.mode.eta).copy()
+
+    def residuals(self, type: Literal["deviance", "pearson", "response", "working"] = "deviance"
+                  ) -> np.ndarray:
+        """Residuals as lme4's ``residuals(glmer, type)``: ``"deviance"`` (default, signed
+        square roots of the deviance residuals), ``"pearson"`` (``(y - mu) sqrt(w / V)``),
+        ``"response"`` (``y - mu``), ``"working"`` (``(y - mu) / (dmu/deta)``)."""
+        check_choice(type, "type", ("deviance", "pearson", "response", "working"))
+        gd, m = self._design, self._fit.mode
+        fam = gd.family
+        r = gd.y - m.mu
+        if type == "response":
+            return r
+        if type == "working":
+            return r / fam.link.mu_eta(m.eta)
+        if type == "pearson":
+            return r * np.sqrt(gd.weights / fam.variance(m.mu, m.phi))
+        return np.sign(r) * np.sqrt(np.maximum(fam.deviance_resid(gd.y, m.mu, gd.weights), 0))
+
+    def predict(self, newdata: pd.DataFrame | None = None, *, re_form: Literal["~0"] | None = None,
+                scale: Literal["link", "response"] = "link",
+                allow_new_levels: bool = False) -> np.ndarray:
+        """Predictions as lme4's ``predict(glmer)``: the linear predictor with the random
+        effects (``re_form=None``) or without (``"~0"``), plus the offset, on the link scale
+        (default, lme4's ``type = "link"``) or the response scale."""
+        check_choice(scale, "scale", ("link", "response"))
+        gd = self._design
+        view = _LinearView(self)
+        eta = SlopeMixedResult.predict(view, newdata, re_form=re_form,  # type: ignore[arg-type]
+                                       allow_new_levels=allow_new_levels)
+        if gd.offset_name is not None:
+            src = gd.lmm.data if newdata is None else newdata
+            if gd.offset_name not in src.columns:
+                raise DesignError(f"newdata lacks the offset column {gd.offset_name!r}")
+            eta = eta + np.asarray(src[gd.offset_name], dtype=float)
+        return eta if scale == "link" else gd.family.link.linkinv(eta)
+
+    # -- marginal means (link scale) ------------------------------------------------------------
+    def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
+        names = list(self.fixed_estimates.index)
+        fixed_factors = [f for t in self.spec.fixed for f in t.factors]
+        cov = tuple(self.spec.covariates)
+        if factor not in fixed_factors or factor in cov:
+            raise DesignError(
+                f"{factor!r} is not a fixed factor of {self.spec}; marginal means exist for the "
+                "fixed factors ("
+                + (", ".join(f for f in dict.fromkeys(fixed_factors) if f not in cov) or "none")
+                + ").")
+        data = self.data
+        at = {f: float(np.mean(self.spec.values(data, f) if hasattr(self.spec, "values")
+                               else np.asarray(data[f], dtype=float))) for f in cov}
+        levels = self._design.lmm.levels
+        others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
+        rows = []
+        for lv in range(len(levels[factor])):
+            acc = np.zeros(len(names))
+            count = 0
+            for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
+                acc += _coding_row(self.spec, levels, {factor: lv, **dict(zip(others, combo))},
+                                   names, at)
+                count += 1
+            rows.append(acc / count)
+        return np.array(rows), list(levels[factor])
+
+    def marginal_means(self, factor: str = "system",
+                       scale: Literal["link", "response"] = "link") -> pd.Series:
+        """Estimated marginal means of a fixed factor on the link scale (emmeans' default for
+        a ``glmer`` fit), or back-transformed (``"response"``: the inverse link of each link
+        mean, emmeans' ``type = "response"``)."""
+        check_choice(scale, "scale", ("link", "response"))
+        M, labels = self._mm_matrix(factor)
+        m = M @ self.fixed_estimates.to_numpy()
+        if scale == "response":
+            m = self._design.family.link.linkinv(m)
+        return pd.Series(m, index=pd.Index(labels, name=factor), name="mean")
+
+    def marginal_means_cov(self, factor: str = "system") -> pd.DataFrame:
+        """Covariance of the link-scale :meth:`marginal_means`."""
+        M, labels = self._mm_matrix(factor)
+        return pd.DataFrame(M @ self.vcov.to_numpy() @ M.T, index=labels, columns=labels)
+
+    def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
+        """Infinite: contrasts are Wald z tests (emmeans' ``df = Inf`` for ``glmer``)."""
+        return np.full(np.atleast_2d(np.asarray(L, dtype=float)).shape[0], np.inf)
+
+    def _pairwise_df(self, D: np.ndarray, factor: str) -> np.ndarray:
+        return self.contrast_df(D, factor)
+
+    # -- refits ---------------------------------------------------------------------------------
+    def _refit(self, data: pd.DataFrame | None = None, *, y: np.ndarray | None = None
+               ) -> GlmmResult:
+        """The same model refitted to ``data`` (default: the fit's), or to the response
+        ``y`` (a simulated response in the data's rows, on the scale of the formula's
+        response: successes for the binomial): for likelihood-ratio tests and the
+        parametric bootstrap."""
+        gd = self._design
+        d = gd.lmm.data if data is None else data
+        if y is not None:
+            d = d.copy()
+            d[self.spec.response] = np.asarray(y, dtype=float)
+        return fit_glmm_model(self.spec, d, family=gd.family, trials=gd.trials,
+                              offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms)
+
+    # -- display --------------------------------------------------------------------------------
+    @property
+    def notes(self) -> tuple[str, ...]:
+        out = []
+        if self.boundary:
+            out.append(f"singular fit: the variance of {', '.join(self.boundary_components)} "
+                       "is estimated at zero (a boundary fit); vcov from R_X, as lme4.")
+        if not self.converged:
+            out.append("the optimiser did not meet its convergence criterion.")
+        return tuple(out)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The fixed effects, tidy (index as a column ``coefficient``)."""
+        return self.fixed.reset_index()
+
+    def _display_title(self) -> str:
+        how = "Laplace approximation" if self.nagq == 1 else (
+            f"adaptive Gauss-Hermite quadrature, nAGQ = {self.nagq}" if self.nagq > 1
+            else "nAGQ = 0")
+        b = f", singular: {', '.join(self.boundary_components)}" if self.boundary else ""
+        phi = f", phi = {self.phi:.4f}" if self.phi is not None else ""
+        return (f"Generalized linear mixed model fit by maximum likelihood ({how}{b}): "
+                f"{self.spec}\nfamily: {self.family} ({self.link}){phi}; n = {self.nobs}, "
+                f"logLik = {self.loglik:.4f}, AIC = {self.aic:.4f}, BIC = {self.bic:.4f}, "
+                f"deviance = {self.deviance:.4f}")
+
+    def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
+        tables = [("Fixed effects", self.fixed),
+                  ("Variance components (latent scale)", self.variance_components())]
+        cor = self.correlations()
+        if len(cor):
+            tables.append(("Correlations of random effects", cor.set_index("group")))
+        return tables
+
+    def __repr__(self) -> str:
+        return (f"<GlmmResult {self.family}({self.link}) {self.spec} n={self.nobs} "
+                f"logLik={self.loglik:.4f}>")
+
+
+class _LinearView:
+    """What :meth:`SlopeMixedResult.predict` reads, for a GLMM's linear predictor."""
+
+    def __init__(self, fit: GlmmResult) -> None:
+        self._design = fit._design.lmm
+        self.spec = fit.spec
+        self.fixed_estimates = fit.fixed_estimates
+        self._b = fit._b
+        self._eta = fit._fit.mode.eta - fit._design.offset
+
+    def fitted(self) -> np.ndarray:
+        return self._eta.copy()
+
+
+def fit_glmm_model(model: str | ModelSpec, data: pd.DataFrame, *, family: Any,
+                   link: str | None = None, trials: Any = None, offset: str | None = None,
+                   nagq: int = 1, terms: tuple[ReTerm, ...] | None = None,
+                   _stacklevel: int = 2) -> GlmmResult:
+    """Fit a GLMM (the engine of ``irm.mixed(..., family=...)``)."""
+    import warnings
+
+    from irmodels.errors import BoundaryFitWarning
+
+    gd = glmm_design(model, data, family=family, link=link, trials=trials, offset=offset,
+                     nagq=nagq, terms=terms)
+    fit = fit_glmm(gd, _stacklevel=_stacklevel + 1)
+    nt, p = fit.dev.nt, fit.dev.p
+    beta = fit.x[nt:nt + p]
+    phi = float(np.exp(fit.x[-1])) if fit.dev.extra else None
+    npar = nt + p + fit.dev.extra
+    obj = fit.objective
+    n = len(gd.y)
+    if fit.boundary:
+        warnings.warn(f"singular fit: the variance of {', '.join(fit.boundary_components)} is "
+                      "estimated at zero", BoundaryFitWarning, stacklevel=_stacklevel)
+    dev_resid = float(np.sum(gd.family.deviance_resid(gd.y, fit.mode.mu, gd.weights)))
+    return GlmmResult(
+        spec=gd.lmm.spec, family=gd.family.name, link=gd.family.link.name, nagq=gd.nagq,
+        theta=fit.x[:nt].copy(), phi=phi, loglik=-obj / 2, aic=obj + 2 * npar,
+        bic=obj + npar * math.log(n), deviance=dev_resid, converged=fit.converged,
+        n_iter=fit.n_iter, boundary=fit.boundary, boundary_components=fit.boundary_components,
+        fixed_estimates=pd.Series(beta, index=pd.Index(gd.lmm.fixed_names, name="coefficient")),
+        n_params=npar, vcov_method=fit.vcov_method, _design=gd, _fit=fit)
+
+
+def _check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: Any,
+                       residual: Any, start: Any) -> None:
+    """Refuse GLMM arguments given without a family, and LMM arguments given with one."""
+    if family is None or family == "gaussian":
+        extra = {k: v for k, v in (("link", link), ("trials", trials), ("offset", offset))
+                 if v is not None}
+        if nagq != 1:
+            extra["nagq"] = nagq
+        if family == "gaussian" and link not in (None, "identity"):
+            raise ArgumentError(f"link={link!r} needs a non-Gaussian family; the Gaussian "
+                                "linear mixed model has the identity link.")
+        extra.pop("link", None) if family == "gaussian" else None
+        if extra:
+            raise ArgumentError(
+                f"{', '.join(f'{k}=' for k in extra)} appl{'y' if len(extra) > 1 else 'ies'} "
+                "to generalised linear mixed models only; give family='binomial', 'poisson' "
+                "or 'beta', or drop the argument.")
+        return
+    if residual is not None:
+        raise ArgumentError(
+            f"residual={residual!r} (one residual variance per stratum) applies to Gaussian "
+            f"models only; a {family!r} model has no residual variance. Drop residual=.")
+    if start is not None:
+        raise ArgumentError("start= (starting SDs of a linear mixed model) does not apply with "
+                            "family=; drop start=.")
