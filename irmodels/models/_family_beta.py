@@ -299,12 +299,19 @@ class _BetaLaplace:
         self.y, self.w, self.off = gd.y, gd.weights, gd.offset
         self.X = d.X
         self.Z = d.Z.tocsc()
+        self.Zr = d.Z.tocsr()
         self.q = self.Z.shape[1]
         self.nt, self.p = d.n_theta, d.X.shape[1]
         self.lmm = d
         eye = np.eye(self.nt)
-        self.ZdL = [(self.Z @ d.Lambda(eye[k])).tocsc() for k in range(self.nt)]
+        #: dLambda / dtheta_k (Lambda is linear in theta), dense q x q
+        self.dLam = [d.Lambda(eye[k]).toarray() for k in range(self.nt)]
         self.u = np.zeros(self.q)
+
+    # Everything is computed in the q-space of the random effects: Z' W Z by a sparse product,
+    # then Lambda (dense q x q) on both sides; the n x q matrix Z Lambda is never formed.
+    def _ZtWZ(self, W: np.ndarray) -> np.ndarray:
+        return (self.Z.T @ self.Z.multiply(W[:, None])).toarray()
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         return x[:self.nt], x[self.nt:self.nt + self.p], float(np.exp(x[-1]))
@@ -313,34 +320,35 @@ class _BetaLaplace:
         mu = self.fam.link.linkinv(eta)
         return -float(np.sum(self.fam.loglik_obs(self.y, mu, self.w, phi)))
 
-    def mode(self, theta: np.ndarray, beta: np.ndarray, phi: float) -> tuple[np.ndarray, Any]:
+    def mode(self, theta: np.ndarray, beta: np.ndarray, phi: float) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
         """The conditional mode ``u*`` by Newton steps (observed information; Fisher scoring
-        where it is not positive definite) with step halving."""
+        where it is not positive definite) with step halving. Returns ``(u*, Lambda)``."""
         from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-        A = (self.Z @ self.lmm.Lambda(theta)).tocsc()
+        Lam = self.lmm.Lambda(theta).toarray()
+        Z = self.Zr
         base = self.off + self.X @ beta
         u = self.u.copy()
-        fu = self._nll(base + A @ u, phi) + 0.5 * u @ u
+        fu = self._nll(base + Z @ (Lam @ u), phi) + 0.5 * u @ u
         if not np.isfinite(fu):
             u = np.zeros(self.q)
             fu = self._nll(base, phi)
         eye = np.eye(self.q)
         for _ in range(200):
-            eta = base + A @ u
+            eta = base + Z @ (Lam @ u)
             d1, d2 = self.fam.deta_derivs(self.y, eta, self.w, phi)
-            g = u - A.T @ d1
-            W = -d2
+            g = u - Lam.T @ (Z.T @ d1)
             try:
-                c = cho_factor((A.T @ A.multiply(W[:, None])).toarray() + eye)
+                c = cho_factor(Lam.T @ self._ZtWZ(-d2) @ Lam + eye)
             except LinAlgError:
                 We = self.fam.expected_weights(eta, self.w, phi)
-                c = cho_factor((A.T @ A.multiply(We[:, None])).toarray() + eye)
+                c = cho_factor(Lam.T @ self._ZtWZ(We) @ Lam + eye)
             step = cho_solve(c, g)
             t = 1.0
             for _ in range(40):
                 un = u - t * step
-                fn = self._nll(base + A @ un, phi) + 0.5 * un @ un
+                fn = self._nll(base + Z @ (Lam @ un), phi) + 0.5 * un @ un
                 if np.isfinite(fn) and fn <= fu + 1e-13 * abs(fu):
                     break
                 t /= 2
@@ -351,38 +359,41 @@ class _BetaLaplace:
             if float(np.max(np.abs(g), initial=0.0)) < 1e-11 or moved < 1e-13:
                 break
         self.u = u
-        return u, A
+        return u, Lam
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         from scipy.linalg import LinAlgError, cho_solve, cholesky
 
         x = np.asarray(x, float)
         theta, beta, phi = self.split(x)
-        u, A = self.mode(theta, beta, phi)
-        eta = self.off + self.X @ beta + A @ u
+        u, Lam = self.mode(theta, beta, phi)
+        Z = self.Zr
+        b = Lam @ u
+        eta = self.off + self.X @ beta + Z @ b
         dv = self.fam.laplace_derivs(self.y, eta, self.w, phi)
         W = -dv["d2"]
-        H = (A.T @ A.multiply(W[:, None])).toarray() + np.eye(self.q)
+        ZtWZ = self._ZtWZ(W)
+        H = Lam.T @ ZtWZ @ Lam + np.eye(self.q)
         try:
             L = cholesky(H, lower=True)
         except LinAlgError:
             return np.inf, np.zeros_like(x)
         F = -float(np.sum(dv["ll"])) + 0.5 * u @ u + float(np.sum(np.log(np.diag(L))))
         Hi = cho_solve((L, True), np.eye(self.q))
-        AHi = np.asarray(A @ Hi)
-        h = np.einsum("ij,ij->i", AHi, A.toarray()) if self.q else np.zeros(len(eta))
-        Wp = -dv["d3"]
-        Wph = Wp * h
-        v = Hi @ (0.5 * (A.T @ Wph))
-        Av = A @ v
+        K = Lam @ Hi @ Lam.T  # h_i = z_i' K z_i = diag(A H^-1 A'), A = Z Lambda
+        h = np.asarray(Z.multiply(Z @ K).sum(axis=1)).ravel()
+        Wph = -dv["d3"] * h
+        v = Hi @ (0.5 * (Lam.T @ (Z.T @ Wph)))
+        Av = Z @ (Lam @ v)
         d1 = dv["d1"]
+        Ztd1 = Z.T @ d1
         X = self.X
         gb = -X.T @ d1 + 0.5 * X.T @ Wph - X.T @ (W * Av)
-        M = AHi * W[:, None]
+        G = ZtWZ @ Lam @ Hi  # tr(H^-1 Lambda' Z'W Z dLambda_k) = sum(dLambda_k * G)
         gt = np.empty(self.nt)
-        for k, B in enumerate(self.ZdL):
-            c = B @ u
-            gt[k] = (-d1 @ c + float(B.multiply(M).sum()) + 0.5 * Wph @ c + v @ (B.T @ d1)
+        for k, dL in enumerate(self.dLam):
+            c = Z @ (dL @ u)
+            gt[k] = (-d1 @ c + float(np.sum(dL * G)) + 0.5 * Wph @ c + v @ (dL.T @ Ztd1)
                      - Av @ (W * c))
         gp = phi * (-float(np.sum(dv["lp"])) - 0.5 * float(np.sum(dv["d2p"] * h))
                     + float(Av @ dv["d1p"]))
@@ -457,17 +468,22 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
         on_bnd = (np.arange(len(x)) < nt) & (low == 0) & (x <= SINGULAR_TOL)
         return np.flatnonzero(~on_bnd)
 
-    for _ in range(6):  # Newton polish on the free parameters
-        idx = free_idx(x)
-        g = obj(x)[1][idx]
-        if float(np.max(np.abs(g), initial=0.0)) < 1e-10:
+    # Newton polish on the free parameters with one Hessian (central differences of the exact
+    # gradient), recomputed at the end point when the steps moved x
+    idx = free_idx(x)
+    fx, grad = obj(x)
+    Hf = obj.hessian(x, idx)
+    moved = False
+    for _ in range(8):
+        g = grad[idx]
+        gmax = float(np.max(np.abs(g), initial=0.0))
+        if gmax < 1e-10:
             break
         try:
-            step = np.linalg.solve(obj.hessian(x, idx), g)
+            step = np.linalg.solve(Hf, g)
         except np.linalg.LinAlgError:
             break
         improved = False
-        gmax = float(np.max(np.abs(g)))
         for a in (1.0, 0.5, 0.25, 0.125):
             xn = x.copy()
             xn[idx] -= a * step
@@ -477,13 +493,14 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
             # (exact) gradient without raising F beyond that noise
             if fn <= fx or (fn <= fx + 1e-12 * max(1.0, abs(fx))
                             and float(np.max(np.abs(gn[idx]))) < gmax):
-                x, fx, improved = xn, min(fn, fx), True
+                x, fx, grad, improved = xn, min(fn, fx), gn, True
+                moved = moved or float(np.max(np.abs(a * step))) > 1e-6
                 break
         if not improved:
             break
-    fx, grad = obj(x)
-    idx = free_idx(x)
-    Hf = obj.hessian(x, idx)
+    if moved or not np.array_equal(idx, free_idx(x)):
+        idx = free_idx(x)
+        Hf = obj.hessian(x, idx)
     H = np.full((len(x), len(x)), np.nan)
     H[np.ix_(idx, idx)] = 2 * Hf  # the Hessian of the deviance -2 logLik, as the engine's
     gnorm = float(np.max(np.abs(grad[idx]), initial=0.0))
