@@ -205,6 +205,9 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
                                                       n_trials=10, seed=1),
     "MetaAnalysisResult": lambda: irm.meta_analysis([0.03, 0.01, 0.05], [1e-4, 2e-4, 1.5e-4],
                                                     labels=["adhoc6", "adhoc_7", "web&2010"]),
+    "GlmResult": lambda: irm.anova(
+        "rel ~ topic + system", _frame().assign(rel=lambda d: (d["score"] * 10).round()),
+        family="binomial", trials=10),
 }
 
 

@@ -391,12 +391,18 @@ class GlmResult(FittedModel):
     converged: bool
     iterations: int
     _design: _GlmDesign = field(repr=False)
-    _family: Any = field(repr=False)
     _fit: _Irls = field(repr=False)
     _vcov: np.ndarray = field(repr=False)
     _notes: tuple[str, ...] = ()
 
     _means_kind = "marginal (link scale)"
+
+    @property
+    def _family(self) -> Any:
+        # rebuilt from the names (a Family holds functions: the result pickles without it)
+        from irmodels.models._family import family
+
+        return family(self.family, self.link)
 
     # ---- the fit vocabulary ------------------------------------------------------------------
     @property
@@ -788,5 +794,5 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
         deviance=fit.deviance, null_deviance=null_dev, df_resid=int(n_used - p),
         df_null=int(n_used - 1), loglik=ll, aic=-2 * ll + 2 * k,
         bic=-2 * ll + math.log(n_used) * k, converged=fit.converged,
-        iterations=fit.iterations, _design=d, _family=fam, _fit=fit, _vcov=vcov,
+        iterations=fit.iterations, _design=d, _fit=fit, _vcov=vcov,
         _notes=tuple(notes))
