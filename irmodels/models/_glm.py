@@ -45,273 +45,22 @@ from scipy import linalg
 from scipy.special import chdtrc, ndtr
 
 from irmodels._validate import check_choice
-from irmodels.errors import (
-    ArgumentError,
-    ConvergenceWarning,
-    DataFormatError,
-    DesignError,
-    FormulaError,
-    ModelError,
-)
+from irmodels._validate import did_you_mean
+from irmodels.errors import ArgumentError, ConvergenceWarning, DataFormatError, DesignError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
+from irmodels.models._glm_fit import EPSILON, MAXIT, GlmDesign, Irls, glm_design, irls
+from irmodels.models._family import family as get_family
+from irmodels.models._family import family_names
+from irmodels.models._glm_fit import separation_message, sum_coded
 from irmodels.models.base import FittedModel, OptSummary
 
-__all__ = ["GlmResult", "fit_glm", "GLM_FAMILIES", "EPSILON", "MAXIT"]
+__all__ = ["GlmResult", "dispatch", "fit_glm", "GLM_FAMILIES", "EPSILON", "MAXIT"]
 
 #: Families ``irm.anova`` fits as GLMs (the beta family has a precision parameter: irm.mixed).
 GLM_FAMILIES = ("binomial", "poisson")
-#: R's ``glm.control()`` defaults: the convergence rule and the iteration limit.
-EPSILON = 1e-8
-MAXIT = 25
-#: After R's rule: iterate until the coefficients change by less than this (relative).
-REFINE_TOL = 1e-11
-REFINE_MAXIT = 50
 
 _NULL = "NULL"
-
-
-# --------------------------------------------------------------------------------------------
-# IRLS (R's glm.fit)
-
-
-@dataclass
-class _Irls:
-    coef: np.ndarray
-    eta: np.ndarray
-    mu: np.ndarray
-    deviance: float
-    iterations: int  # at R's rule
-    converged: bool
-    refine_iterations: int
-
-
-def _irls(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray, family: Any,
-          *, epsilon: float = EPSILON, maxit: int = MAXIT) -> _Irls:
-    """R's ``glm.fit`` (see the module notes), then refined to convergence."""
-    link = family.link
-    n, p = X.shape
-    mustart = family.start_mu(y, weights)
-    eta = np.asarray(link.linkfun(mustart), dtype=float)
-    mu = np.asarray(link.linkinv(eta), dtype=float)
-    devold = float(np.sum(family.deviance_resid(y, mu, weights)))
-    coef: np.ndarray | None = None
-    coefold: np.ndarray | None = None
-    converged = False
-    it = 0
-    it_r = 0
-    extra = 0
-    refining = False
-    while True:
-        it += 1
-        mu_eta = np.asarray(link.mu_eta(eta), dtype=float)
-        good = (weights > 0) & (mu_eta != 0)
-        z = (eta - offset)[good] + (y - mu)[good] / mu_eta[good]
-        w = np.sqrt(weights[good] * mu_eta[good] ** 2 / family.variance(mu[good]))
-        if p:
-            start = _wls(X[good] * w[:, None], z * w)
-        else:
-            start = np.zeros(0)
-        eta_new = X @ start + offset
-        mu_new = np.asarray(link.linkinv(eta_new), dtype=float)
-        dev = float(np.sum(family.deviance_resid(y, mu_new, weights)))
-        halvings = 0
-        while not np.isfinite(dev):
-            if coefold is None:
-                raise ModelError(
-                    "no valid set of coefficients was found (the deviance is not finite at the "
-                    "first step, R's glm.fit's 'please supply starting values'); check the "
-                    "response and the offset for extreme values.")
-            halvings += 1
-            if halvings > MAXIT:
-                raise ModelError("inner loop 1: cannot correct the step size (R's glm.fit); "
-                                 "the fit diverged")
-            start = (start + coefold) / 2
-            eta_new = X @ start + offset
-            mu_new = np.asarray(link.linkinv(eta_new), dtype=float)
-            dev = float(np.sum(family.deviance_resid(y, mu_new, weights)))
-        eta, mu = eta_new, mu_new
-        if not refining:
-            if abs(dev - devold) / (abs(dev) + 0.1) < epsilon:
-                converged = True
-                refining = True
-                it_r = it
-            elif it >= maxit:
-                coef = start
-                break
-        else:
-            extra += 1
-            prev = start if coef is None else coef
-            step = float(np.max(np.abs(start - prev))) if p else 0.0
-            size = 1.0 + (float(np.max(np.abs(start))) if p else 0.0)
-            if step <= REFINE_TOL * size or extra >= REFINE_MAXIT or (
-                    dev > devold + 1e-12 * (abs(devold) + 0.1)):
-                coef = start
-                break
-        devold = dev
-        coef = coefold = start
-    return _Irls(coef, eta, mu, dev, it_r if converged else it, converged, extra)
-
-
-def _wls(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Least squares ``min |A x - b|`` (full column rank checked by the caller)."""
-    sol, *_ = linalg.lstsq(A, b, lapack_driver="gelsy", check_finite=False)
-    return np.asarray(sol, dtype=float)
-
-
-# --------------------------------------------------------------------------------------------
-# design
-
-
-@dataclass
-class _GlmDesign:
-    spec: ModelSpec
-    data: pd.DataFrame
-    y: np.ndarray  # proportion (binomial) or count
-    weights: np.ndarray  # trials (binomial) or 1
-    offset: np.ndarray
-    has_offset: bool
-    X: np.ndarray
-    names: list[str]
-    term_of: list[str]
-    codes: dict[str, np.ndarray]
-    levels: dict[str, list[str]]
-    covariate_means: dict[str, float]
-    n_dropped: int = 0
-
-
-def _design_matrix(spec: ModelSpec, data: pd.DataFrame, codes: dict[str, np.ndarray],
-                   levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str], list[str]]:
-    from irmodels.models._mixed_design import _fixed_design
-
-    n = len(data)
-    names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
-    X = np.zeros((n, len(names)))
-    rows = np.arange(n)
-    for j in range(X_idx.shape[1]):
-        np.add.at(X, (rows, X_idx[:, j]), X_val[:, j])
-    return X, names, term_of
-
-
-def _sum_coded(d: _GlmDesign) -> tuple[np.ndarray, list[str]]:
-    """The design with sum-to-zero contrasts (car's type III): columns and their term."""
-    spec = d.spec
-    present = {t.key for t in spec.fixed}
-    n = len(d.y)
-    cols = [np.ones((n, 1))] if spec.intercept else []
-    owner = ["(Intercept)"] if spec.intercept else []
-    nlev = {f: len(v) for f, v in d.levels.items()}
-    values = {f: _design.covariate_values(d.data, f) for f in spec.covariates}
-    for t in spec.fixed:
-        block = _design.term_columns(t, {f: d.codes[f] for f in t.categorical_factors}
-                                     if t.categorical_factors else {}, nlev, values,
-                                     _design.coding(t, present, spec.intercept), contrasts="sum")
-        cols.append(block)
-        owner += [t.name] * block.shape[1]
-    return np.hstack(cols), owner
-
-
-def _glm_design(spec: ModelSpec, data: pd.DataFrame, fam: Any, trials: Any,
-                offset: str | None) -> _GlmDesign:
-    if spec.random:
-        raise FormulaError(
-            f"irm.anova fits fixed effects only, but the model has random term(s) "
-            f"{', '.join(map(str, spec.random))}. Use irm.mixed(..., family={fam.name!r}) for "
-            "a generalised linear mixed model.", spec.formula)
-    if not spec.fixed:
-        raise FormulaError(
-            f"the model {str(spec)!r} has no term to test; add factors like 'topic + system'.",
-            spec.formula)
-    if not spec.intercept:
-        raise DesignError(
-            f"irm.anova needs a model with an intercept; {str(spec)!r} removes it. Drop the "
-            "'0 +' / '- 1'.")
-    if spec.transform:
-        raise DesignError(
-            f"family={fam.name!r} models the response through its link; the response "
-            f"{spec.response_label} is transformed as well. Give the untransformed response "
-            f"(e.g. {spec.response} ~ ...): the {fam.link.name} link is the transformation.")
-    missing = [f for f in spec.factors if f not in data.columns]
-    if missing:
-        raise FormulaError(
-            f"factor(s) {', '.join(map(repr, missing))} are not columns of the data "
-            f"(columns: {', '.join(map(str, data.columns))}). Fix the formula or rename the "
-            "columns.", spec.formula)
-    counts = spec.response_values(data)
-    n = len(counts)
-    if fam.takes_trials:
-        if trials is None:
-            w = np.ones(n)
-        elif isinstance(trials, str):
-            if trials not in data.columns:
-                raise DataFormatError(
-                    f"trials={trials!r} is not a column of the data (columns: "
-                    f"{', '.join(map(str, data.columns))}); give a column name or a number "
-                    "(P@10: trials=10).")
-            w = np.asarray(pd.to_numeric(data[trials], errors="coerce"), dtype=float)
-        elif isinstance(trials, (int, float, np.integer, np.floating)) and not isinstance(
-                trials, bool):
-            w = np.full(n, float(trials))
-        else:
-            raise ArgumentError(
-                f"trials must be a column name or a number of trials (P@10: trials=10); got "
-                f"{trials!r}.")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            y = counts / w
-        fam.check_response(y, w)
-        if isinstance(trials, (int, float)) and not isinstance(trials, str) and (
-                trials < 1 or trials != round(trials)):
-            raise ArgumentError(f"trials must be a whole number >= 1; got {trials!r}.")
-    else:
-        if trials is not None:
-            raise ArgumentError(
-                f"trials= gives the number of trials of a binomial response; the {fam.name} "
-                "family has none. Leave trials out (for counts out of a varying total use "
-                "offset= with the log of the total).")
-        w = np.ones(n)
-        y = np.asarray(counts, dtype=float)
-        fam.check_response(y, w)
-    if offset is None:
-        off = np.zeros(n)
-    else:
-        if not isinstance(offset, str):
-            raise ArgumentError(
-                f"offset must be a column name (on the link scale, e.g. the log of the "
-                f"exposure); got {type(offset).__name__}.")
-        if offset not in data.columns:
-            raise DataFormatError(
-                f"offset={offset!r} is not a column of the data (columns: "
-                f"{', '.join(map(str, data.columns))}).")
-        off = np.asarray(pd.to_numeric(data[offset], errors="coerce"), dtype=float)
-        if not np.isfinite(off).all():
-            bad = int((~np.isfinite(off)).sum())
-            raise DataFormatError(
-                f"the offset {offset!r} has {bad} missing or infinite value(s) (a log of 0?); "
-                "drop those rows or fix the column (missing='drop' drops missing ones).")
-    spec = _design.classify(spec, data)
-    codes: dict[str, np.ndarray] = {}
-    levels: dict[str, list[str]] = {}
-    for f in spec.factors:
-        if f in spec.numeric:
-            continue
-        c, lv = _design.encode(data[f])
-        codes[f], levels[f] = c, [str(v) for v in lv]
-        if len(lv) < 2:
-            raise DesignError(
-                f"factor {f!r} has {len(lv)} level ({', '.join(levels[f])}); a factor needs "
-                "at least two levels to be tested. Drop it from the model.")
-    X, names, term_of = _design_matrix(spec, data, codes, levels)
-    rank = int(np.linalg.matrix_rank(X))
-    if rank < X.shape[1]:
-        raise DesignError(
-            f"the design of {spec} is rank deficient ({rank} of {X.shape[1]} columns): a term "
-            "is aliased (R's NA coefficients), e.g. by empty cells of an interaction. Drop the "
-            "term or fill the cells.")
-    if X.shape[1] > n:
-        raise DesignError(f"the model has {X.shape[1]} coefficients for {n} observations.")
-    cov_means = {f: float(np.mean(_design.covariate_values(data, f))) for f in spec.covariates}
-    return _GlmDesign(spec, data, np.asarray(y, float), w, off, offset is not None, X, names,
-                      term_of, codes, levels, cov_means)
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,8 +139,8 @@ class GlmResult(FittedModel):
     bic: float
     converged: bool
     iterations: int
-    _design: _GlmDesign = field(repr=False)
-    _fit: _Irls = field(repr=False)
+    _design: GlmDesign = field(repr=False)
+    _fit: Irls = field(repr=False)
     _vcov: np.ndarray = field(repr=False)
     _notes: tuple[str, ...] = ()
 
@@ -582,7 +331,7 @@ class GlmResult(FittedModel):
         if X.shape[1] == 0:
             return float(np.sum(self._family.deviance_resid(
                 d.y, np.asarray(self._family.link.linkinv(d.offset), float), d.weights)))
-        return _irls(X, d.y, d.weights, d.offset, self._family).deviance
+        return irls(X, d.y, d.weights, d.offset, self._family).deviance
 
     def anova(self, type: Literal[1, 2, 3] = 1) -> pd.DataFrame:
         """Analysis of deviance with likelihood-ratio (chi-square) tests.
@@ -636,7 +385,7 @@ class GlmResult(FittedModel):
                 prev_dev, prev_df = dev, dfr
         else:
             if type == 3:
-                X, owner_list = _sum_coded(d)
+                X, owner_list = sum_coded(d)
             else:
                 X, owner_list = d.X, list(d.term_of)
             owner = np.array(owner_list)
@@ -701,42 +450,11 @@ def _chisq_sf(x: float, df: float) -> float:
 # fitting
 
 
-def _separation(d: _GlmDesign, mu: np.ndarray, fam: Any) -> str | None:
-    """R's warning 'fitted probabilities numerically 0 or 1 occurred' (binomial) or 'fitted
-    rates numerically 0' (Poisson), naming the factor levels whose rows are all at the edge."""
-    eps = 10 * np.finfo(float).eps
-    if fam.name == "binomial":
-        edge = (mu < eps) | (mu > 1 - eps)
-        what = "fitted probabilities numerically 0 or 1"
-    else:
-        edge = mu < eps
-        what = "fitted rates numerically 0"
-    if not edge.any():
-        return None
-    where = []
-    for f, codes in d.codes.items():
-        n_lv = len(d.levels[f])
-        tot = np.bincount(codes, minlength=n_lv)
-        hit = np.bincount(codes[edge], minlength=n_lv)
-        full = [d.levels[f][i] for i in np.flatnonzero((hit == tot) & (tot > 0))]
-        if full:
-            shown = ", ".join(full[:5]) + (", ..." if len(full) > 5 else "")
-            where.append(f"{f} {shown}")
-    place = ("; every row of " + " and of ".join(where)) if where else ""
-    return (f"{what} occurred in {int(edge.sum())} of {len(mu)} rows{place}: the data separate "
-            "those levels (e.g. a topic on which every run scores 0 or every run scores the "
-            "maximum), so their coefficients run off to infinity and their standard errors "
-            "mean nothing. Drop those levels (topics no run answers, or that every run "
-            "answers perfectly), or fit a mixed model (irm.mixed) whose random effects shrink "
-            "them.")
-
-
 def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: str | None = None,
             trials: Any = None, offset: str | None = None,
             missing: Literal["raise", "drop"] = "raise", _stacklevel: int = 2) -> GlmResult:
     """Fit a GLM (the engine of ``irm.anova(..., family=...)``; see the module notes)."""
     from irmodels.models._anova_fit import drop_missing, refuse_pooled
-    from irmodels.models._family import family as get_family
 
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(
@@ -752,10 +470,10 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
              if isinstance(c, str)]
     data, n_dropped, _ = drop_missing(data, (*spec.columns, *extra), missing, "irm.anova")
     refuse_pooled(data, spec.factors)
-    d = _glm_design(spec, data, fam, trials, offset)
+    d = glm_design(spec, data, fam, trials, offset)
     d.n_dropped = n_dropped
     spec = d.spec
-    fit = _irls(d.X, d.y, d.weights, d.offset, fam)
+    fit = irls(d.X, d.y, d.weights, d.offset, fam)
     notes = []
     if not fit.converged:
         msg = (f"the IRLS fit did not converge in {MAXIT} iterations (R's glm.fit: 'algorithm "
@@ -763,7 +481,7 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
                "(levels with every score 0 or at the maximum).")
         notes.append(msg)
         warnings.warn(msg, ConvergenceWarning, stacklevel=_stacklevel + 1)
-    sep = _separation(d, fit.mu, fam)
+    sep = separation_message(d, fit.mu, fam)
     if sep:
         notes.append(sep)
         warnings.warn(sep, ConvergenceWarning, stacklevel=_stacklevel + 1)
@@ -781,7 +499,7 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
     # null deviance: the intercept-only model with the offset (R's glm refits it when there is
     # an offset; without one it is the weighted mean)
     if d.has_offset:
-        null_dev = _irls(np.ones((n, 1)), d.y, d.weights, d.offset, fam).deviance
+        null_dev = irls(np.ones((n, 1)), d.y, d.weights, d.offset, fam).deviance
     else:
         wmu = np.full(n, float(np.sum(d.weights * d.y) / np.sum(d.weights)))
         null_dev = float(np.sum(fam.deviance_resid(d.y, wmu, d.weights)))
@@ -796,3 +514,31 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
         bic=-2 * ll + math.log(n_used) * k, converged=fit.converged,
         iterations=fit.iterations, _design=d, _fit=fit, _vcov=vcov,
         _notes=tuple(notes))
+
+
+def dispatch(model: Any, data: Any, family: Any, link: Any, trials: Any, offset: Any,
+                  ss_type: Any, method: Any, aliased: Any, missing: Any) -> GlmResult | None:
+    """``irm.anova(..., family=)``: the GLM of :mod:`irmodels.models._glm`, or None for the
+    Gaussian family (today's least-squares path, which refuses a link, trials and offset)."""
+    if family is None or family == "gaussian":
+        given = [f"{k}={v!r}" for k, v in (("link", link), ("trials", trials),
+                                           ("offset", offset)) if v is not None]
+        if given and not (family == "gaussian" and link == "identity" and len(given) == 1):
+            raise ArgumentError(
+                f"{', '.join(given)} belong to a generalised linear model; the least-squares "
+                "ANOVA (family=None or 'gaussian') has the identity link, one trial per row and "
+                "no offset. Pass family='binomial' or 'poisson'.")
+        return None
+    choices = ("gaussian", *family_names())
+    if not isinstance(family, str) or family not in choices:
+        raise ArgumentError(f"family must be one of {', '.join(map(repr, choices))}; got "
+                            f"{family!r}{did_you_mean(family, choices)}.")
+    fixed = [f"{k}={v!r}" for k, v, dflt in (("ss_type", ss_type, None), ("method", method, "auto"),
+                                              ("aliased", aliased, "raise")) if v != dflt]
+    if fixed:
+        raise ArgumentError(
+            f"{', '.join(fixed)} apply to the least-squares ANOVA; a GLM (family={family!r}) is "
+            "fitted by IRLS and its terms tested by deviance: use fit.anova(type=1 | 2 | 3) on "
+            "the result.")
+    return fit_glm(model, data, family=family, link=link, trials=trials, offset=offset,
+                   missing=missing, _stacklevel=3)

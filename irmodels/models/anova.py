@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import check_distinct_rows, check_rows
+from irmodels._threads import kernel_threads
 from irmodels._validate import check_choice, check_probability, did_you_mean
 from irmodels.errors import (
     ArgumentError,
@@ -702,8 +703,11 @@ def anova(
     Residual     0.0046  0.0676  0.0511
     """
     if family is not None or link is not None or trials is not None or offset is not None:
-        glm = _glm_dispatch(model, data, family, link, trials, offset, ss_type, method, aliased,
-                            missing)
+        # here, not at import: the GLM engine loads only for fits that name a family
+        from irmodels.models._glm import dispatch
+
+        glm = dispatch(model, data, family, link, trials, offset, ss_type, method, aliased,
+                       missing)
         if glm is not None:
             return glm
     if not isinstance(data, pd.DataFrame):
@@ -818,10 +822,13 @@ def anova(
                 UnbalancedDesignWarning,
                 stacklevel=2,
             )
-        ss, df, ss_resid, df_resid, fitted = _fit_lsq(
-            y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
-            values=values, solver=method, aliased_ok=aliased == "drop" and used_type != 3,
-        )
+        n_columns = 1 + sum(math.prod(len(levels[f]) for f in t.factors if f in levels)
+                            for t in terms)  # a bound on the design's columns
+        with kernel_threads(n_columns):  # BLAS threads by size (irmodels._threads)
+            ss, df, ss_resid, df_resid, fitted = _fit_lsq(
+                y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
+                values=values, solver=method, aliased_ok=aliased == "drop" and used_type != 3,
+            )
         used_method = f"lstsq-type{used_type}"
         if aliased == "drop" and np.any(df == 0):
             keep = df > 0
@@ -856,35 +863,3 @@ def anova(
         n_dropped=n_dropped,
         aliased_terms=aliased_terms,
     )
-
-
-def _glm_dispatch(model: Any, data: Any, family: Any, link: Any, trials: Any, offset: Any,
-                  ss_type: Any, method: Any, aliased: Any, missing: Any) -> GlmResult | None:
-    """``irm.anova(..., family=)``: the GLM of :mod:`irmodels.models._glm`, or None for the
-    Gaussian family (today's least-squares path, which refuses a link, trials and offset)."""
-    from irmodels.models._family import family_names
-
-    if family is None or family == "gaussian":
-        given = [f"{k}={v!r}" for k, v in (("link", link), ("trials", trials),
-                                           ("offset", offset)) if v is not None]
-        if given and not (family == "gaussian" and link == "identity" and len(given) == 1):
-            raise ArgumentError(
-                f"{', '.join(given)} belong to a generalised linear model; the least-squares "
-                "ANOVA (family=None or 'gaussian') has the identity link, one trial per row and "
-                "no offset. Pass family='binomial' or 'poisson'.")
-        return None
-    choices = ("gaussian", *family_names())
-    if not isinstance(family, str) or family not in choices:
-        raise ArgumentError(f"family must be one of {', '.join(map(repr, choices))}; got "
-                            f"{family!r}{did_you_mean(family, choices)}.")
-    fixed = [f"{k}={v!r}" for k, v, dflt in (("ss_type", ss_type, None), ("method", method, "auto"),
-                                              ("aliased", aliased, "raise")) if v != dflt]
-    if fixed:
-        raise ArgumentError(
-            f"{', '.join(fixed)} apply to the least-squares ANOVA; a GLM (family={family!r}) is "
-            "fitted by IRLS and its terms tested by deviance: use fit.anova(type=1 | 2 | 3) on "
-            "the result.")
-    from irmodels.models._glm import fit_glm
-
-    return fit_glm(model, data, family=family, link=link, trials=trials, offset=offset,
-                   missing=missing, _stacklevel=3)
