@@ -92,10 +92,13 @@ class Beta(Family):
 
     def deviance_resid(self, y: np.ndarray, mu: np.ndarray, weights: np.ndarray,
                        phi: float | None = None) -> np.ndarray:
-        """``2 (l(y; y, phi) - l(y; mu, phi))`` per observation (the saturated model keeps the
-        precision; ``phi`` is required: a beta deviance has no meaning without it)."""
+        """``2 |l(y; y, phi) - l(y; mu, phi)|`` per observation, betareg's deviance residuals
+        squared (the saturated mean ``mu = y`` at the fitted precision; not the maximum of the
+        density in ``mu``, hence the absolute value). ``phi`` is required; glmmTMB defines no
+        deviance for the beta family."""
         y = _arr(y)
-        return 2 * (self.loglik_obs(y, y, weights, phi) - self.loglik_obs(y, mu, weights, phi))
+        return 2 * np.abs(self.loglik_obs(y, y, weights, phi)
+                          - self.loglik_obs(y, mu, weights, phi))
 
     def variance(self, mu: np.ndarray, phi: float | None = None) -> np.ndarray:
         mu = _arr(mu)

@@ -40,7 +40,7 @@ from irmodels.models._lmm import ReTerm, SlopeMixedResult
 from irmodels.models._mixed_design import _coding_row
 from irmodels.models.base import FittedModel, OptSummary
 
-__all__ = ["GlmmResult", "fit_glmm_model"]
+__all__ = ["GlmmResult", "fit_glmm_model", "mixed_glmm", "check_family_args"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -245,7 +245,8 @@ class GlmmResult(FittedModel):
             return r / fam.link.mu_eta(m.eta)
         if type == "pearson":
             return r * np.sqrt(gd.weights / fam.variance(m.mu, m.phi))
-        return np.sign(r) * np.sqrt(np.maximum(fam.deviance_resid(gd.y, m.mu, gd.weights), 0))
+        return np.sign(r) * np.sqrt(np.maximum(_deviance_resid(fam, gd.y, m.mu, gd.weights,
+                                                               m.phi), 0))
 
     def predict(self, newdata: pd.DataFrame | None = None, *, re_form: Literal["~0"] | None = None,
                 scale: Literal["link", "response"] = "link",
@@ -310,8 +311,13 @@ class GlmmResult(FittedModel):
         return pd.DataFrame(M @ self.vcov.to_numpy() @ M.T, index=labels, columns=labels)
 
     def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
-        """Infinite: contrasts are Wald z tests (emmeans' ``df = Inf`` for ``glmer``)."""
-        return np.full(np.atleast_2d(np.asarray(L, dtype=float)).shape[0], np.inf)
+        """Infinite: contrasts are Wald z tests (emmeans' ``df = Inf`` for ``glmer``); for the
+        beta family ``df_resid`` (n minus the number of parameters), which emmeans takes for
+        every glmmTMB fit (its ``emm_basis.glmmTMB`` uses ``df.residual``)."""
+        k = np.atleast_2d(np.asarray(L, dtype=float)).shape[0]
+        if self.family == "beta":
+            return np.full(k, float(self.df_resid))
+        return np.full(k, np.inf)
 
     def _pairwise_df(self, D: np.ndarray, factor: str) -> np.ndarray:
         return self.contrast_df(D, factor)
@@ -328,8 +334,10 @@ class GlmmResult(FittedModel):
         if y is not None:
             d = d.copy()
             d[self.spec.response] = np.asarray(y, dtype=float)
+        # a simulated beta response is already on the squeezed scale: not squeezed again
         return fit_glmm_model(self.spec, d, family=gd.family, trials=gd.trials,
-                              offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms)
+                              offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
+                              squeeze=gd.squeeze and y is None)
 
     # -- display --------------------------------------------------------------------------------
     @property
@@ -384,17 +392,24 @@ class _LinearView:
         return self._eta.copy()
 
 
+def _deviance_resid(fam: Any, y: np.ndarray, mu: np.ndarray, w: np.ndarray,
+                    phi: float | None) -> np.ndarray:
+    """Squared deviance residuals; a family with a precision (beta) takes it (betareg's
+    ``2 (l(y; y, phi) - l(y; mu, phi))``)."""
+    return fam.deviance_resid(y, mu, w) if phi is None else fam.deviance_resid(y, mu, w, phi=phi)
+
+
 def fit_glmm_model(model: str | ModelSpec, data: pd.DataFrame, *, family: Any,
                    link: str | None = None, trials: Any = None, offset: str | None = None,
                    nagq: int = 1, terms: tuple[ReTerm, ...] | None = None,
-                   _stacklevel: int = 2) -> GlmmResult:
+                   squeeze: bool = False, _stacklevel: int = 2) -> GlmmResult:
     """Fit a GLMM (the engine of ``irm.mixed(..., family=...)``)."""
     import warnings
 
     from irmodels.errors import BoundaryFitWarning
 
     gd = glmm_design(model, data, family=family, link=link, trials=trials, offset=offset,
-                     nagq=nagq, terms=terms)
+                     nagq=nagq, terms=terms, squeeze=squeeze)
     fit = fit_glmm(gd, _stacklevel=_stacklevel + 1)
     nt, p = fit.dev.nt, fit.dev.p
     beta = fit.x[nt:nt + p]
@@ -405,7 +420,7 @@ def fit_glmm_model(model: str | ModelSpec, data: pd.DataFrame, *, family: Any,
     if fit.boundary:
         warnings.warn(f"singular fit: the variance of {', '.join(fit.boundary_components)} is "
                       "estimated at zero", BoundaryFitWarning, stacklevel=_stacklevel)
-    dev_resid = float(np.sum(gd.family.deviance_resid(gd.y, fit.mode.mu, gd.weights)))
+    dev_resid = float(np.sum(_deviance_resid(gd.family, gd.y, fit.mode.mu, gd.weights, phi)))
     return GlmmResult(
         spec=gd.lmm.spec, family=gd.family.name, link=gd.family.link.name, nagq=gd.nagq,
         theta=fit.x[:nt].copy(), phi=phi, loglik=-obj / 2, aic=obj + 2 * npar,
@@ -415,7 +430,7 @@ def fit_glmm_model(model: str | ModelSpec, data: pd.DataFrame, *, family: Any,
         n_params=npar, vcov_method=fit.vcov_method, _design=gd, _fit=fit)
 
 
-def _check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: Any,
+def check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: Any,
                        residual: Any, start: Any) -> None:
     """Refuse GLMM arguments given without a family, and LMM arguments given with one."""
     if family is None or family == "gaussian":
@@ -440,3 +455,46 @@ def _check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: A
     if start is not None:
         raise ArgumentError("start= (starting SDs of a linear mixed model) does not apply with "
                             "family=; drop start=.")
+
+
+def mixed_glmm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: str | None,
+               trials: Any, offset: str | None, nagq: int, residual: Any, start: Any,
+               missing: str) -> GlmmResult | None:
+    """``irm.mixed``'s GLMM route: the :class:`GlmmResult` of ``family`` (None for the
+    Gaussian family, which keeps the linear mixed model), after refusing arguments that do
+    not belong to the model asked for.
+
+    Parameters
+    ----------
+    family : {"binomial", "poisson", "beta"} or None or "gaussian"
+        The conditional distribution (:func:`irmodels.models._family.family`).
+    link : str, optional
+        The link; default the family's canonical one (binomial: ``logit``, also ``probit``,
+        ``cloglog``, ``log``, ``identity``; Poisson: ``log``, also ``identity``, ``sqrt``).
+    trials : str or int, optional
+        Binomial: the trials of each row (a column or a number; P@10 as successes
+        ``round(10 * P@10)`` has ``trials=10``), the response counting successes (R's
+        ``cbind(s, trials - s)``); without it the response must be 0/1.
+    offset : str, optional
+        A column added to the linear predictor (link scale), e.g. ``log(depth)``.
+    nagq : int
+        1 (default) the Laplace approximation; ``2..100`` adaptive Gauss-Hermite quadrature
+        (one scalar random term, as lme4); 0 lme4's ``nAGQ = 0``.
+    """
+    check_family_args(family, link, trials, offset, nagq, residual, start)
+    if family is None or family == "gaussian":
+        return None
+    from irmodels.errors import DataFormatError
+    from irmodels.models._anova_fit import drop_missing
+    from irmodels.models._mixed_design import model_columns
+
+    if not isinstance(data, pd.DataFrame):
+        raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    extra = tuple(c for c in (trials, offset) if isinstance(c, str))
+    data, n_dropped, _ = drop_missing(data, tuple(model_columns(model, data, None)) + extra,
+                                      missing, "irm.mixed")
+    fit = fit_glmm_model(model, data, family=family, link=link, trials=trials, offset=offset,
+                         nagq=nagq, _stacklevel=4)
+    if n_dropped:
+        object.__setattr__(fit, "n_dropped", n_dropped)  # a frozen result: set once, here
+    return fit

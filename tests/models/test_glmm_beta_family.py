@@ -99,6 +99,9 @@ def test_deviance_residuals_vanish_at_the_data_and_need_phi():
     np.testing.assert_allclose(fam.deviance_resid(Y, Y, np.ones(5), phi=3.0), 0.0, atol=1e-12)
     r = fam.deviance_resid(Y, np.full(5, 0.4), np.ones(5), phi=3.0)
     assert np.all(r >= 0) and r[0] > r[2]
+    mu = np.full(5, 0.4)
+    ll = lambda m: fam.loglik_obs(Y, m, np.ones(5), 3.0)  # noqa: E731
+    np.testing.assert_allclose(r, 2 * np.abs(ll(Y) - ll(mu)), rtol=1e-14)
     with pytest.raises(irm.DataFormatError, match="precision phi"):
         fam.deviance_resid(Y, Y, np.ones(5))
 
