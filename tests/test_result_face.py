@@ -208,6 +208,9 @@ BUILDERS: dict[str, Callable[[], ResultDisplay]] = {
     "GlmResult": lambda: irm.anova(
         "rel ~ topic + system", _frame().assign(rel=lambda d: (d["score"] * 10).round()),
         family="binomial", trials=10),
+    "GlmmResult": lambda: irm.mixed(
+        "rel ~ system + (1|topic)", _frame().assign(rel=lambda d: (d["score"] * 10).round()),
+        family="binomial", trials=10),
 }
 
 

@@ -36,7 +36,7 @@ from irmodels._validate import did_you_mean
 from irmodels.errors import ArgumentError, DataFormatError
 
 __all__ = ["Link", "Family", "Binomial", "Poisson", "LINKS", "family", "register_family",
-           "family_names"]
+           "family_names", "check_finite", "as_float", "EPS"]
 
 EPS = float(np.finfo(float).eps)
 _LOGIT_THRESH = 30.0
@@ -83,6 +83,13 @@ class Link:
 
     def __hash__(self) -> int:
         return hash(("Link", self.name))
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:  # pickled by name (fits travel to workers)
+        return (_link_by_name, (self.name,))
+
+
+def _link_by_name(name: str) -> Link:
+    return LINKS[name]
 
 
 def _logit_inv(eta: np.ndarray) -> np.ndarray:
@@ -245,6 +252,16 @@ class Family(abc.ABC):
     def phi_start(self, y: np.ndarray, mu: np.ndarray, weights: np.ndarray) -> float:
         """A starting value of the precision ``phi`` (families with a dispersion)."""
         return 1.0
+
+
+def check_finite(y: np.ndarray, what: str) -> None:
+    """Raise :class:`DataFormatError` naming ``what`` if ``y`` has a NaN or an infinity."""
+    _finite(y, what)
+
+
+def as_float(x: Any) -> np.ndarray:
+    """``x`` as a float array (for families defined in other modules)."""
+    return _arr(x)
 
 
 def _finite(y: np.ndarray, what: str) -> None:

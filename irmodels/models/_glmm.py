@@ -46,7 +46,8 @@ from irmodels.formula.spec import ModelSpec
 from irmodels.models._family import Family, family as resolve_family
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
-__all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ"]
+__all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
+           "boundary_components", "check_nagq", "deriv12", "GlmmDeviance"]
 
 #: lme4's limit on the number of quadrature points
 MAX_NAGQ = 100
@@ -563,6 +564,12 @@ def _minimize(f: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int,
     return minimize(f, x0, jac=lambda t: _grad(f, t, lower, forward), method="L-BFGS-B",
                     bounds=_bounds(lower), options={"maxiter": maxiter, "ftol": 1e-15,
                                                      "gtol": 1e-8})
+
+
+def boundary_components(gd: GlmmDesign, theta: np.ndarray) -> list[str]:
+    """``group`` (or ``group: effect``) of each diagonal theta below lme4's singular
+    tolerance (1e-4)."""
+    return _boundary(gd, theta)
 
 
 def _boundary(gd: GlmmDesign, theta: np.ndarray) -> list[str]:
