@@ -23,7 +23,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_probability
 from irmodels.data.frame import require_columns
-from irmodels.errors import DataFormatError, DesignError
+from irmodels.errors import DataFormatError, DesignError, ModelError
 from irmodels.inference._gtheory_kernels import (
     _DSTUDY_COLUMNS,
     _as_counts,
@@ -652,8 +652,22 @@ def _from_data(df: pd.DataFrame, facets: Sequence[str] | None) -> GStudy:
     return gs
 
 
+def _refuse_slopes(result: Any, vc: pd.DataFrame) -> None:
+    """A fit with random slopes (components indexed by group and effect) has no G-study."""
+    slopes = [f"{g}: {e}" for g, e in vc.index if e not in ("", "(Intercept)")]
+    raise ModelError(
+        f"a G-study needs variance components that are constant over the design, and "
+        f"{getattr(result, 'spec', 'this model')} has random slopes ({'; '.join(slopes)}): the "
+        "variance of a topic's effect then depends on the value of x (Var(b0 + b1 x) = s0^2 + "
+        "2 x s01 + x^2 s1^2), so no single phi or Erho2 exists. Fit the intercept model (e.g. "
+        "score ~ system + (1|topic) + (1|topic:system)) for the G coefficients, or read the "
+        "variances at a value of x from fit.variance_components() and fit.correlations().")
+
+
 def _from_result(result: FittedModel, facets: Sequence[str] | None, data: pd.DataFrame | None) -> GStudy:
     vc = result.variance_components()
+    if isinstance(vc, pd.DataFrame) and "effect" in (vc.index.names or ()):
+        _refuse_slopes(result, vc)
     if not isinstance(vc, pd.DataFrame) or "variance" not in vc.columns:
         raise DataFormatError(
             "the result's variance_components is not a DataFrame with a 'variance' column; "

@@ -50,8 +50,9 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
-from scipy.special import fdtrc, stdtr
+from scipy.special import stdtr
 
+from irmodels._threads import kernel_threads
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
@@ -63,9 +64,11 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
+from irmodels.models._mixed_plots import MixedResidualPlots
+from irmodels.models._lmm_numdiff import central_grad as _central_grad
+from irmodels.models._lmm_numdiff import hessian as _hessian
 from irmodels.models._mixed_design import (
     _check_response_varies,
-    _coding_row,
     _encode,
     _fixed_design,
     _group,
@@ -73,7 +76,6 @@ from irmodels.models._mixed_design import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.models._mixed_plots import ResidualPlotKind
     from irmodels.models._mixed_residuals import ResidualType
 
 __all__ = ["LMMDesign", "ReTerm", "SlopeMixedResult", "SINGULAR_TOL", "fit_lmm", "lmm_design",
@@ -375,6 +377,10 @@ class _Deviance:
             self.lam_ind = lam.data.astype(np.int64) - 1
 
     def pls(self, theta: np.ndarray) -> _PLS:
+        with kernel_threads(self.ZtZ.shape[0]):  # free inside fit_lmm (threads set once)
+            return self._pls(theta)
+
+    def _pls(self, theta: np.ndarray) -> _PLS:
         d = self.d
         theta = np.asarray(theta, float)
         if not self.dense:
@@ -479,57 +485,6 @@ class _Deviance:
 # optimisation
 
 
-def _central_grad(f: Any, x: np.ndarray, lower: np.ndarray) -> np.ndarray:
-    g = np.empty_like(x)
-    for i in range(len(x)):
-        h = 1e-6 * max(1.0, abs(x[i]))
-        xp = x.copy()
-        xm = x.copy()
-        xp[i] += h
-        xm[i] -= h
-        if xm[i] < lower[i]:  # forward difference on the bound
-            xm[i] = x[i]
-            g[i] = (f(xp) - f(xm)) / h
-        else:
-            g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
-
-
-def _hessian(f: Any, x: np.ndarray, rel: float = 1e-3, richardson: bool = True) -> np.ndarray:
-    """Richardson-extrapolated central-difference Hessian (two step sizes, as numDeriv's
-    ``hessian`` with fewer refinements)."""
-    k = len(x)
-
-    def once(scale: float) -> np.ndarray:
-        h = scale * (rel * np.abs(x) + rel * (np.abs(x) < 1e-8))
-        H = np.empty((k, k))
-        f0 = f(x)
-        for i in range(k):
-            ei = np.zeros(k)
-            ei[i] = h[i]
-            H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
-            for j in range(i):
-                ej = np.zeros(k)
-                ej[j] = h[j]
-                H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
-                                     + f(x - ei - ej)) / (4 * h[i] * h[j])
-        return H
-
-    return (4 * once(0.5) - once(1.0)) / 3 if richardson else once(1.0)
-
-
-def _jacobian(f: Any, x: np.ndarray, rel: float = 1e-3) -> list[np.ndarray]:
-    out = []
-    for i in range(len(x)):
-        def d(scale: float) -> np.ndarray:
-            h = scale * (rel * abs(x[i]) + rel * (abs(x[i]) < 1e-8))
-            e = np.zeros(len(x))
-            e[i] = h
-            return (f(x + e) - f(x - e)) / (2 * h)
-        out.append((4 * d(0.5) - d(1.0)) / 3)
-    return out
-
-
 @dataclass
 class _Optimum:
     theta: np.ndarray
@@ -610,7 +565,7 @@ def _polish(dev: _Deviance, x: np.ndarray, fx: float,
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class SlopeMixedResult(LinearMixedCounts, FittedModel):
+class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
     """A linear mixed model with random slopes fitted by :func:`irmodels.mixed` (see the
     module notes of :mod:`irmodels.models._lmm`).
 
@@ -687,30 +642,9 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
                           converged=self.converged, boundary=self.boundary)
 
     def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
-        names = list(self.fixed_estimates.index)
-        fixed_factors = [f for t in self.spec.fixed for f in t.factors]
-        cov = tuple(self.spec.covariates)
-        if factor not in fixed_factors or factor in cov:
-            raise DesignError(
-                f"{factor!r} is not a fixed factor of {self.spec}; marginal means exist for the "
-                "fixed factors ("
-                + (", ".join(f for f in dict.fromkeys(fixed_factors) if f not in cov) or "none")
-                + ").")
-        data = self._design.data
-        at = {f: float(np.mean(self.spec.values(data, f) if hasattr(self.spec, "values")
-                               else np.asarray(data[f], dtype=float))) for f in cov}
-        levels = self._design.levels
-        others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
-        rows = []
-        for lv in range(len(levels[factor])):
-            acc = np.zeros(len(names))
-            count = 0
-            for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
-                acc += _coding_row(self.spec, levels, {factor: lv, **dict(zip(others, combo))},
-                                   names, at)
-                count += 1
-            rows.append(acc / count)
-        return np.array(rows), list(levels[factor])
+        from irmodels.models._lmm_inference import marginal_means_matrix
+
+        return marginal_means_matrix(self, factor)
 
     def marginal_means(self, factor: str = "system") -> pd.Series:
         """Estimated marginal means of a fixed factor (equal weights over the levels of the
@@ -812,22 +746,14 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
 
     @cached_property
     def _satterthwaite(self) -> tuple[list[np.ndarray], np.ndarray]:
-        dev = _Deviance(self._design, self.method == "REML")
-        vp = np.concatenate([self.theta, [self.sigma]])
-        H = _hessian(dev.deviance_varpar, vp)
-        A = 2 * np.linalg.pinv(H)
-        J = _jacobian(dev.covbeta_varpar, vp)
-        return J, A
+        from irmodels.models._lmm_inference import satterthwaite_parts
+
+        return satterthwaite_parts(self)
 
     def _df_for(self, L: np.ndarray) -> np.ndarray:
-        J, A = self._satterthwaite
-        V = self.vcov.to_numpy()
-        out = []
-        for row in np.atleast_2d(L):
-            g = np.array([row @ Jk @ row for Jk in J])
-            var = row @ V @ row
-            out.append(2 * var ** 2 / (g @ A @ g))
-        return np.asarray(out)
+        from irmodels.models._lmm_inference import df_for
+
+        return df_for(self, L)
 
     @cached_property
     def fixed(self) -> pd.DataFrame:
@@ -841,50 +767,81 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
                            index=pd.Index(self.fixed_estimates.index, name="coefficient"))
         return out
 
-    def anova(self) -> pd.DataFrame:
-        """F tests of the fixed terms (the hypothesis that a term's coefficients are 0,
-        lmerTest's type III for models without interactions) with Satterthwaite's
-        denominator df (lmerTest's ``contestMD``): columns ``num_df, den_df, F, p``."""
-        d = self._design
-        for t in self.spec.fixed:
-            if t.order > 1 and t.categorical_factors:
-                raise ModelError(
-                    f"anova() of a model with random slopes tests each term's coefficients, "
-                    f"which is lmerTest's type III only without interactions of factors; "
-                    f"{self.spec} has {t.name}. Test the coefficients in .fixed, or fit the "
-                    "interaction with +-0.5 numeric contrasts (then each term is one column).")
-        beta = self.fixed_estimates.to_numpy()
-        V = self.vcov.to_numpy()
-        J, A = self._satterthwaite
-        rows = {}
-        for t in self.spec.fixed:
-            cols = [i for i, name in enumerate(d.fixed_terms_of_col) if name == t.name]
-            if not cols:
-                continue
-            L = np.zeros((len(cols), len(beta)))
-            L[np.arange(len(cols)), cols] = 1.0
-            w, P = np.linalg.eigh(L @ V @ L.T)
-            order = np.argsort(w)[::-1]
-            w, P = w[order], P[:, order]
-            PtL = P.T @ L
-            F = float(np.sum((PtL @ beta) ** 2 / w) / len(cols))
-            nu = []
-            for m in range(len(cols)):
-                g = np.array([PtL[m] @ Jk @ PtL[m] for Jk in J])
-                nu.append(2 * w[m] ** 2 / (g @ A @ g))
-            nu_a = np.asarray(nu)
-            if len(nu_a) == 1:
-                ddf = float(nu_a[0])
-            elif np.all(np.abs(np.diff(nu_a)) < 1e-8):
-                ddf = float(nu_a.mean())
-            elif np.any(nu_a <= 2):
-                ddf = 2.0
-            else:
-                E = float(np.sum(nu_a / (nu_a - 2)))
-                ddf = 2 * E / (E - len(nu_a))
-            rows[t.name] = (len(cols), ddf, F, float(fdtrc(len(cols), ddf, F)))
-        return pd.DataFrame.from_dict(rows, orient="index",
-                                      columns=["num_df", "den_df", "F", "p"]).rename_axis("term")
+    def anova(self, type: int = 3, ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
+              ) -> Any:
+        """Type III F tests of the fixed terms, as lmerTest's ``anova(fit, type = 3, ddf =
+        ...)`` (interactions of factors included): ``ddf="satterthwaite"`` (``contestMD``) or
+        ``"kenward-roger"`` (pbkrtest's adjusted covariance and scaled F, REML fits; the
+        derivatives of ``V`` in each element of each term's covariance). Returns a
+        :class:`~irmodels.models._mixed_anova.MixedAnovaResult` (``table`` indexed by ``term``,
+        columns ``F, num_df, den_df, p``). See :mod:`irmodels.models._lmm_inference`.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, irmodels as irm
+        >>> rng = np.random.default_rng(1)
+        >>> g = np.repeat(np.arange(10), 8)
+        >>> x = np.tile(np.arange(8.0), 10)
+        >>> y = (2 + 0.5 * x + rng.normal(0, 1, 10)[g] + rng.normal(0, 0.3, 10)[g] * x
+        ...      + rng.normal(0, 0.5, 80))
+        >>> d = pd.DataFrame({"topic": [f"t{k}" for k in g], "x": x, "score": y})
+        >>> fit = irm.mixed("score ~ x + (1 + x | topic)", d)
+        >>> fit.anova(ddf="kenward-roger").table.round(3)
+                   F  num_df  den_df    p
+        term
+        x     71.353       1     9.0  0.0
+        """
+        from irmodels.models._lmm_inference import anova
+
+        return anova(self, type=type, ddf=ddf)
+
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
+                level: float = 0.95, *, parm: Any = None, n_resamples: int = 500,
+                seed: Any = 0, backend: Any = "serial", n_workers: int | None = None
+                ) -> pd.DataFrame:
+        """Confidence intervals of the SDs, correlations, residual SD and fixed effects, as
+        lme4's ``confint.merMod`` (see :mod:`irmodels.models._lmm_confint`).
+
+        ``method``: ``"profile"`` (the ML deviance profiled over every other parameter in
+        lme4's SD/correlation parametrisation, REML fits refitted by ML as lme4 does; each
+        bound a root of the signed square root), ``"bootstrap"`` (parametric, percentile, as
+        ``bootMer``: ``n_resamples`` responses simulated from the fit and refitted by its
+        criterion, seeded, through :func:`irmodels.parallel.map`) or ``"wald"`` (fixed effects
+        ``estimate +- z se``, NaN for the variance parameters). ``parm``: rows to compute.
+
+        Returns a DataFrame indexed by ``parameter`` (lme4's ``oldNames = FALSE`` names in its
+        order: per term ``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``, ``sd_x|g``; then
+        ``sigma``; then the fixed effects), columns ``lower, upper``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, irmodels as irm
+        >>> rng = np.random.default_rng(1)
+        >>> g = np.repeat(np.arange(10), 8)
+        >>> x = np.tile(np.arange(8.0), 10)
+        >>> y = (2 + 0.5 * x + rng.normal(0, 1, 10)[g] + rng.normal(0, 0.3, 10)[g] * x
+        ...      + rng.normal(0, 0.5, 80))
+        >>> d = pd.DataFrame({"topic": [f"t{k}" for k in g], "x": x, "score": y})
+        >>> fit = irm.mixed("score ~ x + (1 + x | topic)", d)
+        >>> fit.confint(parm=["sd_x|topic", "x"]).round(3)
+                    lower  upper
+        parameter
+        sd_x|topic  0.082  0.258
+        x           0.342  0.562
+        >>> fit.confint("wald").round(3).loc["x"].tolist()
+        [0.347, 0.557]
+        """
+        from irmodels.models._lmm_confint import confint
+
+        return confint(self, method=method, level=level, parm=parm, n_boot=n_resamples,
+                       seed=seed, backend=backend, n_workers=n_workers)
+
+    def gstudy(self, facets: Any = None, data: Any = None) -> Any:
+        """Refused (:class:`~irmodels.ModelError`): G coefficients need variance components
+        constant over the design; a random slope makes them depend on x."""
+        from irmodels.inference.gtheory import gstudy
+
+        return gstudy(self, facets=facets, data=data)
 
     # -- random effects -------------------------------------------------------------------------
     @cached_property
@@ -979,16 +936,6 @@ class SlopeMixedResult(LinearMixedCounts, FittedModel):
         from irmodels.models._mixed_residuals import mixed_residuals
 
         return mixed_residuals(self, type)
-
-    def plot_residuals(self, kind: ResidualPlotKind = "fitted", *,
-                       type: ResidualType = "standardized", by: str | None = None,
-                       ax: Any = None) -> Any:
-        """Residual diagnostics pictures, as :meth:`MixedResult.plot_residuals
-        <irmodels.models.mixed.MixedResult.plot_residuals>` (``kind`` ``"fitted"``,
-        ``"boxplot"`` or ``"qq"``)."""
-        from irmodels.models._mixed_plots import plot_residuals
-
-        return plot_residuals(self, kind, type=type, by=by, ax=ax)
 
     def plot(self, term: str | None = None, *, level: float = 0.95, ax: Any = None) -> Any:
         """Caterpillar plot of the conditional modes of grouping factor ``term`` (default
@@ -1125,8 +1072,9 @@ def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     design = lmm_design(model, data, terms)
     dev = _Deviance(design, method == "REML")
-    opt = _optimize(dev, maxiter=maxiter)
-    f = dev.pls(opt.theta)
+    with kernel_threads(dev.ZtZ.shape[0]):  # BLAS threads by size, once per fit
+        opt = _optimize(dev, maxiter=maxiter)
+        f = dev.pls(opt.theta)
     devi = dev.deviance_of(f)
     sigma = dev.sigma(f)
     n, p = dev.n, dev.p

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -108,18 +108,23 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
     The F statistic does not depend on the basis of the rows; the Satterthwaite denominator df
     of a multi-df hypothesis does, hence lmerTest's basis.
     """
-    spec = fit.spec
-    names = list(fit.fixed_estimates.index)
-    cols = _term_columns(fit)
-    X = _dense_x(fit)
+    st = fit._state
+    return type3_contrasts(fit.spec, list(fit.fixed_estimates.index), _term_columns(fit),
+                           _dense_x(fit), st.codes, st.levels, st.data)
+
+
+def type3_contrasts(spec: Any, names: list[str], cols: dict[str, list[int]], X: np.ndarray,
+                    codes: dict[str, np.ndarray], levels: dict[str, list[str]],
+                    data: pd.DataFrame) -> dict[str, np.ndarray]:
+    """:func:`type3_hypotheses` from the parts of a fit (``cols``: the columns of ``X`` of
+    each fixed term; ``codes``, ``levels``: the factors' level codes and labels), for any
+    engine (the random-slopes one too)."""
     p = X.shape[1]
     terms = list(spec.fixed)
     if len(terms) <= 1 or p <= 1:
         R = np.linalg.cholesky(X.T @ X).T  # X'X = R'R, R upper
         U = R / np.diag(R)[:, None]
         return {t.name: U[cols[t.name]] for t in terms if cols[t.name]}
-    st = fit._state
-    codes, levels = st.codes, st.levels
     full_parts = []
     full_names: list[str] = []
     if spec.intercept:
@@ -129,8 +134,7 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
     if numeric:
         from irmodels.models._design import covariate_values
 
-        used = st.data
-        values = {f: covariate_values(used, f) for f in numeric}
+        values = {f: covariate_values(data, f) for f in numeric}
     for t in terms:
         cats = [f for f in t.factors if f not in numeric]
         sizes = [len(levels[f]) for f in cats]
@@ -181,7 +185,7 @@ def type3_hypotheses(fit: MixedResult) -> dict[str, np.ndarray]:
 # Satterthwaite (lmerTest's contestMD)
 
 
-def _ddf_from_nu(nu: np.ndarray) -> float:
+def ddf_from_nu(nu: np.ndarray) -> float:
     """lmerTest's ``get_Fstat_ddf``."""
     if nu.size == 1:
         return float(nu[0])
@@ -210,7 +214,7 @@ def satterthwaite_f(fit: MixedResult, L: np.ndarray) -> tuple[float, int, float]
     F = float(np.sum(t2) / q)
     g = np.einsum("ij,pjk,ik->ip", PtL, jac, PtL) / d[:q, None]  # relative: no d**2 underflow
     nu = 2.0 / np.einsum("ip,pq,iq->i", g, acov, g)
-    return F, q, _ddf_from_nu(nu)
+    return F, q, ddf_from_nu(nu)
 
 
 # --------------------------------------------------------------------------------------------

@@ -298,12 +298,15 @@ def test_mixed_routes_slopes_and_refuses_what_it_cannot_fit() -> None:
     assert rec[0].filename == __file__
 
 
-def test_anova_refuses_factor_interactions() -> None:
+def test_anova_tests_factor_interactions() -> None:
+    """Interactions of factors get lmerTest's type III hypotheses (against lmerTest in
+    tests/models/test_slopes_inference.py)."""
     d = DATA["irslopes"].assign(half=lambda x: np.where(x["topic"] < "t20", "a", "b"))
     fit = fit_lmm("score ~ system * half + (1|topic)", d,
                   terms=(ReTerm(("topic",), True, ("shard_c",)),))
-    with pytest.raises(ModelError, match="interactions of factors"):
-        fit.anova()
+    a = fit.anova()
+    assert list(a.index) == ["system", "half", "system:half"]
+    assert list(a["num_df"]) == [7, 1, 7]
     assert np.isfinite(fit.fixed["df"]).all()
 
 
