@@ -459,7 +459,7 @@ def check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: An
 
 def mixed_glmm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: str | None,
                trials: Any, offset: str | None, nagq: int, residual: Any, start: Any,
-               missing: str) -> GlmmResult | None:
+               missing: str, squeeze: Any = False) -> GlmmResult | None:
     """``irm.mixed``'s GLMM route: the :class:`GlmmResult` of ``family`` (None for the
     Gaussian family, which keeps the linear mixed model), after refusing arguments that do
     not belong to the model asked for.
@@ -480,9 +480,15 @@ def mixed_glmm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link:
     nagq : int
         1 (default) the Laplace approximation; ``2..100`` adaptive Gauss-Hermite quadrature
         (one scalar random term, as lme4); 0 lme4's ``nAGQ = 0``.
+    squeeze : bool
+        Beta only: Smithson & Verkuilen's squeeze of scores at 0 or 1 (else refused); see
+        :func:`irmodels.models._family_beta.squeeze`.
     """
     check_family_args(family, link, trials, offset, nagq, residual, start)
     if family is None or family == "gaussian":
+        if squeeze is not False:
+            raise ArgumentError("squeeze= applies to the beta family only (scores of exactly "
+                                "0 or 1); give family='beta', or drop squeeze=.")
         return None
     from irmodels.errors import DataFormatError
     from irmodels.models._anova_fit import drop_missing
@@ -494,7 +500,7 @@ def mixed_glmm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link:
     data, n_dropped, _ = drop_missing(data, tuple(model_columns(model, data, None)) + extra,
                                       missing, "irm.mixed")
     fit = fit_glmm_model(model, data, family=family, link=link, trials=trials, offset=offset,
-                         nagq=nagq, _stacklevel=4)
+                         nagq=nagq, squeeze=squeeze, _stacklevel=4)
     if n_dropped:
         object.__setattr__(fit, "n_dropped", n_dropped)  # a frozen result: set once, here
     return fit
