@@ -144,6 +144,17 @@ class Beta(Family):
         return max(1.0, float(np.mean(mu * (1 - mu))) / r2 - 1.0)
 
 
+    def simulate(self, mu: np.ndarray, weights: np.ndarray, phi: float | None,
+                 rng: np.random.Generator) -> np.ndarray:
+        """Draws of the response at means ``mu`` (the parametric bootstrap): ``Beta(mu phi,
+        (1 - mu) phi)``, kept inside (0, 1) (a draw that rounds to 0 or 1 in double precision
+        is moved to the nearest representable score inside)."""
+        ph = _phi(phi)
+        mu = _arr(mu)
+        y = rng.beta(mu * ph, (1 - mu) * ph)
+        tiny = np.finfo(float).tiny
+        return np.clip(y, tiny, np.nextafter(1.0, 0.0))
+
     def prepare_response(self, y: np.ndarray, data: pd.DataFrame | None = None, *,
                          squeeze: bool = False) -> np.ndarray:
         """The engine's hook (:func:`irmodels.models._glmm.glmm_design`): the response as

@@ -142,3 +142,15 @@ def test_check_bounds_names_rows_topics_systems_and_both_ways_out():
     np.testing.assert_allclose(beta_response(d["ap"].to_numpy(), d, squeeze_scores=True),
                                squeeze(d["ap"].to_numpy()))
     np.testing.assert_array_equal(beta_response(Y), Y)
+
+
+def test_simulate_draws_beta_with_the_fitted_mean_and_precision(rng):
+    fam = Beta()
+    mu = np.repeat([0.05, 0.3, 0.8], 40000)
+    y = fam.simulate(mu, np.ones(len(mu)), 9.0, rng)
+    assert np.all((y > 0) & (y < 1))
+    for m in (0.05, 0.3, 0.8):
+        s = y[mu == m]
+        assert s.mean() == pytest.approx(m, abs=4e-3)
+        assert s.var() == pytest.approx(m * (1 - m) / 10, rel=0.05)
+    assert stats.kstest(y[mu == 0.3], stats.beta(0.3 * 9, 0.7 * 9).cdf).pvalue > 1e-3
