@@ -29,7 +29,10 @@ from irmodels.errors import DataFormatError, DesignError
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["RESIDUAL_PLOT_KINDS", "ResidualPlotKind", "caterpillar", "plot_residuals"]
+    from irmodels.models._mixed_residuals import ResidualType
+
+__all__ = ["RESIDUAL_PLOT_KINDS", "MixedResidualPlots", "ResidualPlotKind", "caterpillar",
+           "plot_residuals"]
 
 ResidualPlotKind = Literal["fitted", "boxplot", "qq"]
 #: The pictures of ``plot_residuals(kind=...)``.
@@ -39,6 +42,51 @@ _POINT = "#4c72b0"
 _LINE = "#666666"
 #: Most levels whose names are written on an axis; beyond, the levels are only counted.
 MAX_NAMED_LEVELS = 60
+
+
+class MixedResidualPlots:
+    """Mixin of :class:`~irmodels.models.mixed.MixedResult` and
+    :class:`~irmodels.models._lmm.SlopeMixedResult`: their residual pictures."""
+
+    def plot_residuals(self, kind: ResidualPlotKind = "fitted", *,
+                       type: ResidualType = "standardized", by: str | None = None,
+                       ax: Any = None) -> Figure:
+        """Residual diagnostics pictures (Robertson & Kanoulas, SIGIR 2012, show the first
+        two).
+
+        Parameters
+        ----------
+        kind : {"fitted", "boxplot", "qq"}
+            ``"fitted"``: residuals against the conditional fitted values, with a reference
+            line at 0 and dotted lines at +-2 (no smoother). ``"boxplot"``: one box of
+            residuals per level of ``by``, a panel per factor. ``"qq"``: normal QQ plot of the
+            conditional modes (BLUPs) of every random term and effect, a panel each, with the
+            line ``0 + sd * z`` (the modes' SD).
+        type : {"standardized", "pearson", "response", "conditional", "marginal"}
+            The residuals drawn by ``"fitted"`` and ``"boxplot"`` (see ``residuals()``).
+        by : str, optional
+            ``"boxplot"``: a column of the data, or several joined by ``:``
+            (``"topic:system"``, one box per cell). Default: one panel for ``topic`` and one
+            for ``system`` when the data have them, else the grouping factors of the random
+            terms (at most two).
+        ax : matplotlib Axes or sequence of Axes, optional
+            Draw there (one Axes per panel); by default a new figure, closed in pyplot.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
+        >>> fig = fit.plot_residuals()
+        >>> fig.axes[0].get_ylabel(), fig.axes[0].get_xlabel()
+        ('standardized residual', 'fitted value (conditional)')
+        >>> len(fit.plot_residuals("boxplot").axes)
+        2
+        """
+        return plot_residuals(self, kind, type=type, by=by, ax=ax)
 
 
 def _residual_label(type: str) -> str:

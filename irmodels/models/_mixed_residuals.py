@@ -150,7 +150,21 @@ def _hat(pt: _Parts) -> np.ndarray:
 
 
 def mixed_residuals(fit: MixedResult | SlopeMixedResult, type: str) -> np.ndarray:
-    """Residuals of ``type`` (see the module notes), one per data row."""
+    """Residuals of ``type`` (see the module notes), one per data row: what
+    ``fit.residuals(type)`` returns on a ``MixedResult`` or a ``SlopeMixedResult``.
+
+    Examples
+    --------
+    >>> import irmodels as irm
+    >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
+    >>> r = fit.residuals("pearson")
+    >>> bool(abs(r.std() - 1) < 0.05), len(r) == fit.n_obs
+    (True, True)
+    >>> h = hat_values(fit)
+    >>> s = fit.residuals("standardized")
+    >>> bool(abs(s - r / (1 - h) ** 0.5).max() < 1e-12)
+    True
+    """
     type = check_type(type)
     pt = _parts(fit)
     fixed = pt.X @ pt.beta

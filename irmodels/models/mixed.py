@@ -60,11 +60,11 @@ from irmodels.models._mixed_design import (
     model_columns,
 )
 from irmodels.models._mixed_df import _satterthwaite_parts
+from irmodels.models._mixed_plots import MixedResidualPlots
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.gtheory import GStudy
-    from irmodels.models._mixed_plots import ResidualPlotKind
     from irmodels.models._mixed_residuals import ResidualType
     from irmodels.models._mixed_anova import MixedAnovaResult
 
@@ -90,7 +90,7 @@ BOUNDARY_TOL = 1e-8
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class MixedResult(LinearMixedCounts, FittedModel):
+class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
     """A fitted linear mixed model (see :func:`mixed`).
 
     Attributes
@@ -175,75 +175,14 @@ class MixedResult(LinearMixedCounts, FittedModel):
         return self._conditional[0].copy()
 
     def residuals(self, type: ResidualType = "response") -> np.ndarray:
-        """Residuals, one per data row.
-
-        Parameters
-        ----------
-        type : {"response", "conditional", "pearson", "marginal", "standardized"}
-            ``"response"`` (default) and ``"conditional"``: ``y - fitted()``, lme4's
-            ``residuals(fit)`` (nlme's at the innermost level); ``"marginal"``: ``y - X beta``
-            (nlme's ``level = 0``); ``"pearson"``: the response residual over the residual SD
-            of its row (sigma, times the stratum's SD ratio in a heteroscedastic fit): nlme's
-            ``type = "pearson"``, lme4's ``type = "pearson", scaled = TRUE``;
-            ``"standardized"``: over its own estimated SD, ``sigma_i sqrt(1 - h_ii)`` with
-            ``h_ii`` the leverage of the row (lme4's ``rstudent(fit)`` for one residual
-            variance). Definitions and references: :mod:`irmodels.models._mixed_residuals`.
-
-        Examples
-        --------
-        >>> import irmodels as irm
-        >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
-        >>> r = fit.residuals("pearson")
-        >>> bool(abs(r.std() - 1) < 0.05), len(r) == fit.n_obs
-        (True, True)
-        """
+        """Residuals per data row, by ``type``: ``"response"`` (default, ``y - fitted()``,
+        lme4's ``residuals``), ``"conditional"``, ``"marginal"``, ``"pearson"`` or
+        ``"standardized"`` (:func:`irmodels.models._mixed_residuals.mixed_residuals`)."""
         if type == "response":
             return self._conditional[1].copy()
         from irmodels.models._mixed_residuals import mixed_residuals
 
         return mixed_residuals(self, type)
-
-    def plot_residuals(self, kind: ResidualPlotKind = "fitted", *,
-                       type: ResidualType = "standardized", by: str | None = None,
-                       ax: Any = None) -> Any:
-        """Residual diagnostics pictures (Robertson & Kanoulas, SIGIR 2012, show the first
-        two).
-
-        Parameters
-        ----------
-        kind : {"fitted", "boxplot", "qq"}
-            ``"fitted"``: residuals against the conditional fitted values, with a reference
-            line at 0 and dotted lines at +-2 (no smoother). ``"boxplot"``: one box of
-            residuals per level of ``by``, a panel per factor. ``"qq"``: normal QQ plot of the
-            conditional modes (BLUPs) of every random term and effect, a panel each, with the
-            line ``0 + sd * z`` (the modes' SD).
-        type : {"standardized", "pearson", "response", "conditional", "marginal"}
-            The residuals drawn by ``"fitted"`` and ``"boxplot"`` (see :meth:`residuals`).
-        by : str, optional
-            ``"boxplot"``: a column of the data, or several joined by ``:``
-            (``"topic:system"``, one box per cell). Default: one panel for ``topic`` and one
-            for ``system`` when the data have them, else the grouping factors of the random
-            terms (at most two).
-        ax : matplotlib Axes or sequence of Axes, optional
-            Draw there (one Axes per panel); by default a new figure, closed in pyplot.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-
-        Examples
-        --------
-        >>> import irmodels as irm
-        >>> fit = irm.mixed("score ~ system + (1|topic)", irm.datasets.load("adhoc3", "AP"))
-        >>> fig = fit.plot_residuals()
-        >>> fig.axes[0].get_ylabel(), fig.axes[0].get_xlabel()
-        ('standardized residual', 'fitted value (conditional)')
-        >>> len(fit.plot_residuals("boxplot").axes)
-        2
-        """
-        from irmodels.models._mixed_plots import plot_residuals
-
-        return plot_residuals(self, kind, type=type, by=by, ax=ax)
 
     @cached_property
     def opt_summary(self) -> OptSummary:  # type: ignore[override]
