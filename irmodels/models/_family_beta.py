@@ -38,6 +38,21 @@ dependent variables", Psychological Methods 11(1), 2006, p. 55):
 True
 >>> [float(v) for v in squeeze(np.array([0.0, 0.5, 1.0]))]
 [0.16666666666666666, 0.5, 0.8333333333333334]
+
+A beta mixed model of TREC-8 AP (four runs; run7 scores 0 on topic 43):
+
+>>> import irmodels as irm
+>>> ap = irm.datasets.load("adhoc8", "ap")
+>>> ap = ap[ap["system"].isin(["run3", "run7", "run74", "run109"])]
+>>> irm.mixed("score ~ system + (1|topic)", ap, family="beta")
+Traceback (most recent call last):
+...
+irmodels.errors.DataFormatError: the beta family needs scores strictly between 0 and 1; 1 of 200 rows is exactly 0 or 1 (1 at 0, 0 at 1): topic 43; system run7. Either pass squeeze=True (Smithson & Verkuilen's (y (n - 1) + 0.5) / n, n = 200), or drop or recode those rows yourself.
+>>> g = irm.mixed("score ~ system + (1|topic)", ap, family="beta", squeeze=True)
+>>> round(g.phi, 2)
+23.54
+>>> g.marginal_means("system", scale="response").round(3).tolist()
+[0.21, 0.174, 0.284, 0.25]
 """
 
 from __future__ import annotations
@@ -263,7 +278,8 @@ def check_bounds(y: np.ndarray, data: pd.DataFrame | None = None, *,
             where = ": " + "; ".join(parts)
     raise DataFormatError(
         f"the beta family needs scores strictly between 0 and 1; {int(bad.sum())} of {len(y)} "
-        f"rows are exactly 0 or 1 ({int(low.sum())} at 0, {int(high.sum())} at 1){where}. "
+        f"rows {'is' if bad.sum() == 1 else 'are'} exactly 0 or 1 ({int(low.sum())} at 0, "
+        f"{int(high.sum())} at 1){where}. "
         f"Either pass squeeze=True (Smithson & Verkuilen's (y (n - 1) + 0.5) / n, "
         f"n = {len(y)}), or drop or recode those rows yourself.")
 
