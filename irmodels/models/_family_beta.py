@@ -65,7 +65,7 @@ import pandas as pd
 from scipy import special
 
 from irmodels.errors import DataFormatError
-from irmodels.models._family import Family, _arr, _finite, register_family
+from irmodels.models._family import Family, register_family
 
 __all__ = ["Beta", "squeeze", "check_bounds", "beta_response", "fit_beta_laplace"]
 
@@ -220,6 +220,19 @@ def _mu_eta3(link: str, eta: np.ndarray) -> np.ndarray:
         e = np.exp(np.minimum(eta, 700.0))
         return np.exp(eta - e) * ((1 - e) ** 2 - e)
     raise ValueError(f"no third derivative for the {link} link")
+
+
+def _arr(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def _finite(y: np.ndarray, what: str) -> None:
+    bad = ~np.isfinite(y)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"the {what} has {int(bad.sum())} missing or infinite value(s) (first at row {i}: "
+            f"{y[i]!r}); drop those rows (missing='drop') before fitting.")
 
 
 def _phi(phi: float | None) -> float:
@@ -457,7 +470,7 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
     from scipy.optimize import minimize
 
     from irmodels.errors import ConvergenceError, ConvergenceWarning
-    from irmodels.models._glmm import GlmmDeviance, GlmmFit, _boundary
+    from irmodels.models._glmm import GlmmDeviance, GlmmFit
     from irmodels.models._lmm import SINGULAR_TOL
 
     if gd.lmm.Z.shape[1] > BETA_DENSE_MAX_Q or gd.nagq != 1:
@@ -544,7 +557,13 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
     dev.u_last = obj.u.copy()
     mode = dev.pirls(theta, beta, phi, u0=obj.u.copy())
     objective = 2 * fx  # -2 logLik (the engine's dev.laplace(mode) to PIRLS' tolerance)
-    bnd = _boundary(gd, theta)
+    bnd = []  # the diagonal elements of theta at 0 (as the engine names them)
+    for blk in gd.lmm.blocks:
+        k = blk.theta_offset
+        for j in range(blk.q):
+            if theta[k] < SINGULAR_TOL:
+                bnd.append(f"{blk.group}: {blk.columns[j]}" if blk.q > 1 else blk.group)
+            k += blk.q - j
     converged = gnorm < 1e-4 or (ok and gnorm < 1e-3)
     if not converged:
         warnings.warn(
