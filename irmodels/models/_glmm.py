@@ -560,10 +560,10 @@ def _grad(f: Any, x: np.ndarray, lower: np.ndarray, forward: bool = False) -> np
 
 
 def _minimize(f: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int,
-              forward: bool = False) -> Any:
+              forward: bool = False, ftol: float = 1e-15, gtol: float = 1e-8) -> Any:
     return minimize(f, x0, jac=lambda t: _grad(f, t, lower, forward), method="L-BFGS-B",
-                    bounds=_bounds(lower), options={"maxiter": maxiter, "ftol": 1e-15,
-                                                     "gtol": 1e-8})
+                    bounds=_bounds(lower), options={"maxiter": maxiter, "ftol": ftol,
+                                                     "gtol": gtol})
 
 
 def boundary_components(gd: GlmmDesign, theta: np.ndarray) -> list[str]:
@@ -600,7 +600,9 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
         m0 = dev.pirls(x1, None, 1.0)
         x1 = np.append(x1, math.log(gd.family.phi_start(gd.y, m0.mu, gd.weights)))
         low1 = np.append(lower_t, -np.inf)
-    r1 = _minimize(dev.stage1, x1, low1, maxiter)
+    # stage 1 only gives stage 2 its start (as glmer's nAGQ = 0 step): a loose criterion
+    r1 = _minimize(dev.stage1, x1, low1, maxiter, forward=True, ftol=1e-10, gtol=1e-5) \
+        if gd.nagq > 0 else _minimize(dev.stage1, x1, low1, maxiter)
     n_iter = int(r1.nit)
     res_ok, msg = bool(r1.success), str(r1.message)
     phi1 = float(np.exp(r1.x[-1])) if extra else None
@@ -611,7 +613,8 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     if gd.nagq == 0:
         fx = dev.stage1(r1.x)
     else:
-        r2 = _minimize(dev, x, low2, maxiter, forward=True)
+        # L-BFGS-B near the optimum; the Newton steps on lme4's Hessian then finish it
+        r2 = _minimize(dev, x, low2, maxiter, forward=True, ftol=1e-12, gtol=1e-6)
         n_iter += int(r2.nit)
         x, fx = r2.x.copy(), float(r2.fun)
         res_ok, msg = bool(r2.success), str(r2.message)

@@ -212,3 +212,12 @@ def test_missing_drop_with_family():
 def test_design_rejects_non_frame():
     with pytest.raises(irm.DataFormatError, match="DataFrame"):
         glmm_design("rel ~ (1|topic)", [1, 2], family="binomial")
+
+
+def test_iteration_limit_is_a_typed_convergence_warning():
+    from irmodels.models._glmm import fit_glmm
+
+    gd = glmm_design("rel ~ system + (1|topic)", _data(), family="binomial", trials=10)
+    with pytest.warns(irm.ConvergenceWarning, match="did not converge"):
+        res = fit_glmm(gd, maxiter=1)
+    assert not res.converged

@@ -40,6 +40,8 @@ CASES = {
                    dict(family="binomial", trials="size")),
     "cbpp_agq10": ("incidence ~ C(period) + (1|herd)", "cbpp",
                    dict(family="binomial", trials="size", nagq=10)),
+    "cbpp_nagq0": ("incidence ~ C(period) + (1|herd)", "cbpp",
+                   dict(family="binomial", trials="size", nagq=0)),
     "cbpp_probit": ("incidence ~ C(period) + (1|herd)", "cbpp",
                     dict(family="binomial", link="probit", trials="size")),
     "p10_topic": ("rel ~ system + (1|topic)", "p10", dict(family="binomial", trials=10)),
