@@ -15,6 +15,7 @@
 # comparison; R's default fit is recorded too (iter_default, coef_default).
 # Data: python make_glm_data.py (writes data/glmm/glm_*.csv).
 # Run from tests/reference/:  Rscript glm.R   (writes glm.json)
+# glmer_logit: the same means and contrasts of a glmer fit (the hooks GlmmResult shares).
 # Used by tests/models/test_glm_against_r.py and tests/models/test_link_means.py.
 suppressPackageStartupMessages({
   library(jsonlite); library(emmeans); library(car); library(mvtnorm)
@@ -130,15 +131,36 @@ glm_case <- function(file, formula, family, offset = NULL) {
   )
 }
 
+glmer_case <- function(file, formula) {
+  # the same hooks on a GLMM (irm.mixed(family=)): emmeans of a glmer fit on both scales
+  d <- read_case(file)
+  fit <- lme4::glmer(as.formula(formula), family = binomial(), data = d,
+                     control = lme4::glmerControl(optimizer = "bobyqa",
+                                                  optCtrl = list(rhoend = 1e-10)))
+  emm <- emmeans(fit, ~ system)
+  pr_resp <- pairs(emm, type = "response", adjust = "tukey")
+  pr_diff <- pairs(regrid(emm), adjust = "tukey")
+  list(
+    file = file, formula = formula, fixef = unname(lme4::fixef(fit)),
+    loglik = as.numeric(logLik(fit)),
+    emm_link = emm_list(summary(emm), "emmean"), emm_vcov = unname(vcov(emm)),
+    emm_response = emm_list(summary(emm, type = "response"), "prob"),
+    pairs_response = con_list(summary(pr_resp), "odds.ratio", confint(pr_resp, adjust = "tukey")),
+    pairs_difference = con_list(summary(pr_diff), "estimate", confint(pr_diff, adjust = "tukey"))
+  )
+}
+
 res <- list(
   binomial_logit = glm_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ topic + system",
                             binomial()),
   binomial_probit = glm_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ topic + system",
                              binomial(link = "probit")),
   poisson_offset = glm_case("glm_counts.csv", "found ~ topic + system + offset(log_depth)",
-                            poisson())
+                            poisson()),
+  glmer_logit = glmer_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ system + (1 | topic)")
 )
 res$meta <- list(R = R.version.string, emmeans = as.character(packageVersion("emmeans")),
                  car = as.character(packageVersion("car")),
+                 lme4 = as.character(packageVersion("lme4")),
                  mvtnorm = as.character(packageVersion("mvtnorm")))
 writeLines(toJSON(res, digits = NA, auto_unbox = TRUE, pretty = FALSE, na = "null"), "glm.json")
