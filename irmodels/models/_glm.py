@@ -410,7 +410,7 @@ class GlmResult(FittedModel):
         return pd.DataFrame(rows, index=pd.Index(index, name="term"),
                             columns=["df", "deviance", "df_resid", "resid_deviance", "p"])
 
-    # ---- display ----------------------------------------------------------------------------------
+    # ---- display ------------------------------------------------------------------------------
     def _fit_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"nobs": [self.n_obs], "deviance": [self.deviance],
                              "df_resid": [self.df_resid], "null_deviance": [self.null_deviance],

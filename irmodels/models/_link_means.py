@@ -228,7 +228,8 @@ def with_ratios(result: Any, link: Any) -> Any:
     import dataclasses
 
     what = RATIO_LINKS[link.name]
-    kind = f"{result.means_kind} on the {link.name} scale; contrasts as {what}s"
+    base, note = str(result.means_kind), f"{what}s, {link.name}-scale tests"
+    kind = f"{base[:-1]}; {note})" if base.endswith(")") else f"{base} ({note})"
     if hasattr(result, "pairs"):
         pairs = result.pairs.copy()
         k = len(result.means)

@@ -648,7 +648,11 @@ def anova(
         aliased term (unless ``aliased="drop"``; type III always), no
         residual degrees of freedom, ``method="balanced"`` on unbalanced data.
     DataFormatError
-        Missing (NaN) or infinite responses.
+        Missing (NaN) or infinite responses; with a family, a response the family cannot
+        take (fractional successes, more successes than trials, negative counts).
+    ArgumentError
+        An unknown family or link; ``link``, ``trials`` or ``offset`` without a family;
+        ``ss_type``, ``method`` or ``aliased`` with one.
 
     Warns
     -----
