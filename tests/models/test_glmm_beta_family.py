@@ -154,3 +154,14 @@ def test_simulate_draws_beta_with_the_fitted_mean_and_precision(rng):
         assert s.mean() == pytest.approx(m, abs=4e-3)
         assert s.var() == pytest.approx(m * (1 - m) / 10, rel=0.05)
     assert stats.kstest(y[mu == 0.3], stats.beta(0.3 * 9, 0.7 * 9).cdf).pvalue > 1e-3
+
+
+def test_trigamma_and_tetragamma_equal_scipys_polygamma():
+    from scipy import special
+
+    from irmodels.models._family_beta import _tetragamma, _trigamma
+
+    x = np.concatenate([np.geomspace(1e-5, 1e6, 3000), np.linspace(0.01, 40, 3000)])
+    np.testing.assert_allclose(_trigamma(x), special.polygamma(1, x), rtol=4e-15)
+    np.testing.assert_allclose(_tetragamma(x), special.polygamma(2, x), rtol=4e-14)
+    assert _trigamma(np.array([3.0]))[0] == pytest.approx(np.pi ** 2 / 6 - 1 - 1 / 4, rel=1e-15)
