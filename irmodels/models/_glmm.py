@@ -430,16 +430,18 @@ class GlmmDeviance:
         sd = 1.0 / m.diagL
         dev0 = fam.deviance_resid(y, m.mu, w)
         devc0 = m.u ** 2 + np.bincount(g, weights=dev0, minlength=q)
-        mult = np.zeros(q)
         base = m.eta - zl @ m.u
-        for z, wt, ld in self.ghq:
-            if z == 0:
-                mult += wt
-                continue
-            uz = m.u + z * sd
-            mu = fam.link.linkinv(base + zl @ uz)
-            devc = uz ** 2 + np.bincount(g, weights=fam.deviance_resid(y, mu, w), minlength=q)
-            mult += np.exp(-0.5 * (devc - devc0) - ld) * wt / math.sqrt(2 * math.pi)
+        nodes = self.ghq[self.ghq[:, 0] != 0]
+        z, wt, ld = nodes[:, 0], nodes[:, 1], nodes[:, 2]
+        U = m.u[:, None] + sd[:, None] * z[None, :]  # (levels, nodes): all nodes at once
+        scale = (zl.t * zl.z) if isinstance(zl, _OneTerm) else np.asarray(
+            zl @ np.ones(q)).ravel()  # one scalar term: Z Lambda has one value per row
+        mu = fam.link.linkinv(base[:, None] + scale[:, None] * U[g])
+        dr = fam.deviance_resid(y[:, None], mu, w[:, None])
+        devc = U ** 2 + np.stack([np.bincount(g, weights=dr[:, k], minlength=q)
+                                  for k in range(dr.shape[1])], axis=1)
+        mult = (np.exp(-0.5 * (devc - devc0[:, None]) - ld[None, :]) * wt[None, :]).sum(
+            axis=1) / math.sqrt(2 * math.pi) + float(self.ghq[self.ghq[:, 0] == 0, 1].sum())
         return float(devc0.sum() + m.ldL2 - 2 * np.sum(np.log(mult)))
 
     def value(self, m: _Mode) -> float:
