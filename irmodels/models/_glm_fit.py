@@ -111,7 +111,17 @@ def irls(X: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray, 
 
 
 def wls(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Least squares ``min |A x - b|`` (full column rank checked by the caller)."""
+    """Least squares ``min |A x - b|`` (full column rank checked by the caller): the normal
+    equations by Cholesky (an IRLS step need not be exact: the fixed point, the score equation,
+    is the same), QR-based ``lstsq`` when they are too ill-conditioned for it."""
+    try:
+        c = linalg.cho_factor(A.T @ A, check_finite=False)
+        sol = linalg.cho_solve(c, A.T @ b, check_finite=False)
+        d = np.abs(np.diag(c[0]))  # (max/min)^2 bounds the condition number from below
+        if np.all(np.isfinite(sol)) and d.min() > 0 and (d.max() / d.min()) ** 2 < 1e8:
+            return np.asarray(sol, dtype=float)
+    except linalg.LinAlgError:
+        pass
     sol, *_ = linalg.lstsq(A, b, lapack_driver="gelsy", check_finite=False)
     return np.asarray(sol, dtype=float)
 
