@@ -325,6 +325,9 @@ class GlmResult(FittedModel):
         self._mm_matrix(factor)
         return np.full(np.atleast_2d(np.asarray(L, dtype=float)).shape[0], np.inf)
 
+    def _pairwise_df(self, D: np.ndarray, factor: str) -> np.ndarray:
+        return self.contrast_df(D, factor)  # inf: z tests (the base would use df_resid)
+
     # ---- analysis of deviance -------------------------------------------------------------------
     def _refit_deviance(self, X: np.ndarray) -> float:
         d = self._design

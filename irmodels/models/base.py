@@ -214,9 +214,9 @@ class FittedModel(ResultDisplay, abc.ABC):
         return str(factor)
 
     def _pairwise_df(self, D: np.ndarray, factor: str) -> np.ndarray:
-        # NaN (or <= 0): no df of its own, df_resid; inf: a z test (GLMs, emmeans' df = Inf)
+        # a model whose contrasts are z tests (df = inf: GLMs, GLMMs) overrides this
         dfs = np.asarray(self.contrast_df(D, factor), dtype=float)
-        return np.where(~np.isnan(dfs) & (dfs > 0), dfs, float(self.df_resid))
+        return np.where(np.isfinite(dfs) & (dfs > 0), dfs, float(self.df_resid))
 
     def _tukey_inputs(self, factor: str, df: str) -> dict[str, Any]:
         """The arguments of :func:`irmodels.inference.tukey.tukey_hsd` for ``factor`` (a model
