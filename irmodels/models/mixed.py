@@ -670,6 +670,7 @@ def mixed(
     trials: str | int | None = None,
     offset: str | None = None,
     nagq: int = 1,
+    squeeze: bool = False,
 ) -> MixedResult:
     """Fit a linear mixed model with random intercepts by REML or ML (or, with ``family=``, a
     generalised linear mixed model as lme4's ``glmer``).
@@ -717,6 +718,13 @@ def mixed(
         link scale; ``nagq`` 1 = Laplace, ``2..100`` adaptive Gauss-Hermite quadrature for one
         scalar random term; see :func:`irmodels.models.glmm.mixed_glmm`). None or
         ``"gaussian"``: the linear mixed model.
+    squeeze : bool
+        Beta family only. A beta model needs scores strictly inside (0, 1): by default scores
+        of exactly 0 or 1 are refused (a ``DataFormatError`` naming the rows, topics and
+        systems). ``squeeze=True`` fits Smithson & Verkuilen's (2006) squeeze of every score,
+        ``(y (n - 1) + 0.5) / n`` with ``n`` the number of rows (0 becomes ``1 / (2n)``, 1
+        becomes ``1 - 1 / (2n)``, other scores move by less than ``1 / (2n)``); the fit's
+        means are then those of the squeezed scores.
 
     Returns
     -------
@@ -790,11 +798,12 @@ def mixed(
     1.9431
     """
     if family is not None or link is not None or trials is not None or offset is not None or (
-            nagq != 1):  # GLMMs: their module is imported when used
+            nagq != 1) or squeeze is not False:  # GLMMs: their module is imported when used
         from irmodels.models.glmm import mixed_glmm
 
         glmm = mixed_glmm(model, data, family=family, link=link, trials=trials, offset=offset,
-                          nagq=nagq, residual=residual, start=start, missing=missing)
+                          nagq=nagq, residual=residual, start=start, missing=missing,
+                          squeeze=squeeze)
         if glmm is not None:
             return glmm  # type: ignore[return-value]
     if method not in ("REML", "ML"):
