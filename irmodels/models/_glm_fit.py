@@ -149,13 +149,24 @@ class GlmDesign:
 
 def design_matrix(spec: ModelSpec, data: pd.DataFrame, codes: dict[str, np.ndarray],
                    levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str], list[str]]:
+    """The treatment-coded design in R's column order, its column names and their terms."""
     n = len(data)
     names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
     X = np.zeros((n, len(names)))
     rows = np.arange(n)
     for j in range(X_idx.shape[1]):
         np.add.at(X, (rows, X_idx[:, j]), X_val[:, j])
-    return X, names, term_of
+    # R's model.matrix orders the columns of an interaction with its first factor fastest
+    order = np.arange(len(names))
+    owner = np.array(term_of)
+    for t in spec.fixed:
+        cats = t.categorical_factors
+        cols = np.flatnonzero(owner == t.name)
+        sizes = [len(levels[f]) - 1 for f in cats]
+        if len(cats) > 1 and cols.size == int(np.prod(sizes)):
+            order[cols] = cols[np.arange(cols.size).reshape(sizes).transpose(
+                tuple(range(len(sizes)))[::-1]).ravel()]
+    return X[:, order], [names[i] for i in order], [term_of[i] for i in order]
 
 
 def sum_coded(d: GlmDesign) -> tuple[np.ndarray, list[str]]:

@@ -194,3 +194,22 @@ def test_against_statsmodels(fits, ref, reference_dir):
         np.testing.assert_allclose(fit.null_deviance, res.null_deviance, rtol=0, atol=1e-8)
         np.testing.assert_allclose(fit.loglik, res.llf, rtol=0, atol=1e-8)
         np.testing.assert_allclose(fit.residuals("pearson"), res.resid_pearson, atol=1e-8)
+
+
+def test_types_2_and_3_with_an_interaction(ref, reference_dir):
+    """``found ~ system * depth_level`` (Poisson): the sequential table and the coefficients
+    with treatment contrasts, car's type 2 and its type 3 under sum-to-zero contrasts."""
+    r = ref["poisson_interaction"]
+    fit = irm.anova(r["formula"], _data(reference_dir, r), family="poisson")
+    assert list(fit.coefficients.index) == r["coef"]["name"]
+    _close(fit.coefficients, r["coef"]["estimate"], TOL, "coefficients")
+    _close(fit.deviance, r["deviance"], TOL, "deviance")
+    seq = fit.anova()
+    _close(seq["deviance"], r["anova_chisq"]["Deviance"], TOL, "type 1")
+    _close(seq["p"], r["anova_chisq"]["Pr(>Chi)"], TOL, "type 1 p")
+    for k in (2, 3):
+        tab, want = fit.anova(type=k), r[f"anova_type{k}"]
+        assert list(tab.index) == want["term"]
+        _close(tab["deviance"], want["LR Chisq"], TOL, f"type {k}")
+        _close(tab["df"], want["Df"], 0, f"type {k} df")
+        _close(tab["p"], want["Pr(>Chisq)"], TOL, f"type {k} p")

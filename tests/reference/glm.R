@@ -15,6 +15,7 @@
 # comparison; R's default fit is recorded too (iter_default, coef_default).
 # Data: python make_glm_data.py (writes data/glmm/glm_*.csv).
 # Run from tests/reference/:  Rscript glm.R   (writes glm.json)
+# poisson_interaction: types 2 and 3 (sum-to-zero contrasts) with an interaction.
 # glmer_logit: the same means and contrasts of a glmer fit (the hooks GlmmResult shares).
 # Used by tests/models/test_glm_against_r.py and tests/models/test_link_means.py.
 suppressPackageStartupMessages({
@@ -131,6 +132,25 @@ glm_case <- function(file, formula, family, offset = NULL) {
   )
 }
 
+interaction_case <- function(file, formula) {
+  # types 2 and 3 with an interaction: car::Anova(type = 2) (coding-free) and type 3 under
+  # sum-to-zero contrasts (what irmodels' type 3 uses); the sequential table and coefficients
+  # with R's default treatment contrasts
+  d <- read_case(file)
+  d$depth_level <- factor(d$depth_level)
+  f <- as.formula(formula)
+  fit <- tight_glm(f, poisson(), d)
+  old <- options(contrasts = c("contr.sum", "contr.poly"))
+  on.exit(options(old))
+  fit_sum <- tight_glm(f, poisson(), d)
+  list(file = file, formula = formula,
+       coef = list(name = names(coef(fit)), estimate = unname(coef(fit))),
+       deviance = deviance(fit),
+       anova_chisq = table_list(as.data.frame(anova(fit, test = "Chisq"))),
+       anova_type2 = table_list(as.data.frame(Anova(fit, type = 2, test = "LR"))),
+       anova_type3 = table_list(as.data.frame(Anova(fit_sum, type = 3, test = "LR"))))
+}
+
 glmer_case <- function(file, formula) {
   # the same hooks on a GLMM (irm.mixed(family=)): emmeans of a glmer fit on both scales
   d <- read_case(file)
@@ -157,6 +177,7 @@ res <- list(
                              binomial(link = "probit")),
   poisson_offset = glm_case("glm_counts.csv", "found ~ topic + system + offset(log_depth)",
                             poisson()),
+  poisson_interaction = interaction_case("glm_counts.csv", "found ~ system * depth_level"),
   glmer_logit = glmer_case("glm_p10.csv", "cbind(rel, 10 - rel) ~ system + (1 | topic)")
 )
 res$meta <- list(R = R.version.string, emmeans = as.character(packageVersion("emmeans")),

@@ -9,7 +9,9 @@ pointing at the shared scores: ``python make_glm_data.py``. Writes ``data/glmm/g
 - ``glm_counts.csv``: seeded Poisson counts (``numpy.random.default_rng(2808)``): 20 topics x 5
   systems, each row judged to a depth ``depth`` in {20, 50, 100} (cycling), relevant documents
   found ``found ~ Poisson(depth * exp(eta))`` with topic and system effects; ``log_depth`` is
-  the offset (``glm(found ~ topic + system + offset(log_depth), family = poisson)``).
+  the offset (``glm(found ~ topic + system + offset(log_depth), family = poisson)``);
+  ``depth_level`` is the depth as a factor (``d020``, ``d050``, ``d100``) for a model with an
+  interaction (``found ~ system * depth_level``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def counts(seed: int = 2808) -> pd.DataFrame:
             k += 1
             mu = depth * np.exp(-2.5 + topic_eff[t] + system_eff[s])
             rows.append({"topic": f"q{t + 1}", "system": f"sys{s + 1}", "depth": depth,
-                         "log_depth": float(np.log(depth)), "found": int(rng.poisson(mu))})
+                         "depth_level": f"d{depth:03d}", "log_depth": float(np.log(depth)),
+                         "found": int(rng.poisson(mu))})
     return pd.DataFrame(rows)
 
 
