@@ -215,3 +215,24 @@ def test_type2_differs_from_type3_with_an_interaction(rng):
     no_int = irm.anova("rel ~ system + shard + topic", d, family="binomial", trials=10)
     assert t2.loc["system", "deviance"] == pytest.approx(
         no_int.anova(type=3).loc["system", "deviance"], abs=1e-8)
+
+
+def test_poisson_zero_rates_warn_naming_the_level(rng):
+    d = _p10(rng).rename(columns={"rel": "found"})
+    d.loc[d["system"] == "s2", "found"] = 0.0
+    with pytest.warns(ConvergenceWarning, match=r"fitted rates numerically 0.*system s2"):
+        irm.anova("found ~ topic + system", d, family="poisson")
+
+
+def test_irls_stops_at_the_iteration_limit(data):
+    """R's rule unmet within maxit: not converged (irm.anova then warns, as glm.fit)."""
+    from irmodels.models._family import family
+    from irmodels.models._glm_fit import irls
+
+    fit = irm.anova("rel ~ topic + system", data, family="binomial", trials=10)
+    d = fit._design
+    short = irls(d.X, d.y, d.weights, d.offset, family("binomial"), maxit=2)
+    assert not short.converged and short.iterations == 2
+    full = irls(d.X, d.y, d.weights, d.offset, family("binomial"))
+    assert full.converged and full.iterations == fit.iterations
+    assert short.deviance > full.deviance
