@@ -12,7 +12,7 @@ import pytest
 from irmodels.models._family_beta import _BetaLaplace, fit_beta_laplace, squeeze
 from irmodels.models._glmm import glmm_design
 
-FITS = ["intercepts", "probit", "squeezed", "crossed", "slope"]
+FITS = ["intercepts", "probit", "cloglog", "squeezed", "crossed", "slope"]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 import irmodels as irm
 from irmodels.models._family_beta import squeeze
 
-FITS = ["intercepts", "probit", "squeezed", "crossed", "slope"]
+FITS = ["intercepts", "probit", "cloglog", "squeezed", "crossed", "slope"]
 
 
 @pytest.fixture(scope="module")

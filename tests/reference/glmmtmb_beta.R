@@ -27,6 +27,8 @@ fits <- list(
   list(name = "intercepts", data = "beta_ap", formula = "ap ~ system + (1 | topic)", emm = "system"),
   list(name = "probit", data = "beta_ap", formula = "ap ~ system + (1 | topic)", emm = "system",
        link = "probit"),
+  list(name = "cloglog", data = "beta_ap", formula = "ap ~ system + (1 | topic)", emm = "system",
+       link = "cloglog"),
   list(name = "squeezed", data = "beta_ap_zeros", formula = "ap ~ system + (1 | topic)",
        emm = "system", squeeze = TRUE),
   list(name = "crossed", data = "beta_crossed",
