@@ -344,8 +344,10 @@ class GlmmResult(FittedModel):
     def notes(self) -> tuple[str, ...]:
         out = []
         if self.boundary:
+            how = ("vcov from R_X, as lme4." if self.vcov_method == "RX" else
+                   "vcov from the Hessian of the parameters off the boundary.")
             out.append(f"singular fit: the variance of {', '.join(self.boundary_components)} "
-                       "is estimated at zero (a boundary fit); vcov from R_X, as lme4.")
+                       f"is estimated at zero (a boundary fit); {how}")
         if not self.converged:
             out.append("the optimiser did not meet its convergence criterion.")
         return tuple(out)
