@@ -156,3 +156,19 @@ def test_refit_to_a_simulated_response_keeps_it_unsqueezed(reference_dir, rng):
     direct = irm.mixed("ap ~ system + (1 | topic)", d.assign(ap=y), family="beta")
     assert r.loglik == pytest.approx(direct.loglik, abs=1e-8)
     assert g._refit().loglik == pytest.approx(g.loglik, abs=1e-8)
+
+
+def test_boundary_fit_notes_and_warning():
+    """Scores without a topic effect: theta stops at 0, a BoundaryFitWarning, and a note that
+    says where the covariance comes from (the Hessian of the other parameters)."""
+    rng = np.random.default_rng(2805)
+    t, s = np.meshgrid(np.arange(30), np.arange(6), indexing="ij")
+    mu = 1 / (1 + np.exp(-(-1.2 + 0.15 * s.ravel())))
+    d = pd.DataFrame({"topic": [f"t{i:02d}" for i in t.ravel()],
+                      "system": [f"s{j}" for j in s.ravel()],
+                      "ap": rng.beta(mu * 15, (1 - mu) * 15)})
+    with pytest.warns(irm.BoundaryFitWarning, match="topic"):
+        g = irm.mixed("ap ~ system + (1 | topic)", d, family="beta")
+    assert g.boundary and g.variance_components().loc["topic", "variance"] == 0.0
+    assert any("Hessian of the parameters off the boundary" in n for n in g.notes)
+    assert g.converged and np.all(np.isfinite(g.fixed["se"]))
