@@ -230,8 +230,10 @@ def _prob_general(c: np.ndarray, corr: np.ndarray, df: float, kind: str) -> np.n
                                            maxpts=_QMC_POINTS,
                                            random_state=np.random.default_rng(_SEED))
         else:
-            val = stats.multivariate_normal.cdf(upper, cov=corr, lower_limit=lower,
-                                                maxpts=_QMC_POINTS, abseps=1e-7, releps=0)
+            # the frozen distribution takes the seed (the function form draws unseeded points:
+            # two equal calls differed by 4e-7)
+            val = stats.multivariate_normal(cov=corr, seed=_SEED, maxpts=_QMC_POINTS,
+                                            abseps=1e-7, releps=0).cdf(upper, lower_limit=lower)
         out[i] = float(val)
     return np.clip(out, 0.0, 1.0)
 
