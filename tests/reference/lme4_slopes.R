@@ -122,6 +122,75 @@ for (refit in c(TRUE, FALSE)) {
 writeLines(toJSON(out, digits = NA, auto_unbox = TRUE, pretty = TRUE), "lme4_slopes.json")
 cat("wrote lme4_slopes.json\n")
 
+# ---- inference on random-slope fits (issue 27 item 2; writes lme4_slopes_inference.json) ----
+# confint(method = "profile") and "Wald" (oldNames = FALSE: sd_/cor_ names, lme4's .sig01.. order,
+# then sigma, then the fixed effects); lmerTest's type III F tests with Satterthwaite and
+# Kenward-Roger (pbkrtest) denominator df, with interactions of factors; anova(m1, m2) of fits
+# whose fixed parts differ (lme4's refit by ML).
+suppressPackageStartupMessages(library(pbkrtest))
+kb <- sets$kb07sim
+kb$S <- ifelse(kb$spkr < 0, "new", "old")        # derived factors (the tests derive them too)
+kb$P <- ifelse(kb$prec < 0, "break", "maintain")
+inf <- list(generated_by = "tests/reference/lme4_slopes.R (inference block)",
+            R = R.version.string,
+            packages = list(lme4 = as.character(packageVersion("lme4")),
+                            lmerTest = as.character(packageVersion("lmerTest")),
+                            pbkrtest = as.character(packageVersion("pbkrtest"))),
+            confint = list(), anova = list(), compare = list())
+ci_fits <- list(
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (Days | Subject)", REML = TRUE),
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (Days | Subject)", REML = FALSE),
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (Days || Subject)", REML = TRUE),
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (Days || Subject)", REML = FALSE),
+  # kb07sim: Wald only (its profile takes lme4 over six minutes, the brief's limit is one)
+  list(data = "kb07sim", formula = "rt ~ spkr + prec + load + (1 + load | subj) + (1 + load | item)",
+       REML = TRUE, profile = FALSE))
+for (spec in ci_fits) {
+  m <- fit_best(spec$formula, sets[[spec$data]], spec$REML)
+  cw <- confint(m, method = "Wald", oldNames = FALSE)
+  t0 <- proc.time()[["elapsed"]]
+  cp <- if (isFALSE(spec$profile)) cw * NA else confint(m, method = "profile", oldNames = FALSE)
+  secs <- proc.time()[["elapsed"]] - t0
+  inf$confint[[length(inf$confint) + 1]] <- list(
+    data = spec$data, formula = spec$formula, method = if (spec$REML) "REML" else "ML",
+    parameter = rownames(cp), profile_lower = unname(cp[, 1]), profile_upper = unname(cp[, 2]),
+    wald_lower = unname(cw[, 1]), wald_upper = unname(cw[, 2]), seconds = secs)
+}
+an_fits <- list(
+  list(data = "sleepstudy", formula = "Reaction ~ Days + (Days | Subject)"),
+  list(data = "sleepstudy", formula = "Reaction ~ Days * factor(wk) + (Days | Subject)",
+       formula_irm = "Reaction ~ Days * C(wk) + (Days | Subject)"),
+  list(data = "kb07sim", formula = "rt ~ spkr * prec * load + (1 + load | subj) + (1 + load | item)"),
+  list(data = "kb07sim", formula = "rt ~ S * P + load + (1 + load | subj) + (1 + load | item)"),
+  list(data = "irslopes", formula = "score ~ system * shard + (1 + shard | topic) + (1 | topic:system)"))
+for (spec in an_fits) {
+  d <- if (spec$data == "kb07sim") kb else sets[[spec$data]]
+  m <- fit_best(spec$formula, d, TRUE)
+  s3 <- anova(m, type = 3, ddf = "Satterthwaite")
+  k3 <- anova(m, type = 3, ddf = "Kenward-Roger")
+  inf$anova[[length(inf$anova) + 1]] <- list(
+    data = spec$data, formula = spec$formula,
+    formula_irm = if (is.null(spec$formula_irm)) spec$formula else spec$formula_irm,
+    logLik = as.numeric(logLik(m)), term = rownames(s3),
+    satterthwaite = list(F = s3[["F value"]], num_df = s3[["NumDF"]], den_df = s3[["DenDF"]],
+                         p = s3[["Pr(>F)"]]),
+    kenward_roger = list(F = k3[["F value"]], num_df = k3[["NumDF"]], den_df = k3[["DenDF"]],
+                         p = k3[["Pr(>F)"]]))
+}
+cmp <- list(c("Reaction ~ 1 + (Days | Subject)", "Reaction ~ Days + (Days | Subject)"),
+            c("Reaction ~ Days + (1 | Subject)", "Reaction ~ Days + (Days | Subject)"))
+for (fs in cmp) {
+  ma <- fit_best(fs[1], ss, TRUE)
+  mb <- fit_best(fs[2], ss, TRUE)
+  a <- anova(ma, mb)  # refit = TRUE: both refitted by ML
+  inf$compare[[length(inf$compare) + 1]] <- list(
+    formulas = fs, npar = a$npar, logLik = a$logLik, AIC = a$AIC, BIC = a$BIC,
+    Chisq = a$Chisq, Df = a$Df, p = a[["Pr(>Chisq)"]])
+}
+writeLines(toJSON(inf, digits = NA, auto_unbox = TRUE, pretty = TRUE),
+           "lme4_slopes_inference.json")
+cat("wrote lme4_slopes_inference.json\n")
+
 # ---- residuals of mixed fits (issue 27 item 5; writes lme4_slopes_residuals.json) ----
 # lme4 (random slopes): residuals(type = "response") (conditional), residuals(type = "pearson")
 # (unscaled for an LMM: equal to "response") and with scaled = TRUE (divided by sigma), the
