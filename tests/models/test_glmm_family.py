@@ -129,3 +129,16 @@ def test_poisson_check_response_refuses():
         Poisson().check_response(np.array([1.0, -1.0]), np.ones(2))
     with pytest.raises(irm.DataFormatError, match="whole numbers"):
         Poisson().check_response(np.array([1.0, 1.5]), np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["binomial", "poisson", "beta"])
+def test_families_pickle_by_link_name(name):
+    """Fits go to worker processes (Dask, process pools): a family and its link pickle (the
+    link by its registered name; its functions are lambdas) and come back the same."""
+    import pickle
+
+    fam = family(name)
+    back = pickle.loads(pickle.dumps(fam))
+    assert back.link is fam.link
+    mu = np.array([0.2, 0.5, 0.9])
+    np.testing.assert_array_equal(back.link.linkfun(mu), fam.link.linkfun(mu))
