@@ -172,3 +172,33 @@ def test_boundary_fit_notes_and_warning():
     assert g.boundary and g.variance_components().loc["topic", "variance"] == 0.0
     assert any("Hessian of the parameters off the boundary" in n for n in g.notes)
     assert g.converged and np.all(np.isfinite(g.fixed["se"]))
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_response_scale_tukey_matches_emmeans(fits, fixture, name):
+    """Tukey on the response scale: differences of the back-transformed means by the delta
+    method (emmeans' pairs(regrid(emm))) and, for the logit link, odds ratios (emmeans'
+    pairs(emm, type = "response")), both with glmmTMB's df.residual."""
+    f, g = fixture["fits"][name], fits[name]
+    fac = _factor(f)
+    rg = f["pairs_regrid"]
+    tk = g.tukey(fac, scale="response", contrast="difference")
+    got = {(a, b): row for a, b, row in zip(tk.pairs["a"], tk.pairs["b"],
+                                            tk.pairs.itertuples(), strict=True)}
+    for k, lab in enumerate(np.atleast_1d(rg["contrast"])):
+        a, b = (s.strip() for s in lab.split(" - "))
+        row = got[(a, b)]
+        assert row.diff == pytest.approx(np.atleast_1d(rg["estimate"])[k], rel=1e-6, abs=1e-9)
+        assert row.q == pytest.approx(np.sqrt(2) * abs(np.atleast_1d(rg["t"])[k]), rel=1e-5)
+        assert row.p_adj == pytest.approx(np.atleast_1d(rg["p"])[k], rel=1e-4, abs=1e-6)
+    if f["link"] != "logit":
+        return
+    ro = f["pairs_ratio"]
+    tr = g.tukey(fac, scale="response", contrast="ratio").pairs
+    byp = {(a, b): row for a, b, row in zip(tr["a"], tr["b"], tr.itertuples(), strict=True)}
+    for k, lab in enumerate(np.atleast_1d(ro["contrast"])):
+        a, b = (s.strip() for s in lab.split(" / "))
+        row = byp[(a, b)]
+        assert row.ratio == pytest.approx(np.atleast_1d(ro["ratio"])[k], rel=1e-5)
+        assert row.ratio_se == pytest.approx(np.atleast_1d(ro["SE"])[k], rel=1e-5)
+        assert row.p_adj == pytest.approx(np.atleast_1d(ro["p"])[k], rel=1e-4, abs=1e-6)

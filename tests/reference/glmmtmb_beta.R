@@ -6,9 +6,10 @@
 # Writes glmmtmb_beta.json: per fit the fixed effects with SEs (vcov(fit)$cond), VarCorr,
 # phi, logLik, AIC, BIC, df.residual, conditional modes (ranef), the outer parameter vector and
 # its objective, and emmeans of the named factor on the link and response scales with SEs, and
-# its Tukey-adjusted pairs. emmeans takes glmmTMB's df.residual (n minus the number of
-# parameters: fixed effects, theta and log phi) as the df of its t tests, not z (= Inf) as for
-# glmer.
+# its Tukey-adjusted pairs on the link scale, as odds ratios (type = "response"; differences of
+# the means for the probit and cloglog links) and as differences of the response-scale means
+# (regrid). emmeans takes glmmTMB's df.residual (n minus the number of parameters: fixed
+# effects, theta and log phi) as the df of its t tests, not z (= Inf) as for glmer.
 # ML (REML = FALSE, glmmTMB's default), optimiser run to a tight tolerance.
 # Run from tests/reference/:  Rscript glmmtmb_beta.R
 suppressPackageStartupMessages({ library(glmmTMB); library(jsonlite); library(emmeans) })
@@ -78,6 +79,9 @@ for (f in fits) {
   em_l <- as.data.frame(emmeans(m, f$emm))
   em_r <- as.data.frame(emmeans(m, f$emm, type = "response"))
   pr <- as.data.frame(pairs(emmeans(m, f$emm), adjust = "tukey"))
+  # the response scale: odds ratios (type = "response") and differences of the means (regrid)
+  por <- as.data.frame(pairs(emmeans(m, f$emm, type = "response"), adjust = "tukey"))
+  prg <- as.data.frame(pairs(regrid(emmeans(m, f$emm)), adjust = "tukey"))
   out$fits[[f$name]] <- list(
     data = f$data, formula = f$formula, link = link, squeeze = isTRUE(f$squeeze),
     seconds = secs, convergence = m$fit$convergence, message = m$fit$message, pdHess = m$sdr$pdHess,
@@ -93,7 +97,11 @@ for (f in fits) {
     emmeans_response = list(level = as.character(em_r[[f$emm]]), response = em_r$response,
                             SE = em_r$SE),
     pairs = list(contrast = as.character(pr$contrast), estimate = pr$estimate, SE = pr$SE,
-                 df = pr$df, t = pr$t.ratio, p = pr$p.value))
+                 df = pr$df, t = pr$t.ratio, p = pr$p.value),
+    pairs_ratio = list(contrast = as.character(por$contrast), ratio = por[[2]], SE = por$SE,
+                       p = por$p.value),
+    pairs_regrid = list(contrast = as.character(prg$contrast), estimate = prg$estimate,
+                        SE = prg$SE, df = prg$df, t = prg$t.ratio, p = prg$p.value))
   cat(f$name, "logLik", as.numeric(logLik(m)), "phi", sigma(m), "secs", secs, "grad", max(abs(m$sdr$gradient.fixed)),
       m$fit$message, "\n")
 }
