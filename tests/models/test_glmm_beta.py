@@ -199,3 +199,13 @@ def test_design_refuses_scores_at_zero_or_one_unless_squeezed(fixture, reference
         glmm_design("ap ~ system + (1 | topic)", d, family="poisson", squeeze=True)
     with pytest.raises(irm.ArgumentError, match="squeeze must be True or False"):
         glmm_design("ap ~ system + (1 | topic)", d, family="beta", squeeze="yes")
+
+
+@pytest.mark.parametrize("name", ["intercepts", "crossed", "slope"])
+def test_engine_deviance_agrees_at_the_beta_optimum(fits, name):
+    """The general engine's Laplace deviance (PIRLS modes, observed weights) at the beta fit's
+    parameters equals the fit's -2 logLik: profiles and likelihood-ratio refits that evaluate
+    ``fit.dev`` see the same objective."""
+    fit, _, _ = fits[name]
+    assert fit.dev(fit.x) == pytest.approx(fit.objective, abs=1e-8)
+    assert fit.dev(fit.x + 0.01) > fit.objective
