@@ -99,6 +99,9 @@ _LAZY: dict[str, str] = {
     "reporting": "irmodels.reporting",
     "build_report": "irmodels.analysis:build_report",
     "report": "irmodels.reporting.report:report",
+    # options
+    "set_options": "irmodels._threads:set_options",
+    "get_options": "irmodels._threads:get_options",
 }
 
 if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
@@ -155,6 +158,8 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels import reporting
     from irmodels.analysis import build_report
     from irmodels.reporting.report import report
+    from irmodels._threads import set_options
+    from irmodels._threads import get_options
 # end of the static view
 
 __all__ = sorted(

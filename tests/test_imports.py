@@ -30,7 +30,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "irmodels"
 LAYERS = ["data", "replicates", "formula", "inference", "models", "studies", "reporting",
           "analysis", "cli", "__main__"]
 BASE = {"irmodels", "errors", "_display", "_format", "_section", "_safeio", "_validate", "parallel",
-        "_version", "_typing", "_lazy"}
+        "_version", "_typing", "_lazy", "_threads"}
 #: (importer module, imported module) pairs allowed against the order, with the reason.
 ALLOWED: dict[tuple[str, str], str] = {
     ("irmodels.inference.compare", "irmodels.models.anova"):

@@ -39,6 +39,7 @@ import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from irmodels._threads import kernel_threads
 from irmodels.models import _blocked
 
 LOG2PI = math.log(2.0 * math.pi)
@@ -433,11 +434,12 @@ def evaluate(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
     otherwise), "pattern" or "blocked" (tests compare the two).
     """
     theta = np.asarray(theta, float)
-    f = _factor(pb, theta, eta, reml, kernel)
-    if not gradient:
-        return f
+    with kernel_threads(pb.r):  # free inside a fit (irm.mixed sets the threads once)
+        f = _factor(pb, theta, eta, reml, kernel)
+        if not gradient:
+            return f
+        gl, gr = gradient_parts(pb, f, reml)
     dof = (pb.n - pb.p) if reml else pb.n
-    gl, gr = gradient_parts(pb, f, reml)
     g = gl + dof / f.r2 * gr
     if pb.n_strata > 1:
         g[pb.K:] += 2.0 * pb.n_per_stratum[1:]

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
+from irmodels._threads import kernel_threads
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels._validate import did_you_mean, renamed
 from irmodels.errors import (
@@ -258,8 +259,9 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         Satterthwaite's df is invariant to both normalisations, which keep every quantity of
         order one whatever the response's scale (at 1e90, Var(beta)**2 overflows)."""
         st = self._state
-        return _satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
-                                    self.method == "REML")
+        with kernel_threads(st["problem"].r):  # its deviance evaluations: threads set once
+            return _satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
+                                        self.method == "REML")
 
     @property
     def _vcov_unit(self) -> np.ndarray:
@@ -821,8 +823,9 @@ def mixed(
     if slopes is None:
         design = mixed_design(model, data, residual=residual, drop_degenerate=drop_degenerate)
         devfun = deviance_function(design, method)
-        opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
-        fit = mixed_result(design, devfun, opt)
+        with kernel_threads(devfun.problem.r):  # BLAS threads by size, once per fit
+            opt = optimize_deviance(devfun, start=start, maxiter=maxiter, tol=tol)
+            fit = mixed_result(design, devfun, opt)
     else:
         fit = slopes  # type: ignore[assignment]
     if n_dropped:
@@ -936,7 +939,10 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     Parameters
     ----------
     *results : MixedResult
-        Two or more fits to the same observations.
+        Two or more fits to the same observations. Generalised linear mixed models
+        (``irm.mixed(..., family=...)``, ML fits: ``refit`` does not apply) are compared as R's
+        ``anova(m0, m1)`` for ``glmer`` and glmmTMB, nested models of one family, link and
+        ``nagq`` only (:func:`irmodels.models._glmm_inference.compare_glmm`).
     refit : bool
         lme4's ``anova(..., refit = TRUE)`` (the default): every REML fit is refitted by ML
         before the comparison, so that the likelihoods are comparable whatever the fixed
@@ -994,7 +1000,12 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     from scipy import stats  # here, not at import: scipy.stats is slow to import
 
     from irmodels.models._lmm import SlopeMixedResult  # random slopes: the general engine
+    from irmodels.models.glmm import GlmmResult  # GLMMs: their own likelihood-ratio tests
 
+    if any(isinstance(r, GlmmResult) for r in results):
+        from irmodels.models._glmm_inference import compare_glmm  # loads on first use
+
+        return compare_glmm(*results)
     if len(results) < 2 or not all(isinstance(r, (MixedResult, SlopeMixedResult))
                                    for r in results):
         raise ModelError(
