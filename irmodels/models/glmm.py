@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -338,6 +339,131 @@ class GlmmResult(FittedModel):
         return fit_glmm_model(self.spec, d, family=gd.family, trials=gd.trials,
                               offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
                               squeeze=gd.squeeze and y is None)
+
+    # -- inference (irmodels.models._glmm_confint, _glmm_inference) ---------------------------
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
+                level: float = 0.95, *, parm: Sequence[str] | str | None = None,
+                n_resamples: int = 500, seed: Any = 0, backend: Any = "serial",
+                n_workers: int | None = None) -> pd.DataFrame:
+        """Confidence intervals of the SDs of the random effects and of the fixed effects
+        (lme4's ``confint`` for ``glmer``).
+
+        Parameters
+        ----------
+        method : {"profile", "bootstrap", "wald"}
+            ``"profile"``: likelihood-profile intervals on the deviance the fit minimised (lme4's
+            ``confint(method = "profile")``; each bound a root of the signed square root of the
+            deviance difference, where lme4 interpolates a spline). ``"bootstrap"``: parametric
+            bootstrap percentile intervals (lme4's ``bootMer``: responses simulated from the
+            fit, refitted). ``"wald"``: ``estimate +- z se`` for the fixed effects, NaN for the
+            SDs (as lme4).
+        level : float
+            Confidence level.
+        parm : sequence of str, optional
+            Rows to compute (names as in the output); all by default.
+        n_resamples, seed, backend, n_workers
+            Bootstrap replicates, seed (the same seed gives the same intervals on every
+            backend) and where they run (:func:`irmodels.parallel.map`).
+
+        Returns
+        -------
+        DataFrame
+            Index ``parameter``: the SD of each random term on the latent scale (named by its
+            grouping factor when every term is a random intercept, else lme4's ``sd_x|g`` and
+            ``cor_x.y|g``), the fixed effects, then ``phi`` for the beta family; columns
+            ``lower, upper``. A lower bound of 0 means the profile does not reach the critical
+            value before the SD is zero.
+
+        Examples
+        --------
+        >>> import numpy as np, irmodels as irm
+        >>> d = irm.datasets.load("adhoc3", "AP")
+        >>> d = d[d.system.isin(d.system.cat.categories[:4])].copy()
+        >>> d["rel"] = np.round(d.score * 10)
+        >>> fit = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10)
+        >>> fit.confint(method="wald").round(4)
+                      lower   upper
+        parameter
+        topic           NaN     NaN
+        (Intercept) -3.0233 -2.2426
+        systemsys2   1.5711  2.3385
+        systemsys3   1.5810  2.3482
+        systemsys4   1.2173  1.9930
+        """
+        from irmodels.models._glmm_confint import confint  # loads on first use (scipy.optimize)
+
+        return confint(self, method, level, parm, n_resamples, seed, backend, n_workers)
+
+    def r2(self, method: Literal["theoretical", "lognormal", "delta", "trigamma"] | None = None
+           ) -> pd.DataFrame:
+        """Marginal and conditional R2 on the latent scale (Nakagawa & Schielzeth 2013;
+        Nakagawa, Johnson & Schielzeth 2017, J. R. Soc. Interface 14: 20170213).
+
+        ``R2m = vf / (vf + vr + vd)`` and ``R2c = (vf + vr) / (vf + vr + vd)`` with ``vf`` the
+        variance of the fixed part ``X beta`` (R's ``var``, ``n - 1``), ``vr`` the sum of the
+        random variances (a term with slopes: ``mean_i z_i' Sigma z_i``, Johnson 2014) and
+        ``vd`` the distribution-specific variance: binomial ``pi^2 / 3`` (logit), 1 (probit),
+        ``pi^2 / 6`` (cloglog); Poisson (log link) at ``lambda = mean_i exp(b0 + offset_i +
+        vr0 / 2)`` of the null model (an intercept, the same random terms and offset; the
+        paper's section 5.8) ``log(1 + 1/lambda)`` (``method="lognormal"``, the default, as
+        ``performance::r2_nakagawa``), ``1/lambda`` (``"delta"``) or ``trigamma(lambda)``
+        (``"trigamma"``, the three of ``MuMIn::r.squaredGLMM``); beta (logit) at
+        ``mu = linkinv(b0)`` of the null model and the fit's ``phi``: ``trigamma(mu phi) +
+        trigamma((1 - mu) phi)`` (``"trigamma"``, the default: the variance of ``logit(y)``)
+        or ``1 / (mu (1 - mu) (1 + phi))`` (``"delta"``). Poisson and beta refit the null
+        model once.
+
+        Returns
+        -------
+        DataFrame
+            One row indexed by the model's formula; columns ``marginal``, ``conditional``,
+            ``var_fixed``, ``var_random``, ``var_distribution``, ``method``.
+
+        Examples
+        --------
+        >>> import numpy as np, irmodels as irm
+        >>> d = irm.datasets.load("adhoc3", "AP")
+        >>> d = d[d.system.isin(d.system.cat.categories[:4])].copy()
+        >>> d["rel"] = np.round(d.score * 10)
+        >>> fit = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10)
+        >>> fit.r2()[["marginal", "conditional"]].round(4)
+                                  marginal  conditional
+        model
+        rel ~ system + (1|topic)    0.1475       0.2649
+        """
+        from irmodels.models._glmm_inference import r2_nakagawa  # loads on first use
+
+        return r2_nakagawa(self, method)
+
+    def icc(self, method: Literal["theoretical", "lognormal", "delta", "trigamma"] | None = None
+            ) -> pd.DataFrame:
+        """Intra-class correlations on the latent scale (Nakagawa et al. 2017), with the
+        variances of :meth:`r2` (and its ``method``): adjusted ``vr_k / (vr + vd)`` and
+        conditional ``vr_k / (vf + vr + vd)`` (as ``performance::icc``).
+
+        Returns
+        -------
+        DataFrame
+            Index ``component``: each random term, then ``total`` (all of them); columns
+            ``variance`` (latent scale, averaged over the rows for a term with slopes),
+            ``icc_adjusted``, ``icc_conditional``.
+
+        Examples
+        --------
+        >>> import numpy as np, irmodels as irm
+        >>> d = irm.datasets.load("adhoc3", "AP")
+        >>> d = d[d.system.isin(d.system.cat.categories[:4])].copy()
+        >>> d["rel"] = np.round(d.score * 10)
+        >>> fit = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10)
+        >>> fit.icc().round(4)
+                   variance  icc_adjusted  icc_conditional
+        component
+        topic        0.5253        0.1377           0.1174
+        total        0.5253        0.1377           0.1174
+        """
+        from irmodels.models._glmm_inference import icc_nakagawa  # loads on first use
+
+        return icc_nakagawa(self, method)
 
     # -- display --------------------------------------------------------------------------------
     @property
