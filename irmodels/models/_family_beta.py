@@ -16,10 +16,18 @@ modeling", The R Journal 9(2), 2017, where ``sigma(fit)`` returns ``phi``). Link
 
 With ``y* = logit(y)`` and ``mu* = digamma(mu phi) - digamma((1 - mu) phi)`` the derivatives
 in ``mu`` are ``phi (y* - mu*)`` and ``-phi^2 (trigamma(mu phi) + trigamma((1 - mu) phi))``;
-the second has expectation equal to itself, so the Fisher information in ``eta`` is
+the second does not depend on ``y``, so the Fisher information in ``eta`` is
 ``phi^2 (trigamma(mu phi) + trigamma((1 - mu) phi)) mu_eta^2``. The Laplace approximation
 uses the *observed* information (``laplace_weights = "observed"``), as glmmTMB (TMB
 differentiates the joint likelihood exactly).
+
+**Fitting** (:func:`fit_beta_laplace`, the engine's ``fit_laplace`` hook): as glmmTMB, the
+Laplace approximation of the marginal likelihood is maximised over ``(theta, beta, log phi)``
+jointly, with its exact gradient (the implicit derivative of the conditional modes included);
+the covariance of ``beta`` is the ``beta`` block of the inverse Hessian over all of them
+(TMB's ``sdreport``, ``vcov(fit)$cond``). emmeans gives glmmTMB fits ``df.residual`` (``n``
+minus the number of parameters) as the df of their t tests; a beta fit's ``contrast_df`` is
+the same, so ``tukey``/``dunnett`` equal emmeans' pairs on glmmTMB.
 
 **Scores of exactly 0 or 1** have density 0 or infinity under any beta distribution; the family
 refuses them (:func:`check_bounds`) unless the user asks for Smithson & Verkuilen's squeeze
