@@ -314,7 +314,9 @@ def kenward_roger_f(L: np.ndarray, beta: np.ndarray, Phi: np.ndarray, PhiA: np.n
     ratio = (1.0 - A2 / q) / V1 if V1 != 0 else 0.0
     rho = 1.0 / q * ratio**2 * V0 / V2
     df2 = 4.0 + (q + 2.0) / (q * rho - 1.0)
-    scaling = 1.0 if abs(df2 - 4.0) < 1e-2 else df2 * (1.0 - A2 / q) / (df2 - 2.0)
+    # pbkrtest: no scaling where df2 - 2 (the denominator) is about 0 (this read df2 - 4,
+    # leaving F unscaled, off by about 1 - A2 / q twice over, for df2 within 0.01 of 4)
+    scaling = 1.0 if abs(df2 - 2.0) < 1e-2 else df2 * (1.0 - A2 / q) / (df2 - 2.0)
     Lb = L @ beta
     wald = float(Lb @ np.linalg.solve(L @ PhiA @ L.T, Lb))
     return scaling * wald / q, q, float(df2)

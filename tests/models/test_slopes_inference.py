@@ -188,6 +188,31 @@ def test_kenward_roger_of_the_general_engine_equals_the_intercept_engine() -> No
     assert (got["den_df"] != np.round(got["den_df"])).all()  # not a balanced-design integer
 
 
+def test_kenward_roger_f_scaling_is_continuous_at_df_4() -> None:
+    """pbkrtest leaves F unscaled only where df2 - 2 is about 0; near df2 = 4 the scaled F is
+    continuous (a guard on df2 - 4 made it jump to the unscaled Wald F / q)."""
+    from scipy import optimize
+
+    from irmodels.models._mixed_anova import kenward_roger_f
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3, 3))
+    Phi = A @ A.T + np.eye(3)
+    PP = [-(B @ B.T) for B in rng.normal(size=(2, 3, 3))]
+    W0 = np.array([[1.0, 0.3], [0.3, 0.5]])
+    L = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, -1.0]])
+    beta = np.array([1.0, 2.0, 3.0])
+
+    def at(s: float) -> tuple[float, int, float]:
+        return kenward_roger_f(L, beta, Phi, Phi, PP, s * W0)
+
+    s_out = optimize.brentq(lambda s: at(s)[2] - 4.02, 1e-4, 0.05)
+    s_in = optimize.brentq(lambda s: at(s)[2] - 4.005, 1e-4, 0.05)
+    unscaled = at(1e-9)[0]  # W -> 0: no adjustment, F = Wald / q
+    assert at(s_in)[0] == pytest.approx(at(s_out)[0], rel=1e-3)
+    assert abs(at(s_in)[0] / unscaled - 1) > 0.02
+
+
 def test_anova_arguments() -> None:
     fit = _fit("sleepstudy", "Reaction ~ Days + (Days | Subject)", "ML")
     with pytest.raises(ModelError, match="REML"):
