@@ -44,6 +44,10 @@ _FIXED: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r" ?\(irm\.frame\(\.\.\., nan='drop'\)\)"), ""),
     (re.compile(r"drop them first \(irm\.frame\(\.\.\., nan='drop'\)\)"), "drop them first"),
     (re.compile(r"pass force=True \(--force on the command line\)"), "pass --force"),
+    # binomial GLM(M)s: P@k read as a proportion where counts of successes are needed
+    (re.compile(r"give counts of successes \(for P@k: round\(P@k \* k\)\) with trials=k"),
+     "give counts of successes: for P@k scores write the response as a count, e.g. --formula "
+     "'score * 10 ~ ...' with --trials 10 for P@10"),
     # a wide matrix where a long frame is expected (a parquet matrix): the commands' words
     (re.compile(r"make it a long frame with irm\.from_wide\(df\) \(irm\.read_matrix reads "
                 r"such a file\)"),
@@ -56,7 +60,8 @@ _FIXED: list[tuple[re.Pattern[str], str]] = [
 
 # name=value hints, rewritten to the option of the same name when the command has it
 _NAMES = ("method", "virtual", "ddof", "undefined", "backend", "adjust", "alternative",
-          "ss_type", "system_from", "force")
+          "ss_type", "system_from", "force", "squeeze", "nagq", "scale", "family", "link",
+          "trials", "offset")
 _VALUE = r"(?:'[^']*'(?: (?:/|or) '[^']*')*|True|False|-?\d+(?:\.\d+)?)"
 _HINT = re.compile(r"\b(" + "|".join(_NAMES) + r")=(" + _VALUE + r")")
 

@@ -6,6 +6,8 @@ Examples::
     irmodels anova shards.parquet --formula "score ~ topic * system + shard" --type 3
     irmodels anova scores.csv --measure AP --model MD6 --latex
     irmodels anova adhoc8_ap.csv --model MD1 --dunnett input.INQ601
+    irmodels anova adhoc8_p10.csv --formula "score * 10 ~ topic + system" --family binomial \
+        --trials 10 --tukey --scale response
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Fit a crossed fixed-effects ANOVA (closed form when balanced, least squares "
             "otherwise) and print its table with effect sizes and power; optionally the "
-            "variance components by expected mean squares."
+            "variance components by expected mean squares. With --family binomial or "
+            "poisson, a generalised linear model (R's glm) and its analysis of deviance."
         ),
         epilog=(
             "DATA is a long-frame CSV/TSV/parquet (topic, system, score[, shard, measure]) or a "
@@ -54,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alternative", default="two-sided", choices=["two-sided", "greater", "less"],
                    help="alternative of --dunnett: 'greater' tests system > baseline "
                         "(default two-sided)")
+    p.add_argument("--tukey", action="store_true",
+                   help="also print Tukey's HSD of the system means (the model's marginal means)")
+    from irmodels.cli._family_opts import add_family, add_scale
+
+    add_scale(p)
+    add_family(p, ("gaussian", "binomial", "poisson"), mixed=False)
     p.add_argument("--latex", action="store_true", help="print LaTeX (booktabs) instead of text")
     p.add_argument("--digits", type=digits, default=4,
                    help="significant digits shown, 1 to 17 (default 4)")
@@ -63,7 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from irmodels.cli import _anova_fast
 
-    if _anova_fast.eligible(args):  # a plain table of a complete matrix: no pandas
+    glm_given = any(getattr(args, k, None) is not None for k in ("family", "link", "trials",
+                                                                  "offset"))
+    if not glm_given and not args.tukey and _anova_fast.eligible(args):  # no pandas
         text = _anova_fast.matrix_anova_summary(args.data, alpha=args.alpha, digits=args.digits)
         if text is not None:
             print(text)
@@ -87,14 +98,19 @@ def run(args: argparse.Namespace) -> int:
     from irmodels.cli._common import formula_error
     from irmodels.errors import FormulaError
 
+    from irmodels.cli._family_opts import family_kwargs
+
     try:
-        res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha)
+        res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha,
+                        **family_kwargs(args))
     except FormulaError as exc:
         raise formula_error(exc, args.data, args) from None
     components = res.variance_components() if args.components else None
+    scale = {"scale": args.scale} if args.scale != "link" else {}  # one-scale models unchanged
     dunnett = (res.dunnett(args.dunnett, names["system"], alpha=args.alpha,
-                           alternative=args.alternative)
+                           alternative=args.alternative, **scale)
                if args.dunnett is not None else None)
+    tukey = res.tukey(names["system"], alpha=args.alpha, **scale) if args.tukey else None
     if args.latex:
         print(res.to_latex(caption=f"ANOVA: {res.spec}", digits=args.digits))
         if components is not None:
@@ -104,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
             print()
             print(dunnett.to_latex(caption=f"Dunnett: every system vs {args.dunnett}",
                                    digits=args.digits))
+        if tukey is not None:
+            print()
+            print(tukey.to_latex(digits=args.digits))
         return 0
     print(res.summary(digits=args.digits))
     if components is not None:
@@ -112,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
     if dunnett is not None:
         print()
         print(dunnett.summary(digits=args.digits))
+    if tukey is not None:
+        print()
+        print(tukey.summary(digits=args.digits))
     return 0
 
 
