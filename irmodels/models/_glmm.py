@@ -44,6 +44,7 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models._family import Family, family as resolve_family
+from irmodels.models._glmm_grad import LaplaceGradient, gradient_available
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
 __all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
@@ -319,6 +320,8 @@ class GlmmDeviance:
         if gd.nagq > 1:
             self.group = d.blocks[0].codes
             self.ghq = gh_rule(gd.nagq)
+        #: the exact gradient of the Laplace deviance (None: finite differences)
+        self.exact = LaplaceGradient(self) if gradient_available(self.fam, self.q) else None
 
     # -- pieces ---------------------------------------------------------------------------------
     def ZL(self, theta: np.ndarray) -> Any:
@@ -471,6 +474,34 @@ class GlmmDeviance:
             return float("inf")
         return v if np.isfinite(v) else float("inf")
 
+    def stage1_vg(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`stage1` and its exact gradient in theta (``self.exact`` must be set)."""
+        self.n_evals += 1
+        try:
+            m = self.pirls(x[:self.nt], None, None)
+            v = self.laplace(m)
+            g = self.exact.stage1(m)  # type: ignore[union-attr]
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            return float("inf"), np.zeros(len(x))
+        if not (np.isfinite(v) and np.all(np.isfinite(g))):
+            return float("inf"), np.zeros(len(x))
+        return v, g
+
+    def vg(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The stage-2 Laplace deviance (``nAGQ = 1``) and its exact gradient in
+        ``(theta, beta)`` (``self.exact`` must be set)."""
+        self.n_evals += 1
+        theta, beta, phi = self.split(np.asarray(x, float))
+        try:
+            m = self.pirls(theta, beta, phi)
+            v = self.laplace(m)
+            g = self.exact.stage2(m)  # type: ignore[union-attr]
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            return float("inf"), np.zeros(len(x))
+        if not (np.isfinite(v) and np.all(np.isfinite(g))):
+            return float("inf"), np.zeros(len(x))
+        return v, g
+
     def rx_vcov(self, m: _Mode) -> np.ndarray:
         """lme4's ``R_X`` covariance of beta: ``(X'WX - X'WZL M^-1 ZL'WX)^-1`` at the modes."""
         X = self.X
@@ -562,7 +593,13 @@ def _grad(f: Any, x: np.ndarray, lower: np.ndarray, forward: bool = False) -> np
 
 
 def _minimize(f: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int,
-              forward: bool = False, ftol: float = 1e-15, gtol: float = 1e-8) -> Any:
+              forward: bool = False, ftol: float = 1e-15, gtol: float = 1e-8,
+              vg: Any = None) -> Any:
+    """L-BFGS-B on ``f`` with finite-difference gradients, or on ``vg`` (value and exact
+    gradient) when given."""
+    if vg is not None:
+        return minimize(vg, x0, jac=True, method="L-BFGS-B", bounds=_bounds(lower),
+                        options={"maxiter": maxiter, "ftol": ftol, "gtol": gtol})
     return minimize(f, x0, jac=lambda t: _grad(f, t, lower, forward), method="L-BFGS-B",
                     bounds=_bounds(lower), options={"maxiter": maxiter, "ftol": ftol,
                                                      "gtol": gtol})
@@ -602,9 +639,12 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
         m0 = dev.pirls(x1, None, 1.0)
         x1 = np.append(x1, math.log(gd.family.phi_start(gd.y, m0.mu, gd.weights)))
         low1 = np.append(lower_t, -np.inf)
+    # exact gradients (binomial, Poisson): stage 1 always, stage 2 for the Laplace deviance
+    vg1 = dev.stage1_vg if dev.exact is not None and not extra else None
+    vg2 = dev.vg if vg1 is not None and gd.nagq == 1 else None
     # stage 1 only gives stage 2 its start (as glmer's nAGQ = 0 step): a loose criterion
-    r1 = _minimize(dev.stage1, x1, low1, maxiter, forward=True, ftol=1e-10, gtol=1e-5) \
-        if gd.nagq > 0 else _minimize(dev.stage1, x1, low1, maxiter)
+    r1 = _minimize(dev.stage1, x1, low1, maxiter, forward=True, ftol=1e-10, gtol=1e-5,
+                   vg=vg1) if gd.nagq > 0 else _minimize(dev.stage1, x1, low1, maxiter, vg=vg1)
     n_iter = int(r1.nit)
     res_ok, msg = bool(r1.success), str(r1.message)
     phi1 = float(np.exp(r1.x[-1])) if extra else None
@@ -612,24 +652,39 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     x = np.concatenate([r1.x[:nt], m1.beta] + ([r1.x[-1:]] if extra else []))
     low2 = np.concatenate([lower_t, np.full(p + extra, -np.inf)])
     g = H = None
+    gnorm_lb = float("nan")
     if gd.nagq == 0:
         fx = dev.stage1(r1.x)
     else:
         # L-BFGS-B near the optimum; the Newton steps on lme4's Hessian then finish it
-        r2 = _minimize(dev, x, low2, maxiter, forward=True, ftol=1e-12, gtol=1e-6)
+        # (with the exact gradient L-BFGS-B reaches the optimum to ~1e-8 in a few more steps)
+        r2 = _minimize(dev, x, low2, maxiter, forward=True, ftol=1e-12 if vg2 is None else 1e-15,
+                       gtol=1e-6 if vg2 is None else 1e-8, vg=vg2)
         n_iter += int(r2.nit)
-        x, fx = r2.x.copy(), float(r2.fun)
+        x, fx, r_end = r2.x.copy(), float(r2.fun), r2
         res_ok, msg = bool(r2.success), str(r2.message)
         # a diagonal theta stopped on its bound: restart it off the bound (flat deviance there)
         for i in np.flatnonzero((lower_t == 0) & (x[:nt] <= SINGULAR_TOL)):
             xs = x.copy()
             xs[i] = 0.5
-            r3 = _minimize(dev, xs, low2, maxiter)
+            r3 = _minimize(dev, xs, low2, maxiter, vg=vg2)
             n_iter += int(r3.nit)
             if float(r3.fun) < fx - 1e-10 * abs(fx):
                 x, fx, res_ok, msg = r3.x.copy(), float(r3.fun), bool(r3.success), str(
                     r3.message)
-        x, fx, g, H = _newton_polish(dev, x, fx, low2)
+                r_end = r3
+            elif int(r3.status) == 1:  # the restart hit the iteration limit: undecided
+                res_ok, msg = False, str(r3.message)
+        if vg2 is not None and not res_ok and "ABNORMAL" in msg:
+            res_ok = True  # the line search stalled at rounding level: the gradient decides
+        if vg2 is not None and not (dev.n < _DERIV_NOBS_MAX and nt + p < _DERIV_NPAR_MAX):
+            # glmer computes no Hessian here (vcov from R_X): no Newton polish (2k gradients);
+            # the scaled gradient from L-BFGS-B's inverse-Hessian approximation
+            fx, g = vg2(x)
+            free = _free(x, low2, nt)
+            gnorm_lb = float(np.max(np.abs(r_end.hess_inv.matvec(g)[free]), initial=0.0))
+        else:
+            x, fx, g, H = _newton_polish(dev, x, fx, low2, vg2)
     if not np.isfinite(fx):
         raise ConvergenceError("the GLMM deviance is not finite at the optimiser's end point; "
                                "check the data for separation (a level with all successes or "
@@ -647,7 +702,7 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     V, vcov_method = dev.rx_vcov(mode), "RX"
     npar = nt + p + extra
     use_h = (gd.nagq > 0 and not bnd and dev.n < _DERIV_NOBS_MAX and npar < _DERIV_NPAR_MAX)
-    gnorm = float("nan")
+    gnorm = gnorm_lb
     if H is not None:
         free = _free(x, low2, nt)
         try:
@@ -679,11 +734,30 @@ def _free(x: np.ndarray, lower: np.ndarray, nt: int) -> np.ndarray:
     return np.flatnonzero(~((np.arange(len(x)) < nt) & (lower == 0) & (x <= SINGULAR_TOL)))
 
 
-def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float, lower: np.ndarray
-                   ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    """Newton steps on the parameters off their bounds with lme4's ``deriv12`` Hessian;
-    returns the point, its deviance, and the gradient and Hessian there (for ``vcov``)."""
-    g, H = deriv12(dev, x, fx)
+def _grad_hessian(vg: Any, x: np.ndarray, delta: float = 1e-4) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """The exact gradient at ``x`` and the Hessian by central differences of it (step
+    ``delta``, as lme4's ``deriv12``): ``2k`` evaluations instead of deriv12's ``2k^2``."""
+    k = len(x)
+    H = np.empty((k, k))
+    for j in range(k):
+        xp, xm = x.copy(), x.copy()
+        xp[j] += delta
+        xm[j] -= delta
+        H[:, j] = (vg(xp)[1] - vg(xm)[1]) / (2 * delta)
+    g = vg(x)[1]  # last: PIRLS warm-starts from this point's mode
+    return g, (H + H.T) / 2
+
+
+def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float, lower: np.ndarray,
+                   vg: Any = None) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """Newton steps on the parameters off their bounds with lme4's ``deriv12`` Hessian (or
+    central differences of the exact gradient ``vg``); returns the point, its deviance, and
+    the gradient and Hessian there (for ``vcov``)."""
+    def derivs(x: np.ndarray, fx: float) -> tuple[np.ndarray, np.ndarray]:
+        return _grad_hessian(vg, x) if vg is not None else deriv12(dev, x, fx)
+
+    g, H = derivs(x, fx)
     for _ in range(4):
         idx = _free(x, lower, dev.nt)
         if not len(idx):
@@ -707,6 +781,8 @@ def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float, lower: np.ndarra
         if not moved:
             break
         if size < 1e-6 * max(1.0, float(np.max(np.abs(x)))):
+            if vg is not None:
+                g = vg(x)[1]  # one evaluation: the gradient at the end point
             break  # the Hessian of the previous point serves (it moved by < 1e-6)
-        g, H = deriv12(dev, x, fx)
+        g, H = derivs(x, fx)
     return x, fx, g, H

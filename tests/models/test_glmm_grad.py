@@ -1,0 +1,106 @@
+"""The exact gradient of the GLMM Laplace deviance (irmodels/models/_glmm_grad.py) against
+central differences of the deviance, and fits on it against fits on finite differences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irmodels.models import _glmm, _glmm_grad
+from irmodels.models._glmm import GlmmDeviance, fit_glmm, glmm_design
+
+DATA = Path(__file__).resolve().parents[1] / "reference" / "data" / "glmm"
+
+
+def _cbpp() -> pd.DataFrame:
+    return pd.read_csv(DATA / "cbpp.csv", dtype={"herd": str, "period": str})
+
+
+def _crossed(seed: int = 3, topics: int = 12, systems: int = 25) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t = np.repeat(np.arange(topics), systems)
+    s = np.tile(np.arange(systems), topics)
+    eta = -0.3 + rng.normal(0, 1.1, topics)[t] + rng.normal(0, 0.6, systems)[s]
+    rel = rng.binomial(10, 1 / (1 + np.exp(-eta)))
+    return pd.DataFrame({"topic": [f"t{i:02d}" for i in t],
+                         "system": pd.Categorical([f"s{j:02d}" for j in s]), "rel": rel})
+
+
+DESIGNS = {
+    "cbpp_logit": ("incidence ~ C(period) + (1|herd)", _cbpp,
+                   dict(family="binomial", trials="size")),
+    "cbpp_probit": ("incidence ~ C(period) + (1|herd)", _cbpp,
+                    dict(family="binomial", link="probit", trials="size")),
+    "cbpp_cloglog": ("incidence ~ C(period) + (1|herd)", _cbpp,
+                     dict(family="binomial", link="cloglog", trials="size")),
+    "crossed": ("rel ~ 1 + (1|topic) + (1|system)", _crossed,
+                dict(family="binomial", trials=10)),
+    "slopes": ("succ ~ x + (1 + x|g)", lambda: pd.read_csv(DATA / "binom_slopes.csv"),
+               dict(family="binomial", trials="n")),
+    "poisson": ("rel ~ system + (1|topic)", lambda: pd.read_csv(DATA / "poisson_depth.csv"),
+                dict(family="poisson", offset="log_depth")),
+}
+
+
+def _numgrad(f, x: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    g = np.empty_like(x)
+    for i in range(len(x)):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        g[i] = (f(xp) - f(xm)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_gradient_equals_central_differences(name):
+    formula, data, kw = DESIGNS[name]
+    gd = glmm_design(formula, data(), **kw)
+    dev = GlmmDeviance(gd)
+    assert dev.exact is not None
+    rng = np.random.default_rng(7)
+    # away from the optimum (a gradient of order 1-100) and off the bounds
+    theta = np.where(gd.lmm.lower == 0, 0.7, 0.2) + 0.1 * rng.random(dev.nt)
+    m = dev.pirls(theta, None, tol=1e-13)
+    g1 = dev.exact.stage1(m)
+    n1 = _numgrad(lambda t: dev.laplace(dev.pirls(t, None, tol=1e-13)), theta)
+    np.testing.assert_allclose(g1, n1, rtol=1e-6, atol=1e-6)
+    x = np.concatenate([theta, m.beta + 0.05 * rng.standard_normal(dev.p)])
+    g2 = dev.exact.stage2(dev.pirls(x[:dev.nt], x[dev.nt:], tol=1e-13))
+    n2 = _numgrad(lambda z: dev.laplace(dev.pirls(z[:dev.nt], z[dev.nt:], tol=1e-13)), x)
+    assert np.max(np.abs(n2)) > 1  # a real slope, not a stationary point
+    np.testing.assert_allclose(g2, n2, rtol=1e-6, atol=1e-6)
+
+
+def test_gradient_not_used_where_it_does_not_apply():
+    gd = glmm_design("incidence ~ C(period) + (1|herd)", _cbpp(), family="binomial",
+                     trials="size")
+    fam_beta = glmm_design("score ~ 1 + (1|topic)", pd.DataFrame(
+        {"score": [0.2, 0.4, 0.5, 0.7, 0.3, 0.6], "topic": list("aabbcc")}), family="beta").family
+    assert _glmm_grad.gradient_available(gd.family, 15)
+    assert not _glmm_grad.gradient_available(gd.family, _glmm_grad.GRAD_MAX_Q + 1)
+    assert not _glmm_grad.gradient_available(fam_beta, 15)  # dispersion: its own Laplace
+
+
+@pytest.mark.parametrize("name,formula", [
+    ("crossed", "rel ~ 1 + (1|topic) + (1|system)"),
+    # 25 fixed effects: no Hessian (lme4 uses R_X), L-BFGS-B alone on the exact gradient
+    ("many_fixed", "rel ~ system + (1|topic)"),
+])
+def test_fit_on_exact_gradient_equals_fit_on_finite_differences(monkeypatch, name, formula):
+    gd = glmm_design(formula, _crossed(), family="binomial", trials=10)
+    exact = fit_glmm(gd)
+    assert exact.dev.exact is not None and exact.converged
+    monkeypatch.setattr(_glmm, "gradient_available", lambda fam, q: False)
+    fd = fit_glmm(glmm_design(formula, _crossed(), family="binomial", trials=10))
+    assert fd.dev.exact is None
+    assert exact.vcov_method == fd.vcov_method == ("RX" if name == "many_fixed" else "hessian")
+    assert exact.objective == pytest.approx(fd.objective, abs=1e-7)
+    assert exact.objective <= fd.objective + 1e-9
+    np.testing.assert_allclose(exact.x, fd.x, atol=2e-5)
+    np.testing.assert_allclose(np.sqrt(np.diag(exact.vcov)), np.sqrt(np.diag(fd.vcov)),
+                               rtol=1e-4)
+    assert exact.dev.n_evals < fd.dev.n_evals / 3
