@@ -438,6 +438,12 @@ class GlmResult(FittedModel):
         """:attr:`fixed`, tidy: one row per coefficient, its name in column ``coefficient``."""
         return self.fixed.reset_index()
 
+    def to_section(self, *, digits: int = 4) -> Any:
+        """The report section (``irm.report(fit)``): :mod:`irmodels.models._glmm_report`."""
+        from irmodels.models._glmm_report import glm_section
+
+        return glm_section(self, digits=digits)
+
     def __repr__(self) -> str:
         return (f"<GlmResult {self.spec}, family={self.family!r}, link={self.link!r}, "
                 f"nobs={self.n_obs}, deviance={self.deviance:.6g}, df_resid={self.df_resid}>")

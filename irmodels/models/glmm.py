@@ -501,6 +501,14 @@ class GlmmResult(FittedModel):
             tables.append(("Correlations of random effects", cor.set_index("group")))
         return tables
 
+    def to_section(self, *, digits: int = 4) -> Any:
+        """The report section (``irm.report(fit)``): fit line, how to read it (link and latent
+        scales, phi, squeeze, singular fit), fixed effects, random effects, the system means
+        on both scales (:mod:`irmodels.models._glmm_report`)."""
+        from irmodels.models._glmm_report import glmm_section
+
+        return glmm_section(self, digits=digits)
+
     def __repr__(self) -> str:
         return (f"<GlmmResult {self.family}({self.link}) {self.spec} n={self.nobs} "
                 f"logLik={self.loglik:.4f}>")
