@@ -114,6 +114,186 @@ def check(out: pd.DataFrame, ref: pd.DataFrame) -> None:
     assert np.array_equal(out["score"].to_numpy(), want), "a copy's scores differ"
 
 
+_MONITOR = r"""
+import json, os, sys, time
+root, out = int(sys.argv[1]), sys.argv[2]
+me, peak = os.getpid(), {}
+def status(pid):
+    got = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("PPid", "VmHWM", "Name"):
+                    got[k] = v.strip()
+    except OSError:
+        pass
+    return got
+while os.path.exists(f"/proc/{root}"):
+    table = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) not in (me, root):
+            st = status(d)
+            if "PPid" in st:
+                table[int(d)] = st
+    def below(pid):
+        seen = 0
+        while pid in table and seen < 50:
+            pid, seen = int(table[pid]["PPid"]), seen + 1
+            if pid == root:
+                return True
+        return False
+    for pid, st in table.items():
+        if "VmHWM" in st and below(pid):
+            kb = int(st["VmHWM"].split()[0])
+            if kb > peak.get(pid, (0, ""))[0]:
+                peak[pid] = (kb, st.get("Name", ""))
+    with open(out + ".tmp", "w") as f:
+        json.dump(peak, f)
+    os.replace(out + ".tmp", out)
+    time.sleep(0.2)
+"""
+
+
+class _Descendants:
+    """Peak memory (``VmHWM``) of every process below this one, sampled every 0.2 s by a
+    separate watcher process (a thread here would stop ``backend="processes"`` from forking).
+    ``since()`` gives the peaks of the processes that appeared after ``mark()``."""
+
+    def __init__(self, tmp: str) -> None:
+        import subprocess
+        import sys
+
+        self.path = os.path.join(tmp, ".peaks.json")
+        self.proc = subprocess.Popen([sys.executable, "-c", _MONITOR, str(os.getpid()),
+                                      self.path])
+        self.before: set[str] = set()
+
+    def _read(self) -> dict:
+        import json
+
+        time.sleep(0.5)
+        try:
+            with open(self.path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def mark(self) -> None:
+        self.before = set(self._read())
+
+    def since(self) -> dict[str, float]:
+        return {f"{pid} ({name})": kb / 1024 for pid, (kb, name) in self._read().items()
+                if pid not in self.before and name.startswith("python")}
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _self_hwm_mb(reset: bool = False) -> float:
+    """This process's peak resident memory (``VmHWM``) in MB; ``reset`` starts a new peak
+    (``/proc/self/clear_refs``, Linux 4.0+) after reading it."""
+    with open("/proc/self/status") as f:
+        mb = next(int(x.split()[1]) / 1024 for x in f if x.startswith("VmHWM:"))
+    if reset:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    return mb
+
+
+def main_stream(args: argparse.Namespace) -> None:
+    """The target size without memory: run files written by ``irm.collection.write_runs``
+    (1,000 distinct runs), then evaluated from the directory on each backend."""
+    n_s, n_t, depth = args.systems, args.topics, args.depth
+    n_rows = n_s * n_t * depth
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        watch = _Descendants(tmp)
+        try:
+            _stream_routes(args, tmp, watch, n_s, n_t, depth, n_rows)
+        finally:
+            watch.close()
+
+
+def _stream_routes(args, tmp, watch, n_s, n_t, depth, n_rows) -> None:
+    _self_hwm_mb(reset=True)
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), _cpu()
+    out = irm.collection.write_runs(os.path.join(tmp, "col"), n_t, n_s, depth=depth, seed=0)
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    run_dir = out / "runs"
+    files = sorted(run_dir.iterdir())
+    size = sum(f.stat().st_size for f in files)
+    print(f"write_runs: {len(files):,} run files, {n_rows:,} rows, {size / 1e9:.2f} GB, qrels "
+          f"{(out / 'qrels.txt').stat().st_size / 1e6:.1f} MB; {wall:.1f} s wall, {cpu:.1f} s "
+          f"CPU, peak RSS {_self_hwm_mb(reset=True):.0f} MB, load {load:.1f}-"
+          f"{os.getloadavg()[0]:.1f}")
+    qrels = irm.read_qrels(out / "qrels.txt")
+    print(f"  qrels: {len(qrels):,} judgements; this process holds "
+          f"{_self_hwm_mb(reset=True):.0f} MB after reading them")
+
+    def route(label: str, fn):
+        load = os.getloadavg()[0]
+        watch.mark()
+        _self_hwm_mb(reset=True)
+        t0, c0 = time.perf_counter(), _cpu()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", irm.IRModelsWarning)
+            res = fn()
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        me = _self_hwm_mb(reset=True)
+        load = max(load, os.getloadavg()[0])
+        print(f"  {label:44s} {wall:7.1f} s wall {cpu:7.1f} s CPU (this process and reaped "
+              f"children)  peak RSS here {me:5.0f} MB  load {load:4.1f}")
+        return res
+
+    results = {}
+    if args.serial:
+        results["serial"] = route("directory, file by file, serial",
+                                  lambda: irm.evaluate(run_dir, qrels, MEASURES))
+    results["processes"] = route(
+        "directory, 2 processes",
+        lambda: irm.evaluate(run_dir, qrels, MEASURES, backend="processes", n_workers=2))
+    peaks = watch.since()
+    print("    workers' peak RSS (VmHWM, forked: starts at this process's RSS at the fork): "
+          + ", ".join(f"{v:.0f} MB" for v in sorted(peaks.values())))
+    if not args.no_dask:
+        from _timing import dask_client
+
+        with dask_client(2) as client:
+            client.run(lambda: __import__("irmodels.data.measures"))  # warm imports
+            base = client.run(_worker_rss_mb)
+            results["dask"] = route(
+                "directory, Dask LocalCluster (2 workers)",
+                lambda c=client: irm.evaluate(run_dir, qrels, MEASURES, backend=c))
+            cpu = client.run(lambda: sum(os.times()[:2]))
+            peak = client.run(_worker_rss_mb)
+        print("    Dask workers' peak RSS (VmHWM): " + ", ".join(
+            f"{peak[w]:.0f} MB (idle {base[w]:.0f} MB)" for w in sorted(peak))
+            + "; workers' CPU since start " + ", ".join(f"{cpu[w]:.0f} s" for w in sorted(cpu)))
+    first = next(iter(results.values()))
+    assert len(first) == n_s * n_t * len(MEASURES), len(first)
+    for name, res in results.items():
+        pd.testing.assert_frame_equal(res, first, check_exact=True, obj=name)
+    # a sample of runs read into memory and evaluated there: the same scores, exactly
+    pick = [files[i] for i in np.linspace(0, len(files) - 1, args.sample).astype(int)]
+    t0 = time.perf_counter()
+    mem = irm.evaluate(irm.read_runs(pick), qrels, MEASURES)
+    names = set(mem["system"].astype(str))
+    part = first[first["system"].astype(str).isin(names)]
+    key = ["measure", "system", "topic"]
+    a = part.assign(**{k: part[k].astype(str) for k in key}).sort_values(key)
+    b = mem.assign(**{k: mem[k].astype(str) for k in key}).sort_values(key)
+    assert len(a) == len(b) == len(pick) * n_t * len(MEASURES)
+    assert (a[key].to_numpy() == b[key].to_numpy()).all()
+    assert np.array_equal(a["score"].to_numpy(), b["score"].to_numpy())
+    print(f"  {len(results)} routes equal; {len(pick)} runs read into memory and evaluated there "
+          f"({time.perf_counter() - t0:.1f} s): {len(b):,} scores equal, exactly; "
+          f"mean AP {first[first['measure'] == 'AP']['score'].mean():.4f}")
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", type=int, default=100)
@@ -125,7 +305,22 @@ def main() -> None:
                         help="the issue's target: --systems 100 --topics 250 --replicate 10")
     parser.add_argument("--tmp", default=None, help="directory for the run files")
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--full-stream", action="store_true",
+                        help="the target, 1,000 distinct runs x 250 topics x depth 1000, written "
+                             "by irm.collection.write_runs without holding them (or the sizes "
+                             "given with --stream)")
+    parser.add_argument("--stream", action="store_true",
+                        help="write_runs with --systems/--topics/--depth, then the routes")
+    parser.add_argument("--serial", action="store_true",
+                        help="with --stream/--full-stream: also the serial route")
+    parser.add_argument("--sample", type=int, default=10,
+                        help="with --stream/--full-stream: runs checked in memory")
     args = parser.parse_args()
+    if args.full_stream:
+        args.systems, args.topics, args.depth = 1000, 250, 1000
+    if args.full_stream or args.stream:
+        main_stream(args)
+        return
     if args.full:
         args.systems, args.topics, args.depth, args.replicate = 100, 250, 1000, 10
     target_rows = 1000 * 250 * 1000
