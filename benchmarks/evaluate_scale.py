@@ -19,6 +19,16 @@ memory: ``--full`` is ``--systems 100 --topics 250 --replicate 10``. Then, in on
    with the workers' ``MALLOC_TRIM_THRESHOLD_`` unset (docs/parallel.md) and with Dask's default
    environment.
 
+``--full-stream`` runs the target size without holding it anywhere: 1,000 *distinct* runs x 250
+topics x depth 1000 written by ``irm.collection.write_runs`` (topic by topic; generation time,
+CPU, peak memory and the size on disk are printed), ``qrels.txt`` read back, then the directory
+evaluated on 2 processes and on a Dask ``LocalCluster`` (2 workers; ``--serial`` adds the
+serial route). Printed per route: wall and CPU seconds, this process's peak memory (``VmHWM``,
+reset before each route) and each worker's (the forked workers' sampled by a watcher process,
+the Dask workers' asked directly); the routes' frames must be equal, and ``--sample`` runs (10)
+are read into memory and evaluated there, to the same scores exactly. ``--stream`` does the same
+at the sizes of ``--systems/--topics/--depth``.
+
 Each result is checked equal to the in-memory frame (with ``--replicate``, every copy's scores
 equal to its original's, exactly). Printed: wall and CPU seconds (CPU
 including child processes), the peak resident memory of this process and of its children

@@ -3,6 +3,8 @@
 ``generate()`` builds a collection shaped like TREC-8 ad hoc (50 topics, 100 systems, depth
 1000) in a few seconds, so that every later stage (per-topic measures, shards, document-sample
 simulation, the models) can be shown and tested without downloading anything.
+``write_runs()`` writes the same collection to TREC files topic by topic, at sizes that do not
+fit in memory.
 
 The model (see ``docs/collection.md``):
 
