@@ -44,7 +44,7 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models._family import Family, family as resolve_family
-from irmodels.models._glmm_grad import LaplaceGradient, gradient_available
+from irmodels.models._glmm_grad import LaplaceGradient, ZPairs, gradient_available
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
 __all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
@@ -248,8 +248,15 @@ class _OneTermT:
 class _Factor:
     """``M = A' W A + I`` factorised (A = Z Lambda): ``solve`` and ``log|M|``."""
 
-    def __init__(self, ZL: Any, W: np.ndarray, dense: bool) -> None:
+    def __init__(self, ZL: Any, W: np.ndarray, dense: bool, M: np.ndarray | None = None
+                 ) -> None:
         q = ZL.shape[1]
+        if M is not None:  # M formed by the caller (dense)
+            L = cholesky(M, lower=True, check_finite=False)
+            self.diag = np.diag(L).copy()
+            self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
+            self._solve = lambda B: cho_solve((L, True), B, check_finite=False)
+            return
         if isinstance(ZL, _OneTerm):
             Md = ZL.t ** 2 * np.bincount(ZL.g, weights=W * ZL.z ** 2, minlength=q) + 1.0
             if not np.all(Md > 0):
@@ -320,10 +327,33 @@ class GlmmDeviance:
         if gd.nagq > 1:
             self.group = d.blocks[0].codes
             self.ghq = gh_rule(gd.nagq)
+        #: the pattern of Z'WZ: M = Lambda' Z'WZ Lambda + I from it when Lambda is diagonal
+        #: (crossed intercepts: O(n) per factorisation instead of O(n q^2))
+        self.pairs: ZPairs | None = None
+        if self.one is None and self.dense and self.lam_diag is not None:
+            pz = ZPairs(self.Z)
+            if pz.size <= 16 * self.n:
+                self.pairs = pz
+        #: -2 log f(y | mu) as the deviance residuals' sum minus twice the saturated
+        #: log-likelihood for the families without a dispersion (binomial, Poisson): the
+        #: log-likelihood's constants (log-gamma functions) once, not at every evaluation
+        self.l_sat: float | None = None
+        if not self.fam.has_dispersion:
+            ls = float(np.sum(self.fam.loglik_obs(gd.y, gd.y, gd.weights)))
+            self.l_sat = ls if np.isfinite(ls) else None
         #: the exact gradient of the Laplace deviance (None: finite differences)
         self.exact = LaplaceGradient(self) if gradient_available(self.fam, self.q) else None
 
     # -- pieces ---------------------------------------------------------------------------------
+    def factor(self, ZL: Any, theta: np.ndarray, W: np.ndarray) -> _Factor:
+        """``M = Lambda' Z' W Z Lambda + I`` factorised (``ZL = Z Lambda(theta)``)."""
+        if self.pairs is not None:
+            lam = np.asarray(theta, float)[self.lam_diag]
+            M = self.pairs.ZtDZ(W) * np.outer(lam, lam)
+            M[np.diag_indices(self.q)] += 1.0
+            return _Factor(ZL, W, self.dense, M)
+        return _Factor(ZL, W, self.dense)
+
     def ZL(self, theta: np.ndarray) -> Any:
         """``Z Lambda(theta)``: a dense array for a few hundred random effects, else sparse."""
         if self.one is not None:
@@ -343,6 +373,9 @@ class GlmmDeviance:
 
     def _m2ll(self, eta: np.ndarray, phi: float | None) -> float:
         mu = self.fam.link.linkinv(eta)
+        if self.l_sat is not None:
+            return float(np.sum(self.fam.deviance_resid(self.gd.y, mu, self.gd.weights))
+                         ) - 2.0 * self.l_sat
         return -2.0 * float(np.sum(self.fam.loglik_obs(self.gd.y, mu, self.gd.weights, phi)))
 
     def _laplace_weights(self, eta: np.ndarray, phi: float | None) -> np.ndarray:
@@ -380,7 +413,7 @@ class GlmmDeviance:
             W = -d2  # Newton (the observed information) where it is positive, else Fisher
             if not np.all(W > 0):
                 W = fam.expected_weights(eta, w, phi)
-            F = _Factor(ZL, W, self.dense)
+            F = self.factor(ZL, theta, W)
             gu = ZL.T @ d1 - u
             if joint:
                 ZtWX = np.asarray(ZL.T @ (X * W[:, None]))
@@ -418,7 +451,7 @@ class GlmmDeviance:
             if joint:
                 self.b_last = b.copy()
         Wl = self._laplace_weights(eta, phi)
-        F = _Factor(ZL, Wl, self.dense)
+        F = self.factor(ZL, theta, Wl)
         return _Mode(np.asarray(theta, float).copy(), b, phi, u, eta, fam.link.linkinv(eta),
                      F.ldL2, F.diag, it, converged)
 
@@ -507,7 +540,7 @@ class GlmmDeviance:
         X = self.X
         W = self.fam.expected_weights(m.eta, self.gd.weights, m.phi)
         ZL = self.ZL(m.theta)
-        F = _Factor(ZL, W, self.dense)
+        F = self.factor(ZL, m.theta, W)
         ZtWX = np.asarray(ZL.T @ (X * W[:, None]))
         S = X.T @ (X * W[:, None]) - ZtWX.T @ F.solve(ZtWX)
         return np.linalg.inv(S)
@@ -515,7 +548,7 @@ class GlmmDeviance:
     def cond_var_u(self, m: _Mode, cols: np.ndarray) -> np.ndarray:
         """Rows/columns ``cols`` of ``M^-1`` at the modes (lme4's conditional variances of u)."""
         W = self._laplace_weights(m.eta, m.phi)
-        F = _Factor(self.ZL(m.theta), W, self.dense)
+        F = self.factor(self.ZL(m.theta), m.theta, W)
         E = np.zeros((self.q, len(cols)))
         E[cols, np.arange(len(cols))] = 1.0
         return F.solve(E)[cols]

@@ -32,7 +32,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from irmodels.models._family import Family
 
-__all__ = ["GRAD_MAX_Q", "LaplaceGradient", "gradient_available"]
+__all__ = ["GRAD_MAX_Q", "LaplaceGradient", "ZPairs", "gradient_available"]
 
 #: the most random effects for which the engine uses the exact gradient (dense q x q algebra)
 GRAD_MAX_Q = 1000
@@ -58,6 +58,45 @@ def _dexpected_weights(fam: Family, eta: np.ndarray, w: np.ndarray) -> tuple[np.
     return W, dW
 
 
+class ZPairs:
+    """The fixed pattern of ``Z' D Z`` (``D`` diagonal): the products ``z_ia z_ib`` of each
+    row's nonzeros, summed by a sparse matrix ``S`` so that ``vec(Z' D Z)[nz] = S d`` and
+    ``diag(Z K Z') = S' vec(K)[nz]``; ``O(sum_i r_i^2)`` per call (``r_i`` nonzeros in row
+    ``i``: 2 for crossed intercepts) instead of ``n q^2`` with a dense ``Z``."""
+
+    def __init__(self, Z: Any) -> None:
+        Z = sp.csr_matrix(Z)
+        Z.sort_indices()
+        n, q = Z.shape
+        counts = np.diff(Z.indptr)
+        rows, flat, vals = [], [], []
+        for r in np.unique(counts[counts > 0]):
+            idx = np.flatnonzero(counts == r)
+            pos = Z.indptr[idx][:, None] + np.arange(r)[None, :]
+            c, v = Z.indices[pos].astype(np.int64), Z.data[pos]
+            rows.append(np.repeat(idx, r * r))
+            flat.append((c[:, :, None] * q + c[:, None, :]).ravel())
+            vals.append((v[:, :, None] * v[:, None, :]).ravel())
+        fl = np.concatenate(flat) if flat else np.zeros(0, np.int64)
+        self.nz, inv = np.unique(fl, return_inverse=True)
+        self.S = sp.csr_matrix((np.concatenate(vals) if vals else np.zeros(0),
+                                (inv, np.concatenate(rows) if rows else np.zeros(0, int))),
+                               shape=(len(self.nz), n))
+        self.St = self.S.T.tocsr()
+        self.q = q
+        self.size = len(fl)
+
+    def ZtDZ(self, d: np.ndarray) -> np.ndarray:
+        """``Z' diag(d) Z`` as a dense ``q x q`` array."""
+        M = np.zeros(self.q * self.q)
+        M[self.nz] = self.S @ d
+        return M.reshape(self.q, self.q)
+
+    def diag_ZKZt(self, K: np.ndarray) -> np.ndarray:
+        """``diag(Z K Z')`` for a dense ``q x q`` ``K``."""
+        return self.St @ K.ravel()[self.nz]
+
+
 def _chol_inv(M: np.ndarray) -> np.ndarray:
     c = cho_factor(M, lower=True, check_finite=False)
     return cho_solve(c, np.eye(M.shape[0]), check_finite=False)
@@ -78,9 +117,10 @@ class LaplaceGradient:
         #: dLambda / dtheta_k (Lambda is linear in theta)
         self.dLam = [sp.csr_matrix(d.Lambda(eye[k])) for k in range(dev.nt)]
         self.lmm = d
+        self.pairs: ZPairs | None = getattr(dev, "pairs", None) or ZPairs(self.Z)
 
     def _ZtDZ(self, D: np.ndarray) -> np.ndarray:
-        return np.asarray((self.Zt @ self.Z.multiply(D[:, None]).tocsc()).toarray())
+        return self.pairs.ZtDZ(D)  # type: ignore[union-attr]
 
     def _parts(self, m: Any) -> dict[str, Any]:
         dev = self.dev
@@ -98,7 +138,7 @@ class LaplaceGradient:
         else:
             Hoi = _chol_inv(Lam.T @ self._ZtDZ(Wo) @ Lam + np.eye(q))
         K = Lam @ Hi @ Lam.T
-        h = np.asarray(self.Z.multiply(self.Z @ K).sum(axis=1)).ravel()  # diag(A H^-1 A')
+        h = self.pairs.diag_ZKZt(K)  # type: ignore[union-attr]  # diag(A H^-1 A')
         s = dW * h
         return {"d1": d1, "Wo": Wo, "Lam": Lam, "Hi": Hi, "Hoi": Hoi, "s": s,
                 "G": ZtWZ @ Lam @ Hi, "Ztd1": self.Zt @ d1, "u": u}
