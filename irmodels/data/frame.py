@@ -438,23 +438,46 @@ def check_finite_scores(data: pd.DataFrame, what: str | None = None, *,
 
 def _duplicated_rows(data: pd.DataFrame, key: Sequence[object]) -> np.ndarray | None:
     """``data.duplicated(subset=key, keep=False)`` as a boolean array (None when a cell cannot
-    be hashed); categorical columns (every :func:`frame`) by their codes, without pandas'
-    factorizing."""
-    if all(isinstance(data[c].dtype, pd.CategoricalDtype) for c in key):
-        sizes = [len(data[c].cat.categories) + 1 for c in key]  # + 1: code -1 (missing)
-        cells = float(np.prod(np.asarray(sizes, dtype=np.float64)))
-        if cells < 2.0**62:
-            flat = np.zeros(len(data), dtype=np.int64)
-            for c, n in zip(key, sizes):
-                flat = flat * n + (np.asarray(data[c].cat.codes, dtype=np.int64) + 1)
-            if cells <= 8.0 * len(data) + 1024:  # a count per cell, in memory like the data
-                return np.bincount(flat, minlength=int(cells))[flat] > 1
-            _, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True)
-            return counts[inverse.ravel()] > 1
+    be hashed); see :func:`_row_groups`."""
+    groups = _row_groups(data, key)
+    if groups is None:
+        return None
+    return np.bincount(groups)[groups] > 1
+
+
+def _row_groups(data: pd.DataFrame, key: Sequence[object]) -> np.ndarray | None:
+    """A group number per row, equal for rows equal on ``key`` (missing equal to missing, as
+    ``DataFrame.duplicated``), numbered 0..groups-1; None when a cell cannot be hashed.
+    Categorical columns (every :func:`frame`) by their codes, others through one
+    ``pd.factorize`` each (a tiny frame's check costs microseconds, not pandas' milliseconds)."""
+    codes, sizes = [], []
     try:
-        return data.duplicated(subset=list(key), keep=False).to_numpy()
+        for c in key:
+            col = data[c]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                codes.append(np.asarray(col.cat.codes, dtype=np.int64))
+                sizes.append(len(col.cat.categories) + 1)  # + 1: code -1 (missing)
+            else:
+                code, uniq = pd.factorize(col, use_na_sentinel=True)
+                codes.append(np.asarray(code, dtype=np.int64))
+                sizes.append(len(uniq) + 1)
     except TypeError:  # unhashable cells (lists): such a column is not a label
         return None
+    flat = np.zeros(len(data), dtype=np.int64)
+    cells = 1
+    for code, n in zip(codes, sizes):
+        if cells * n >= 2**62:  # renumber the combinations so far before they overflow
+            flat = np.unique(flat, return_inverse=True)[1].ravel().astype(np.int64)
+            cells = int(flat.max()) + 1 if len(flat) else 1
+        flat = flat * n + (code + 1)
+        cells *= n
+    if cells <= 8.0 * len(data) + 1024:  # a slot per cell, in memory like the data
+        present = np.zeros(int(cells), dtype=np.int64)
+        present[flat] = 1
+        number = np.cumsum(present) - 1
+        return number[flat]
+    _, inverse = np.unique(flat, return_inverse=True)
+    return inverse.ravel().astype(np.int64)
 
 
 def check_distinct_rows(data: pd.DataFrame, what: str | None = None, *,
@@ -477,16 +500,19 @@ def check_distinct_rows(data: pd.DataFrame, what: str | None = None, *,
     key = [c for c in data.columns if c not in skip]
     if not key or len(data) < 2:
         return
-    dup = _duplicated_rows(data, key)
-    if dup is None or not dup.any():
+    groups = _row_groups(data, key)
+    if groups is None:
         return
+    sizes = np.bincount(groups)
+    if sizes.max() < 2:
+        return
+    dup = sizes[groups] > 1
     i = int(np.flatnonzero(dup)[0])
-    first = data.iloc[i]
-    show = ", ".join(f"{k}={first[k]}" for k in key)
-    same = (data.loc[dup, key] == data[key].iloc[i]).all(axis=1).to_numpy()
-    group = data.loc[dup].loc[same]
+    show = ", ".join(f"{k}={data[k].iat[i]}" for k in key)
+    same = groups == groups[i]
     score = next(iter(scores), "score")
-    copies = score in data.columns and bool(group[score].nunique(dropna=False) < len(group))
+    copies = score in data.columns and bool(
+        len(pd.unique(data[score].to_numpy()[same])) < int(same.sum()))
     prefix = f"{what}: " if what else ""
     head = (
         f"{prefix}{int(dup.sum())} rows repeat the same ({', '.join(map(str, key))}) key, e.g. "
