@@ -691,6 +691,18 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     else:
         # L-BFGS-B near the optimum; the Newton steps on lme4's Hessian then finish it
         # (with the exact gradient L-BFGS-B reaches the optimum to ~1e-8 in a few more steps)
+        if vg2 is not None:
+            # a diagonal theta that stage 1 left on its bound (the deviance is flat in it
+            # there): stage 2 starts it at 0.05 when the deviance is lower or falling there
+            # (one evaluation when the boundary is genuine; the restart below remains)
+            f0 = None
+            for i in np.flatnonzero((lower_t == 0) & (x[:nt] <= SINGULAR_TOL)):
+                f0 = vg2(x)[0] if f0 is None else f0
+                xs = x.copy()
+                xs[i] = 0.05
+                fs, gs = vg2(xs)
+                if fs < f0 or gs[i] < 0:
+                    x, f0 = xs, fs
         r2 = _minimize(dev, x, low2, maxiter, forward=True, ftol=1e-12 if vg2 is None else 1e-15,
                        gtol=1e-6 if vg2 is None else 1e-8, vg=vg2)
         n_iter += int(r2.nit)
