@@ -155,6 +155,11 @@ class _Profile:
         self.dev_hat = float(self.dev(x))
         self.bnds = self.pr.bounds()
         self.last: dict[int, np.ndarray] = {}
+        # the engine's exact gradient of the Laplace deviance (binomial, Poisson) where lme4's
+        # parameters are the engine's (every term a random intercept: sd = theta)
+        scalar = all(b.q == 1 for b in fit._design.lmm.blocks)
+        self.vg = (self.dev.vg if scalar and fit.nagq == 1 and getattr(self.dev, "exact", None)
+                   is not None and hasattr(self.dev, "vg") else None)
 
     def deviance(self, p: np.ndarray) -> float:
         x = self.pr.to_x(p)
@@ -188,10 +193,20 @@ class _Profile:
                 g[i] = (f(yp) - f(ym)) / (yp[i] - ym[i])
             return g
 
+        fun: Callable[[np.ndarray], Any] = f
+        jac: Any = grad
+        if self.vg is not None:
+            vg = self.vg
+
+            def fun(y: np.ndarray) -> tuple[float, np.ndarray]:
+                val, g = vg(np.insert(y, k, v))
+                return val, np.delete(g, k)
+
+            jac = True
         best, xb = math.inf, x0
         for start in (x0, np.delete(self.p_hat, k)):
             with np.errstate(all="ignore"):
-                r = optimize.minimize(f, start, jac=grad, method="L-BFGS-B", bounds=bnds,
+                r = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bnds,
                                       options={"ftol": 1e-15, "gtol": 1e-7, "maxiter": 2000})
             if r.fun < best:
                 best, xb = float(r.fun), r.x

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,13 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import ArgumentError, DataFormatError, DesignError, ModelError
+from irmodels.errors import (
+    ArgumentError,
+    BoundaryFitWarning,
+    DataFormatError,
+    DesignError,
+    ModelError,
+)
 from irmodels.models._glmm_inference import distribution_variance, r2_parts
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -128,7 +135,9 @@ def test_lrt_refusals(shared_data):
     more = irm.mixed("incidence ~ 1 + (1|herd)", d2, family="binomial", trials="size")
     with pytest.raises(DesignError, match="response values or trials"):
         irm.compare_models(more, m1)
-    lmm = irm.mixed("incidence ~ C(period) + (1|herd)", d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundaryFitWarning)  # herd's variance at 0 here
+        lmm = irm.mixed("incidence ~ C(period) + (1|herd)", d)
     with pytest.raises(ModelError, match="MixedResult.*different family"):
         irm.compare_models(m0, lmm)
     # not nested: period fixed against herd-only random structure swapped for another factor
@@ -267,7 +276,8 @@ def test_profile_beta_phi(shared_data):
     from irmodels.models._glmm_confint import _Profile
 
     d = _beta_ap()
-    d = d[d["system"].isin(d["system"].cat.categories[:3])].copy()
+    d = d[d["system"].isin(d["system"].cat.categories[:3])
+          & d["topic"].isin(d["topic"].cat.categories[:20])].copy()
     d["system"] = d["system"].cat.remove_unused_categories()
     beta = irm.mixed("ap ~ system + (1|topic)", d, family="beta")
     ci = beta.confint(parm=["phi"])
