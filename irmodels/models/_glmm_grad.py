@@ -113,9 +113,13 @@ class LaplaceGradient:
         self.Z = dev.Z.tocsr()
         self.Zt = self.Z.T.tocsr()
         self.X = dev.X
-        eye = np.eye(dev.nt)
-        #: dLambda / dtheta_k (Lambda is linear in theta)
-        self.dLam = [sp.csr_matrix(d.Lambda(eye[k])) for k in range(dev.nt)]
+        #: Lambda is linear in theta: its entries (row, column) and the theta of each
+        #: (dLambda/dtheta_k has ones where lind == k)
+        self.lam_rows = np.asarray(d.lam_indices, np.int64)
+        self.lam_cols = np.repeat(np.arange(len(d.lam_indptr) - 1),
+                                  np.diff(d.lam_indptr)).astype(np.int64)
+        self.lam_k = np.asarray(d.lind, np.int64)
+        self.nt = dev.nt
         self.lmm = d
         self.pairs: ZPairs | None = getattr(dev, "pairs", None) or ZPairs(self.Z)
 
@@ -146,13 +150,11 @@ class LaplaceGradient:
     def _theta_grad(self, P: dict[str, Any], v: np.ndarray, t: np.ndarray) -> np.ndarray:
         """The theta components given the adjoint ``v`` (q) and ``t = Wo o (deta of v)`` (n)."""
         u, Ztd1 = P["u"], P["Ztd1"]
-        Zst = self.Zt @ (P["s"] - t)
-        gt = np.empty(len(self.dLam))
-        for k, dL in enumerate(self.dLam):
-            dLu = dL @ u
-            gt[k] = (-2 * Ztd1 @ dLu + 2 * float(dL.multiply(P["G"]).sum()) + Zst @ dLu
-                     + v @ (dL.T @ Ztd1))
-        return gt
+        a = self.Zt @ (P["s"] - t) - 2 * Ztd1
+        r, c = self.lam_rows, self.lam_cols
+        # per entry (r, c) of dLambda_k: a' dLambda u + 2 tr(G' dLambda) + v' dLambda' Z'd1
+        e = a[r] * u[c] + 2 * P["G"][r, c] + v[c] * Ztd1[r]
+        return np.bincount(self.lam_k, weights=e, minlength=self.nt)
 
     def stage2(self, m: Any) -> np.ndarray:
         """``dD/d(theta, beta)`` at the mode ``m`` (PIRLS at given theta and beta)."""
