@@ -85,8 +85,11 @@ def encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     missing = col.isna()
     if missing.any():
         _missing_labels(col.name, int(missing.sum()))
-    inv, uniq = pd.factorize(col.astype(str), sort=False)
+    inv, uniq = pd.factorize(col, sort=False)  # labels as text: the distinct values' only
     labels = [str(u) for u in uniq]
+    if len(set(labels)) < len(labels):  # distinct values with one text (1 and "1"): merged
+        inv, uniq = pd.factorize(col.astype(str), sort=False)
+        labels = [str(u) for u in uniq]
     order = sorted(range(len(labels)), key=lambda i: natural_key(labels[i]))
     rank = np.empty(len(labels), dtype=np.int64)
     rank[order] = np.arange(len(labels))
@@ -143,8 +146,9 @@ def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
                 f"since a start), or write C({f}) to use it as a factor."
             )
         elif (pd.api.types.is_string_dtype(col.dtype) or col.dtype == object) and len(col):
-            as_num = pd.to_numeric(col, errors="coerce")
-            if as_num.notna().all() and col.nunique() > 2:
+            distinct = pd.Series(col.unique())  # the distinct values decide (a NaN among them)
+            as_num = pd.to_numeric(distinct, errors="coerce")
+            if as_num.notna().all() and len(distinct) > 2:
                 raise DataFormatError(
                     f"column {f!r} holds numbers stored as text (e.g. {col.iloc[0]!r}); the "
                     "model would read it as a factor with "
