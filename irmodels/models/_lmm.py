@@ -49,14 +49,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
-from scipy.optimize import minimize
 from scipy.special import stdtr
 
 from irmodels._threads import kernel_threads
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
-    ConvergenceError,
     DataFormatError,
     DesignError,
     FormulaError,
@@ -65,8 +63,9 @@ from irmodels.errors import (
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
 from irmodels.models._mixed_plots import MixedResidualPlots
-from irmodels.models._lmm_numdiff import central_grad as _central_grad
-from irmodels.models._lmm_numdiff import hessian as _hessian
+from irmodels.models._lmm_grad import DenseProfile
+from irmodels.models._lmm_optim import SINGULAR_TOL
+from irmodels.models._lmm_optim import optimize as _optimize
 from irmodels.models._mixed_design import (
     _check_response_varies,
     _encode,
@@ -84,8 +83,6 @@ __all__ = ["LMMDesign", "ReTerm", "SlopeMixedResult", "SINGULAR_TOL", "fit_lmm",
 #: Largest number of random effects for which the deviance uses dense products.
 DENSE_MAX_Q = 300
 
-#: A diagonal element of theta below this counts as on its bound 0 (lme4's isSingular tol).
-SINGULAR_TOL = 1e-4
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,40 +367,22 @@ class _Deviance:
         q = Z.shape[1]
         #: small q: dense products (scipy.sparse's per-call overhead dominates below ~300)
         self.dense = q <= DENSE_MAX_Q
-        if self.dense:
-            self.ZtZ_dense = self.ZtZ.toarray()
-            lam = design.Lambda(np.arange(1, design.n_theta + 1, dtype=float)).tocoo()
-            self.lam_rc = (lam.row, lam.col)
-            self.lam_ind = lam.data.astype(np.int64) - 1
+        #: the dense path: one augmented Cholesky factor, exact derivatives (_lmm_grad)
+        self.prof = DenseProfile(design, reml) if self.dense else None
 
     def pls(self, theta: np.ndarray) -> _PLS:
         with kernel_threads(self.ZtZ.shape[0]):  # free inside fit_lmm (threads set once)
             return self._pls(theta)
 
     def _pls(self, theta: np.ndarray) -> _PLS:
-        d = self.d
         theta = np.asarray(theta, float)
-        if not self.dense:
+        if self.prof is None:
             return self._pls_sparse(theta)
-        q = self.ZtZ_dense.shape[0]
-        Lam: Any = np.zeros((q, q))
-        Lam[self.lam_rc] = theta[self.lam_ind]
-        LtZtZL = Lam.T @ self.ZtZ_dense @ Lam
-        LtZtZL[np.diag_indices_from(LtZtZL)] += 1.0
-        L = cholesky(LtZtZL, lower=True, check_finite=False)
-        LtZtX = np.asarray(Lam.T @ self.ZtX)
-        RZX = solve_triangular(L, LtZtX, lower=True, check_finite=False)
-        cu = solve_triangular(L, Lam.T @ self.Zty, lower=True, check_finite=False)
-        S = self.XtX - RZX.T @ RZX
-        RX = cholesky(S, lower=False, check_finite=False) if self.p else np.zeros((0, 0))
-        cb = solve_triangular(RX.T, self.Xty - RZX.T @ cu, lower=True, check_finite=False)
-        beta = solve_triangular(RX, cb, lower=False, check_finite=False)
-        u = solve_triangular(L.T, cu - RZX @ beta, lower=False, check_finite=False)
-        r = d.y - d.X @ beta - d.Z @ (Lam @ u)
-        pwrss = float(r @ r + u @ u)
+        parts = self.prof.pls_parts(theta)
+        if parts is None:
+            raise np.linalg.LinAlgError("the penalised least squares are not positive definite")
         self.n_evals += 1
-        return _PLS(theta, L, RX, beta, u, pwrss, 2 * float(np.sum(np.log(np.diag(L)))),
-                    2 * float(np.sum(np.log(np.diag(RX)))) if self.p else 0.0, Lam)
+        return _PLS(theta, Lam=self.d.Lambda(theta).toarray(), **parts)
 
     def solver(self, f: _PLS) -> Any:
         """``B -> (Lambda' Z'Z Lambda + I)^-1 B`` at ``f``'s theta (built on demand, so that a
@@ -479,85 +458,6 @@ class _Deviance:
         f = self.pls(varpar[:-1])
         RXi = solve_triangular(f.RX, np.eye(self.p), lower=False, check_finite=False)
         return float(varpar[-1]) ** 2 * (RXi @ RXi.T)
-
-
-# --------------------------------------------------------------------------------------------
-# optimisation
-
-
-@dataclass
-class _Optimum:
-    theta: np.ndarray
-    deviance: float
-    n_iter: int
-    converged: bool
-    message: str
-
-
-def _optimize(dev: _Deviance, start: np.ndarray | None = None, maxiter: int = 2000) -> _Optimum:
-    lower = dev.d.lower
-    bounds = [(0.0 if lo == 0 else None, None) for lo in lower]
-    x0 = np.where(lower == 0, 1.0, 0.0) if start is None else np.asarray(start, float)
-
-    def run(x: np.ndarray) -> Any:
-        return minimize(dev, x, jac=lambda t: _central_grad(dev, t, lower), method="L-BFGS-B",
-                        bounds=bounds, options={"maxiter": maxiter, "ftol": 1e-15, "gtol": 1e-9})
-
-    res = run(x0)
-    best_x, best_f, n_iter, ok, msg = res.x, float(res.fun), int(res.nit), bool(res.success), str(
-        res.message)
-    # a diagonal element stopped on its bound: the deviance may be flat there (a scalar term's
-    # deviance depends on theta through theta^2); restart it off the bound
-    for i in np.flatnonzero((lower == 0) & (best_x <= SINGULAR_TOL)):
-        x = best_x.copy()
-        x[i] = 0.5
-        r2 = run(x)
-        n_iter += int(r2.nit)
-        if float(r2.fun) < best_f - 1e-10 * abs(best_f):
-            best_x, best_f, ok, msg = r2.x, float(r2.fun), bool(r2.success), str(r2.message)
-    if not np.isfinite(best_f):
-        raise ConvergenceError("the LMM deviance is not finite at the optimiser's end point; "
-                               "check the data for near-collinear random-effect columns")
-    best_x, best_f = _polish(dev, best_x, best_f, lower)
-    return _Optimum(best_x, best_f, n_iter, ok or np.isfinite(best_f), msg)
-
-
-def _polish(dev: _Deviance, x: np.ndarray, fx: float,
-            lower: np.ndarray) -> tuple[np.ndarray, float]:
-    """Newton steps on the parameters off their bounds (finite-difference Hessian)."""
-    for _ in range(2):
-        free = ~((lower == 0) & (x <= SINGULAR_TOL))
-        if not free.any():
-            break
-        idx = np.flatnonzero(free)
-
-        def sub(z: np.ndarray) -> float:
-            xx = x.copy()
-            xx[idx] = z
-            return dev(xx)
-
-        z = x[idx]
-        H = _hessian(sub, z, rel=1e-3, richardson=False)
-        g = _central_grad(sub, z, np.full(len(z), -np.inf))
-        try:
-            step = np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            break
-        if not np.all(np.isfinite(step)):
-            break
-        improved = False
-        for a in (1.0, 0.5, 0.25):
-            zn = z - a * step
-            xn = x.copy()
-            xn[idx] = zn
-            xn = np.maximum(xn, np.where(lower == 0, 0.0, -np.inf))
-            fn = dev(xn)
-            if fn < fx:
-                x, fx, improved = xn, fn, True
-                break
-        if not improved or np.max(np.abs(step)) < 1e-7 * max(1.0, float(np.max(np.abs(z)))):
-            break
-    return x, fx
 
 
 # --------------------------------------------------------------------------------------------
@@ -746,6 +646,11 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
 
     @cached_property
     def _satterthwaite(self) -> tuple[list[np.ndarray], np.ndarray]:
+        if self._dev.prof is not None:  # small q: exact derivatives
+            from irmodels.models._lmm_grad import satterthwaite_dense
+
+            with kernel_threads(self._dev.ZtZ.shape[0]):
+                return satterthwaite_dense(self._dev.prof, self.theta, self.sigma)
         from irmodels.models._lmm_inference import satterthwaite_parts
 
         return satterthwaite_parts(self)

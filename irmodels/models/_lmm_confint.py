@@ -106,7 +106,8 @@ class VarParams:
             for j in range(b.q):
                 for i in range(j, b.q):
                     den = sd[i] * sd[j]
-                    out.append(sd[j] if i == j else (C[i, j] / den if den > 0 else 0.0))
+                    out.append(sd[j] if i == j else (  # a boundary fit's +-1 to rounding
+                        min(1.0, max(-1.0, C[i, j] / den)) if den > 0 else 0.0))
         return np.array(out + [sigma])
 
     def to_theta(self, p: np.ndarray) -> np.ndarray | None:
