@@ -44,7 +44,7 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models._family import Family, family as resolve_family
-from irmodels.models._glmm_grad import LaplaceGradient, ZPairs, gradient_available
+from irmodels.models._glmm_grad import LaplaceGradient, ZPairs, agq_gradient, gradient_available
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
 __all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
@@ -521,14 +521,17 @@ class GlmmDeviance:
         return v, g
 
     def vg(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """The stage-2 Laplace deviance (``nAGQ = 1``) and its exact gradient in
-        ``(theta, beta)`` (``self.exact`` must be set)."""
+        """The stage-2 deviance (Laplace, or AGQ with one scalar term) and its exact gradient
+        in ``(theta, beta)`` (``self.exact`` must be set)."""
         self.n_evals += 1
         theta, beta, phi = self.split(np.asarray(x, float))
         try:
             m = self.pirls(theta, beta, phi)
-            v = self.laplace(m)
-            g = self.exact.stage2(m)  # type: ignore[union-attr]
+            if self.gd.nagq > 1:
+                v, g = self.agq(m), agq_gradient(self, m)
+            else:
+                v = self.laplace(m)
+                g = self.exact.stage2(m)  # type: ignore[union-attr]
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
             return float("inf"), np.zeros(len(x))
         if not (np.isfinite(v) and np.all(np.isfinite(g))):
@@ -673,8 +676,9 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
         x1 = np.append(x1, math.log(gd.family.phi_start(gd.y, m0.mu, gd.weights)))
         low1 = np.append(lower_t, -np.inf)
     # exact gradients (binomial, Poisson): stage 1 always, stage 2 for the Laplace deviance
+    # and for the AGQ deviance of one scalar term
     vg1 = dev.stage1_vg if dev.exact is not None and not extra else None
-    vg2 = dev.vg if vg1 is not None and gd.nagq == 1 else None
+    vg2 = dev.vg if vg1 is not None and (gd.nagq == 1 or dev.one is not None) else None
     # stage 1 only gives stage 2 its start (as glmer's nAGQ = 0 step): a loose criterion
     r1 = _minimize(dev.stage1, x1, low1, maxiter, forward=True, ftol=1e-10, gtol=1e-5,
                    vg=vg1) if gd.nagq > 0 else _minimize(dev.stage1, x1, low1, maxiter, vg=vg1)

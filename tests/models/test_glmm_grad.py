@@ -75,6 +75,26 @@ def test_gradient_equals_central_differences(name):
     np.testing.assert_allclose(g2, n2, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("name,link,nagq", [("cbpp", "logit", 10), ("cbpp", "probit", 7),
+                                           ("crossed", "logit", 5)])
+def test_agq_gradient_equals_central_differences(name, link, nagq):
+    if name == "cbpp":
+        gd = glmm_design("incidence ~ C(period) + (1|herd)", _cbpp(), family="binomial",
+                         link=link, trials="size", nagq=nagq)
+    else:
+        gd = glmm_design("rel ~ system + (1|topic)", _crossed(), family="binomial", trials=10,
+                         nagq=nagq)
+    dev = GlmmDeviance(gd)
+    rng = np.random.default_rng(11)
+    m = dev.pirls(np.array([0.8]), None)
+    x = np.concatenate([[0.8], m.beta + 0.05 * rng.standard_normal(dev.p)])
+    ga = _glmm_grad.agq_gradient(dev, dev.pirls(x[:1], x[1:], tol=1e-13))
+    gn = _numgrad(lambda z: dev.agq(dev.pirls(z[:1], z[1:], tol=1e-13)), x)
+    assert np.max(np.abs(gn)) > 1
+    np.testing.assert_allclose(ga, gn, rtol=1e-6, atol=1e-6)
+    assert dev.vg(x)[0] == pytest.approx(dev(x), abs=1e-9)  # the stage-2 objective is AGQ's
+
+
 def test_gradient_not_used_where_it_does_not_apply():
     gd = glmm_design("incidence ~ C(period) + (1|herd)", _cbpp(), family="binomial",
                      trials="size")
@@ -87,15 +107,16 @@ def test_gradient_not_used_where_it_does_not_apply():
 
 @pytest.mark.parametrize("name,formula", [
     ("crossed", "rel ~ 1 + (1|topic) + (1|system)"),
+    ("agq", "rel ~ 1 + (1|topic)"),
     # 25 fixed effects: no Hessian (lme4 uses R_X), L-BFGS-B alone on the exact gradient
     ("many_fixed", "rel ~ system + (1|topic)"),
 ])
 def test_fit_on_exact_gradient_equals_fit_on_finite_differences(monkeypatch, name, formula):
-    gd = glmm_design(formula, _crossed(), family="binomial", trials=10)
-    exact = fit_glmm(gd)
+    kw = dict(family="binomial", trials=10, nagq=9 if name == "agq" else 1)
+    exact = fit_glmm(glmm_design(formula, _crossed(), **kw))
     assert exact.dev.exact is not None and exact.converged
     monkeypatch.setattr(_glmm, "gradient_available", lambda fam, q: False)
-    fd = fit_glmm(glmm_design(formula, _crossed(), family="binomial", trials=10))
+    fd = fit_glmm(glmm_design(formula, _crossed(), **kw))
     assert fd.dev.exact is None
     assert exact.vcov_method == fd.vcov_method == ("RX" if name == "many_fixed" else "hessian")
     assert exact.objective == pytest.approx(fd.objective, abs=1e-7)
