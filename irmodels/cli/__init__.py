@@ -89,7 +89,8 @@ SUMMARIES: dict[str, str] = {
     "demo": "generate the synthetic demo collection (qrels, runs) and its per-topic scores",
     "report": "write the variance-component report (HTML, Markdown, LaTeX) of a collection",
     "anova": "crossed ANOVA table (SS, df, F, p, effect sizes) of a score collection",
-    "mixed": "linear mixed model (REML/ML): variance components, fixed effects, logLik/AIC/BIC",
+    "mixed": "mixed model, linear (REML/ML) or generalised (--family): variance components, "
+             "fixed effects, logLik/AIC/BIC",
     "shards": "shard study: models MD1-MD6 on random collection shards (Ferro & Sanderson 2019)",
     "simulate": "simulate replicates (document samples) of an evaluation",
     "gstudy": "generalizability theory: variance components, E rho^2 and Phi, topics needed",

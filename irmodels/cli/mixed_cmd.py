@@ -20,8 +20,8 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "mixed",
-        help="linear or generalised linear mixed model (REML/ML; --family binomial, poisson, "
-             "beta): variance components, fixed effects, logLik/AIC/BIC",
+        help="mixed model, linear (REML/ML) or generalised (--family): variance components, "
+             "fixed effects, logLik/AIC/BIC",
         description=(
             "Fit a linear mixed model with crossed or nested random intercepts by REML or ML "
             "(closed form on balanced designs, iterative otherwise), optionally with one "
