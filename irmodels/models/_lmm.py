@@ -558,11 +558,16 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         M, labels = self._mm_matrix(factor)
         return pd.DataFrame(M @ self.vcov.to_numpy() @ M.T, index=labels, columns=labels)
 
-    def contrast_df(self, L: np.ndarray, factor: str = "system") -> np.ndarray:
-        """Satterthwaite df of the contrasts ``L @ marginal_means(factor)`` (lmerTest's
-        ``contest``)."""
+    def contrast_df(self, L: np.ndarray, factor: str = "system", *,
+                    ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
+                    ) -> np.ndarray:
+        """df of the contrasts ``L @ marginal_means(factor)``: Satterthwaite (lmerTest's
+        ``contest``) or Kenward-Roger (pbkrtest's ``Lb_ddf``, emmeans' ``lmer.df =
+        "kenward-roger"``; REML fits)."""
+        from irmodels.models._lmm_inference import contrast_df
+
         M, _ = self._mm_matrix(factor)
-        return self._df_for(np.atleast_2d(np.asarray(L, dtype=float)) @ M)
+        return contrast_df(self, np.atleast_2d(np.asarray(L, dtype=float)) @ M, ddf)
 
     @property
     def residual(self) -> None:

@@ -215,17 +215,16 @@ class _Profile:
         return best
 
     def fixed(self, j: int, b: float) -> float:
+        """ML deviance with fixed effect ``j`` held at ``b``: its column moved to an offset,
+        the deviance profiled over ``theta`` (and ``sigma``, analytically)."""
         key = ("fixed", j)
-        if key not in self._last:
-            d = self.fit._design
-            keep = [c for c in range(d.X.shape[1]) if c != j]
-            self._last[key] = np.asarray(self.fit.theta, float)
-            self.__dict__[f"_d{j}"] = (d, keep, type(self.fit._dev))
-        d, keep, Dev = self.__dict__[f"_d{j}"]
+        d = self.fit._design
+        keep = [c for c in range(d.X.shape[1]) if c != j]
+        self._last.setdefault(key, np.asarray(self.fit.theta, float))
         dj = replace(d, y=d.y - b * d.X[:, j], X=d.X[:, keep],
                      fixed_names=[d.fixed_names[c] for c in keep],
                      fixed_terms_of_col=[d.fixed_terms_of_col[c] for c in keep])
-        dev = Dev(dj, False)
+        dev = type(self.fit._dev)(dj, False)  # the engine's deviance (lme4's devfun), ML
         bnds = [(0.0, None) if lo == 0 else (None, None) for lo in d.lower]
         best, x = _minimize(dev, self._last[key], bnds)
         self._last[key] = x

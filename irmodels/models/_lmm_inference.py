@@ -28,7 +28,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.special import fdtrc
 
-from irmodels.errors import DesignError, ModelError
+from irmodels.errors import ArgumentError, DesignError, ModelError
 from irmodels.models._mixed_anova import (
     KR_MAX_OBS,
     MixedAnovaResult,
@@ -41,8 +41,8 @@ from irmodels.models._mixed_design import _coding_row
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models._lmm import SlopeMixedResult
 
-__all__ = ["anova", "df_for", "kr_adjusted", "marginal_means_matrix", "satterthwaite_parts",
-           "type3_hypotheses"]
+__all__ = ["anova", "contrast_df", "df_for", "kr_adjusted", "marginal_means_matrix",
+           "satterthwaite_parts", "type3_hypotheses"]
 
 
 def satterthwaite_parts(fit: SlopeMixedResult) -> tuple[list[np.ndarray], np.ndarray]:
@@ -195,16 +195,45 @@ def kr_adjusted(fit: SlopeMixedResult) -> tuple[np.ndarray, np.ndarray, list[np.
     return Phi, PhiA, PP, W
 
 
-def anova(fit: SlopeMixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedAnovaResult:
-    """Type III F tests of the fixed terms of a slope fit (see :meth:`SlopeMixedResult.anova`)."""
+def _check_ddf(ddf: str) -> str:
     from irmodels._validate import did_you_mean
 
-    if type != 3:
-        raise ModelError(f"anova(type=...) supports type=3 (lmerTest's default); got {type!r}")
     key = str(ddf).lower().replace("_", "-")
     if key not in ("satterthwaite", "kenward-roger"):
-        raise ModelError(f"ddf must be 'satterthwaite' or 'kenward-roger'; got {ddf!r}"
-                         + did_you_mean(str(ddf), ("satterthwaite", "kenward-roger")))
+        raise ArgumentError(f"ddf must be 'satterthwaite' or 'kenward-roger'; got {ddf!r}"
+                            + did_you_mean(str(ddf), ("satterthwaite", "kenward-roger")))
+    return key
+
+
+def _check_kr(fit: SlopeMixedResult) -> None:
+    if fit.method != "REML":
+        raise ModelError("Kenward-Roger df are defined for REML fits (pbkrtest and lmerTest "
+                         "refuse ML fits); refit with method='REML' or use "
+                         "ddf='satterthwaite'.")
+    if fit.n_obs > KR_MAX_OBS:
+        raise ModelError(f"Kenward-Roger needs n x n matrices; {fit.n_obs} observations "
+                         f"exceed the limit of {KR_MAX_OBS}. Use ddf='satterthwaite' (the "
+                         "two agree closely on large designs).")
+
+
+def contrast_df(fit: SlopeMixedResult, L: np.ndarray, ddf: str = "satterthwaite") -> np.ndarray:
+    """df of each row of ``L`` (contrasts of the fixed effects): Satterthwaite, or
+    Kenward-Roger as pbkrtest's ``Lb_ddf`` (the ``q = 1`` case of ``.KR_adjust``)."""
+    if _check_ddf(ddf) == "satterthwaite":
+        return df_for(fit, L)
+    _check_kr(fit)
+    Phi, PhiA, PP, W = kr_adjusted(fit)
+    beta = fit.fixed_estimates.to_numpy() / fit.sigma
+    return np.array([kenward_roger_f(row[None, :], beta, Phi, PhiA, PP, W)[2]
+                     for row in np.atleast_2d(L)])
+
+
+def anova(fit: SlopeMixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedAnovaResult:
+    """Type III F tests of the fixed terms of a slope fit (see :meth:`SlopeMixedResult.anova`)."""
+    if type != 3:
+        raise ArgumentError(f"anova(type=...) supports type=3 (lmerTest's default); got "
+                            f"{type!r}")
+    key = _check_ddf(ddf)
     hyps = type3_hypotheses(fit)
     if not hyps:
         raise ModelError(f"the model {fit.spec} has no fixed terms to test (only an "
@@ -212,14 +241,7 @@ def anova(fit: SlopeMixedResult, type: int = 3, ddf: str = "satterthwaite") -> M
     if key == "satterthwaite":
         rows = [satterthwaite_f(fit, L) for L in hyps.values()]
     else:
-        if fit.method != "REML":
-            raise ModelError("Kenward-Roger df are defined for REML fits (pbkrtest and lmerTest "
-                             "refuse ML fits); refit with method='REML' or use "
-                             "ddf='satterthwaite'.")
-        if fit.n_obs > KR_MAX_OBS:
-            raise ModelError(f"Kenward-Roger needs n x n matrices; {fit.n_obs} observations "
-                             f"exceed the limit of {KR_MAX_OBS}. Use ddf='satterthwaite' (the "
-                             "two agree closely on large designs).")
+        _check_kr(fit)
         Phi, PhiA, PP, W = kr_adjusted(fit)
         beta = fit.fixed_estimates.to_numpy() / fit.sigma
         rows = [kenward_roger_f(L, beta, Phi, PhiA, PP, W) for L in hyps.values()]

@@ -213,13 +213,39 @@ def test_kenward_roger_f_scaling_is_continuous_at_df_4() -> None:
     assert abs(at(s_in)[0] / unscaled - 1) > 0.02
 
 
+def test_contrast_df_kenward_roger_equals_emmeans() -> None:
+    """contrast_df(ddf="kenward-roger") of the system means and their pairs equals emmeans'
+    lmer.df = "kenward-roger" (pbkrtest's Lb_ddf) on the IR design made unbalanced."""
+    ref = FIXTURE["emmeans_kr"]
+    d = DATA["irslopes"].iloc[[i for i in range(len(DATA["irslopes"])) if i % 7 != 0]]
+    fit = irm.mixed(ref["formula"], d)
+    assert fit.loglik == pytest.approx(ref["logLik"], rel=1e-8)
+    mm = fit.marginal_means("system")
+    assert [str(v) for v in mm.index] == ref["level"]
+    np.testing.assert_allclose(mm, ref["emmean"], rtol=1e-7)
+    k = len(mm)
+    np.testing.assert_allclose(fit.contrast_df(np.eye(k), ddf="kenward-roger"), ref["df"],
+                               rtol=1e-4)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    D = np.zeros((len(pairs), k))
+    for r, (i, j) in enumerate(pairs):
+        D[r, i], D[r, j] = 1.0, -1.0
+    assert [f"{mm.index[i]} - {mm.index[j]}" for i, j in pairs] == ref["contrast"]
+    kr = fit.contrast_df(D, ddf="kenward-roger")
+    np.testing.assert_allclose(kr, ref["pair_df"], rtol=1e-4)
+    assert not np.allclose(kr, np.round(kr))  # unbalanced: not the balanced design's integers
+    assert not np.allclose(kr, fit.contrast_df(D))  # not Satterthwaite's either
+    with pytest.raises(ArgumentError, match="did you mean"):
+        fit.contrast_df(D, ddf="kenwardroger")
+
+
 def test_anova_arguments() -> None:
     fit = _fit("sleepstudy", "Reaction ~ Days + (Days | Subject)", "ML")
     with pytest.raises(ModelError, match="REML"):
         fit.anova(ddf="kenward-roger")
-    with pytest.raises(ModelError, match="did you mean 'kenward-roger'"):
+    with pytest.raises(ArgumentError, match="did you mean 'kenward-roger'"):
         fit.anova(ddf="kenward-rogers")
-    with pytest.raises(ModelError, match="type=3"):
+    with pytest.raises(ArgumentError, match="type=3"):
         fit.anova(type=2)
     assert "Kenward-Roger" in _fit("sleepstudy", "Reaction ~ Days + (Days | Subject)").anova(
         ddf="kenward-roger").summary()

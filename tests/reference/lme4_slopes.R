@@ -177,6 +177,17 @@ for (spec in an_fits) {
     kenward_roger = list(F = k3[["F value"]], num_df = k3[["NumDF"]], den_df = k3[["DenDF"]],
                          p = k3[["Pr(>F)"]]))
 }
+# emmeans' Kenward-Roger df (pbkrtest's Lb_ddf) of the system means and their pairs, on the IR
+# design made unbalanced (every 7th row dropped, from the first), so that the df are not integers
+iru <- sets$irslopes[(seq_len(nrow(sets$irslopes)) - 1) %% 7 != 0, ]
+mu <- fit_best("score ~ system + shard + (1 + shard | topic) + (1 | topic:system)", iru, TRUE)
+emk <- emmeans(mu, "system", lmer.df = "kenward-roger")
+emd <- as.data.frame(emk)
+prk <- as.data.frame(pairs(emk, adjust = "none"))
+inf$emmeans_kr <- list(formula = "score ~ system + shard + (1 + shard | topic) + (1 | topic:system)",
+                       logLik = as.numeric(logLik(mu)), level = as.character(emd$system),
+                       emmean = emd$emmean, df = emd$df, contrast = as.character(prk$contrast),
+                       pair_df = prk$df)
 cmp <- list(c("Reaction ~ 1 + (Days | Subject)", "Reaction ~ Days + (Days | Subject)"),
             c("Reaction ~ Days + (1 | Subject)", "Reaction ~ Days + (Days | Subject)"))
 for (fs in cmp) {
