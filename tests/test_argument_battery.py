@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
+from irmodels.models._lmm import SlopeMixedResult
 from irmodels.models.anova import AnovaResult
 from irmodels.models.mixed import MixedResult
 
@@ -86,6 +87,17 @@ def _mixed():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return irm.mixed("score ~ system + (1|topic)", F)
+
+
+def _slopes():
+    rng = np.random.default_rng(1)
+    g = np.repeat(np.arange(8), 6)
+    x = np.tile(np.arange(6.0), 8)
+    y = 2 + 0.5 * x + rng.normal(0, 1, 8)[g] + rng.normal(0, 0.3, 8)[g] * x + rng.normal(0, 0.5, 48)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return irm.mixed("score ~ x + (1 + x | topic)",
+                         pd.DataFrame({"topic": [f"t{k}" for k in g], "x": x, "score": y}))
 
 
 _COLLECTION: list[Any] = []
@@ -201,6 +213,8 @@ REGISTRY: dict[str, Entry] = {
     "MixedResult.confint": (MixedResult.confint, lambda **k: _mixed().confint(
         **{"method": "bootstrap", "n_resamples": 5, **k}), {"method": "bootstrap"}),
     "AnovaResult.to_latex": (AnovaResult.to_latex, lambda **k: _fit().to_latex(**k), {}),
+    "SlopeMixedResult.confint": (SlopeMixedResult.confint, lambda **k: _slopes().confint(
+        **{"method": "bootstrap", "n_resamples": 5, **k}), {"method": "bootstrap"}),
 }
 
 #: Public functions with no parameter of the battery's kinds, or whose checks are elsewhere.
