@@ -162,3 +162,38 @@ def test_anova_glm_options_need_a_family(p10, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--trials 10 belong to a generalised linear model" in err
     assert "--family binomial or poisson" in err and "Traceback" not in err
+
+
+def test_mixed_poisson_offset_against_glmer(capsys, tmp_path):
+    """The command's Poisson fit with --offset is glmer's (tests/reference/glmer.json): logLik
+    as printed and the intercept. The rows of each (topic, system) differ by depth: a long
+    frame tells them apart by a shard column."""
+    import json
+
+    ref = Path(__file__).resolve().parents[1] / "reference"
+    r = json.loads((ref / "glmer.json").read_text())["poisson_offset"]
+    d = pd.read_csv(ref / "data" / "glmm" / "poisson_depth.csv").rename(columns={"depth": "shard"})
+    path = tmp_path / "depth.csv"
+    d.to_csv(path, index=False)
+    code = main(["mixed", str(path), "--score", "rel", "--formula", "rel ~ system + (1|topic)",
+                 "--family", "poisson", "--offset", "log_depth", "--digits", "8"])
+    out = capsys.readouterr().out
+    assert code == 0 and "family: poisson (log)" in out
+    assert _value(out, "logLik") == pytest.approx(r["logLik"], abs=1e-4)
+    first = next(line for line in out.splitlines() if line.startswith("(Intercept)"))
+    fixef = r["fixef"]
+    want = fixef["(Intercept)"] if isinstance(fixef, dict) else fixef[0]
+    assert float(first.split()[1]) == pytest.approx(want, abs=1e-5)
+
+
+def test_mixed_trials_column_equals_trials_number(p10, tmp_path, capsys):
+    d = _frame(p10).assign(n=10)
+    path = tmp_path / "p10n.csv"
+    d.to_csv(path, index=False)
+    base = ["mixed", "--formula", "score * 10 ~ system + (1|topic)", "--family", "binomial"]
+    assert main(base[:1] + [str(path)] + base[1:] + ["--trials", "n"]) == 0
+    by_column = capsys.readouterr().out
+    assert main(base[:1] + [str(p10)] + base[1:] + ["--trials", "10"]) == 0
+    by_number = capsys.readouterr().out
+    assert _value(by_column, "logLik") == _value(by_number, "logLik")
+    assert by_column.split("Fixed effects")[1] == by_number.split("Fixed effects")[1]
