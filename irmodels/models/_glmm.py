@@ -44,7 +44,8 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models._family import Family, family as resolve_family
-from irmodels.models._glmm_grad import LaplaceGradient, ZPairs, agq_gradient, gradient_available
+from irmodels.models._glmm_grad import (LaplaceGradient, ZPairs, agq_gradient, deriv12,
+                                         free_params, gradient_available, newton_polish)
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
 __all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
@@ -557,30 +558,6 @@ class GlmmDeviance:
         return F.solve(E)[cols]
 
 
-def deriv12(f: Any, x: np.ndarray, fx: float, delta: float = 1e-4) -> tuple[np.ndarray,
-                                                                            np.ndarray]:
-    """lme4's ``deriv12``: central-difference gradient and Hessian with step ``delta``."""
-    k = len(x)
-    H = np.empty((k, k))
-    g = np.empty(k)
-    for j in range(k):
-        xp, xm = x.copy(), x.copy()
-        xp[j] += delta
-        xm[j] -= delta
-        fa, fs = f(xp), f(xm)
-        H[j, j] = (fa - 2 * fx + fs) / delta ** 2
-        g[j] = (fa - fs) / (2 * delta)
-        for i in range(j):
-            v = []
-            for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
-                xx = x.copy()
-                xx[i] += si * delta
-                xx[j] += sj * delta
-                v.append(f(xx))
-            H[i, j] = H[j, i] = (v[0] - v[1] - v[2] + v[3]) / (2 * delta) ** 2
-    return g, H
-
-
 # --------------------------------------------------------------------------------------------
 # the fit
 
@@ -730,10 +707,10 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
             # glmer computes no Hessian here (vcov from R_X): no Newton polish (2k gradients);
             # the scaled gradient from L-BFGS-B's inverse-Hessian approximation
             fx, g = vg2(x)
-            free = _free(x, low2, nt)
+            free = free_params(x, low2, nt)
             gnorm_lb = float(np.max(np.abs(r_end.hess_inv.matvec(g)[free]), initial=0.0))
         else:
-            x, fx, g, H = _newton_polish(dev, x, fx, low2, vg2)
+            x, fx, g, H = newton_polish(dev, x, fx, low2, vg2)
     if not np.isfinite(fx):
         raise ConvergenceError("the GLMM deviance is not finite at the optimiser's end point; "
                                "check the data for separation (a level with all successes or "
@@ -753,7 +730,7 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     use_h = (gd.nagq > 0 and not bnd and dev.n < _DERIV_NOBS_MAX and npar < _DERIV_NPAR_MAX)
     gnorm = gnorm_lb
     if H is not None:
-        free = _free(x, low2, nt)
+        free = free_params(x, low2, nt)
         try:
             gnorm = float(np.max(np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])),
                                  initial=0.0))
@@ -776,62 +753,3 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
             "part.", ConvergenceWarning, stacklevel=_stacklevel)
     return GlmmFit(gd, dev, x, objective, mode, V, vcov_method, n_iter, converged, gnorm,
                    msg, bool(bnd), tuple(bnd), H)
-
-
-def _free(x: np.ndarray, lower: np.ndarray, nt: int) -> np.ndarray:
-    """Indices of the parameters not held on their bound (a diagonal theta at 0)."""
-    return np.flatnonzero(~((np.arange(len(x)) < nt) & (lower == 0) & (x <= SINGULAR_TOL)))
-
-
-def _grad_hessian(vg: Any, x: np.ndarray, delta: float = 1e-4) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-    """The exact gradient at ``x`` and the Hessian by central differences of it (step
-    ``delta``, as lme4's ``deriv12``): ``2k`` evaluations instead of deriv12's ``2k^2``."""
-    k = len(x)
-    H = np.empty((k, k))
-    for j in range(k):
-        xp, xm = x.copy(), x.copy()
-        xp[j] += delta
-        xm[j] -= delta
-        H[:, j] = (vg(xp)[1] - vg(xm)[1]) / (2 * delta)
-    g = vg(x)[1]  # last: PIRLS warm-starts from this point's mode
-    return g, (H + H.T) / 2
-
-
-def _newton_polish(dev: GlmmDeviance, x: np.ndarray, fx: float, lower: np.ndarray,
-                   vg: Any = None) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    """Newton steps on the parameters off their bounds with lme4's ``deriv12`` Hessian (or
-    central differences of the exact gradient ``vg``); returns the point, its deviance, and
-    the gradient and Hessian there (for ``vcov``)."""
-    def derivs(x: np.ndarray, fx: float) -> tuple[np.ndarray, np.ndarray]:
-        return _grad_hessian(vg, x) if vg is not None else deriv12(dev, x, fx)
-
-    g, H = derivs(x, fx)
-    for _ in range(4):
-        idx = _free(x, lower, dev.nt)
-        if not len(idx):
-            break
-        try:
-            step = np.linalg.solve(H[np.ix_(idx, idx)], g[idx])
-        except np.linalg.LinAlgError:
-            break
-        if not np.all(np.isfinite(step)):
-            break
-        moved = False
-        for a in (1.0, 0.5, 0.25):
-            xn = x.copy()
-            xn[idx] -= a * step
-            xn = np.maximum(xn, np.where(lower == 0, 0.0, -np.inf))
-            fn = dev(xn)
-            if fn < fx:
-                x, fx, moved = xn, fn, True
-                break
-        size = float(np.max(np.abs(step)))
-        if not moved:
-            break
-        if size < 1e-6 * max(1.0, float(np.max(np.abs(x)))):
-            if vg is not None:
-                g = vg(x)[1]  # one evaluation: the gradient at the end point
-            break  # the Hessian of the previous point serves (it moved by < 1e-6)
-        g, H = derivs(x, fx)
-    return x, fx, g, H
