@@ -251,6 +251,10 @@ def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: 
 
 
 def profile_intervals(fit: Any, level: float, wanted: set[str]) -> pd.DataFrame:
+    if fit.nagq == 0:
+        raise ArgumentError("profile intervals need the deviance the fit minimised over theta "
+                            "and beta; a nagq=0 fit takes beta from PIRLS (lme4's nAGQ = 0). "
+                            "Refit with nagq=1, or use method='wald' or 'bootstrap'.")
     pf = _Profile(fit)
     pr = pf.pr
     z = float(stats.norm.ppf(0.5 + level / 2.0))

@@ -248,6 +248,22 @@ def test_simulated_response_has_the_fits_moments(cbpp_fit):
     assert np.all(np.abs(sims.mean(axis=0) - expect) < 4 * se + 1e-9)
 
 
+def test_profile_with_quadrature_and_nagq0():
+    """nAGQ = 10: the profile of the quadrature deviance brackets the estimates and is close
+    to the Laplace one (cbpp's herd effects are well approximated); nAGQ = 0 is refused."""
+    d = _cbpp()
+    agq = irm.mixed("incidence ~ C(period) + (1|herd)", d, nagq=10, **CBPP)
+    lo, hi = agq.confint(parm="herd").loc["herd"]
+    assert lo < float(agq.theta[0]) < hi
+    ex = R["confint"]["profile_exact"]
+    assert lo == pytest.approx(ex["lower"][0], abs=0.05)
+    assert hi == pytest.approx(ex["upper"][0], abs=0.05)
+    zero = irm.mixed("incidence ~ C(period) + (1|herd)", d, nagq=0, **CBPP)
+    with pytest.raises(ArgumentError, match="nagq=0.*method='wald' or 'bootstrap'"):
+        zero.confint()
+    assert zero.confint(method="wald").shape == (5, 2)
+
+
 def test_confint_arguments(cbpp_fit):
     with pytest.raises(ArgumentError, match="method must be.*did you mean 'profile'"):
         cbpp_fit.confint(method="profil")
@@ -275,11 +291,7 @@ def test_profile_beta_phi(shared_data):
     point where the deviance has risen by z^2 (checked by re-evaluating the profile)."""
     from irmodels.models._glmm_confint import _Profile
 
-    d = _beta_ap()
-    d = d[d["system"].isin(d["system"].cat.categories[:3])
-          & d["topic"].isin(d["topic"].cat.categories[:20])].copy()
-    d["system"] = d["system"].cat.remove_unused_categories()
-    beta = irm.mixed("ap ~ system + (1|topic)", d, family="beta")
+    beta = _fit("ap ~ 1 + (1|topic)", "beta_ap", shared_data, **BETA)
     ci = beta.confint(parm=["phi"])
     lo, hi = ci.loc["phi"]
     assert lo < beta.phi < hi
