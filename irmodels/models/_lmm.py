@@ -21,15 +21,17 @@ Using lme4", J. Stat. Softw. 67(1), 2015, section 3):
   and ``-2 l(theta) = log|L|^2 + n (1 + log(2 pi r^2 / n))`` (ML, eq. 34) or
   ``log|L|^2 + log|R_X|^2 + (n - p)(1 + log(2 pi r^2 / (n - p)))`` (REML, eq. 41), with
   ``r^2`` the penalised residual sum of squares.
-- ``theta`` is found by L-BFGS-B (central-difference gradient), restarted off any bound it
-  stopped on, then polished by Newton steps on a finite-difference Hessian of the free
-  parameters (lme4 uses bobyqa). A fit is singular (lme4's ``isSingular``) when a diagonal
-  element of ``theta`` is below 1e-4: reported as a boundary note, not an error.
+- ``theta`` minimises the profiled deviance (:mod:`irmodels.models._lmm_optim`; lme4 uses
+  bobyqa): up to ``DENSE_MAX_Q`` random effects by trust-region Newton on its exact gradient
+  and Hessian (:mod:`irmodels.models._lmm_grad`), above by L-BFGS-B on central differences
+  and Newton polish steps; restarted off any bound it stopped on. A fit is singular (lme4's
+  ``isSingular``) when a diagonal element of ``theta`` is below 1e-4: reported as a boundary
+  note, not an error.
 - Satterthwaite df (Kuznetsova, Brockhoff & Christensen, "lmerTest Package", J. Stat. Softw.
   82(13), 2017): the variance parameters are ``(theta, sigma)``; their asymptotic covariance is
   ``2 H^-1`` with ``H`` the Hessian of the (unprofiled) deviance, the gradient of
-  ``Var(L beta)`` is the Jacobian of ``sigma^2 (R_X' R_X)^-1``; both by Richardson-extrapolated
-  central differences, as lmerTest (numDeriv) does.
+  ``Var(L beta)`` is the Jacobian of ``sigma^2 (R_X' R_X)^-1``; both exact up to
+  ``DENSE_MAX_Q``, above by Richardson-extrapolated central differences as lmerTest's.
 
 Up to ``DENSE_MAX_Q`` (300) random effects the ``q x q`` matrix is factorised densely; above,
 by a sparse LU in symmetric mode (SuperLU, minimum-degree ordering), which keeps a model such as
@@ -368,7 +370,7 @@ class _Deviance:
         #: small q: dense products (scipy.sparse's per-call overhead dominates below ~300)
         self.dense = q <= DENSE_MAX_Q
         #: the dense path: one augmented Cholesky factor, exact derivatives (_lmm_grad)
-        self.prof = DenseProfile(design, reml) if self.dense else None
+        self.prof = DenseProfile(design, reml, self.ZtZ, self.ZtX) if self.dense else None
 
     def pls(self, theta: np.ndarray) -> _PLS:
         with kernel_threads(self.ZtZ.shape[0]):  # free inside fit_lmm (threads set once)
@@ -382,7 +384,7 @@ class _Deviance:
         if parts is None:
             raise np.linalg.LinAlgError("the penalised least squares are not positive definite")
         self.n_evals += 1
-        return _PLS(theta, Lam=self.d.Lambda(theta).toarray(), **parts)
+        return _PLS(theta, Lam=self.prof.Lambda(theta), **parts)
 
     def solver(self, f: _PLS) -> Any:
         """``B -> (Lambda' Z'Z Lambda + I)^-1 B`` at ``f``'s theta (built on demand, so that a
@@ -537,8 +539,10 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
 
     @property
     def opt_summary(self) -> OptSummary:
-        """L-BFGS-B on theta (central-difference gradient) and Newton polish steps."""
-        return OptSummary(method="L-BFGS-B", iterations=self.n_iter, gradient_norm=float("nan"),
+        """Trust-region Newton on theta (exact derivatives, up to ``DENSE_MAX_Q`` random
+        effects), or L-BFGS-B (central-difference gradient) and Newton polish steps."""
+        method = "Newton" if self._dev.prof is not None else "L-BFGS-B"
+        return OptSummary(method=method, iterations=self.n_iter, gradient_norm=float("nan"),
                           converged=self.converged, boundary=self.boundary)
 
     def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:

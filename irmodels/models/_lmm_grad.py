@@ -47,21 +47,23 @@ __all__ = ["DenseProfile", "satterthwaite_dense"]
 class DenseProfile:
     """Profiled deviance, gradient and Hessian in ``theta`` of a design (dense, small ``q``)."""
 
-    def __init__(self, design: LMMDesign, reml: bool) -> None:
+    def __init__(self, design: LMMDesign, reml: bool, ZtZ: Any = None, ZtX: Any = None) -> None:
+        """``ZtZ`` (sparse) and ``ZtX``: the cross-products when the caller has them."""
         Z, X, y = design.Z, design.X, design.y
         n, p = X.shape
         q = Z.shape[1]
         self.n, self.p, self.q, self.reml = n, p, q, reml
         self.c = n - p if reml else n
         if p:
-            self.beta0 = np.linalg.lstsq(X, y, rcond=None)[0]
+            Q, Rx = np.linalg.qr(X)
+            self.beta0 = np.linalg.solve(Rx, Q.T @ y)
             yc = y - X @ self.beta0
         else:
             self.beta0, yc = np.zeros(0), np.asarray(y, float)
         N = q + p + 1
         om = np.empty((N, N))
-        ZtZ = (Z.T @ Z).toarray()
-        ZtX = np.asarray(Z.T @ X).reshape(q, p)
+        ZtZ = (Z.T @ Z if ZtZ is None else ZtZ).toarray()
+        ZtX = np.asarray(Z.T @ X if ZtX is None else ZtX).reshape(q, p)
         om[:q, :q] = ZtZ
         om[:q, q:q + p] = ZtX
         om[q:q + p, :q] = ZtX.T
@@ -83,6 +85,12 @@ class DenseProfile:
         lam = design.Lambda(np.arange(1, self.k + 1, dtype=float)).tocoo()
         self.ia, self.ja = lam.row.astype(np.intp), lam.col.astype(np.intp)
         self.lind = lam.data.astype(np.intp) - 1
+        ia, ja, k = self.ia, self.ja, self.k
+        # index arrays of the Hessian's sums over pairs of Lambda's entries
+        self._gp, self._wa, self._sp = np.ix_(ia, ja), np.ix_(ia, ia), np.ix_(ja, ja)
+        self._same = 2.0 * (ja[:, None] == ja[None, :])
+        self._pair = (self.lind[:, None] * k + self.lind[None, :]).ravel()
+        self._vk, self._uk = ja * k + self.lind, ia * k + self.lind
         self.n_evals = 0
 
     # -- Lambda products ----------------------------------------------------------------------
@@ -147,6 +155,12 @@ class DenseProfile:
         z, _ = dtrtrs(R[:m, :m], R[m, :m], lower=1, trans=1)
         return z
 
+    def Lambda(self, theta: np.ndarray) -> np.ndarray:
+        """``Lambda(theta)``, dense."""
+        out = np.zeros((self.q, self.q))
+        out[self.ia, self.ja] = np.asarray(theta, float)[self.lind]
+        return out
+
     def pls_parts(self, theta: np.ndarray) -> dict[str, Any] | None:
         """What :class:`irmodels.models._lmm._PLS` holds (None when not positive definite)."""
         f = self.factor(theta)
@@ -202,14 +216,13 @@ class DenseProfile:
         Wld = Wp if self.reml else self.ZtZ - Y[:q].T @ Y[:q]  # ML: Z'V^-1Z
         G = self.right(Wld, Ts)
         S = self.left(G, Ts)
-        Gp = G[np.ix_(ia, ja)]
-        Wa = Wld[np.ix_(ia, ia)]
-        T = -2 * Gp * Gp.T - 2 * S[np.ix_(ja, ja)] * Wa + 2 * (ja[:, None] == ja[None, :]) * Wa
-        pair = (lind[:, None] * k + lind[None, :]).ravel()
-        H_ld = np.bincount(pair, T.ravel(), k * k).reshape(k, k)
+        Gp = G[self._gp]
+        Wa = Wld[self._wa]
+        T = (self._same - 2 * S[self._sp]) * Wa - 2 * Gp * Gp.T
+        H_ld = np.bincount(self._pair, T.ravel(), k * k).reshape(k, k)
         g_ld = 2 * np.bincount(lind, G[ia, ja], k)
-        Vk = np.bincount(ja * k + lind, s[ia], q * k).reshape(q, k)  # dLambda_k' s
-        Uk = np.bincount(ia * k + lind, u[ja], q * k).reshape(q, k)  # dLambda_k u
+        Vk = np.bincount(self._vk, s[ia], q * k).reshape(q, k)  # dLambda_k' s
+        Uk = np.bincount(self._uk, u[ja], q * k).reshape(q, k)  # dLambda_k u
         a = Uk + self.left(Vk, Ts, trans=False)
         g_r2 = -(s @ a)
         H_r2 = 2 * a.T @ Wp @ a - 2 * Vk.T @ Vk

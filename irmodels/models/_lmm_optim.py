@@ -93,7 +93,7 @@ def newton(prof: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int = 200
         if not len(idx):
             return x, f, it, True, "every parameter on its bound"
         gf = g[idx]
-        w, V = np.linalg.eigh(H[np.ix_(idx, idx)])
+        w, V = np.linalg.eigh(H if len(idx) == len(x) else H[np.ix_(idx, idx)])
         c = V.T @ gf
         top = max(float(np.max(np.abs(w))), 1e-300)
         dec = float(c @ (c / np.maximum(np.abs(w), 1e-8 * top)))
