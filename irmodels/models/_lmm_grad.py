@@ -82,9 +82,10 @@ class DenseProfile:
             self.terms.append((slice(b.offset, b.offset + b.n_levels * b.q), b.n_levels, b.q,
                                rows[order], cols[order],
                                np.arange(b.theta_offset, b.theta_offset + b.n_theta)))
-        lam = design.Lambda(np.arange(1, self.k + 1, dtype=float)).tocoo()
-        self.ia, self.ja = lam.row.astype(np.intp), lam.col.astype(np.intp)
-        self.lind = lam.data.astype(np.intp) - 1
+        # Lambda's entries (its CSC pattern): row, column, and the theta each holds
+        self.ia = np.asarray(design.lam_indices, np.intp)
+        self.ja = np.repeat(np.arange(q), np.diff(design.lam_indptr)).astype(np.intp)
+        self.lind = np.asarray(design.lind, np.intp)
         ia, ja, k = self.ia, self.ja, self.k
         # index arrays of the Hessian's sums over pairs of Lambda's entries
         self._gp, self._wa, self._sp = np.ix_(ia, ja), np.ix_(ia, ia), np.ix_(ja, ja)

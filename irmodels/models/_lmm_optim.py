@@ -6,9 +6,10 @@ profiled deviance, diagonal elements bounded below by 0.
   trust-region Newton method runs from lme4's start (theta = identity): Moré & Sorensen's
   step in a radius that adapts to the ratio of actual to predicted decrease; the parameters
   on their bound with a gradient pointing out stay fixed; it stops when the Newton decrement
-  (``g' H^-1 g``, twice the predicted decrease of the deviance) is below 1e-12, and at a
-  stationary point with negative curvature it steps along the eigenvector of the least
-  eigenvalue. Above ``NEWTON_MAX_Q`` (or should Newton fail), L-BFGS-B on the exact gradient,
+  (``g' H^-1 g``, twice the predicted decrease of the deviance) is below 1e-12, or after a full
+  Newton step taken from a decrement below 1e-6 (quadratic convergence leaves about its
+  square); at a stationary point with negative curvature it steps along the eigenvector of
+  the least eigenvalue. Above ``NEWTON_MAX_Q`` (or should Newton fail), L-BFGS-B on the exact gradient,
   then the same Newton method from its end point.
 - Above ``DENSE_MAX_Q``, L-BFGS-B on a central-difference gradient, then Newton steps on a
   finite-difference Hessian of the free parameters (:func:`polish`).
@@ -117,6 +118,10 @@ def newton(prof: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int = 200
         if sn == 0.0:
             return x, f, it, dec < 1e-6, "the step vanished on the bounds"
         pred = -float(g @ sv + 0.5 * sv @ H @ sv)
+        if dec < 1e-6 and w[0] > 0 and sn < delta:  # quadratic convergence: the full Newton
+            fn = prof(xn)  # step from here leaves a decrement of about dec^2
+            if fn <= f:
+                return xn, fn, it, True, "Newton decrement below tolerance"
         fn, gn, Hn = prof.hess(xn)
         rho = (f - fn) / pred if pred > 0 else -1.0
         if not np.isfinite(fn) or rho < 0.25:
@@ -160,7 +165,8 @@ def optimize(dev: Any, start: np.ndarray | None = None, maxiter: int = 2000) -> 
         else:
             jac, fun = (lambda t: central_grad(dev, t, lower)), dev
         r = minimize(fun, x, jac=jac, method="L-BFGS-B", bounds=bounds,
-                     options={"maxiter": maxiter, "ftol": 1e-15, "gtol": 1e-9})
+                     options={"maxiter": maxiter, "gtol": 1e-9,  # Newton finishes a dense fit
+                              "ftol": 1e-12 if prof is not None else 1e-15})
         x, f = r.x, float(r.fun)
         if prof is not None and np.isfinite(f):
             x2, f2, it2, ok2, _ = newton(prof, x, lower, 50)
