@@ -135,19 +135,30 @@ class LaplaceGradient:
         d1, d2 = fam.deta_derivs(y, eta, w)
         W, dW = _dexpected_weights(fam, eta, w)
         Wo = -d2
-        Lam = self.lmm.Lambda(m.theta).toarray()
         q = len(u)
         ZtWZ = self._ZtDZ(W)
-        Hi = _chol_inv(Lam.T @ ZtWZ @ Lam + np.eye(q))
+        if dev.lam_diag is not None:  # Lambda diagonal: no q^3 products by it
+            lam = np.asarray(m.theta, float)[dev.lam_diag]
+            Lam, ll = np.diag(lam), np.outer(lam, lam)
+
+            def sandwich(B: np.ndarray) -> np.ndarray:
+                return B * ll
+        else:
+            Lam = self.lmm.Lambda(m.theta).toarray()
+
+            def sandwich(B: np.ndarray) -> np.ndarray:
+                return Lam.T @ B @ Lam
+        Hi = _chol_inv(sandwich(ZtWZ) + np.eye(q))
         if fam.canonical:
             Hoi = Hi
         else:
-            Hoi = _chol_inv(Lam.T @ self._ZtDZ(Wo) @ Lam + np.eye(q))
-        K = Lam @ Hi @ Lam.T
+            Hoi = _chol_inv(sandwich(self._ZtDZ(Wo)) + np.eye(q))
+        K = Hi * ll if dev.lam_diag is not None else Lam @ Hi @ Lam.T
         h = self.pairs.diag_ZKZt(K)  # type: ignore[union-attr]  # diag(A H^-1 A')
         s = dW * h
+        G = (ZtWZ * lam[None, :]) @ Hi if dev.lam_diag is not None else ZtWZ @ Lam @ Hi
         return {"d1": d1, "Wo": Wo, "Lam": Lam, "Hi": Hi, "Hoi": Hoi, "s": s,
-                "G": ZtWZ @ Lam @ Hi, "Ztd1": self.Zt @ d1, "u": u}
+                "G": G, "Ztd1": self.Zt @ d1, "u": u}
 
     def _theta_grad(self, P: dict[str, Any], v: np.ndarray, t: np.ndarray) -> np.ndarray:
         """The theta components given the adjoint ``v`` (q) and ``t = Wo o (deta of v)`` (n)."""

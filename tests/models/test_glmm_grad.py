@@ -125,3 +125,24 @@ def test_fit_on_exact_gradient_equals_fit_on_finite_differences(monkeypatch, nam
     np.testing.assert_allclose(np.sqrt(np.diag(exact.vcov)), np.sqrt(np.diag(fd.vcov)),
                                rtol=1e-4)
     assert exact.dev.n_evals < fd.dev.n_evals / 3
+
+
+def test_dense_pattern_factor_beyond_dense_max_q_equals_sparse_lu(monkeypatch):
+    """A complete crossed design with more than DENSE_MAX_Q random effects: M is dense (the
+    topic-by-system block), factorised dense from the pattern of Z'WZ; the same fit as the
+    sparse LU's."""
+    from irmodels.models._lmm import DENSE_MAX_Q
+
+    d = _crossed(seed=5, topics=290, systems=14)
+    gd = glmm_design("rel ~ 1 + (1|topic) + (1|system)", d, family="binomial", trials=10)
+    assert gd.lmm.Z.shape[1] > DENSE_MAX_Q
+    fit = fit_glmm(gd)
+    assert fit.dev.pairs is not None and fit.dev.dense
+    monkeypatch.setattr(_glmm, "_DENSE_PATTERN_MAX_Q", 0)
+    ref = fit_glmm(glmm_design("rel ~ 1 + (1|topic) + (1|system)", d, family="binomial",
+                               trials=10))
+    assert ref.dev.pairs is None and not ref.dev.dense
+    assert fit.objective == pytest.approx(ref.objective, abs=1e-8)
+    np.testing.assert_allclose(fit.x, ref.x, atol=1e-6)
+    np.testing.assert_allclose(fit.vcov, ref.vcov, rtol=1e-6)
+    np.testing.assert_allclose(fit.mode.u, ref.mode.u, atol=1e-6)
