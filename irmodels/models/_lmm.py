@@ -279,10 +279,10 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
         raise DesignError(f"the fixed-effects design of {spec} is rank deficient "
                           f"({np.linalg.matrix_rank(X)} of {X.shape[1]} columns); drop a term")
     blocks: list[_Block] = []
-    z_rows, z_cols, z_vals = [], [], []
+    z_cols, z_vals = [], []  # per term (n, q): each row's columns of Z and their values
     offset = 0
     toff = 0
-    lind_parts, ind_parts, ptr = [], [], [0]
+    lind_parts, ind_parts, ptr_parts = [], [], []
     lower: list[float] = []
     for t in rterms:
         gc, gl = _group(codes, levels, t.factors)
@@ -302,29 +302,22 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
                         f"the fixed part or write (0 + ... | {t.name}).")
         blk = _Block(t, t.name, cols, gc, gl, E, offset, toff)
         blocks.append(blk)
-        for r in range(q):
-            z_rows.append(rows)
-            z_cols.append(offset + gc * q + r)
-            z_vals.append(E[:, r])
-        # theta index of T[i, j] (i >= j): lower triangle by column
-        tidx = -np.ones((q, q), dtype=np.int64)
-        k = 0
-        for j in range(q):
-            for i in range(j, q):
-                tidx[i, j] = toff + k
-                lower.append(0.0 if i == j else -np.inf)
-                k += 1
-        for lev in range(len(gl)):
-            base = offset + lev * q
-            for j in range(q):  # column base + j of Lambda: rows base + i, i >= j
-                ind_parts.append(base + np.arange(j, q))
-                lind_parts.append(tidx[j:, j])
-                ptr.append(ptr[-1] + q - j)
+        z_cols.append(offset + gc[:, None] * q + np.arange(q))
+        z_vals.append(E)
+        # theta index of T[i, j] (i >= j): lower triangle by column; per level, column base + j
+        # of Lambda holds rows base + i, i >= j
+        rr = np.concatenate([np.arange(j, q) for j in range(q)])
+        lower += [0.0 if i == j else -np.inf for j in range(q) for i in range(j, q)]
+        base = offset + np.arange(len(gl)) * q
+        ind_parts.append((base[:, None] + rr).ravel())
+        lind_parts.append(np.tile(toff + np.arange(q * (q + 1) // 2), len(gl)))
+        ptr_parts.append(np.tile(q - np.arange(q), len(gl)))
         offset += q * len(gl)
         toff += q * (q + 1) // 2
-    Z = sp.csc_matrix((np.concatenate(z_vals), (np.concatenate(z_rows), np.concatenate(z_cols))),
-                      shape=(n, offset))
-    Z.sum_duplicates()
+    width = sum(c.shape[1] for c in z_cols)  # the columns of a row rise term by term
+    Z = sp.csr_matrix((np.hstack(z_vals).ravel(), np.hstack(z_cols).ravel(),
+                       np.arange(0, n * width + 1, width)), shape=(n, offset)).tocsc()
+    ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptr_parts))])
     if offset >= n:
         raise DesignError(f"the random effects of {spec} have {offset} coefficients for {n} "
                           "observations: they cannot be separated from the residual. Drop a "
@@ -359,21 +352,22 @@ class _Deviance:
         self.d = design
         self.reml = reml
         Z, X, y = design.Z, design.X, design.y
-        self.ZtZ = (Z.T @ Z).tocsc()
-        self.ZtX = np.asarray(Z.T @ X)
-        self.Zty = np.asarray(Z.T @ y).ravel()
-        self.XtX = X.T @ X
-        self.Xty = X.T @ y
         self.n, self.p = X.shape
         self.n_evals = 0
-        q = Z.shape[1]
+        self.q = q = Z.shape[1]
         #: small q: dense products (scipy.sparse's per-call overhead dominates below ~300)
         self.dense = q <= DENSE_MAX_Q
         #: the dense path: one augmented Cholesky factor, exact derivatives (_lmm_grad)
-        self.prof = DenseProfile(design, reml, self.ZtZ, self.ZtX) if self.dense else None
+        self.prof = DenseProfile(design, reml) if self.dense else None
+        if not self.dense:
+            self.ZtZ = (Z.T @ Z).tocsc()
+            self.ZtX = np.asarray(Z.T @ X)
+            self.Zty = np.asarray(Z.T @ y).ravel()
+            self.XtX = X.T @ X
+            self.Xty = X.T @ y
 
     def pls(self, theta: np.ndarray) -> _PLS:
-        with kernel_threads(self.ZtZ.shape[0]):  # free inside fit_lmm (threads set once)
+        with kernel_threads(self.q):  # free inside fit_lmm (threads set once)
             return self._pls(theta)
 
     def _pls(self, theta: np.ndarray) -> _PLS:
@@ -658,7 +652,7 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         if self._dev.prof is not None:  # small q: exact derivatives
             from irmodels.models._lmm_grad import satterthwaite_dense
 
-            with kernel_threads(self._dev.ZtZ.shape[0]):
+            with kernel_threads(self._dev.q):
                 return satterthwaite_dense(self._dev.prof, self.theta, self.sigma)
         from irmodels.models._lmm_inference import satterthwaite_parts
 
@@ -986,7 +980,7 @@ def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     design = lmm_design(model, data, terms)
     dev = _Deviance(design, method == "REML")
-    with kernel_threads(dev.ZtZ.shape[0]):  # BLAS threads by size, once per fit
+    with kernel_threads(dev.q):  # BLAS threads by size, once per fit
         opt = _optimize(dev, maxiter=maxiter)
         f = dev.pls(opt.theta)
     devi = dev.deviance_of(f)

@@ -47,8 +47,7 @@ __all__ = ["DenseProfile", "satterthwaite_dense"]
 class DenseProfile:
     """Profiled deviance, gradient and Hessian in ``theta`` of a design (dense, small ``q``)."""
 
-    def __init__(self, design: LMMDesign, reml: bool, ZtZ: Any = None, ZtX: Any = None) -> None:
-        """``ZtZ`` (sparse) and ``ZtX``: the cross-products when the caller has them."""
+    def __init__(self, design: LMMDesign, reml: bool) -> None:
         Z, X, y = design.Z, design.X, design.y
         n, p = X.shape
         q = Z.shape[1]
@@ -61,16 +60,23 @@ class DenseProfile:
         else:
             self.beta0, yc = np.zeros(0), np.asarray(y, float)
         N = q + p + 1
-        om = np.empty((N, N))
-        ZtZ = (Z.T @ Z if ZtZ is None else ZtZ).toarray()
-        ZtX = np.asarray(Z.T @ X if ZtX is None else ZtX).reshape(q, p)
-        om[:q, :q] = ZtZ
-        om[:q, q:q + p] = ZtX
-        om[q:q + p, :q] = ZtX.T
-        om[:q, -1] = om[-1, :q] = np.asarray(Z.T @ yc).ravel()
-        om[q:q + p, q:q + p] = X.T @ X
-        om[q:q + p, -1] = om[-1, q:q + p] = X.T @ yc
-        om[-1, -1] = yc @ yc
+        if n * N * N <= 4_000_000:  # one dense product: [Z X y]' [Z X y]
+            W = np.empty((n, N))
+            W[:, :q] = Z.toarray()
+            W[:, q:q + p] = X
+            W[:, -1] = yc
+            om = W.T @ W
+        else:
+            om = np.empty((N, N))
+            ZtX = np.asarray(Z.T @ X).reshape(q, p)
+            om[:q, :q] = (Z.T @ Z).toarray()
+            om[:q, q:q + p] = ZtX
+            om[q:q + p, :q] = ZtX.T
+            om[:q, -1] = om[-1, :q] = np.asarray(Z.T @ yc).ravel()
+            om[q:q + p, q:q + p] = X.T @ X
+            om[q:q + p, -1] = om[-1, q:q + p] = X.T @ yc
+            om[-1, -1] = yc @ yc
+        ZtZ = om[:q, :q].copy()
         self.omega, self.ZtZ = om, ZtZ
         self.k = design.n_theta
         # each term: its slice of the random effects, levels, size, and where its template's
