@@ -11,10 +11,15 @@ slopes) on the latent scale, then the fixed effects; a beta fit adds its precisi
   ``devfun`` of stage 2 over ``theta`` and ``beta``, glmmTMB's objective for the beta family)
   as a function of one parameter, minimised over all the others (SDs and correlations in lme4's
   parametrisation, ``log phi`` free); the bounds solve ``zeta(v) = sign(v - v_hat) sqrt(dev(v)
-  - dev_hat) = +-z``. lme4 interpolates ``zeta`` on a grid with splines (precise to ~1e-3 on
+  - dev_hat) = +-z``. lme4 interpolates ``zeta`` on a grid with splines (precise to ~1e-4 on
   ``cbpp``); each bound here is a root found to 1e-8 relative, and equals the exact profile
-  bound of glmer's deviance to 1e-5. A bound the profile does not reach is the parameter's limit
-  (0 for an SD, -1 or 1 for a correlation), as lme4 reports it.
+  bound of glmer's deviance (solved by root-finding in R) to 2e-9 on ``cbpp``. The inner
+  minimisations use the engine's exact gradient of the Laplace deviance (binomial, Poisson;
+  carried to the SDs and correlations by the Jacobian of theta), central differences
+  otherwise (quadrature, beta), and start from the previous point's optimum and the estimates
+  (and, for a term with correlations, from each correlation at -0.5 and 0.5: the deviance can
+  have a minimum on each side). A bound the profile does not reach is the parameter's limit
+  (0 for an SD, -1 or 1 for a correlation), as lme4 reports it. Not for ``nagq=0`` fits.
 - ``"bootstrap"``: parametric bootstrap as lme4's ``bootMer`` (``u ~ N(0, I)``,
   ``b = Lambda(theta) u``, the response drawn from the family at ``mu = linkinv(offset + X beta
   + Z b)``: binomial successes out of the trials, Poisson counts, beta scores), each response
@@ -155,11 +160,35 @@ class _Profile:
         self.dev_hat = float(self.dev(x))
         self.bnds = self.pr.bounds()
         self.last: dict[int, np.ndarray] = {}
-        # the engine's exact gradient of the Laplace deviance (binomial, Poisson) where lme4's
-        # parameters are the engine's (every term a random intercept: sd = theta)
-        scalar = all(b.q == 1 for b in fit._design.lmm.blocks)
-        self.vg = (self.dev.vg if scalar and fit.nagq == 1 and getattr(self.dev, "exact", None)
-                   is not None and hasattr(self.dev, "vg") else None)
+        # the engine's exact gradient of the Laplace deviance (binomial, Poisson), carried to
+        # lme4's parameters by the Jacobian of theta in the SDs and correlations (the identity
+        # when every term is a random intercept: sd = theta)
+        self.scalar = all(b.q == 1 for b in fit._design.lmm.blocks)
+        self.vg = (self._vg if fit.nagq == 1 and getattr(self.dev, "exact", None) is not None
+                   and hasattr(self.dev, "vg") else None)
+
+    def _vg(self, p: np.ndarray) -> tuple[float, np.ndarray]:
+        pr = self.pr
+        if self.scalar:
+            return self.dev.vg(p)
+        x = pr.to_x(p)
+        if x is None:
+            return math.inf, np.zeros(len(p))
+        val, gx = self.dev.vg(x)
+        nv, nt = pr.nv, pr.nt
+        J = np.empty((nt, nv))  # d theta / d (sd, cor): central differences inside the bounds
+        for i in range(nv):
+            lo, hi = self.bnds[i]
+            h = 1e-6 * max(1.0, abs(p[i]))
+            a = max(p[i] - h, lo) if lo is not None else p[i] - h
+            b = min(p[i] + h, hi) if hi is not None else p[i] + h
+            pa, pb = p.copy(), p.copy()
+            pa[i], pb[i] = a, b
+            ta, tb = pr.to_x(pa), pr.to_x(pb)
+            if ta is None or tb is None or b == a:
+                return math.inf, np.zeros(len(p))
+            J[:, i] = (tb[:nt] - ta[:nt]) / (b - a)
+        return val, np.concatenate([J.T @ gx[:nt], gx[nt:]])
 
     def deviance(self, p: np.ndarray) -> float:
         x = self.pr.to_x(p)
@@ -203,14 +232,21 @@ class _Profile:
                 return val, np.delete(g, k)
 
             jac = True
+        starts = [x0, np.delete(self.p_hat, k)]
+        cors = [j for j, i in enumerate(idx) if i < self.pr.nv and self.pr.kinds[i] == "cor"]
+        for c in (-0.5, 0.5):  # the deviance can have a minimum on each side of a correlation
+            for j in cors:
+                s0 = starts[1].copy()
+                s0[j] = c
+                starts.append(s0)
         best, xb = math.inf, x0
-        for start in (x0, np.delete(self.p_hat, k)):
+        for n, start in enumerate(starts):
             with np.errstate(all="ignore"):
                 r = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bnds,
                                       options={"ftol": 1e-15, "gtol": 1e-7, "maxiter": 2000})
             if r.fun < best:
                 best, xb = float(r.fun), r.x
-            if best - self.dev_hat < 50:  # the warm start served
+            if not cors and best - self.dev_hat < 50:  # the warm start served
                 break
         self.last[k] = np.asarray(xb, float)
         return best

@@ -275,6 +275,25 @@ def test_confint_arguments(cbpp_fit):
         cbpp_fit.confint(method="bootstrap", n_resamples=1)
 
 
+def test_profile_with_a_random_slope(shared_data):
+    """lme4's SD/correlation parametrisation: against its spline-interpolated confint (2e-3;
+    the correlation's profile stays below the critical value on both sides: -1 and 1). The
+    deviance has a minimum on each side of the correlation: the profile of the intercept's SD
+    must find the lower one (1.202 where a single warm start stops at 1.150)."""
+    fit = _fit("succ ~ x + (1 + x|g)", "binom_slopes", shared_data, family="binomial",
+               trials="n")
+    names = ["sd_(Intercept)|g", "cor_x.(Intercept)|g", "x"]  # sd_x|g's lower limit: 0
+    ci = fit.confint(parm=names)
+    ref = R["confint"]["profile_slopes"]
+    assert ref["parameter"] == ["sd_(Intercept)|g", "cor_x.(Intercept)|g", "sd_x|g",
+                                "(Intercept)", "x"]
+    rows = [ref["parameter"].index(n) for n in names]
+    assert list(ci.index) == names
+    np.testing.assert_allclose(ci["lower"], np.array(ref["lower"])[rows], rtol=0, atol=2e-3)
+    np.testing.assert_allclose(ci["upper"], np.array(ref["upper"])[rows], rtol=0, atol=2e-3)
+    assert list(ci.loc["cor_x.(Intercept)|g"]) == [-1.0, 1.0]
+
+
 def test_profile_of_slopes_and_beta_names(shared_data):
     fit = _fit("succ ~ x + (1 + x|g)", "binom_slopes", shared_data, family="binomial",
                trials="n")

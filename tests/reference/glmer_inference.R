@@ -157,6 +157,11 @@ r2_poisson <- function(m, m0, off) {
 cbp <- gfit(cbind(incidence, size - incidence) ~ period + (1 | herd), cbpp,
             binomial(link = "probit"))
 sl1 <- gfit(cbind(succ, n - succ) ~ x + (1 + x | g), slopes, binomial)
+# profile intervals with a random slope (lme4's SD/correlation parametrisation; its spline
+# falls back to linear interpolation for the non-monotonic correlation profile, which reaches
+# neither -1 nor 1's critical value: both limits reported)
+out$confint$profile_slopes <- ci_list(suppressWarnings(confint(sl1, method = "profile",
+                                                               oldNames = FALSE)))
 # the beta fit: glmmTMB
 vf_b <- var(as.vector(getME(be1, "X") %*% fixef(be1)$cond))
 vr_b <- as.numeric(VarCorr(be1)$cond$topic)
