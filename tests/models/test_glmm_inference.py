@@ -232,6 +232,24 @@ def test_bootstrap_seeded_and_backends(cbpp_fit):
     assert (a["herd"] >= 0).all()
 
 
+def test_bootstrap_draws_poisson_and_beta(shared_data):
+    """Every family simulates and refits: Poisson counts with the offset, beta scores in (0, 1)
+    (phi re-estimated on its own scale, near the fit's)."""
+    from irmodels.models._glmm_confint import bootstrap_draws, simulate_response
+
+    pois = _fit("rel ~ system + (1|topic)", "poisson_depth", shared_data, **POIS)
+    y = simulate_response(pois, np.random.default_rng(0))
+    assert np.all(y >= 0) and np.all(y == np.round(y))
+    dp = bootstrap_draws(pois, 3, seed=2)
+    assert dp.notna().all().all() and list(dp.columns) == ["topic", *pois.fixed_estimates.index]
+    beta = _fit("ap ~ 1 + (1|topic)", "beta_ap", shared_data, **BETA)
+    yb = simulate_response(beta, np.random.default_rng(0))
+    assert np.all((yb > 0) & (yb < 1))
+    db = bootstrap_draws(beta, 3, seed=2)
+    assert list(db.columns) == ["topic", "(Intercept)", "phi"] and db.notna().all().all()
+    assert np.all(np.abs(np.log(db["phi"] / beta.phi)) < 0.5)
+
+
 def test_simulated_response_has_the_fits_moments(cbpp_fit):
     from irmodels.models._glmm_confint import simulate_response
 
