@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels.data.frame import check_distinct_rows, check_rows
-from irmodels._threads import kernel_threads
+from irmodels._threads import LARGE, kernel_threads
 from irmodels._validate import check_choice, check_probability, did_you_mean
 from irmodels.errors import (
     ArgumentError,
@@ -710,8 +710,9 @@ def anova(
         # here, not at import: the GLM engine loads only for fits that name a family
         from irmodels.models._glm import dispatch
 
-        glm = dispatch(model, data, family, link, trials, offset, ss_type, method, aliased,
-                       missing)
+        with kernel_threads(LARGE - 1):  # one BLAS thread (IRLS: small p x p solves)
+            glm = dispatch(model, data, family, link, trials, offset, ss_type, method, aliased,
+                           missing)
         if glm is not None:
             return glm
     if not isinstance(data, pd.DataFrame):

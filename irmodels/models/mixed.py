@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
-from irmodels._threads import kernel_threads
+from irmodels._threads import LARGE, kernel_threads
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels._validate import did_you_mean, renamed
 from irmodels.errors import (
@@ -803,9 +803,10 @@ def mixed(
             nagq != 1) or squeeze is not False:  # GLMMs: their module is imported when used
         from irmodels.models.glmm import mixed_glmm
 
-        glmm = mixed_glmm(model, data, family=family, link=link, trials=trials, offset=offset,
-                          nagq=nagq, residual=residual, start=start, missing=missing,
-                          squeeze=squeeze)
+        with kernel_threads(LARGE - 1):  # one BLAS thread (its small q x q solves)
+            glmm = mixed_glmm(model, data, family=family, link=link, trials=trials,
+                              offset=offset, nagq=nagq, residual=residual, start=start,
+                              missing=missing, squeeze=squeeze)
         if glmm is not None:
             return glmm  # type: ignore[return-value]
     if method not in ("REML", "ML"):

@@ -203,3 +203,25 @@ def test_environment_variable(monkeypatch):
         _threads._from_env()
     monkeypatch.delenv(_threads.ENV)
     assert _threads._from_env() == "auto"
+
+
+def test_glm_and_glmm_fits_run_on_one_thread(options, monkeypatch):
+    from irmodels.models import _glm, glmm
+
+    inside: list[list[int]] = []
+
+    def spy(real):
+        return lambda *a, **k: inside.append(_blas_threads()) or real(*a, **k)
+
+    monkeypatch.setattr(_glm, "dispatch", spy(_glm.dispatch))
+    monkeypatch.setattr(glmm, "mixed_glmm", spy(glmm.mixed_glmm))
+    rng = np.random.default_rng(2)
+    d = pd.DataFrame({"topic": np.repeat([f"t{i:02d}" for i in range(20)], 4),
+                      "system": np.tile(["a", "b", "c", "d"], 20)})
+    d["rel"] = rng.poisson(3.0, len(d)).astype(float)
+    with threadpool_limits(2, "blas"):
+        fit = irm.anova("rel ~ system + topic", d, family="poisson")
+        gfit = irm.mixed("rel ~ system + (1|topic)", d, family="poisson")
+        assert _blas_threads() == [2] * len(_blas_threads())
+    assert len(inside) == 2 and all(n == [1] * len(n) for n in inside)
+    assert np.isfinite(fit.deviance) and np.isfinite(gfit.loglik)

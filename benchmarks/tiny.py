@@ -1,0 +1,118 @@
+"""Benchmark: a tiny unbalanced two-way ANOVA, irmodels against R's ``aov`` (issue 29, item 2).
+
+Run from the repository root: ``python benchmarks/tiny.py [--loops 1000] [--starts 5]``.
+
+Data: R's ``warpbreaks`` (``tests/reference/data/warpbreaks.csv``, written by R's
+``write.csv(warpbreaks, ...)``) with the 8 rows of :data:`DROP` removed: 46 rows, 2 wools x 3
+tensions, 6-9 rows per cell. Model ``breaks ~ wool * tension`` (irmodels: type II sums of
+squares by least squares; R: ``summary(aov(...))``, sequential, the same work).
+
+1. *In process*: the CPU time of one fit and its table (``irm.anova(...).table``), best and
+   median of ``--loops`` calls, against ``summary(aov(...))`` timed inside one Rscript by
+   ``system.time`` over ``--loops`` calls (best of 5 batches).
+2. *Fresh process*: ``python -c "import irmodels as irm; ...; print(fit.table)"`` against
+   ``Rscript -e "...; print(summary(aov(...)))"``, both reading the CSV: wall time and the CPU of
+   the child (user + system), best of ``--starts``.
+
+Printed: the figures and the ratios irmodels / R (below 1: irmodels faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CSV = ROOT / "tests" / "reference" / "data" / "warpbreaks.csv"
+#: 0-based rows of warpbreaks removed (one or two per cell): 54 -> 46 rows, unbalanced.
+DROP = [2, 9, 14, 22, 30, 37, 45, 51]
+FORMULA = "breaks ~ wool * tension"
+
+PY_FRESH = (
+    "import warnings; warnings.simplefilter('ignore'); import pandas as pd; import irmodels as irm; "
+    f"d = pd.read_csv({str(CSV)!r}).drop(index={DROP}).reset_index(drop=True); "
+    f"print(irm.anova({FORMULA!r}, d).table)"
+)
+R_DATA = (f"d <- read.csv({str(CSV)!r}, stringsAsFactors = TRUE); "
+          f"d <- d[-(c({', '.join(str(i + 1) for i in DROP)})), ]; ")
+R_FRESH = R_DATA + f"print(summary(aov({FORMULA}, data = d)))"
+
+
+def in_process(loops: int) -> tuple[float, float]:
+    import pandas as pd
+
+    import irmodels as irm
+
+    d = pd.read_csv(CSV).drop(index=DROP).reset_index(drop=True)
+    assert len(d) == 46
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the replicates' DataQualityWarning, every call
+        irm.anova(FORMULA, d).table  # noqa: B018  (warm: imports)
+        times = []
+        for _ in range(loops):
+            c0 = time.process_time()
+            irm.anova(FORMULA, d).table  # noqa: B018
+            times.append(time.process_time() - c0)
+    return float(np.min(times)), float(np.median(times))
+
+
+def r_in_process(loops: int) -> float | None:
+    if not shutil.which("Rscript"):
+        return None
+    code = R_DATA + (
+        f"f <- function() summary(aov({FORMULA}, data = d)); f(); best <- Inf; "
+        f"for (k in 1:5) {{ t <- system.time(for (i in 1:{loops}) f()); "
+        "best <- min(best, t[['user.self']] + t[['sys.self']]) }; "
+        f"cat(best / {loops}, '\\n')")
+    out = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def fresh(cmd: list[str], starts: int) -> tuple[float, float]:
+    env = dict(os.environ)
+    best_wall = best_cpu = float("inf")
+    for _ in range(starts):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True, env=env, cwd=ROOT)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
+    return best_wall, best_cpu
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--loops", type=int, default=1000)
+    ap.add_argument("--starts", type=int, default=5)
+    args = ap.parse_args()
+    print(f"{os.cpu_count()} cores; load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    best, median = in_process(args.loops)
+    r = r_in_process(args.loops)
+    print(f"in process, CPU per fit: irmodels best {best * 1e3:.2f} ms (median "
+          f"{median * 1e3:.2f} ms)" + (f"; R aov + summary {r * 1e3:.2f} ms; ratio irmodels / R "
+                                        f"{best / r:.2f} (median {median / r:.2f})" if r else
+                                        "; R not found"))
+    pw, pc = fresh([sys.executable, "-c", PY_FRESH], args.starts)
+    line = f"fresh process: python -c {pw:.3f} s wall, {pc:.3f} s CPU"
+    if shutil.which("Rscript"):
+        rw, rc = fresh(["Rscript", "-e", R_FRESH], args.starts)
+        line += (f"; Rscript -e {rw:.3f} s wall, {rc:.3f} s CPU; ratio irmodels / R "
+                 f"{pw / rw:.2f} wall, {pc / rc:.2f} CPU")
+    print(line + f" (best of {args.starts})")
+    print(f"load average after {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
