@@ -94,9 +94,9 @@ class DenseProfile:
         self.lind = np.asarray(design.lind, np.intp)
         ia, ja, k = self.ia, self.ja, self.k
         # index arrays of the Hessian's sums over pairs of Lambda's entries
-        self._gp, self._wa, self._sp = np.ix_(ia, ja), np.ix_(ia, ia), np.ix_(ja, ja)
         self._same = 2.0 * (ja[:, None] == ja[None, :])
-        self._pair = (self.lind[:, None] * k + self.lind[None, :]).ravel()
+        self._P = np.zeros((len(ia), k))  # entry -> the theta it holds
+        self._P[np.arange(len(ia)), self.lind] = 1.0
         self._vk, self._uk = ja * k + self.lind, ia * k + self.lind
         self.n_evals = 0
 
@@ -223,10 +223,10 @@ class DenseProfile:
         Wld = Wp if self.reml else self.ZtZ - Y[:q].T @ Y[:q]  # ML: Z'V^-1Z
         G = self.right(Wld, Ts)
         S = self.left(G, Ts)
-        Gp = G[self._gp]
-        Wa = Wld[self._wa]
-        T = (self._same - 2 * S[self._sp]) * Wa - 2 * Gp * Gp.T
-        H_ld = np.bincount(self._pair, T.ravel(), k * k).reshape(k, k)
+        Gp = G.take(ia, 0).take(ja, 1)
+        Wa = Wld.take(ia, 0).take(ia, 1)
+        T = (self._same - 2 * S.take(ja, 0).take(ja, 1)) * Wa - 2 * Gp * Gp.T
+        H_ld = self._P.T @ T @ self._P
         g_ld = 2 * np.bincount(lind, G[ia, ja], k)
         Vk = np.bincount(self._vk, s[ia], q * k).reshape(q, k)  # dLambda_k' s
         Uk = np.bincount(self._uk, u[ja], q * k).reshape(q, k)  # dLambda_k u
