@@ -73,7 +73,7 @@ for (i in seq_len(rep)) {
   st <- system.time({m2 <- lmerTest::lmer(as.formula(args[2]), data = d); s <- summary(m2)})
   t2 <- min(t2, st[["elapsed"]]); c2 <- min(c2, cpu(st))
 }
-cat(t1, t2, as.numeric(logLik(m)), c1, c2, "\n")
+cat(t1, t2, sprintf("%.8f", as.numeric(logLik(m))), c1, c2, "\n")
 """
 
 
