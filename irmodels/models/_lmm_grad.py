@@ -264,8 +264,11 @@ def satterthwaite_dense(prof: DenseProfile, theta: np.ndarray, sigma: float
     H[k, k] = 6 * h["pwrss"] / (s2 * s2) - 2 * prof.c / s2
     A = 2 * np.linalg.pinv((H + H.T) / 2)
     R, Y = h["R"], h["Y"]
-    Cinv, _ = dpotri(R[q:q + p, q:q + p], lower=1)
-    Cinv = np.tril(Cinv) + np.tril(Cinv, -1).T
+    if p:
+        Cinv, _ = dpotri(R[q:q + p, q:q + p], lower=1)
+        Cinv = np.tril(Cinv) + np.tril(Cinv, -1).T
+    else:  # no fixed effects: nothing to differentiate (LAPACK refuses an empty matrix)
+        Cinv = np.zeros((0, 0))
     K = prof.omega[:q, q:q + p] - Y[:q].T @ R[q:q + p, :q].T  # Z'V^-1X
     LK = prof.left(K, h["Ts"])
     J = []

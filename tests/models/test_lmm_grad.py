@@ -129,3 +129,26 @@ def test_response_with_a_large_mean_keeps_its_precision() -> None:
     assert shifted.deviance == pytest.approx(fit.deviance, rel=1e-12)
     assert shifted.fixed_estimates.iloc[0] - 1e6 == pytest.approx(
         fit.fixed_estimates.iloc[0], rel=1e-9)
+
+
+def test_no_fixed_effects(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    """``y ~ 0 + (1 + x | g)``: no fixed effects, the dense path's fit equals the sparse one's
+    and its (empty) Satterthwaite parts come without a LAPACK complaint on stderr."""
+    import irmodels.models._lmm as lmm
+
+    rng = np.random.default_rng(5)
+    g = np.repeat(np.arange(12), 8)
+    x = np.tile(np.arange(8.0), 12)
+    y = (2 + 0.5 * x + rng.normal(0, 1, 12)[g] + rng.normal(0, 0.3, 12)[g] * x
+         + rng.normal(0, 0.5, g.size))
+    d = pd.DataFrame({"g": [f"g{k}" for k in g], "x": x, "y": y})
+    terms = (ReTerm(("g",), True, ("x",)),)
+    dense = fit_lmm("y ~ 0", d, terms=terms)
+    J, A = dense._satterthwaite
+    assert len(J) == 4 and all(j.shape == (0, 0) for j in J) and A.shape == (4, 4)
+    assert dense.fixed.empty
+    assert "DPOTRI" not in capfd.readouterr().err
+    monkeypatch.setattr(lmm, "DENSE_MAX_Q", 0)
+    sparse = fit_lmm("y ~ 0", d, terms=terms)
+    assert dense.loglik == pytest.approx(sparse.loglik, rel=1e-12)
+    np.testing.assert_allclose(dense.theta, sparse.theta, rtol=0, atol=1e-5)
