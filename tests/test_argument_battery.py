@@ -236,6 +236,9 @@ SKIP = {
                      "variability.plot_mean_sd", "parse_formula"], "no battery parameter"),
     # `evaluate`'s only battery parameter is n_workers (irm.parallel's own check, ParallelError)
     "evaluate": "n_workers only",
+    # the package options: threads is "auto", a positive integer or None (its own refusals,
+    # ArgumentError, tested in tests/models/test_threads.py)
+    **dict.fromkeys(["get_options", "set_options"], "options, tests/models/test_threads.py"),
     # the datasets' arguments are names (DatasetError with a "did you mean", tests/data)
     **dict.fromkeys(["datasets.cache_dir", "datasets.canonical_measure", "datasets.info",
                      "datasets.list", "datasets.load", "datasets.path"], "names, DatasetError"),
