@@ -112,8 +112,10 @@ class GlmmResult(FittedModel):
 
     @property
     def opt_summary(self) -> OptSummary:
-        """Two stages as glmer (theta, then theta and beta) by L-BFGS-B, then Newton steps
-        on lme4's finite-difference Hessian; ``gradient_norm`` is lme4's scaled gradient."""
+        """Two stages as glmer (theta, then theta and beta) by L-BFGS-B on the exact gradient
+        of the deviance (binomial, Poisson; else finite differences), then Newton steps on its
+        Hessian (central differences of that gradient, or lme4's ``deriv12``);
+        ``gradient_norm`` is lme4's scaled gradient."""
         return OptSummary(method="L-BFGS-B + Newton", iterations=self.n_iter,
                           gradient_norm=self._fit.gradient_norm, converged=self.converged,
                           boundary=self.boundary)
