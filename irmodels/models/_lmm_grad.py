@@ -99,6 +99,7 @@ class DenseProfile:
         self._P[np.arange(len(ia)), self.lind] = 1.0
         self._vk, self._uk = ja * k + self.lind, ia * k + self.lind
         self.n_evals = 0
+        self._last: tuple[bytes, Any] | None = None
 
     # -- Lambda products ----------------------------------------------------------------------
     def templates(self, theta: np.ndarray) -> list[np.ndarray]:
@@ -131,17 +132,23 @@ class DenseProfile:
 
     # -- the factor and the deviance ----------------------------------------------------------
     def factor(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
-        """``(R, Omega Lambda~, templates)``; None when the system is not positive definite."""
+        """``(R, Omega Lambda~, templates)``; None when the system is not positive definite.
+        The last factor is kept (the optimiser asks for the deviance, then the derivatives, at
+        the same point); callers do not modify it."""
+        theta = np.asarray(theta, float)
+        key = theta.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         self.n_evals += 1
-        Ts = self.templates(np.asarray(theta, float))
+        Ts = self.templates(theta)
         B = self.right(self.omega, Ts)
         A = self.left(B, Ts)
         q = self.q
         A[np.arange(q), np.arange(q)] += 1.0
         R, info = dpotrf(A.T, lower=1, clean=1, overwrite_a=1)
-        if info != 0:
-            return None
-        return R, B, Ts
+        out = None if info != 0 else (R, B, Ts)
+        self._last = (key, out)
+        return out
 
     def deviance_of(self, R: np.ndarray) -> float:
         q, p = self.q, self.p

@@ -118,18 +118,17 @@ def newton(prof: Any, x0: np.ndarray, lower: np.ndarray, maxiter: int = 200
         if sn == 0.0:
             return x, f, it, dec < 1e-6, "the step vanished on the bounds"
         pred = -float(g @ sv + 0.5 * sv @ H @ sv)
-        if dec < 1e-6 and w[0] > 0 and sn < delta:  # quadratic convergence: the full Newton
-            fn = prof(xn)  # step from here leaves a decrement of about dec^2
-            if fn <= f:
-                return xn, fn, it, True, "Newton decrement below tolerance"
-        fn, gn, Hn = prof.hess(xn)
+        fn = prof(xn)
+        if dec < 1e-6 and w[0] > 0 and sn < delta and fn <= f:  # quadratic convergence: the
+            return xn, fn, it, True, "Newton decrement below tolerance"  # rest is about dec^2
         rho = (f - fn) / pred if pred > 0 else -1.0
         if not np.isfinite(fn) or rho < 0.25:
             delta = 0.25 * sn
         elif rho > 0.75 and sn > 0.99 * delta:
             delta = 2 * delta
         if np.isfinite(fn) and fn < f and rho > 1e-4:
-            x, f, g, H = xn, fn, gn, Hn
+            x = xn
+            f, g, H = prof.hess(x)  # the factor at x is reused
         elif delta < 1e-10 * (1.0 + float(np.max(np.abs(x)))):
             ok = dec < 1e-6
             return x, f, it, ok, ("no decrease in the trust region" + (
