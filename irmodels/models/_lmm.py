@@ -635,8 +635,10 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
             for j in range(b.q):
                 for i in range(j + 1, b.q):
                     den = sd[i] * sd[j]
+                    # a boundary fit's correlation is +-1 up to rounding (1 + 2e-16): clipped
                     rows.append((b.group, b.columns[j], b.columns[i],
-                                 c[i, j] / den if den > 0 else float("nan")))
+                                 float(np.clip(c[i, j] / den, -1.0, 1.0)) if den > 0
+                                 else float("nan")))
         return pd.DataFrame(rows, columns=["group", "effect1", "effect2", "correlation"])
 
     # -- fixed effects --------------------------------------------------------------------------
