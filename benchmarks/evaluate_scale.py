@@ -262,11 +262,13 @@ def _stream_routes(args, tmp, watch, n_s, n_t, depth, n_rows) -> None:
     if args.serial:
         results["serial"] = route("directory, file by file, serial",
                                   lambda: irm.evaluate(run_dir, qrels, MEASURES))
+    how = irm.parallel.start_method()
     results["processes"] = route(
-        "directory, 2 processes",
+        f"directory, 2 processes ({how}ed)",
         lambda: irm.evaluate(run_dir, qrels, MEASURES, backend="processes", n_workers=2))
     peaks = watch.since()
-    print("    workers' peak RSS (VmHWM, forked: starts at this process's RSS at the fork): "
+    print(f"    workers' peak RSS (VmHWM{', from this process RSS at the fork' * (how == 'fork')}"
+          "; the resource tracker is the small one): "
           + ", ".join(f"{v:.0f} MB" for v in sorted(peaks.values())))
     if not args.no_dask:
         from _timing import dask_client
