@@ -139,7 +139,9 @@ def glmm_design(model: str | ModelSpec, data: pd.DataFrame, *, family: str | Fam
     nagq = check_nagq(nagq)
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
-    d = lmm_design(model, data, terms)
+    # binomial and Poisson responses have no residual variance: glmer fits an observation-level
+    # term (one level per row), the usual model of over-dispersion
+    d = lmm_design(model, data, terms, effects_per_row=not fam.has_dispersion)
     raw = np.asarray(d.y, dtype=float)
     n = len(raw)
     if fam.takes_trials:

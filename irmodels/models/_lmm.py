@@ -231,10 +231,14 @@ def _term_text(t: ReTerm) -> str:
 
 
 def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
-               terms: tuple[ReTerm, ...] | None = None) -> LMMDesign:
+               terms: tuple[ReTerm, ...] | None = None, *,
+               effects_per_row: bool = False) -> LMMDesign:
     """Stage 1: the fixed design ``X`` (treatment contrasts, as :func:`irmodels.mixed`), the
     random-effects matrix ``Z`` and the pattern of ``Lambda``. ``terms`` overrides the random
-    terms of the spec (each with ``factors``, ``intercept``, ``effects``)."""
+    terms of the spec (each with ``factors``, ``intercept``, ``effects``). A linear model
+    refuses as many random effects as rows (they cannot be told from the residual);
+    ``effects_per_row=True`` allows them (GLMMs without a dispersion parameter, as glmer:
+    an observation-level term models over-dispersion)."""
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     spec = _resolve(model, list(data.columns), data)
@@ -318,7 +322,7 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
     Z = sp.csr_matrix((np.hstack(z_vals).ravel(), np.hstack(z_cols).ravel(),
                        np.arange(0, n * width + 1, width)), shape=(n, offset)).tocsc()
     ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptr_parts))])
-    if offset >= n:
+    if offset >= n and not effects_per_row:
         raise DesignError(f"the random effects of {spec} have {offset} coefficients for {n} "
                           "observations: they cannot be separated from the residual. Drop a "
                           "slope or a term.")
