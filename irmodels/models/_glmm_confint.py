@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels._threads import LARGE, kernel_threads
 from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
@@ -416,7 +417,8 @@ def confint(fit: Any, method: str = "profile", level: float = 0.95,
         raise ArgumentError(f"method must be 'profile', 'bootstrap' or 'wald'; got {method!r}"
                             + did_you_mean(str(method), methods))
     wanted = _wanted(fit, parm)
-    with warnings.catch_warnings():
+    # one BLAS thread (as the GLMM fit): the refits' small q x q solves, set once per call
+    with kernel_threads(LARGE - 1), warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundaryFitWarning)
         if method == "wald":
             return wald_intervals(fit, level, wanted)

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels._threads import kernel_threads
 from irmodels._validate import check_probability, did_you_mean
 from irmodels.errors import ArgumentError, BoundaryFitWarning, ConvergenceWarning, DataFormatError
 from irmodels.models._mixed_confint import CONFINT_COLUMNS
@@ -419,7 +420,8 @@ def confint(fit: SlopeMixedResult, method: str = "profile", level: float = 0.95,
         raise ArgumentError(f"method must be 'profile', 'bootstrap' or 'wald'; got {method!r}"
                             + did_you_mean(str(method), ("profile", "bootstrap", "wald")))
     wanted = _wanted(fit, parm)
-    with warnings.catch_warnings():
+    # BLAS threads by the fit's size, set once for all the refits (irmodels._threads)
+    with kernel_threads(fit._dev.q), warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundaryFitWarning)
         if method == "profile":
             return profile_intervals(fit, level, wanted)

@@ -28,6 +28,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.special import fdtrc
 
+from irmodels._threads import kernel_threads
 from irmodels.errors import ArgumentError, DesignError, ModelError
 from irmodels.models._mixed_anova import (
     KR_MAX_OBS,
@@ -222,7 +223,8 @@ def contrast_df(fit: SlopeMixedResult, L: np.ndarray, ddf: str = "satterthwaite"
     if _check_ddf(ddf) == "satterthwaite":
         return df_for(fit, L)
     _check_kr(fit)
-    Phi, PhiA, PP, W = kr_adjusted(fit)
+    with kernel_threads(fit.n_obs):  # its n x n products: BLAS threads by size
+        Phi, PhiA, PP, W = kr_adjusted(fit)
     beta = fit.fixed_estimates.to_numpy() / fit.sigma
     return np.array([kenward_roger_f(row[None, :], beta, Phi, PhiA, PP, W)[2]
                      for row in np.atleast_2d(L)])
@@ -242,7 +244,8 @@ def anova(fit: SlopeMixedResult, type: int = 3, ddf: str = "satterthwaite") -> M
         rows = [satterthwaite_f(fit, L) for L in hyps.values()]
     else:
         _check_kr(fit)
-        Phi, PhiA, PP, W = kr_adjusted(fit)
+        with kernel_threads(fit.n_obs):  # its n x n products: BLAS threads by size
+            Phi, PhiA, PP, W = kr_adjusted(fit)
         beta = fit.fixed_estimates.to_numpy() / fit.sigma
         rows = [kenward_roger_f(L, beta, Phi, PhiA, PP, W) for L in hyps.values()]
     F = np.array([r[0] for r in rows])

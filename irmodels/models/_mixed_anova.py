@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.special import fdtrc  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._display import ResultDisplay, TableAccess
+from irmodels._threads import kernel_threads
 from irmodels.errors import ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -361,7 +362,8 @@ def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedA
                 f"limit of {KR_MAX_OBS}. Use ddf='satterthwaite' (the two agree closely on "
                 "large designs)."
             )
-        Phi, PhiA, PP, W = kr_adjusted(fit)  # in units of sigma^2
+        with kernel_threads(fit.n_obs):  # its n x n products: BLAS threads by size
+            Phi, PhiA, PP, W = kr_adjusted(fit)  # in units of sigma^2
         beta = fit.fixed_estimates.to_numpy() / fit._state.sigma
         for L in hyps.values():
             rows.append(kenward_roger_f(L, beta, Phi, PhiA, PP, W))

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels._threads import kernel_threads
 from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
@@ -400,7 +401,8 @@ def confint(fit: MixedResult, method: str = "profile", level: float = 0.95,
             parm: Sequence[str] | None = None, n_boot: int = 500, seed: Any = 0,
             backend: Any = "serial", n_workers: int | None = None) -> pd.DataFrame:
     level = _check_level(level)
-    with warnings.catch_warnings():
+    # BLAS threads by the fit's size, set once for all the refits (irmodels._threads)
+    with kernel_threads(fit._state["problem"].r), warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundaryFitWarning)
         if method == "profile":
             return profile_intervals(fit, level, parm)
@@ -433,7 +435,8 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
 
     level = _check_level(level)
     gs = gstudy(fit, facets=facets, data=data)
-    draws = bootstrap_draws(fit, n_boot, seed, backend, n_workers)
+    with kernel_threads(fit._state["problem"].r):  # threads set once for all the refits
+        draws = bootstrap_draws(fit, n_boot, seed, backend, n_workers)
     ok = draws.notna().all(axis=1)
     if not ok.all():
         warnings.warn(f"{int((~ok).sum())} of {n_boot} bootstrap refits failed and were left out",

@@ -225,3 +225,45 @@ def test_glm_and_glmm_fits_run_on_one_thread(options, monkeypatch):
         assert _blas_threads() == [2] * len(_blas_threads())
     assert len(inside) == 2 and all(n == [1] * len(n) for n in inside)
     assert np.isfinite(fit.deviance) and np.isfinite(gfit.loglik)
+
+
+class _Seen(Exception):
+    """Raised by a spy once it has recorded the BLAS threads (the rest of the call is skipped)."""
+
+
+def test_inference_entry_points_set_the_threads_once(options, monkeypatch):
+    """Kenward-Roger and confint (both mixed engines and GLMMs) run their kernels on one
+    thread at these sizes, and give the caller's 3 threads back afterwards."""
+    from irmodels.models import (_glmm_confint, _lmm_confint, _lmm_inference, _mixed_anova,
+                                 _mixed_confint)
+
+    fit = irm.mixed(MODEL, _shards())  # r = 210
+    rng = np.random.default_rng(2)
+    g = np.repeat(np.arange(60), 5)
+    x = np.tile(np.arange(5.0), 60)
+    eta = rng.normal(0, 0.5, 60)[g] + 0.2 * x - 0.5
+    d = pd.DataFrame({"g": [f"g{i:02d}" for i in g], "x": x,
+                      "y": eta + rng.normal(0, 0.3, 60)[g] * x + rng.normal(0, 0.5, g.size),
+                      "k": rng.binomial(10, 1 / (1 + np.exp(-eta)))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        slopes = irm.mixed("y ~ x + (x | g)", d)  # q = 120
+        glmm = irm.mixed("k ~ x + (1 | g)", d, family="binomial", trials=10)
+    cases = [(_mixed_anova, "kr_adjusted", lambda: fit.anova(ddf="kenward-roger")),
+             (_mixed_confint, "wald_intervals", lambda: fit.confint(method="wald")),
+             (_lmm_inference, "kr_adjusted", lambda: slopes.anova(ddf="kenward-roger")),
+             (_lmm_confint, "wald_intervals", lambda: slopes.confint(method="wald")),
+             (_glmm_confint, "wald_intervals", lambda: glmm.confint(method="wald"))]
+    for module, name, call in cases:
+        inside: list[list[int]] = []
+
+        def spy(*args, _inside=inside, **kwargs):
+            _inside.append(_blas_threads())
+            raise _Seen
+
+        monkeypatch.setattr(module, name, spy)
+        with threadpool_limits(3, "blas"):
+            with pytest.raises(_Seen):
+                call()
+            assert _blas_threads() == [3] * len(_blas_threads()), module.__name__
+        assert inside == [[1] * len(inside[0])], module.__name__
