@@ -66,7 +66,7 @@ irmodels.errors.DataFormatError: the beta family needs scores strictly between 0
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -183,6 +183,10 @@ class Beta(Family):
         """The engine's hook (:func:`irmodels.models._glmm.glmm_design`): the response as
         fitted, :func:`beta_response` (scores at 0 or 1 refused, or every score squeezed)."""
         return beta_response(y, data, squeeze_scores=squeeze)
+
+    #: the most random effects of glmmTMB's fit here (:data:`BETA_DENSE_MAX_Q`; the design
+    #: refuses more: the general engine's expected-information Laplace is not glmmTMB's)
+    max_random_effects: ClassVar[int] = 2000
 
     def fit_laplace(self, gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
         """The engine's hook (:func:`irmodels.models._glmm.fit_glmm`): glmmTMB's fit,
@@ -369,9 +373,8 @@ register_family("beta", Beta)
 # --------------------------------------------------------------------------------------------
 # the Laplace fit of a beta GLMM, as glmmTMB
 
-#: above this many random effects the exact-gradient path (dense q x q) gives way to the
-#: general engine of :mod:`irmodels.models._glmm`
-BETA_DENSE_MAX_Q = 2000
+#: the most random effects of the exact-gradient path (dense q x q); the design refuses more
+BETA_DENSE_MAX_Q = Beta.max_random_effects
 
 
 class _BetaLaplace:

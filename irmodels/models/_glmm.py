@@ -183,9 +183,16 @@ def glmm_design(model: str | ModelSpec, data: pd.DataFrame, *, family: str | Fam
                 f"nagq={nagq} (adaptive Gauss-Hermite quadrature) is only available for models "
                 "with a single, scalar random-effects term such as (1|topic), as lme4's glmer; "
                 f"this model has {_describe_terms(d)}. Use nagq=1 (Laplace).")
-        if fam.has_dispersion:
-            raise DesignError(f"nagq={nagq} is not available for the {fam.name} family "
-                              "(glmmTMB fits it by the Laplace approximation); use nagq=1.")
+    if fam.has_dispersion and nagq != 1:
+        raise DesignError(f"nagq={nagq} is not available for the {fam.name} family "
+                          "(glmmTMB fits it by the Laplace approximation); use nagq=1.")
+    max_q = getattr(fam, "max_random_effects", None)  # beta: glmmTMB's Laplace, dense in q
+    if max_q is not None and d.Z.shape[1] > max_q:
+        raise DesignError(
+            f"the {fam.name} family is fitted as glmmTMB does (the Laplace approximation with the "
+            f"observed information, dense in the random effects) up to {max_q} random effects; "
+            f"this model has {d.Z.shape[1]}. Fit fewer levels (a subset of topics or systems), "
+            "or model the scores with family='binomial' or a Gaussian mixed model.")
     return GlmmDesign(d, fam, y, w, off, nagq, trials, offset, bool(squeeze))
 
 

@@ -202,3 +202,24 @@ def test_response_scale_tukey_matches_emmeans(fits, fixture, name):
         assert row.ratio == pytest.approx(np.atleast_1d(ro["ratio"])[k], rel=1e-5)
         assert row.ratio_se == pytest.approx(np.atleast_1d(ro["SE"])[k], rel=1e-5)
         assert row.p_adj == pytest.approx(np.atleast_1d(ro["p"])[k], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("nagq", [0, 3])
+def test_beta_takes_the_laplace_approximation_only(nagq):
+    """glmmTMB fits a beta GLMM by the Laplace approximation; nagq=0 went to the general
+    engine, whose standard errors were 20% off glmmTMB's: refused, saying what to use."""
+    d = pd.DataFrame({"topic": np.repeat([f"t{i}" for i in range(6)], 3),
+                      "system": np.tile(["a", "b", "c"], 6),
+                      "ap": np.linspace(0.1, 0.8, 18)})
+    with pytest.raises(irm.DesignError, match=f"nagq={nagq} is not available for the beta"):
+        irm.mixed("ap ~ system + (1|topic)", d, family="beta", nagq=nagq)
+
+
+def test_beta_refuses_more_random_effects_than_its_dense_laplace_takes():
+    rng = np.random.default_rng(4)
+    k = 2001
+    d = pd.DataFrame({"topic": np.repeat([f"t{i}" for i in range(k)], 2),
+                      "system": np.tile(["a", "b"], k),
+                      "ap": rng.uniform(0.05, 0.95, 2 * k)})
+    with pytest.raises(irm.DesignError, match="up to 2000 random effects; this model has 2001"):
+        irm.mixed("ap ~ system + (1|topic)", d, family="beta")
