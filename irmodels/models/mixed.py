@@ -660,7 +660,7 @@ def mixed(
     model: str | ModelSpec,
     data: pd.DataFrame,
     *,
-    method: Literal["REML", "ML"] = "REML",
+    method: Literal["REML", "ML"] | None = None,
     residual: str | None = None,
     start: dict[str, float] | None = None,
     maxiter: int = 2000,
@@ -689,8 +689,10 @@ def mixed(
     data : DataFrame
         A long frame (:func:`irmodels.frame`) or any frame with the named columns. The first
         category (natural order for strings) is the reference level of a fixed factor.
-    method : {"REML", "ML"}
-        Restricted (default) or full maximum likelihood.
+    method : {"REML", "ML"}, optional
+        Restricted (the default for a linear mixed model) or full maximum likelihood. A GLMM
+        (``family=``) is a maximum-likelihood fit, as glmer's: ``"ML"`` or omitted; ``"REML"``
+        is refused.
     residual : str, optional
         ``None`` for one residual variance; a factor or interaction (``"topic:system"``,
         ``"system"``) for one residual variance per stratum, nlme's
@@ -799,9 +801,18 @@ def mixed(
     >>> round(float(g.fixed.loc["systemsys2", "estimate"]), 4)
     1.9431
     """
+    if method is not None and method not in ("REML", "ML"):
+        raise ArgumentError(f"method must be 'REML' or 'ML'; got {method!r}"
+                            + did_you_mean(method, ("REML", "ML")))
     if family is not None or link is not None or trials is not None or offset is not None or (
             nagq != 1) or squeeze is not False:  # GLMMs: their module is imported when used
         from irmodels.models.glmm import mixed_glmm
+
+        if method == "REML" and family not in (None, "gaussian"):
+            raise ArgumentError(
+                f"method='REML' does not apply to a {family} GLMM: it is fitted by maximum "
+                "likelihood (the Laplace approximation or quadrature, as glmer and glmmTMB); "
+                "drop method= (or pass method='ML').")
 
         with kernel_threads(LARGE - 1):  # one BLAS thread (its small q x q solves)
             glmm = mixed_glmm(model, data, family=family, link=link, trials=trials,
@@ -809,9 +820,8 @@ def mixed(
                               missing=missing, squeeze=squeeze)
         if glmm is not None:
             return glmm  # type: ignore[return-value]
-    if method not in ("REML", "ML"):
-        raise ArgumentError(f"method must be 'REML' or 'ML'; got {method!r}"
-                            + did_you_mean(method, ("REML", "ML")))
+    if method is None:
+        method = "REML"
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     from irmodels.models._anova_fit import drop_missing

@@ -221,3 +221,19 @@ def test_iteration_limit_is_a_typed_convergence_warning():
     with pytest.warns(irm.ConvergenceWarning, match="did not converge"):
         res = fit_glmm(gd, maxiter=1)
     assert not res.converged
+
+
+def test_method_reml_is_refused_for_a_glmm_and_ml_accepted():
+    """A GLMM is a maximum-likelihood fit: method='REML' was silently ignored; now refused,
+    and method='ML' (or omitted) gives the same fit."""
+    d = pd.DataFrame({"topic": np.repeat([f"t{i}" for i in range(8)], 3),
+                      "system": np.tile(["a", "b", "c"], 8),
+                      "rel": [1, 4, 6, 0, 3, 5, 2, 5, 8, 1, 2, 4, 3, 6, 9, 0, 1, 3, 2, 4, 7,
+                              1, 5, 5]})
+    with pytest.raises(irm.ArgumentError, match="method='REML' does not apply to a binomial"):
+        irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10, method="REML")
+    with pytest.raises(irm.ArgumentError, match="method must be 'REML' or 'ML'"):
+        irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10, method="ml")
+    a = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10, method="ML")
+    b = irm.mixed("rel ~ system + (1|topic)", d, family="binomial", trials=10)
+    assert a.loglik == b.loglik
