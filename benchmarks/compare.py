@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 
 import pandas as pd
+from _timing import best_of
 from scipy import stats
 
 import irmodels as irm
-from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("IRM_DATA_MIRROR", ROOT.parent / "shared" / "data" / "ir-scores"))

@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _timing import best_of
 
 import irmodels as irm
-from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 GLMM = ROOT / "tests" / "reference" / "data" / "glmm"

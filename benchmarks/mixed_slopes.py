@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _timing import best_of
 
 import irmodels as irm
-from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "reference" / "data" / "lme4"

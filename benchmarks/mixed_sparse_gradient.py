@@ -24,7 +24,6 @@ import tracemalloc
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from irmodels.models import _reml
 from irmodels.models.mixed import deviance_function, mixed_design

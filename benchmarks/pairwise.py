@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _timing import best_of
 from scipy import stats
 
 import irmodels as irm
-from _timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("IRM_DATA_MIRROR", ROOT.parent / "shared" / "data" / "ir-scores"))

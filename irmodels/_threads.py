@@ -34,7 +34,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from irmodels.errors import ArgumentError
 
@@ -50,7 +50,7 @@ LARGE = 3000
 #: The environment variable read for the default of ``threads``.
 ENV = "IRM_BLAS_THREADS"
 
-Threads = Union[int, Literal["auto"], None]
+Threads = int | Literal["auto"] | None
 
 _lock = threading.Lock()
 _depth = 0                 # nesting depth of kernel_threads (process-wide: BLAS limits are)

@@ -222,7 +222,7 @@ def demo_report(
     from irmodels.studies.shard_study import shards
 
     say = progress or (lambda _msg: None)
-    say("generating the demo collection (seed %d)" % seed)
+    say(f"generating the demo collection (seed {seed})")
     coll = irm.collection.generate(seed=seed)
     wanted = list(dict.fromkeys([measure, *compare_measures]))
     say(f"evaluating {', '.join(wanted)} on {coll.runs['system'].nunique()} runs")

@@ -281,7 +281,7 @@ def test_every_public_function_is_covered() -> None:
 
 def _cases() -> list[Any]:
     out = []
-    for name, (fn, _, valid) in sorted(REGISTRY.items()):
+    for name, (fn, _, _valid) in sorted(REGISTRY.items()):
         for param in inspect.signature(fn).parameters:
             kind = _kind(param)
             if kind is None or (name, param) in NOT_AN_OPTION:

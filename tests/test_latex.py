@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_result_face import OVERFULL_TOLERANCE_PT, compile_latex, overfull  # tests/ is on sys.path
 
 import irmodels as irm
 from irmodels._display import (
@@ -21,8 +22,6 @@ from irmodels._display import (
     latex_escape,
     latex_header,
 )
-
-from test_result_face import OVERFULL_TOLERANCE_PT, compile_latex, overfull  # tests/ is on sys.path
 
 PDFLATEX = shutil.which("pdflatex")
 needs_pdflatex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")

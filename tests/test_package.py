@@ -62,7 +62,7 @@ def test_static_view_of_the_lazy_names_is_current():
     assert sync.block(sync.lazy_table(source)) in source
 
 
-def test_every_lazy_name_resolves():
+def test_every_lazy_name_resolves_to_an_object():
     import irmodels as irm
 
     for name in irm._LAZY:

@@ -16,8 +16,8 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 

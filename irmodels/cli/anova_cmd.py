@@ -12,9 +12,9 @@ Examples::
 
 from __future__ import annotations
 
-from irmodels.cli._options import digits, open_unit
-
 import argparse
+
+from irmodels.cli._options import digits, open_unit
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,9 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if args.formula is None and names != {c: c for c in names}:
         model = _in_user_names(model, names)  # the table names the user's columns
     from irmodels.cli._common import formula_error
-    from irmodels.errors import FormulaError
-
     from irmodels.cli._family_opts import family_kwargs
+    from irmodels.errors import FormulaError
 
     try:
         res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha,

@@ -8,13 +8,12 @@ Examples::
 
 from __future__ import annotations
 
-from irmodels.cli._options import digits, open_unit
-
 import argparse
 
 import pandas as pd
 
 from irmodels.cli._common import column_names, float_list, int_list, load_data  # noqa: F401 (re-exported)
+from irmodels.cli._options import digits, open_unit
 from irmodels.errors import DesignError
 
 

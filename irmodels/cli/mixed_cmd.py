@@ -12,9 +12,9 @@ Examples::
 
 from __future__ import annotations
 
-from irmodels.cli._options import digits, open_unit
-
 import argparse
+
+from irmodels.cli._options import digits, open_unit
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             f"--family {glm['family']} model is fitted by maximum likelihood (as glmer). Drop "
             "--method.")
     try:
-        fit = irm.mixed(args.formula, data, method=args.method or "REML",
+        fit = irm.mixed(args.formula, data, method=args.method,
                         residual=args.residual, drop_degenerate=args.drop_degenerate, **glm)
     except FormulaError as exc:
         raise formula_error(exc, args.data, args) from None

@@ -11,12 +11,11 @@ Examples::
 
 from __future__ import annotations
 
-from irmodels._safeio import atomic_file, check_target
-from irmodels.cli._options import add_force, open_unit, positive_float, positive_int, seed
-
 import argparse
 import sys
 
+from irmodels._safeio import atomic_file, check_target
+from irmodels.cli._options import add_force, open_unit, positive_float, positive_int, seed
 from irmodels.errors import DesignError
 
 _SHOW = 20

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._common import parse_undefined
@@ -85,8 +85,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import irmodels as irm
-    from irmodels.errors import UsageError
     from irmodels.data.io import warn_topic_id_mismatch
+    from irmodels.errors import UsageError
     from irmodels.replicates.sharding import read_docids
 
     out = Path(args.out)

@@ -154,8 +154,8 @@ def _report(runs, qrels, measure, systems, validation, comparison, path: Path) -
     import warnings
 
     import irmodels as irm
-    from irmodels.studies.document_samples_section import document_samples_section
     from irmodels.analysis import build_report
+    from irmodels.studies.document_samples_section import document_samples_section
 
     observed = irm.evaluate(runs, qrels, measures=[measure])
     if systems is not None:

@@ -30,7 +30,6 @@ from irmodels.data._lines import (
 from irmodels.data.frame import FACTOR_COLUMNS, frame, from_wide, to_wide
 from irmodels.errors import DataFormatError, DataQualityWarning, require
 
-
 # --------------------------------------------------------------------------------------
 # wide matrices
 

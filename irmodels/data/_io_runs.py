@@ -24,7 +24,6 @@ from irmodels.data._lines import ANY_CONTROL_LUT, CONTROL, first_byte_in
 from irmodels.data.frame import natural_key, require_columns
 from irmodels.errors import DataFormatError, DataQualityWarning
 
-
 # --------------------------------------------------------------------------------------
 # TREC runs
 

@@ -29,7 +29,6 @@ from irmodels.data._lines import (
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
 
-
 PathLike = str | os.PathLike
 
 

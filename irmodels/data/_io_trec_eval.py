@@ -15,7 +15,6 @@ from irmodels.data._lines import FLOAT, iter_lines, read_bytes, shorten, split_f
 from irmodels.data.frame import frame
 from irmodels.errors import DataFormatError
 
-
 # --------------------------------------------------------------------------------------
 # trec_eval -q output
 

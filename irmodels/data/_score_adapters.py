@@ -21,7 +21,6 @@ import pandas as pd
 
 from irmodels.errors import DataFormatError, UsageError
 
-
 _SCORE_FORMS = (
     "a pandas DataFrame (topic, system, score[, measure] or columns you name), a PyTerrier "
     "perquery frame (name, qid, measure, value), a dict {run name: ir_measures results}, "

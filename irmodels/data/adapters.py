@@ -43,7 +43,6 @@ from typing import Any
 import pandas as pd
 
 from irmodels.data._score_adapters import (
-    adapt_scores,
     describe,
     has_fields,
     is_polars,

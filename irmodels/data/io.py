@@ -36,7 +36,7 @@ from irmodels.data._io_runs import (
     write_qrels,
     write_run,
 )
-from irmodels.data._io_tables import EXACT_FLOATS, PathLike
+from irmodels.data._io_tables import EXACT_FLOATS, PathLike  # noqa: F401 (data.standardize)
 from irmodels.data._io_trec_eval import read_trec_eval
 
 __all__ = [

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class Call:
         return f"{self.fn}({self.arg})"
 
 
-Expr = Union[Num, Col, Neg, BinOp, Call]
+Expr = Num | Col | Neg | BinOp | Call
 
 
 def _prec(e: Expr) -> int:

@@ -31,8 +31,8 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_int_list, check_probability, check_rng, did_you_mean
-from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.data._columns import own_names, user_frame
+from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix, unit_scale
 
 __all__ = [

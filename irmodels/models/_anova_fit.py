@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from irmodels.data.frame import pooled_levels
 from irmodels._validate import check_choice
+from irmodels.data.frame import pooled_levels
 from irmodels.errors import DataQualityWarning, DesignError, FormulaError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
 from irmodels.models._anova_table import TABLE_COLUMNS
 from irmodels.models._lsq import sequential_ss, term_block
-
 
 #: Largest dense design (rows x columns) the least-squares path builds (about 400 MB).
 MAX_DENSE_CELLS = 50_000_000

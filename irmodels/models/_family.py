@@ -78,10 +78,6 @@ class Link:
     def __repr__(self) -> str:
         return f"Link({self.name!r})"
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        # pickled by name (the functions are lambdas): fits travel to worker processes
-        return (_link_named, (self.name,))
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Link) and other.name == self.name
 
@@ -152,11 +148,6 @@ LINKS: dict[str, Link] = {
     "sqrt": Link("sqrt", np.sqrt, lambda e: e * e, lambda e: 2 * e,
                  lambda e: np.full_like(e, 2.0)),
 }
-
-
-def _link_named(name: str) -> Link:
-    """The registered link ``name`` (how a :class:`Link` is unpickled)."""
-    return LINKS[name]
 
 
 def _ylogy(y: np.ndarray, mu: np.ndarray) -> np.ndarray:

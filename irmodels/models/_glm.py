@@ -44,15 +44,22 @@ import pandas as pd
 from scipy import linalg
 from scipy.special import chdtrc, ndtr
 
-from irmodels._validate import check_choice
-from irmodels._validate import did_you_mean
+from irmodels._validate import check_choice, did_you_mean
 from irmodels.errors import ArgumentError, ConvergenceWarning, DataFormatError, DesignError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
-from irmodels.models._glm_fit import EPSILON, MAXIT, GlmDesign, Irls, glm_design, irls
 from irmodels.models._family import family as get_family
 from irmodels.models._family import family_names
-from irmodels.models._glm_fit import separation_message, sum_coded
+from irmodels.models._glm_fit import (
+    EPSILON,
+    MAXIT,
+    GlmDesign,
+    Irls,
+    glm_design,
+    irls,
+    separation_message,
+    sum_coded,
+)
 from irmodels.models.base import FittedModel, OptSummary
 
 __all__ = ["GlmResult", "dispatch", "fit_glm", "GLM_FAMILIES", "EPSILON", "MAXIT"]

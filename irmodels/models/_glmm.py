@@ -43,9 +43,17 @@ from irmodels.errors import (
     DesignError,
 )
 from irmodels.formula.spec import ModelSpec
-from irmodels.models._family import Family, family as resolve_family
-from irmodels.models._glmm_grad import (LaplaceGradient, ZPairs, agq_gradient, deriv12,
-                                         free_params, gradient_available, newton_polish)
+from irmodels.models._family import Family
+from irmodels.models._family import family as resolve_family
+from irmodels.models._glmm_grad import (
+    LaplaceGradient,
+    ZPairs,
+    agq_gradient,
+    deriv12,
+    free_params,
+    gradient_available,
+    newton_polish,
+)
 from irmodels.models._lmm import DENSE_MAX_Q, SINGULAR_TOL, LMMDesign, ReTerm, lmm_design
 
 __all__ = ["GlmmDesign", "GlmmFit", "glmm_design", "fit_glmm", "gh_rule", "MAX_NAGQ",
@@ -423,7 +431,7 @@ class GlmmDeviance:
         obj = self._m2ll(eta, phi) + u @ u
         converged = False
         it = 0
-        for it in range(1, _PIRLS_MAXIT + 1):
+        for it in range(1, _PIRLS_MAXIT + 1):  # noqa: B007 (the count is read after the loop)
             d1, d2 = fam.deta_derivs(y, eta, w, phi)
             W = -d2  # Newton (the observed information) where it is positive, else Fisher
             if not np.all(W > 0):

@@ -241,7 +241,7 @@ class _Profile:
                 s0[j] = c
                 starts.append(s0)
         best, xb = math.inf, x0
-        for n, start in enumerate(starts):
+        for start in starts:
             with np.errstate(all="ignore"):
                 r = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bnds,
                                       options={"ftol": 1e-15, "gtol": 1e-7, "maxiter": 2000})

@@ -54,7 +54,6 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import stdtr
 
 from irmodels._threads import kernel_threads
-from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels.errors import (
     BoundaryFitWarning,
     DataFormatError,
@@ -64,7 +63,6 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
-from irmodels.models._mixed_plots import MixedResidualPlots
 from irmodels.models._lmm_grad import DenseProfile
 from irmodels.models._lmm_optim import SINGULAR_TOL
 from irmodels.models._lmm_optim import optimize as _optimize
@@ -75,6 +73,8 @@ from irmodels.models._mixed_design import (
     _group,
     _resolve,
 )
+from irmodels.models._mixed_plots import MixedResidualPlots
+from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models._mixed_residuals import ResidualType

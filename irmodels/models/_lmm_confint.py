@@ -258,7 +258,7 @@ def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: 
                 b = float(lim)  # type: ignore[arg-type]
             zb = zeta(b)
             if sign * zb >= z:
-                val = float(optimize.brentq(lambda v: zeta(v) - target, min(a, b), max(a, b),
+                val = float(optimize.brentq(lambda v, t=target: zeta(v) - t, min(a, b), max(a, b),
                                             xtol=1e-8 * max(abs(est), step), rtol=1e-10,
                                             maxiter=200))
                 break

@@ -151,7 +151,7 @@ def kr_adjusted(fit: SlopeMixedResult) -> tuple[np.ndarray, np.ndarray, list[np.
                 params.append([(a, a)] if i == j else [(a, c), (c, a)])
     atoms.append(None)  # the residual: Z = I
     params.append([(len(atoms) - 1, len(atoms) - 1)])
-    A = [Vi if Za is None else np.asarray((Za.T @ Vi)) for Za in atoms]  # Z_a' V^-1
+    A = [Vi if Za is None else np.asarray(Za.T @ Vi) for Za in atoms]  # Z_a' V^-1
     AX = [a @ X for a in A]
     Phi = np.linalg.inv(X.T @ (Vi @ X))
     cache: dict[tuple[int, int], np.ndarray] = {}

@@ -53,7 +53,7 @@ def hessian(f: Any, x: np.ndarray, rel: float = 1e-3, richardson: bool = True) -
 def jacobian(f: Any, x: np.ndarray, rel: float = 1e-3) -> list[np.ndarray]:
     out = []
     for i in range(len(x)):
-        def d(scale: float) -> np.ndarray:
+        def d(scale: float, i: int = i) -> np.ndarray:
             h = scale * (rel * abs(x[i]) + rel * (abs(x[i]) < 1e-8))
             e = np.zeros(len(x))
             e[i] = h

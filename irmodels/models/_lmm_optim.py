@@ -206,7 +206,7 @@ def polish(dev: Any, x: np.ndarray, fx: float, lower: np.ndarray) -> tuple[np.nd
             break
         idx = np.flatnonzero(free)
 
-        def sub(z: np.ndarray) -> float:
+        def sub(z: np.ndarray, x: np.ndarray = x, idx: np.ndarray = idx) -> float:
             xx = x.copy()
             xx[idx] = z
             return float(dev(xx))

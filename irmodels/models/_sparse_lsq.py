@@ -34,9 +34,9 @@ factorisation of the order of the number of remaining columns (1,341 for MD6 on 
 from __future__ import annotations
 
 import math
-from itertools import combinations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 from scipy import linalg, sparse

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from irmodels.data.frame import check_distinct_rows, check_rows
 from irmodels._threads import LARGE, kernel_threads
 from irmodels._validate import check_choice, check_probability, did_you_mean
+from irmodels.data.frame import check_distinct_rows, check_rows
 from irmodels.errors import (
     ArgumentError,
     DataFormatError,

@@ -293,7 +293,6 @@ class FittedModel(ResultDisplay, abc.ABC):
         378
         """
         from irmodels.inference.tukey import tukey_hsd
-
         from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):

@@ -24,9 +24,9 @@ topic        0.5253  0.7248
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np

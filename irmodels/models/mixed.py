@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -37,7 +37,6 @@ import pandas as pd
 from scipy.special import stdtr  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._threads import LARGE, kernel_threads
-from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 from irmodels._validate import did_you_mean, renamed
 from irmodels.errors import (
     ArgumentError,
@@ -48,7 +47,6 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _reml
-from irmodels.models._mixed_deviance import DevianceFunction, deviance_function
 from irmodels.models._mixed_design import (
     COVARIATE_RANGE,
     EXACT_FIT_TOL,
@@ -60,14 +58,16 @@ from irmodels.models._mixed_design import (
     mixed_design,
     model_columns,
 )
+from irmodels.models._mixed_deviance import DevianceFunction, deviance_function
 from irmodels.models._mixed_df import _satterthwaite_parts
-from irmodels.models._mixed_plots import MixedResidualPlots
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
+from irmodels.models._mixed_plots import MixedResidualPlots
+from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.gtheory import GStudy
-    from irmodels.models._mixed_residuals import ResidualType
     from irmodels.models._mixed_anova import MixedAnovaResult
+    from irmodels.models._mixed_residuals import ResidualType
 
 __all__ = ["COMPARE_COLUMNS", "COVARIATE_RANGE", "EXACT_FIT_TOL", "FIXED_COLUMNS", "RESPONSE_RANGE",
            "DevianceFunction", "MixedDesign", "MixedResult", "MixedState", "Optimum",

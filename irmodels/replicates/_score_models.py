@@ -18,7 +18,6 @@ from scipy import special, stats
 
 from irmodels.errors import DataFormatError
 
-
 Model = Literal["bootstrap", "kde", "gmg"]
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-import pandas as pd
-
 from irmodels._display import frame_to_html, frame_to_latex
+from irmodels._section import Section, frame_to_markdown
 from irmodels.errors import DesignError
 from irmodels.inference.gtheory import GStudy
-from irmodels._section import Section, frame_to_markdown
 
 __all__ = ["gstudy_section"]
 

@@ -569,7 +569,7 @@ def assemble_report(
         if "collection" in data.columns:
             what.append(str(info["collection"]))
         title = "Variance components and Tukey HSD" + (f": {' on '.join(what)}" if what else "")
-    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Report(
         title=title, anova=fit, components=components, tukey=tukey, balance=bal,
         data_info=data_info, figures=figures, versions=software_versions(), notes=tuple(notes),
@@ -645,7 +645,7 @@ def report(
             raise ArgumentError(
                 f"result {i + 1} of report() renders no section: a {type(r).__name__} has no "
                 "to_section(). Pass results of irmodels (or a reporting.Section).")
-    created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Report(
         title=title, anova=None, components=None, tukey=None, balance=None, data_info=None,
         figures={}, versions=software_versions(), notes=tuple(notes), sections=tuple(sections),

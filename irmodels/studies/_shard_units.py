@@ -24,7 +24,6 @@ from irmodels.errors import (
     UndefinedValueWarning,
 )
 
-
 DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 
 

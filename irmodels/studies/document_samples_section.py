@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from irmodels._display import frame_to_html, frame_to_latex
+from irmodels._section import Section, frame_to_markdown
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
-from irmodels._section import Section, frame_to_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

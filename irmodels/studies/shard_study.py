@@ -34,15 +34,15 @@ from irmodels.parallel import check_workers, default_workers, prestarted, spawn_
 from irmodels.parallel import map as parallel_map
 from irmodels.studies._shard_units import (
     DEFAULT_MODELS,
-    _Context,
-    _Unit,
     _check_int_list,
+    _Context,
     _fit_record,
     _inputs,
     _nanmean,
     _pair_levels,
     _resolve_models,
     _run_unit,
+    _Unit,
     _values,
     split_seed,
 )

@@ -646,10 +646,9 @@ def topic_sets(
     5    25      t                 0.647         0.0      0.090     0.910
     """
     seed = check_seed(seed)
+    from irmodels.data._columns import user_frame
     from irmodels.inference.pairwise import score_matrix, unit_scale
     from irmodels.inference.studentized import qtukey
-
-    from irmodels.data._columns import user_frame
 
     frame, _ = user_frame(frame, topic=topic, system=system, score=score,
                           what="irm.studies.topic_sets")

@@ -25,7 +25,6 @@ from irmodels.errors import (
     ArgumentError,
     DataFormatError,
     DataQualityWarning,
-    DesignError,
     OutputError,
     OutputExistsError,
     ResourceError,

@@ -10,7 +10,7 @@ import pytest
 
 import irmodels as irm
 from irmodels.data.collection import PRESETS, DemoCollection
-from irmodels.errors import DataFormatError, UndefinedValueWarning
+from irmodels.errors import UndefinedValueWarning
 
 
 @pytest.fixture(scope="module")

@@ -322,7 +322,9 @@ def _five() -> pd.DataFrame:
 
 def test_filter_systems() -> None:
     f = _five()
-    cats = lambda d: list(d["system"].cat.categories)
+    def cats(d: pd.DataFrame) -> list[str]:
+        return list(d["system"].cat.categories)
+
     assert cats(irm.filter_systems(f, min_mean=0.5)) == ["s2", "s4", "s10"]
     assert cats(irm.filter_systems(f, top_k=2)) == ["s4", "s10"]
     assert cats(irm.filter_systems(f, top_fraction=0.5)) == ["s4", "s10"]  # floor(2.5)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
+from irmodels.errors import ArgumentError, DataQualityWarning, DesignError
 from irmodels.inference.gtheory import GStudy
 from irmodels.inference.pairwise import p_adjust, pairwise
 

@@ -4,7 +4,6 @@ scaled MAD) in variability() and error_rate()."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 

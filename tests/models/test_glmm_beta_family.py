@@ -88,7 +88,8 @@ def test_expected_weights_are_the_expected_observed_information(link):
         mu = float(fam.link.linkinv(eta))
         dens = stats.beta(mu * phi, (1 - mu) * phi)
         e_info = integrate.quad(
-            lambda y: -fam.deta_derivs(np.array([y]), np.array([eta]), np.ones(1), phi)[1][0]
+            lambda y, eta=eta, dens=dens: -fam.deta_derivs(np.array([y]), np.array([eta]),
+                                                           np.ones(1), phi)[1][0]
             * dens.pdf(y), 0, 1, limit=200)[0]
         w = fam.expected_weights(np.array([eta]), np.ones(1), phi)[0]
         assert w == pytest.approx(e_info, rel=1e-7)

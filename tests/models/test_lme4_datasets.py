@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from mixed_checks import assert_deviance_optimum
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning
-from mixed_checks import assert_deviance_optimum
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "lme4_datasets.json").read_text())
@@ -113,8 +113,7 @@ def test_covariate_fits_leave_the_closed_form(fits: dict) -> None:
 def test_the_optimum_check_catches_the_former_closed_form() -> None:
     # the closed form's answer for sleepstudy (var(Subject) 1341.29 instead of 1378.18) is not
     # the optimum of the deviance: the helper must say so
-    from irmodels.models.mixed import (Optimum, deviance_function, mixed_design,
-                                       mixed_result)
+    from irmodels.models.mixed import Optimum, deviance_function, mixed_design, mixed_result
 
     design = mixed_design("Reaction ~ Days + (1|Subject)", _load("sleepstudy"))
     devfun = deviance_function(design, "REML")

@@ -21,8 +21,8 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.models import _reml
-from irmodels.models._mixed_deviance import _problem
 from irmodels.models._mixed_design import _build, _resolve
+from irmodels.models._mixed_deviance import _problem
 from irmodels.models._mixed_optimize import _closed_form
 
 

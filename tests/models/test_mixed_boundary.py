@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from mixed_checks import assert_deviance_optimum
 
 import irmodels as irm
 from irmodels.errors import ArgumentError, BoundaryFitWarning, DesignError
-from mixed_checks import assert_deviance_optimum
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "mixed_boundary.json").read_text())

@@ -16,12 +16,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from mixed_checks import assert_deviance_optimum
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning, DesignError
-from irmodels.models.mixed import (deviance_function, mixed_design, mixed_result,
-                                   optimize_deviance)
-from mixed_checks import assert_deviance_optimum
+from irmodels.models.mixed import deviance_function, mixed_design, mixed_result, optimize_deviance
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from mixed_checks import assert_deviance_optimum
 
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning
 from irmodels.models import _reml
-from mixed_checks import assert_deviance_optimum
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "mixed_hetero_hard.json").read_text())

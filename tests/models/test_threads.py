@@ -234,8 +234,13 @@ class _Seen(Exception):
 def test_inference_entry_points_set_the_threads_once(options, monkeypatch):
     """Kenward-Roger and confint (both mixed engines and GLMMs) run their kernels on one
     thread at these sizes, and give the caller's 3 threads back afterwards."""
-    from irmodels.models import (_glmm_confint, _lmm_confint, _lmm_inference, _mixed_anova,
-                                 _mixed_confint)
+    from irmodels.models import (
+        _glmm_confint,
+        _lmm_confint,
+        _lmm_inference,
+        _mixed_anova,
+        _mixed_confint,
+    )
 
     fit = irm.mixed(MODEL, _shards())  # r = 210
     rng = np.random.default_rng(2)

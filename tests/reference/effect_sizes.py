@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 #: Pairs (by column of the matrix): a large and a small positive effect, a negative one, a
@@ -25,7 +24,6 @@ PAIRS = (("run1", "run2"), ("run5", "run40"), ("run60", "run3"), ("run10", "run1
 
 
 def main() -> None:
-    import irmodels as irm
     from irmodels.inference.pairwise import _ms_error
 
     shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "ir-scores"

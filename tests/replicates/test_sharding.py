@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 import irmodels as irm
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.replicates.sharding import (
+    assign_shards as shards,
+)
+from irmodels.replicates.sharding import (
     docids_from,
     read_docids,
     shard_sizes,
     shard_splits,
-    assign_shards as shards,
 )
 
 DOCS = [f"FT{i:05d}" for i in range(1003)]

@@ -233,7 +233,7 @@ def test_null_means_by_quadrature(small_ap: pd.DataFrame, family: str) -> None:
     for sys_ in n.systems:
         m = n.margin(sys_)
         # an independent route: the mean is the integral of the quantile function
-        q, _ = integrate.quad(lambda u: float(m.ppf(np.array([u]))[0]), 0, 1, limit=400,
+        q, _ = integrate.quad(lambda u, m=m: float(m.ppf(np.array([u]))[0]), 0, 1, limit=400,
                               epsabs=1e-10)
         assert q == pytest.approx(target, abs=1e-6), (sys_, family)
 

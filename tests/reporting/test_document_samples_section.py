@@ -12,8 +12,8 @@ import pytest
 import irmodels as irm
 from irmodels.cli import main
 from irmodels.errors import DataFormatError, DataQualityWarning
-from irmodels.studies.document_samples_section import document_samples_section
 from irmodels.studies import document_samples as ds
+from irmodels.studies.document_samples_section import document_samples_section
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import pytest
 
 import irmodels as irm
 from irmodels._display import format_number
+from irmodels.analysis import build_report
 from irmodels.cli import main
 from irmodels.errors import DataFormatError, DesignError
-from irmodels.analysis import build_report
 from irmodels.reporting import Report, Section, assemble_report
 from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import subprocess
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 

@@ -88,8 +88,8 @@ def test_swap_counts_and_taus_by_brute_force(data):
 
 def test_pvalues_agree_with_pairwise_and_anova(data):
     """The batched t, Wilcoxon and Tukey statistics equal irm.pairwise / irm.anova on one set."""
-    from irmodels.studies.topic_set_study import _Context, _pvalues, _t_table, _tukey_sf_table
     from irmodels.inference.studentized import qtukey
+    from irmodels.studies.topic_set_study import _Context, _pvalues, _t_table, _tukey_sf_table
 
     X = _matrix(data)
     T, R = X.shape
