@@ -16,7 +16,7 @@ PYMIN ?= $(shell for p in python3.11 $$HOME/.pyenv/versions/3.11*/bin/python3.11
 	$$p -c 'import sys' >/dev/null 2>&1 && { echo $$p; break; }; done)
 VENV_MIN ?= .venv-min
 
-.PHONY: env report test test-min bench docs
+.PHONY: env report test test-min bench docs lint
 
 $(BIN)/irmodels: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,12 @@ test-min:
 	$(VENV_MIN)/bin/python -m pip install -q --upgrade pip
 	$(VENV_MIN)/bin/python -m pip install -q -c .ci/constraints-min.txt -e ".[test]"
 	$(VENV_MIN)/bin/python -m pytest -q -n auto --dist loadfile -p no:cacheprovider
+
+# Lint and types (ruff and mypy, the `dev` extra; configured in pyproject.toml). CI runs it.
+lint: env
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/ruff check irmodels tests benchmarks notebooks scripts conftest.py
+	$(BIN)/mypy irmodels
 
 # The documentation site (MkDocs, strict) in site/.
 docs: env
