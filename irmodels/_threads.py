@@ -9,9 +9,9 @@ user's setting (``OPENBLAS_NUM_THREADS``, ``threadpool_limits``) holds everywher
 
 The choice (``irm.set_options(threads="auto")``, the default):
 
-* a dense dimension below :data:`SMALL` (16; threads cost nothing measurable there): nothing
-  is changed and nothing is paid;
-* from :data:`SMALL` to below :data:`LARGE`: one thread;
+* a dense dimension below :data:`LARGE`: one thread (even a 45-row, 11-column mixed model's
+  profile took twice the CPU on OpenBLAS's two threads, at load 3; setting the limit costs
+  about 10 us a call, and 15 ms once per process to list the libraries);
 * :data:`LARGE` and above: one thread per idle core (the cores available to the process less
   the 1-minute load average, at least one), never more than the BLAS has already.
 
@@ -38,14 +38,12 @@ from typing import Any, Literal
 
 from irmodels.errors import ArgumentError
 
-__all__ = ["LARGE", "SMALL", "get_options", "kernel_threads", "set_options"]
+__all__ = ["LARGE", "get_options", "kernel_threads", "set_options"]
 
-#: Below this dense dimension (a two-way ANOVA's dozen columns) no limit is set: threads cost
-#: nothing measurable there. Above it even 36 x 36 factorisations stall (a 2-core machine under
-#: load: 5 s with three BLAS threads against 0.06 s with one, tests/models/test_threads.py's
-#: small design).
-SMALL = 16
-#: From this dense dimension on, the kernels may use the idle cores.
+#: Below this dense dimension the kernels run on one thread: even 36 x 36 factorisations stall
+#: under a multi-threaded BLAS (a 2-core machine under load: 5 s with three BLAS threads against
+#: 0.06 s with one), and so do the n x r products of an 11-column model. From it on, the kernels
+#: may use the idle cores.
 LARGE = 3000
 #: The environment variable read for the default of ``threads``.
 ENV = "IRM_BLAS_THREADS"
@@ -112,8 +110,7 @@ def set_options(*, threads: Threads | str | _Unset = _UNSET) -> dict[str, Any]:
     threads : "auto", int or None, optional
         BLAS threads of irmodels' own kernels (mixed-model deviance evaluations, least-squares
         factorisations), set once per fit and restored afterwards. ``"auto"`` (default): one
-        thread for dense dimensions from 16 to below 3,000, one per idle core above, nothing
-        changed below; an integer: that many threads in every kernel; None: the BLAS is left
+        thread for dense dimensions below 3,000, one per idle core from there; an integer: that many threads in every kernel; None: the BLAS is left
         as the user or ``OPENBLAS_NUM_THREADS`` set it. The environment variable
         ``IRM_BLAS_THREADS`` (``auto``, an integer, ``none``) sets the default. Omitted: unchanged.
 
@@ -171,8 +168,6 @@ def choose(dim: int) -> int | None:
         return None
     if threads != "auto":
         return int(threads)
-    if dim < SMALL:
-        return None
     if dim < LARGE:
         return 1
     current = max((lib["num_threads"] for lib in _get_controller().info()

@@ -43,7 +43,7 @@ def seen(monkeypatch):
 
 def _shards(seed: int = 3, T: int = 40, S: int = 10, H: int = 4) -> pd.DataFrame:
     """40 topics x 10 systems x 4 shards with 10% of the rows removed: q1 = 400 (topic:system),
-    r = 40 + 160 + 10 = 210 dense columns (between SMALL and LARGE). Smaller designs for the
+    r = 40 + 160 + 10 = 210 dense columns (below LARGE). Smaller designs for the
     fits with several threads (multi-threaded BLAS stalls on a loaded machine: the point)."""
     rng = np.random.default_rng(seed)
     ti, si, hi = np.meshgrid(np.arange(T), np.arange(S), np.arange(H), indexing="ij")
@@ -141,9 +141,8 @@ def test_least_squares_anova_is_limited(options, monkeypatch):
 
 
 def test_choose_by_size(options, monkeypatch):
-    assert _threads.choose(_threads.SMALL - 1) is None  # tiny: nothing set, nothing paid
-    assert _threads.choose(12) is None  # a two-way ANOVA's columns (warpbreaks: 1 + 1 + 2 + 2)
-    assert _threads.choose(_threads.SMALL) == 1
+    assert _threads.choose(1) == 1
+    assert _threads.choose(11) == 1  # a small mixed model's columns: spins too (docstring)
     assert _threads.choose(_threads.LARGE - 1) == 1
     monkeypatch.setattr(_threads, "_idle_cores", lambda: 2)
     with threadpool_limits(4, "blas"):
@@ -169,7 +168,10 @@ def test_nested_blocks_keep_the_outer_choice(options):
                 assert set(_blas_threads()) == {1}
             assert set(_blas_threads()) == {1}
         assert set(_blas_threads()) == {3}
-        with _threads.kernel_threads(10):  # below SMALL: untouched
+        with _threads.kernel_threads(10):  # small: one thread too
+            assert set(_blas_threads()) == {1}
+        irm.set_options(threads=None)
+        with _threads.kernel_threads(10):  # threads=None: untouched
             assert set(_blas_threads()) == {3}
 
 
