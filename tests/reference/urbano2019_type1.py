@@ -1,0 +1,120 @@
+"""Write ``urbano2019_type1_irmodels.json``: irmodels' type I error rates on the TREC ad hoc AP
+matrices the way Urbano, Lima & Hanjalic (SIGIR 2019) pool them.
+
+The paper (its ``R/11-type_1.R``) draws, in each trial, a collection with probability
+proportional to its number of runs among adhoc5-8, two of its runs, and simulates both through
+run 1's margin and the pair's bivariate (vine family) copula. Here each collection is fitted with
+:func:`irmodels.replicates.fit_simulator` (its own margin per system, a Gaussian copula) inside
+:func:`irmodels.studies.test_errors`, given ``n_trials`` proportional to its runs, and the counts
+are pooled. As the paper (``R/01-margins.R``) does, runs with identical per-topic scores (within
+1e-5) are dropped and then the runs whose mean is below the 10% quantile of the means.
+
+Compared with ``urbano2019_type1.json`` (the paper's published rates) by
+``tests/studies/test_urbano2019.py``. Run from ``tests/reference/``:
+``IRM_DATA_MIRROR=../../../shared/data/ir-scores python urbano2019_type1.py [N_TOTAL]``
+(about 15 minutes on 2 loaded cores for the default 12,000 trials per size).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+COLLECTIONS = ("adhoc5", "adhoc6", "adhoc7", "adhoc8")
+TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
+SIZES = (25, 50)
+ALPHAS = (0.01, 0.05)
+N_RESAMPLES = 2000
+SEED = 2019
+N_TOTAL = 12000  # trials per size (under the null) over the four collections
+#: The bit-for-bit live check: per collection this many trials, t/wilcoxon/sign, 25 topics.
+SMOKE = {"n_trials": 50, "tests": ("t", "wilcoxon", "sign"), "sizes": (25,), "seed": SEED}
+
+
+def prepare(collection: str):
+    """The collection's AP matrix without duplicate runs and without the bottom 10% by mean."""
+    import irmodels as irm
+
+    data = irm.datasets.load(collection, "AP")
+    wide = data.pivot(index="topic", columns="system", values="score")
+    wide = wide[[s for s in data["system"].cat.categories if s in wide.columns]]
+    X = wide.to_numpy(dtype=float)
+    keep: list[int] = []
+    for j in range(X.shape[1]):  # R's removeDuplicates: drop j if equal to an earlier kept run
+        if not any(np.all(np.abs(X[:, i] - X[:, j]) <= 1e-5) for i in keep):
+            keep.append(j)
+    mu = X[:, keep].mean(axis=0)
+    keep = [j for j, m in zip(keep, mu) if m >= np.quantile(mu, 0.1)]
+    systems = [wide.columns[j] for j in keep]
+    return data[data["system"].isin(systems)].reset_index(drop=True)
+
+
+def allocate(n_total: int, runs: dict[str, int]) -> dict[str, int]:
+    """Trials per collection proportional to its runs (largest remainders)."""
+    total = sum(runs.values())
+    raw = {c: n_total * r / total for c, r in runs.items()}
+    out = {c: int(np.floor(v)) for c, v in raw.items()}
+    for c in sorted(raw, key=lambda c: out[c] - raw[c])[: n_total - sum(out.values())]:
+        out[c] += 1
+    return out
+
+
+def run(collection: str, data, *, n_trials: int, tests, sizes, seed: int, backend="serial"):
+    import irmodels as irm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # systems that cannot reach the null mean are left out
+        st = irm.studies.test_errors(
+            data, tests=list(tests), sizes=list(sizes), alpha=list(ALPHAS), n_trials=n_trials,
+            n_resamples=N_RESAMPLES, seed=seed, backend=backend)
+    t = st.table
+    return {f"{r.test}|{r.topics}|{r.alpha}": int(r.n_type_I) for r in t.itertuples()}
+
+
+def smoke(collection: str, data, index: int) -> dict[str, int]:
+    return run(collection, data, n_trials=SMOKE["n_trials"], tests=SMOKE["tests"],
+               sizes=SMOKE["sizes"], seed=SMOKE["seed"] + index)
+
+
+def main(n_total: int = N_TOTAL) -> None:
+    t0 = time.time()
+    datas = {c: prepare(c) for c in COLLECTIONS}
+    runs = {c: int(d["system"].nunique()) for c, d in datas.items()}
+    alloc = allocate(n_total, runs)
+    counts: dict[str, int] = {}
+    per_collection = {}
+    smokes = {}
+    for i, c in enumerate(COLLECTIONS):
+        k = run(c, datas[c], n_trials=alloc[c], tests=TESTS, sizes=SIZES, seed=SEED + i,
+                backend="processes")
+        per_collection[c] = k
+        for key, v in k.items():
+            counts[key] = counts.get(key, 0) + v
+        smokes[c] = smoke(c, datas[c], i)
+        print(c, runs[c], alloc[c], round(time.time() - t0), flush=True)
+    rates = []
+    for key, v in counts.items():
+        test, size, alpha = key.split("|")
+        rates.append({"test": test, "topics": int(size), "alpha": float(alpha),
+                      "n_type_I": v, "n_trials": n_total, "type_I": v / n_total})
+    out = {
+        "source": "tests/reference/urbano2019_type1.py",
+        "collections": list(COLLECTIONS), "runs_after_cleaning": runs, "trials": alloc,
+        "n_total": n_total, "n_resamples": N_RESAMPLES, "seed": SEED,
+        "seeds": {c: SEED + i for i, c in enumerate(COLLECTIONS)},
+        "rates": rates, "per_collection": per_collection,
+        "smoke": {"settings": {k: (list(v) if isinstance(v, tuple) else v)
+                               for k, v in SMOKE.items()}, "counts": smokes},
+        "seconds": round(time.time() - t0),
+    }
+    path = Path(__file__).resolve().parent / "urbano2019_type1_irmodels.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else N_TOTAL)
