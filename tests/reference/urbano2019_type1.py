@@ -12,7 +12,7 @@ are pooled. As the paper (``R/01-margins.R``) does, runs with identical per-topi
 Compared with ``urbano2019_type1.json`` (the paper's published rates) by
 ``tests/studies/test_urbano2019.py``. Run from ``tests/reference/``:
 ``IRM_DATA_MIRROR=../../../shared/data/ir-scores python urbano2019_type1.py [N_TOTAL]``
-(about 15 minutes on 2 loaded cores for the default 12,000 trials per size).
+(about 5 minutes on 2 loaded cores for the default 48,000 trials per size).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ COLLECTIONS = ("adhoc5", "adhoc6", "adhoc7", "adhoc8")
 TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
 SIZES = (25, 50)
 ALPHAS = (0.01, 0.05)
-N_RESAMPLES = 2000
+N_RESAMPLES = 5000
 SEED = 2019
-N_TOTAL = 12000  # trials per size (under the null) over the four collections
+N_TOTAL = 48000  # trials per size (under the null) over the four collections
 #: The bit-for-bit live check: per collection this many trials, t/wilcoxon/sign, 25 topics.
 SMOKE = {"n_trials": 50, "tests": ("t", "wilcoxon", "sign"), "sizes": (25,), "seed": SEED}
 

@@ -1,0 +1,138 @@
+"""irm.studies.test_errors against Urbano, Lima & Hanjalic (SIGIR 2019), their type I rates.
+
+The paper's rates (``tests/reference/urbano2019_type1.json``: AP over TREC adhoc5-8, two-tailed,
+25 and 50 topics, alpha 0.01 and 0.05, 1,667,000 trials each) are copied from its repository;
+irmodels' side (``tests/reference/urbano2019_type1_irmodels.json``) comes from the seeded script
+``tests/reference/urbano2019_type1.py`` (48,000 trials per size, pooled over the four collections
+in proportion to their runs, as the paper draws them). The long run is committed; one short run of
+the script is repeated here bit for bit.
+
+Tolerances. Both rates are binomial proportions: SE = sqrt(p (1 - p) / n) each, combined in
+quadrature, and three of them are allowed. On top, a model allowance, because the two simulators
+differ (docs/test_errors.md, "Against the paper"): the paper passes both runs of a pair through
+run 1's margin and joins them with a bivariate copula of a chosen family; irmodels gives each run
+its own margin moved to a common mean and joins all runs with a Gaussian copula.
+
+- t, bootstrap, permutation test the mean difference, which is exactly zero in both designs: their
+  rates depend on the simulators only through the shape of the differences (the tests'
+  approximations). Allowance: a tenth of alpha (0.005 at 0.05), below which no conclusion about a
+  test's calibration changes.
+- Wilcoxon tests symmetry about zero, and the sign test a zero median; neither design implies
+  them, so their rates grow with the asymmetry of the differences, which the copula family and the
+  margins set. They are not compared number to number: with the Gaussian copula, irmodels'
+  Wilcoxon excess over alpha is about half the paper's at 50 topics (0.061 against 0.072 at 0.05),
+  and the paper's sign test counts |d| <= 0.01 as ties (``R/ir_tests.R``), irmodels' only d == 0.
+  Their qualitative findings are asserted: above nominal at 50 topics in both, and Wilcoxon's
+  excess growing with the topics.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REF = Path(__file__).resolve().parents[1] / "reference"
+PAPER_TRIALS = 1_667_000
+Z = 3.0
+ALLOWANCE = {"t": 0.1, "bootstrap": 0.1, "permutation": 0.1}  # x alpha
+
+
+def _load(name: str) -> dict:
+    return json.loads((REF / name).read_text())
+
+
+PAPER = {(r["test"], r["topics"], r["alpha"]): r["type_I"]
+         for r in _load("urbano2019_type1.json")["rates"]}
+OURS_JSON = _load("urbano2019_type1_irmodels.json")
+OURS = {(r["test"], r["topics"], r["alpha"]): r for r in OURS_JSON["rates"]}
+KEYS = sorted(PAPER)
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("urbano2019_type1", REF / "urbano2019_type1.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _se(p: float, n: int) -> float:
+    return math.sqrt(p * (1 - p) / n)
+
+
+def test_the_two_sides_cover_the_same_cells() -> None:
+    assert len(PAPER) == 20 and set(PAPER) == set(OURS)
+    fixture = _load("urbano2019_type1.json")
+    assert fixture["commit"] == "4dd2c8e770fcc54f3babe37233a64510cd948245"
+    # the paper's t test at 0.05 on 25 topics, as printed in output/type_1/type_1_ap_25.csv
+    assert PAPER[("t", 25, 0.05)] == pytest.approx(0.0509202159568086, abs=1e-15)
+    for r in OURS.values():
+        assert r["n_trials"] == OURS_JSON["n_total"] >= 40_000  # SE below 0.0011 at 0.05
+        assert r["type_I"] == r["n_type_I"] / r["n_trials"]
+    assert sum(OURS_JSON["trials"].values()) == OURS_JSON["n_total"]
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if k[0] in ALLOWANCE],
+                         ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}")
+def test_type_i_rate_agrees_with_the_paper(key: tuple[str, int, float]) -> None:
+    test, _, alpha = key
+    ours, paper = OURS[key]["type_I"], PAPER[key]
+    se = math.hypot(_se(ours, OURS[key]["n_trials"]), _se(paper, PAPER_TRIALS))
+    tol = Z * se + ALLOWANCE[test] * alpha
+    assert abs(ours - paper) <= tol, (key, ours, paper, tol)
+
+
+@pytest.mark.parametrize("topics", [25, 50])
+@pytest.mark.parametrize("alpha", [0.01, 0.05])
+def test_t_and_permutation_are_near_nominal_in_both(topics: int, alpha: float) -> None:
+    # the paper's finding: t holds its level (here within a tenth of alpha), the permutation
+    # test nearly (the paper's is 0.0123 at 0.01 on 25 topics: within a quarter of alpha)
+    for test, share in (("t", 0.1), ("permutation", 0.25)):
+        for rate, n in ((OURS[(test, topics, alpha)]["type_I"], OURS_JSON["n_total"]),
+                        (PAPER[(test, topics, alpha)], PAPER_TRIALS)):
+            assert abs(rate - alpha) <= Z * _se(alpha, n) + share * alpha, (test, rate)
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05])
+def test_bootstrap_is_liberal_on_few_topics_in_both(alpha: float) -> None:
+    # the paper's finding: the bootstrap rejects too often, less so with more topics
+    n = OURS_JSON["n_total"]
+    for rates, trials in (({c: OURS[("bootstrap", c, alpha)]["type_I"] for c in (25, 50)}, n),
+                          ({c: PAPER[("bootstrap", c, alpha)] for c in (25, 50)}, PAPER_TRIALS)):
+        assert rates[25] - alpha > Z * _se(alpha, trials)
+        assert rates[25] - rates[50] > Z * math.sqrt(2) * _se(rates[25], trials)
+
+
+def test_rank_tests_exceed_nominal_at_50_topics_in_both() -> None:
+    # the paper's finding: Wilcoxon and sign reject a true null of equal means too often
+    n = OURS_JSON["n_total"]
+    for test in ("wilcoxon", "sign"):
+        for alpha in (0.01, 0.05):
+            assert OURS[(test, 50, alpha)]["type_I"] - alpha > Z * _se(alpha, n)
+            assert PAPER[(test, 50, alpha)] - alpha > Z * _se(alpha, PAPER_TRIALS)
+    # and Wilcoxon's excess grows with the topics (at 0.05, where both resolve it)
+    for rates, trials in (({c: OURS[("wilcoxon", c, 0.05)]["type_I"] for c in (25, 50)}, n),
+                          ({c: PAPER[("wilcoxon", c, 0.05)] for c in (25, 50)}, PAPER_TRIALS)):
+        assert rates[50] - rates[25] > Z * math.sqrt(2) * _se(rates[50], trials)
+
+
+def test_cleaning_and_allocation_follow_the_paper() -> None:
+    mod = _script()
+    runs = {c: int(mod.prepare(c)["system"].nunique()) for c in mod.COLLECTIONS}
+    assert runs == OURS_JSON["runs_after_cleaning"]
+    assert mod.allocate(OURS_JSON["n_total"], runs) == OURS_JSON["trials"]
+    assert mod.allocate(10, {"a": 1, "b": 1, "c": 1}) in (
+        {"a": 4, "b": 3, "c": 3}, {"a": 3, "b": 4, "c": 3}, {"a": 3, "b": 3, "c": 4})
+
+
+def test_a_short_run_of_the_script_is_reproduced_bit_for_bit() -> None:
+    mod = _script()
+    data = mod.prepare("adhoc5")
+    counts = mod.smoke("adhoc5", data, 0)
+    assert counts == OURS_JSON["smoke"]["counts"]["adhoc5"]
+    assert sum(counts.values()) > 0
