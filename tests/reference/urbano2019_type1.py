@@ -12,7 +12,7 @@ are pooled. As the paper (``R/01-margins.R``) does, runs with identical per-topi
 Compared with ``urbano2019_type1.json`` (the paper's published rates) by
 ``tests/studies/test_urbano2019.py``. Run from ``tests/reference/``:
 ``IRM_DATA_MIRROR=../../../shared/data/ir-scores python urbano2019_type1.py [N_TOTAL]``
-(about 5 minutes on 2 loaded cores for the default 48,000 trials per size).
+(about 2 minutes on 2 loaded cores for the default 48,000 trials per size).
 """
 
 from __future__ import annotations
