@@ -216,6 +216,7 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
     st = structure(pb)
     work: Work = f.blocked
     q1, r = pb.q1, pb.r
+    assert f.cho is not None  # factor() always sets cho on this path
     L = f.cho[0]
     # REML: S^-1; ML: the inverse of S's Z block (A's Schur complement), whose Cholesky factor
     # is the leading block of L

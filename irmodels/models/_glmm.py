@@ -752,6 +752,7 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
     use_h = (gd.nagq > 0 and not bnd and dev.n < _DERIV_NOBS_MAX and npar < _DERIV_NPAR_MAX)
     gnorm = gnorm_lb
     if H is not None:
+        assert g is not None  # newton_polish returns the gradient with the Hessian
         free = free_params(x, low2, nt)
         try:
             gnorm = float(np.max(np.abs(np.linalg.solve(H[np.ix_(free, free)], g[free])),

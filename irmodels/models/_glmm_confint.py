@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -307,14 +308,14 @@ def profile_intervals(fit: Any, level: float, wanted: set[str]) -> pd.DataFrame:
                 step, lo, hi = 0.2, -1.0, 1.0
             else:
                 step, lo, hi = (0.3 * est if est > 1e-3 else 0.1), 0.0, None
-            lim_lo, lim_hi = _bounds(lambda v, k=k: pf.at(k, v), pf.dev_hat, est, step, z,
+            lim_lo, lim_hi = _bounds(partial(pf.at, k), pf.dev_hat, est, step, z,
                                      lo, hi)
         elif k < pr.nv + pr.p:
             j = k - pr.nv
-            lim_lo, lim_hi = _bounds(lambda v, k=k: pf.at(k, v), pf.dev_hat, est, z * se[j],
+            lim_lo, lim_hi = _bounds(partial(pf.at, k), pf.dev_hat, est, z * se[j],
                                      z, None, None)
         else:  # log phi profiled; the bounds reported on the phi scale
-            lim_lo, lim_hi = _bounds(lambda v, k=k: pf.at(k, v), pf.dev_hat, est, 0.2, z,
+            lim_lo, lim_hi = _bounds(partial(pf.at, k), pf.dev_hat, est, 0.2, z,
                                      None, None)
             lim_lo, lim_hi = math.exp(lim_lo), math.exp(lim_hi)
         names.append(name)

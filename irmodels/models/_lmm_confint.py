@@ -29,6 +29,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -152,7 +153,7 @@ _OPTS = {"ftol": 1e-13, "gtol": 1e-7, "maxiter": 3000}
 
 
 def _minimize(f: Callable[[np.ndarray], float], x0: np.ndarray,
-              bounds: list[tuple[float | None, float | None]],
+              bounds: Sequence[tuple[float | None, float | None]],
               jac: str = "3-point") -> tuple[float, np.ndarray]:
     """L-BFGS-B with finite-difference gradients (central by default), restarted from its end
     point until it stops improving, and once off any SD left at 0 (where the deviance is flat
@@ -283,12 +284,13 @@ def profile_intervals(fit: SlopeMixedResult, level: float, wanted: set[str]) -> 
         if name not in wanted:
             continue
         est = float(pr.p_hat[k])
+        lims: tuple[float | None, float | None]
         if kind == "cor":
             step, lims = 0.2, (-1.0, 1.0)
         else:
             step = 0.3 * est if est > 0 else 0.1 * pr.sigma
             lims = (0.0, None)
-        lo, hi = _bounds(lambda v, k=k: pr.varpar(k, v), pr.dev_hat, est, step, z, *lims)
+        lo, hi = _bounds(partial(pr.varpar, k), pr.dev_hat, est, step, z, *lims)
         names.append(name)
         rows.append((lo, hi))
     se = np.sqrt(np.diag(ml.vcov.to_numpy()))
@@ -296,7 +298,7 @@ def profile_intervals(fit: SlopeMixedResult, level: float, wanted: set[str]) -> 
         if name not in wanted:
             continue
         est = float(ml.fixed_estimates.iloc[j])
-        lo, hi = _bounds(lambda b, j=j: pr.fixed(j, b), pr.dev_hat, est, z * se[j], z,
+        lo, hi = _bounds(partial(pr.fixed, j), pr.dev_hat, est, z * se[j], z,
                          None, None)
         names.append(name)
         rows.append((lo, hi))

@@ -133,6 +133,8 @@ class MixedDesign:
     data: pd.DataFrame | None = None
     #: the residual strata factors (``("topic", "system")``), None when homoscedastic
     residual: tuple[str, ...] | None = None
+    #: rows :func:`mixed_design` dropped for a missing value (``missing="drop"``)
+    n_dropped: int = 0
 
     @property
     def residual_name(self) -> str | None:

@@ -272,7 +272,8 @@ def _optimise_units(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int,
     Returns (x, the last scipy result, iterations).
     """
     K = pb.K
-    bounds = [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1)
+    bounds: list[tuple[float | None, float | None]] = (
+        [(0.0, None)] * K + [(None, None)] * (pb.n_strata - 1))
     best_f = [math.inf]
     best_g = [np.zeros_like(x0)]
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,11 +76,13 @@ class _Parts:
 
 def _parts(fit: MixedResult | SlopeMixedResult) -> _Parts:
     if hasattr(fit, "_design"):  # a SlopeMixedResult (the general engine)
-        d = fit._design
+        # (not isinstance: importing _lmm here would close an import cycle)
+        slope = cast("SlopeMixedResult", fit)
+        d = slope._design
         return _Parts(y=np.asarray(d.y, float), X=np.asarray(d.X, float),
-                      beta=fit.fixed_estimates.to_numpy(float), Z=sp.csr_matrix(d.Z),
-                      Lam=d.Lambda(fit.theta), u=np.asarray(fit._pls.u, float),
-                      w=np.ones(len(d.y)), sigma=float(fit.sigma))
+                      beta=slope.fixed_estimates.to_numpy(float), Z=sp.csr_matrix(d.Z),
+                      Lam=d.Lambda(slope.theta), u=np.asarray(slope._pls.u, float),
+                      w=np.ones(len(d.y)), sigma=float(slope.sigma))
     from irmodels.models import _reml
 
     st = fit._state  # a MixedResult (the random-intercept solver)
@@ -100,7 +102,7 @@ def _parts(fit: MixedResult | SlopeMixedResult) -> _Parts:
 
 def check_type(type: object) -> str:
     """``type`` if it is a residual type, else an :class:`~irmodels.errors.ArgumentError`."""
-    return check_choice(type, "type", RESIDUAL_TYPES)  # type: ignore[arg-type]
+    return cast(str, check_choice(type, "type", RESIDUAL_TYPES))  # one of RESIDUAL_TYPES
 
 
 def hat_values(fit: MixedResult | SlopeMixedResult) -> np.ndarray:

@@ -287,6 +287,7 @@ class _Engine:
         LW = Ltheta / counts[None, :]
         V = LW @ Ltheta.T
         if n_rest:
+            assert full.S is not None and full.solve is not None  # set with X by fit()
             K = Lb - (full.S.T @ LW.T).T
             V = V + K @ full.solve(np.ascontiguousarray(K.T))
         return float(lam @ linalg.solve(V, lam, assume_a="pos"))

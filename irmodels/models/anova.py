@@ -412,7 +412,7 @@ class AnovaResult(FittedModel):
             return float(counts[0])
         return float(len(counts) / np.sum(1.0 / counts))
 
-    def level_sd(self, factor: str = "system") -> pd.Series:
+    def level_sd(self, factor: str | Sequence[str] = "system") -> pd.Series:
         """Sample standard deviation (divisor ``n - 1``) of the response per level of ``factor``."""
         names = self._factor_list(factor)
         flat, shape = self._group(names)
