@@ -70,7 +70,7 @@ class DevianceFunction:
     reml: bool
 
     @property
-    def method(self) -> str:
+    def method(self) -> Literal["REML", "ML"]:
         return "REML" if self.reml else "ML"
 
     @property

@@ -133,7 +133,7 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
     """
 
     spec: ModelSpec
-    method: str
+    method: Literal["REML", "ML"]
     residual: str | None
     n_obs: int
     components: pd.DataFrame
@@ -866,8 +866,9 @@ def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) ->
 
 
 def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
-            theta: np.ndarray, eta: np.ndarray | None, method: str, residual: str | None,
-            converged: bool, n_iter: int, closed: bool, data: pd.DataFrame | None,
+            theta: np.ndarray, eta: np.ndarray | None, method: Literal["REML", "ML"],
+            residual: str | None, converged: bool, n_iter: int, closed: bool,
+            data: pd.DataFrame | None,
             fit: _reml.Fit | None = None) -> MixedResult:
     reml = method == "REML"
     f = fit if fit is not None else _reml.evaluate(pb, theta, eta, reml)
