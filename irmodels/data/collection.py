@@ -478,7 +478,7 @@ def generate(
     >>> col.qrels["rel"].value_counts().sort_index().to_dict()
     {0: 344, 1: 112, 2: 30}
     """
-    preset, n_t, n_s, depth_, n_d = _sizes(topics, systems, depth, preset, n_docs)
+    preset_used, n_t, n_s, depth_, n_d = _sizes(topics, systems, depth, preset, n_docs)
     rows = n_t * n_s * depth_
     if rows > MAX_ROWS:
         raise ArgumentError(
@@ -531,7 +531,7 @@ def generate(
         systems=system_ids,
         depth=depth_,
         seed=seed_,
-        preset=preset,
+        preset=preset_used,
         latent=latent,
     )
 
@@ -558,7 +558,8 @@ class _TopicBlockWriter:
             tags = pa.array([f"{name}\n" for name in model.system_ids], type=text)
             self._tag = tags.take(pa.array(np.repeat(np.arange(n_s), depth_)))
 
-    def lines(self, t: int, docs: np.ndarray, scores: np.ndarray) -> tuple[object, np.ndarray]:
+    def lines(self, t: int, docs: np.ndarray, scores: np.ndarray
+              ) -> tuple[bytes | memoryview, np.ndarray]:
         """Topic ``t``'s lines as one buffer and the byte offsets of each system's lines in it
         (``n_systems + 1`` of them)."""
         model = self.model
@@ -654,7 +655,7 @@ def write_runs(
     >>> runs.equals(col.runs), qrels.equals(col.qrels)
     (True, True)
     """
-    preset, n_t, n_s, depth_, n_d = _sizes(topics, systems, depth, preset, n_docs)
+    _, n_t, n_s, depth_, n_d = _sizes(topics, systems, depth, preset, n_docs)
     seed_ = check_seed(seed)
     out = Path(directory)
     run_dir = out / "runs"
