@@ -192,11 +192,12 @@ def _pack_pairs(a: np.ndarray, b: np.ndarray, levels: pd.Index) -> np.ndarray:
 
 def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Series
                 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, float]:
-    from irmodels.models.anova import anova
+    from irmodels.models.anova import AnovaResult, anova
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = anova(model, data)
+        assert isinstance(fit, AnovaResult)  # no family=: an ANOVA, never a GLM
         try:
             tk = fit.tukey("system", alpha=alpha)
         except DesignError:
