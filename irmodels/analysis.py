@@ -82,7 +82,8 @@ def build_report(
     Raises
     ------
     ArgumentError
-        ``model`` or ``measure`` together with a fitted model (the fit has its own).
+        ``model`` or ``measure`` together with a fitted model (the fit has its own); a fitted
+        model other than an ``irm.anova`` ANOVA (a mixed model or a GLM: ``irm.report(fit)``).
     DesignError
         Several measures and no ``measure``; errors of ``irm.anova``.
     DataFormatError
@@ -115,7 +116,7 @@ def build_report(
     from irmodels.formula.parser import default_preset
     from irmodels.inference.diagnostics import residual_diagnostics
     from irmodels.inference.gtheory import gstudy as _gstudy
-    from irmodels.models.anova import anova
+    from irmodels.models.anova import AnovaResult, anova
     from irmodels.models.base import FittedModel
     from irmodels.reporting.report import assemble_report
 
@@ -126,8 +127,16 @@ def build_report(
         fit, data = data, data.data
     if fit is not None:
         if not isinstance(fit, FittedModel):
-            raise ArgumentError(f"fit must be a fitted model (irm.anova, irm.mixed); got "
+            raise ArgumentError(f"fit must be a fitted model (irm.anova); got "
                                 f"{type(fit).__name__}.")
+        if not isinstance(fit, AnovaResult):
+            # the report's core is the ANOVA table (and its method text): a mixed model or a
+            # GLM built a Report whose to_html/to_markdown failed on the missing table
+            raise ArgumentError(
+                f"build_report reports an irm.anova fit; got a {type(fit).__name__}, which "
+                "has no ANOVA table. Report it with "
+                "irm.report(fit, ...), which assembles the sections of any results, or pass "
+                "the data to build_report to fit the ANOVA.")
         if model is not None or measure is not None:
             raise ArgumentError("model= and measure= choose what to fit; a fit= already has "
                                 "both. Drop them, or drop fit= to refit.")
@@ -148,6 +157,7 @@ def build_report(
         warnings.simplefilter("always")
         if fit is None:
             fit = anova(default_preset(data) if model is None else model, data)
+            assert isinstance(fit, AnovaResult)  # no family=: an ANOVA, never a GLM
         components: pd.DataFrame | None
         try:
             components = fit.variance_components()

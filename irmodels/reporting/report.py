@@ -31,7 +31,7 @@ from irmodels._display import (
     warn_unsupported,
 )
 from irmodels._section import Section, frame_to_markdown
-from irmodels.errors import DataFormatError
+from irmodels.errors import ArgumentError, DataFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.data.frame import BalanceReport
@@ -512,6 +512,14 @@ def assemble_report(
     -------
     Report
 
+    Raises
+    ------
+    ArgumentError
+        ``fit`` is not an ``irm.anova`` fit (a mixed model or a GLM has no ANOVA table: use
+        :func:`report`).
+    DataFormatError
+        A section that is not a :class:`Section`.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd, irmodels as irm
@@ -527,8 +535,13 @@ def assemble_report(
     (False, True)
     """
     from irmodels.data.frame import balance as _balance
+    from irmodels.models.anova import AnovaResult
     from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
+    if not isinstance(fit, AnovaResult):  # the page renders its ANOVA table and method
+        raise ArgumentError(
+            f"assemble_report reports an irm.anova fit; got a {type(fit).__name__}, which has "
+            "no ANOVA table. Assemble its sections with irm.report(fit, ...) instead.")
     sections = tuple(sections)
     for s in sections:
         if not isinstance(s, Section):

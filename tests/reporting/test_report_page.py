@@ -70,3 +70,24 @@ def test_build_report_takes_a_fit_instead_of_refitting(fit) -> None:
         irm.build_report(fit, model="MD1")
     with pytest.raises(ArgumentError, match="fit must be a fitted model"):
         irm.build_report(fit.data, fit="MD1")
+
+
+def test_build_report_refuses_a_fit_without_an_anova_table_and_report_takes_it(fit) -> None:
+    # a mixed model or a GLM has no ANOVA table: build_report built a Report whose to_html,
+    # to_markdown and latex_tables raised AttributeError; now it says so at once
+    from irmodels.reporting.report import assemble_report
+
+    data = fit.data
+    mixed = irm.mixed("score ~ system + (1|topic)", data)
+    glm = irm.anova("score ~ topic + system", data.assign(score=(data["score"] * 20).round()),
+                    family="poisson")
+    for other, name in ((mixed, "MixedResult"), (glm, "GlmResult")):
+        with pytest.raises(ArgumentError, match=f"reports an irm.anova fit.*got a {name}.*irm.report"):
+            irm.build_report(other)
+        with pytest.raises(ArgumentError, match=f"got a {name}, which has no ANOVA table"):
+            irm.build_report(data, fit=other)
+        with pytest.raises(ArgumentError, match=f"got a {name}.*irm.report"):
+            assemble_report(other)
+        page = irm.report(other)
+        assert [s.title for s in page.sections] == [other.to_section().title]
+        assert "## " + other.to_section().title in page.to_markdown()
