@@ -25,6 +25,17 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
+# One BLAS thread per pytest process, for the whole session (numpy's and scipy's OpenBLAS: both
+# are loaded first). `make test` runs one xdist worker per core, so the cores are already busy
+# and one thread each is the right setting: a multi-threaded BLAS makes the tests' own small
+# solves (statsmodels, numpy) spin-wait, and tests/models cost about 3x the CPU without it. This
+# replaces OPENBLAS_NUM_THREADS=1 in .ci/run. irmodels' kernels set their own threads on top
+# (irmodels/_threads.py); tests/models/test_threads.py sets its own limits inside the tests.
+import scipy.linalg  # noqa: E402,F401  (load scipy's BLAS before limiting it)
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+_ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
