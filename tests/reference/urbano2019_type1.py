@@ -27,7 +27,7 @@ import numpy as np
 
 COLLECTIONS = ("adhoc5", "adhoc6", "adhoc7", "adhoc8")
 TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
-SIZES = (25, 50)
+SIZES = (25, 50, 100)
 ALPHAS = (0.01, 0.05)
 N_RESAMPLES = 5000
 SEED = 2019

@@ -1,7 +1,7 @@
 """irm.studies.test_errors against Urbano, Lima & Hanjalic (SIGIR 2019), their type I rates.
 
 The paper's rates (``tests/reference/urbano2019_type1.json``: AP over TREC adhoc5-8, two-tailed,
-25 and 50 topics, alpha 0.01 and 0.05, 1,667,000 trials each) are copied from its repository;
+25, 50 and 100 topics, alpha 0.01 and 0.05, 1,667,000 trials each) are copied from its repository;
 irmodels' side (``tests/reference/urbano2019_type1_irmodels.json``) comes from the seeded script
 ``tests/reference/urbano2019_type1.py`` (48,000 trials per size, pooled over the four collections
 in proportion to their runs, as the paper draws them). The long run is committed; one short run of
@@ -22,8 +22,8 @@ its own margin moved to a common mean and joins all runs with a Gaussian copula.
   margins set. They are not compared number to number: with the Gaussian copula, irmodels'
   Wilcoxon excess over alpha is about half the paper's at 50 topics (0.061 against 0.072 at 0.05),
   and the paper's sign test counts |d| <= 0.01 as ties (``R/ir_tests.R``), irmodels' only d == 0.
-  Their qualitative findings are asserted: above nominal at 50 topics in both, and Wilcoxon's
-  excess growing with the topics.
+  Their qualitative findings are asserted: above nominal at 50 and 100 topics in both, and
+  Wilcoxon's excess growing with the topics.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _se(p: float, n: int) -> float:
 
 
 def test_the_two_sides_cover_the_same_cells() -> None:
-    assert len(PAPER) == 20 and set(PAPER) == set(OURS)
+    assert len(PAPER) == 30 and set(PAPER) == set(OURS)
     fixture = _load("urbano2019_type1.json")
     assert fixture["commit"] == "4dd2c8e770fcc54f3babe37233a64510cd948245"
     # the paper's t test at 0.05 on 25 topics, as printed in output/type_1/type_1_ap_25.csv
@@ -87,7 +87,7 @@ def test_type_i_rate_agrees_with_the_paper(key: tuple[str, int, float]) -> None:
     assert abs(ours - paper) <= tol, (key, ours, paper, tol)
 
 
-@pytest.mark.parametrize("topics", [25, 50])
+@pytest.mark.parametrize("topics", [25, 50, 100])
 @pytest.mark.parametrize("alpha", [0.01, 0.05])
 def test_t_and_permutation_are_near_nominal_in_both(topics: int, alpha: float) -> None:
     # the paper's finding: t holds its level (here within a tenth of alpha), the permutation
@@ -108,17 +108,24 @@ def test_bootstrap_is_liberal_on_few_topics_in_both(alpha: float) -> None:
         assert rates[25] - rates[50] > Z * math.sqrt(2) * _se(rates[25], trials)
 
 
-def test_rank_tests_exceed_nominal_at_50_topics_in_both() -> None:
+@pytest.mark.parametrize("topics", [50, 100])
+def test_rank_tests_exceed_nominal_on_many_topics_in_both(topics: int) -> None:
     # the paper's finding: Wilcoxon and sign reject a true null of equal means too often
     n = OURS_JSON["n_total"]
     for test in ("wilcoxon", "sign"):
         for alpha in (0.01, 0.05):
-            assert OURS[(test, 50, alpha)]["type_I"] - alpha > Z * _se(alpha, n)
-            assert PAPER[(test, 50, alpha)] - alpha > Z * _se(alpha, PAPER_TRIALS)
-    # and Wilcoxon's excess grows with the topics (at 0.05, where both resolve it)
-    for rates, trials in (({c: OURS[("wilcoxon", c, 0.05)]["type_I"] for c in (25, 50)}, n),
-                          ({c: PAPER[("wilcoxon", c, 0.05)] for c in (25, 50)}, PAPER_TRIALS)):
-        assert rates[50] - rates[25] > Z * math.sqrt(2) * _se(rates[50], trials)
+            assert OURS[(test, topics, alpha)]["type_I"] - alpha > Z * _se(alpha, n)
+            assert PAPER[(test, topics, alpha)] - alpha > Z * _se(alpha, PAPER_TRIALS)
+
+
+def test_wilcoxon_excess_grows_with_the_topics_in_both() -> None:
+    # at 0.05, where both simulations resolve it
+    n = OURS_JSON["n_total"]
+    for rates, trials in (({c: OURS[("wilcoxon", c, 0.05)]["type_I"] for c in (25, 50, 100)}, n),
+                          ({c: PAPER[("wilcoxon", c, 0.05)] for c in (25, 50, 100)},
+                           PAPER_TRIALS)):
+        for lo, hi in ((25, 50), (50, 100)):
+            assert rates[hi] - rates[lo] > Z * math.sqrt(2) * _se(rates[hi], trials), (lo, hi)
 
 
 def test_cleaning_and_allocation_follow_the_paper() -> None:
