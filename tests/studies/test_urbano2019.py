@@ -20,8 +20,9 @@ its own margin moved to a common mean and joins all runs with a Gaussian copula.
 - Wilcoxon tests symmetry about zero, and the sign test a zero median; neither design implies
   them, so their rates grow with the asymmetry of the differences, which the copula family and the
   margins set. They are not compared number to number: with the Gaussian copula, irmodels'
-  Wilcoxon excess over alpha is about half the paper's at 50 topics (0.061 against 0.072 at 0.05),
-  and the paper's sign test counts |d| <= 0.01 as ties (``R/ir_tests.R``), irmodels' only d == 0.
+  Wilcoxon excess over alpha is a third to a half of the paper's (0.061 against 0.072 at 0.05 on
+  50 topics), and the paper's sign test counts |d| <= 0.01 as ties (``R/ir_tests.R``),
+  irmodels' only d == 0.
   Their qualitative findings are asserted: above nominal at 50 and 100 topics in both, and
   Wilcoxon's excess growing with the topics.
 """
