@@ -111,6 +111,8 @@ def spawn_seeds(seed: int | np.random.SeedSequence | None, n: int) -> list[np.ra
                             "Generator, whose draws depend on the order of the units. Pass e.g. "
                             "seed=0.")
     checked = check_seed(seed)
+    if isinstance(checked, np.random.Generator):  # refused above; narrowed for the type checker
+        raise ArgumentError("seed must not be a Generator here.")
     root = checked if isinstance(checked, np.random.SeedSequence) else np.random.SeedSequence(checked)
     return root.spawn(int(n))
 

@@ -228,6 +228,7 @@ def gradient_parts(pb: Problem, f: Fit, reml: bool) -> tuple[np.ndarray, np.ndar
         sinv, info = sla.lapack.dpotri(np.array(L[:m, :m], order="F"), lower=1)
         if info != 0:  # pragma: no cover - L comes from a successful dpotrf
             raise np.linalg.LinAlgError(f"blocked REML gradient: dpotri info {info}")
+        sel: slice | np.ndarray
         if m == r:
             ui, uj, sel = st.ui, st.uj, slice(None)
         else:

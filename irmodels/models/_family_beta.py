@@ -427,7 +427,7 @@ class _BetaLaplace:
         Z = self.Zr
         base = self.off + self.X @ beta
         u = self.u.copy()
-        fu = self._nll(base + Z @ (Lam @ u), phi) + 0.5 * u @ u
+        fu = float(self._nll(base + Z @ (Lam @ u), phi) + 0.5 * u @ u)
         if not np.isfinite(fu):
             u = np.zeros(self.q)
             fu = self._nll(base, phi)

@@ -295,7 +295,7 @@ class _Factor:
             return
         M = (ZL.T @ ZL.multiply(W[:, None]).tocsc()).tocsc() + sp.identity(q, format="csc")
         if dense:
-            Md = M.toarray()
+            Md = sp.csc_matrix(M).toarray()
             L = cholesky(Md, lower=True, check_finite=False)
             self.diag = np.diag(L).copy()
             self.ldL2 = 2 * float(np.sum(np.log(self.diag)))

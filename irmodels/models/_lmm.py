@@ -339,7 +339,7 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
 @dataclass
 class _PLS:
     theta: np.ndarray
-    L: np.ndarray  # lower Cholesky factor of Lambda' Z'Z Lambda + I
+    L: np.ndarray | None  # lower Cholesky factor of Lambda' Z'Z Lambda + I (None: sparse path)
     RX: np.ndarray  # upper: RX' RX = X'X - RZX' RZX
     beta: np.ndarray
     u: np.ndarray

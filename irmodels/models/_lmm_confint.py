@@ -114,7 +114,7 @@ class VarParams:
 
     def to_theta(self, p: np.ndarray) -> np.ndarray | None:
         sigma = float(p[-1])
-        theta = []
+        theta: list[float] = []
         k = 0
         for b in self.design.blocks:
             R = np.eye(b.q)

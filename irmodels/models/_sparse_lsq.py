@@ -250,7 +250,7 @@ class _Engine:
                 raise SparseUnavailable("aliased coefficients")
         # contr.sum coefficients of t = first L-1 levels of the centred marginal of the fitted
         # cell table; C maps a table over t's cells to them
-        C = np.ones((1, 1))
+        C: np.ndarray = np.ones((1, 1))
         for f in t.factors:
             L = self.L[f]
             c = (np.eye(L) - 1.0 / L)[: L - 1]

@@ -803,7 +803,8 @@ def anova(
         ss = np.array([bf.ss[t.key] for t in terms])
         df = np.array([bf.df[t.key] for t in terms], dtype=float)
         ss_resid, df_resid = bf.ss_resid, bf.df_resid
-        fitted = (bf.cell_fitted, factors)  # row-level values on demand (AnovaResult.fitted)
+        assert bf.cell_fitted is not None  # fit_balanced always sets it
+        fitted: np.ndarray | tuple[np.ndarray, tuple[str, ...]] = (bf.cell_fitted, factors)
         used_method = "balanced"
         used_type = 2 if ss_type is None else int(ss_type)
     else:
@@ -843,9 +844,9 @@ def anova(
 
     ss, ss_resid = without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
-    values, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
+    cells, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
     index, columns = _table_axes(tuple(names))
-    table = pd.DataFrame(values, index=index, columns=columns, copy=False)
+    table = pd.DataFrame(cells, index=index, columns=columns, copy=False)
     return AnovaResult(
         spec=spec,
         data=data,

@@ -93,6 +93,13 @@ class _Margin:
     nodes_cdf: np.ndarray | None = field(default=None, compare=False)
 
     @property
+    def _grid(self) -> np.ndarray:
+        """The CDF of a kernel margin on its grid (set for every kernel margin)."""
+        if self.grid is None:
+            raise TypeError("only a kernel margin has a CDF grid")
+        return self.grid
+
+    @property
     def _discrete(self) -> tuple[np.ndarray, np.ndarray]:
         """``(support, pmf)`` of a discrete margin (set for every discrete margin)."""
         if self.support is None or self.pmf is None:
@@ -103,8 +110,9 @@ class _Margin:
     def _cdf0(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         if self.discrete:
-            cum = np.cumsum(self.pmf)
-            idx = np.searchsorted(self.support, x + 1e-12, side="right") - 1
+            support, pmf = self._discrete
+            cum = np.cumsum(pmf)
+            idx = np.searchsorted(support, x + 1e-12, side="right") - 1
             return np.where(idx < 0, 0.0, cum[np.clip(idx, 0, len(cum) - 1)])
         p = self.params
         if self.family == "beta":
@@ -113,7 +121,7 @@ class _Margin:
             return stats.truncnorm.cdf(np.clip(x, 0.0, 1.0), -p["mean"] / p["sd"],
                                        (1 - p["mean"]) / p["sd"], loc=p["mean"], scale=p["sd"])
         xs = np.linspace(0.0, 1.0, _KERNEL_GRID)
-        return np.interp(x, xs, self.grid)
+        return np.interp(x, xs, self._grid)
 
     def _ppf0(self, u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)
@@ -131,7 +139,7 @@ class _Margin:
             return _truncnorm_ppf(u.reshape(-1, 1), np.array([p["mean"]]),
                                   np.array([p["sd"]])).reshape(shape)
         xs = np.linspace(0.0, 1.0, _KERNEL_GRID)
-        return np.interp(u, self.grid, xs)
+        return np.interp(u, self._grid, xs)
 
     # ---- the (transformed) distribution
     def _bend(self, F: np.ndarray, theta: float | None = None, direction: int | None = None
@@ -160,7 +168,7 @@ class _Margin:
 
     def _base_at_nodes(self) -> np.ndarray:
         if self.discrete:
-            return np.cumsum(self.pmf)[:-1]  # F at the support points but the last
+            return np.cumsum(self._discrete[1])[:-1]  # F at the support points but the last
         if self.nodes_cdf is not None:
             return self.nodes_cdf
         return self._cdf0(_NODES)
@@ -168,7 +176,7 @@ class _Margin:
     def _mean(self, theta: float, direction: int, F: np.ndarray) -> float:
         G = self._bend(F, theta, direction)
         if self.discrete:
-            return float(np.sum(np.diff(self.support) * (1.0 - G)))
+            return float(np.sum(np.diff(self._discrete[0]) * (1.0 - G)))
         return float(np.sum(_WEIGHTS * (1.0 - G)))
 
     @property
@@ -633,15 +641,15 @@ def _quantiles(margins: Sequence[_Margin], U: np.ndarray) -> np.ndarray:
         if not len(idx):
             continue
         if fam == "beta":
-            a = np.array([margins[i].params["shape1"] for i in idx])
-            b = np.array([margins[i].params["shape2"] for i in idx])
+            a = np.array([margins[int(i)].params["shape1"] for i in idx])
+            b = np.array([margins[int(i)].params["shape2"] for i in idx])
             out[:, idx] = special.betaincinv(a, b, V[:, idx])
         else:
-            mu = np.array([margins[i].params["mean"] for i in idx])
-            sd = np.array([margins[i].params["sd"] for i in idx])
+            mu = np.array([margins[int(i)].params["mean"] for i in idx])
+            sd = np.array([margins[int(i)].params["sd"] for i in idx])
             out[:, idx] = _truncnorm_ppf(V[:, idx], mu, sd)
     for i in np.flatnonzero((fams != "beta") & (fams != "truncnorm")):
-        out[:, i] = margins[i]._ppf0(V[:, i])
+        out[:, i] = margins[int(i)]._ppf0(V[:, i])
     return out
 
 
