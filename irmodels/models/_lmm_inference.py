@@ -35,6 +35,7 @@ from irmodels.models._mixed_anova import (
     MixedAnovaResult,
     ddf_from_nu,
     kenward_roger_f,
+    kr_adjust,
     type3_contrasts,
 )
 from irmodels.models._mixed_design import _coding_row
@@ -182,17 +183,7 @@ def kr_adjusted(fit: SlopeMixedResult) -> tuple[np.ndarray, np.ndarray, list[np.
             Q[r, s] = Qrs
             IE2[r, s] = IE2[s, r] = (ktr - 2.0 * float(np.sum(Phi * Qrs.T))
                                      + float(np.sum(PhiPr * (PP[s] @ Phi))))
-    ev = np.linalg.eigvalsh(IE2)
-    W = 2.0 * (np.linalg.inv(IE2) if np.min(np.abs(ev)) > 1e-10 else np.linalg.pinv(IE2))
-    W = (W + W.T) / 2
-    U = np.zeros_like(Phi)
-    for r in range(m - 1):
-        for s in range(r + 1, m):
-            U += W[r, s] * (Q[r, s] - PP[r] @ Phi @ PP[s])
-    U = U + U.T
-    for r in range(m):
-        U += W[r, r] * (Q[r, r] - PP[r] @ Phi @ PP[r])
-    PhiA = Phi + 2.0 * Phi @ U @ Phi
+    PhiA, W = kr_adjust(Phi, IE2, Q, PP)
     return Phi, PhiA, PP, W
 
 

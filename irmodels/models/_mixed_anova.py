@@ -17,6 +17,7 @@ References for the formulas: the project's docs/mixed.md, "F tests of fixed effe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import TYPE_CHECKING, Any
@@ -275,6 +276,17 @@ def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
             ktr = float(np.sum(B * B))
             IE2[r, s] = IE2[s, r] = (ktr - 2.0 * float(np.sum(Phi * Q[r, s]))
                                      + float(np.sum(PhiPr * (PP[s] @ Phi))))
+    PhiA, W = kr_adjust(Phi, IE2, Q, PP)
+    return Phi, PhiA, PP, W
+
+
+def kr_adjust(Phi: np.ndarray, IE2: np.ndarray, Q: Any, PP: Sequence[np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Kenward & Roger's adjusted covariance of the fixed effects (pbkrtest's ``vcovAdj``)
+    from ``Phi`` (the unadjusted one), the expected information ``IE2`` of the variance
+    parameters, and the ``Q[r, s]`` and ``P[r]`` terms; returns ``(PhiA, W)``, ``W`` the
+    covariance of the variance parameters. Shared by the intercept and slope engines."""
+    m = len(PP)
     ev = np.linalg.eigvalsh(IE2)
     W = 2.0 * (np.linalg.inv(IE2) if np.min(np.abs(ev)) > 1e-10 else np.linalg.pinv(IE2))
     W = (W + W.T) / 2
@@ -285,8 +297,7 @@ def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
     U = U + U.T
     for r in range(m):
         U += W[r, r] * (Q[r, r] - PP[r] @ Phi @ PP[r])
-    PhiA = Phi + 2.0 * Phi @ U @ Phi
-    return Phi, PhiA, PP, W
+    return Phi + 2.0 * Phi @ U @ Phi, W
 
 
 def kenward_roger_f(L: np.ndarray, beta: np.ndarray, Phi: np.ndarray, PhiA: np.ndarray,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import glmm_data
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,20 +20,12 @@ import irmodels as irm
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 R = json.loads((REF / "glmer.json").read_text())
-P10_SYSTEMS = ["run123", "run105", "run89", "run128", "run65", "run46", "run32", "run23"]
 
 
-def _cbpp() -> pd.DataFrame:
-    return pd.read_csv(REF / "data" / "glmm" / "cbpp.csv", dtype={"herd": str, "period": str})
+_cbpp = glmm_data.cbpp
 
 
-def _p10(shared_data) -> pd.DataFrame:
-    w = pd.read_csv(shared_data / "ir-scores" / "adhoc8_p10.csv")
-    rows = [(str(t + 1), s, round(float(w[s].iloc[t]) * 10)) for s in P10_SYSTEMS
-            for t in range(len(w))]
-    d = pd.DataFrame(rows, columns=["topic", "system", "rel"])
-    d["system"] = pd.Categorical(d["system"], categories=P10_SYSTEMS)
-    return d
+_p10 = glmm_data.p10
 
 
 CASES = {

@@ -9,6 +9,7 @@ import json
 import warnings
 from pathlib import Path
 
+import glmm_data
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,16 +19,9 @@ from irmodels.errors import DesignError, IRModelsWarning
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 R = json.loads((REF / "glmer_olre.json").read_text())
-P10_SYSTEMS = ["run123", "run105", "run89", "run128", "run65", "run46", "run32", "run23"]
 
 
-def _p10(shared_data) -> pd.DataFrame:
-    w = pd.read_csv(shared_data / "ir-scores" / "adhoc8_p10.csv")
-    rows = [(str(t + 1), s, round(float(w[s].iloc[t]) * 10)) for s in P10_SYSTEMS
-            for t in range(len(w))]
-    d = pd.DataFrame(rows, columns=["topic", "system", "rel"])
-    d["system"] = pd.Categorical(d["system"], categories=P10_SYSTEMS)
-    return d
+_p10 = glmm_data.p10
 
 
 def _poisson() -> pd.DataFrame:
