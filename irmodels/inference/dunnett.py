@@ -218,6 +218,23 @@ def _prob_product(c: np.ndarray, lam: np.ndarray, df: float, kind: str) -> np.nd
     return np.clip(out, 0.0, 1.0)
 
 
+def _mvn_cdf(upper: np.ndarray, lower: np.ndarray, corr: np.ndarray) -> float:
+    """``P[lower <= Z <= upper]`` for a standard normal ``Z`` with correlation ``corr``, seeded.
+
+    The frozen distribution takes the seed (the function form draws unseeded points: two equal
+    calls differed by 4e-7). Older scipy (1.15) integrates the normal in Fortran with its own
+    unseeded generator; there the multivariate t of 1e12 degrees of freedom (the normal to
+    1e-12, below the integration's 1e-7) gives a seeded, reproducible value."""
+    try:
+        mvn = stats.multivariate_normal(cov=corr, seed=_SEED, maxpts=_QMC_POINTS, abseps=1e-7,
+                                        releps=0)
+    except TypeError:  # older scipy: the frozen normal takes no integration options
+        return float(stats.multivariate_t.cdf(upper, shape=corr, df=1e12, lower_limit=lower,
+                                              maxpts=_QMC_POINTS,
+                                              random_state=np.random.default_rng(_SEED)))
+    return float(mvn.cdf(upper, lower_limit=lower))
+
+
 def _prob_general(c: np.ndarray, corr: np.ndarray, df: float, kind: str) -> np.ndarray:
     """P[all T_i within c] by Genz-Bretz quasi-Monte Carlo (scipy), fixed seed."""
     m = corr.shape[0]
@@ -230,10 +247,7 @@ def _prob_general(c: np.ndarray, corr: np.ndarray, df: float, kind: str) -> np.n
                                            maxpts=_QMC_POINTS,
                                            random_state=np.random.default_rng(_SEED))
         else:
-            # the frozen distribution takes the seed (the function form draws unseeded points:
-            # two equal calls differed by 4e-7)
-            val = stats.multivariate_normal(cov=corr, seed=_SEED, maxpts=_QMC_POINTS,
-                                            abseps=1e-7, releps=0).cdf(upper, lower_limit=lower)
+            val = _mvn_cdf(upper, lower, corr)
         out[i] = float(val)
     return np.clip(out, 0.0, 1.0)
 

