@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -72,26 +72,31 @@ def df_for(fit: SlopeMixedResult, L: np.ndarray) -> np.ndarray:
 def marginal_means_matrix(fit: SlopeMixedResult, factor: str) -> tuple[np.ndarray, list[str]]:
     """Rows mapping the fixed effects to the marginal means of ``factor`` (equal weights over
     the other fixed factors' levels, covariates at their means: emmeans' default)."""
-    names = list(fit.fixed_estimates.index)
-    fixed_factors = [f for t in fit.spec.fixed for f in t.factors]
-    cov = tuple(fit.spec.covariates)
+    d = fit._design
+    return means_matrix(fit.spec, list(fit.fixed_estimates.index), d.data, d.levels, factor)
+
+
+def means_matrix(spec: Any, names: list[str], data: pd.DataFrame, levels: dict[str, Any],
+                 factor: str) -> tuple[np.ndarray, list[str]]:
+    """:func:`marginal_means_matrix` from a fit's parts (the slope and GLMM results share it):
+    the fixed-effect ``names``, the ``data`` and factor ``levels`` of the design."""
+    fixed_factors = [f for t in spec.fixed for f in t.factors]
+    cov = tuple(spec.covariates)
     if factor not in fixed_factors or factor in cov:
         raise DesignError(
-            f"{factor!r} is not a fixed factor of {fit.spec}; marginal means exist for the "
+            f"{factor!r} is not a fixed factor of {spec}; marginal means exist for the "
             "fixed factors ("
             + (", ".join(f for f in dict.fromkeys(fixed_factors) if f not in cov) or "none")
             + ").")
-    data = fit._design.data
-    at = {f: float(np.mean(fit.spec.values(data, f) if hasattr(fit.spec, "values")
+    at = {f: float(np.mean(spec.values(data, f) if hasattr(spec, "values")
                            else np.asarray(data[f], dtype=float))) for f in cov}
-    levels = fit._design.levels
     others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
     rows = []
     for lv in range(len(levels[factor])):
         acc = np.zeros(len(names))
         count = 0
         for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
-            acc += _coding_row(fit.spec, levels, {factor: lv, **dict(zip(others, combo))},
+            acc += _coding_row(spec, levels, {factor: lv, **dict(zip(others, combo))},
                                names, at)
             count += 1
         rows.append(acc / count)

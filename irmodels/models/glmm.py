@@ -38,7 +38,7 @@ from irmodels.errors import ArgumentError, DesignError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models._glmm import GlmmDesign, GlmmFit, fit_glmm, glmm_design
 from irmodels.models._lmm import ReTerm, SlopeMixedResult
-from irmodels.models._mixed_design import _coding_row
+from irmodels.models._lmm_inference import means_matrix
 from irmodels.models.base import FittedModel, OptSummary
 
 __all__ = ["GlmmResult", "fit_glmm_model", "mixed_glmm", "check_family_args"]
@@ -271,30 +271,9 @@ class GlmmResult(FittedModel):
 
     # -- marginal means (link scale) ------------------------------------------------------------
     def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
-        names = list(self.fixed_estimates.index)
-        fixed_factors = [f for t in self.spec.fixed for f in t.factors]
-        cov = tuple(self.spec.covariates)
-        if factor not in fixed_factors or factor in cov:
-            raise DesignError(
-                f"{factor!r} is not a fixed factor of {self.spec}; marginal means exist for the "
-                "fixed factors ("
-                + (", ".join(f for f in dict.fromkeys(fixed_factors) if f not in cov) or "none")
-                + ").")
-        data = self.data
-        at = {f: float(np.mean(self.spec.values(data, f) if hasattr(self.spec, "values")
-                               else np.asarray(data[f], dtype=float))) for f in cov}
-        levels = self._design.lmm.levels
-        others = [f for f in dict.fromkeys(fixed_factors) if f != factor and f not in cov]
-        rows = []
-        for lv in range(len(levels[factor])):
-            acc = np.zeros(len(names))
-            count = 0
-            for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
-                acc += _coding_row(self.spec, levels, {factor: lv, **dict(zip(others, combo))},
-                                   names, at)
-                count += 1
-            rows.append(acc / count)
-        return np.array(rows), list(levels[factor])
+        d = self._design.lmm
+        return means_matrix(self.spec, list(self.fixed_estimates.index), self.data, d.levels,
+                            factor)
 
     def marginal_means(self, factor: str = "system",
                        scale: Literal["link", "response"] = "link") -> pd.Series:
