@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.special import fdtrc
 
 from irmodels._threads import kernel_threads
 from irmodels.errors import ArgumentError, DesignError, ModelError
@@ -34,6 +33,7 @@ from irmodels.models._mixed_anova import (
     KR_MAX_OBS,
     MixedAnovaResult,
     ddf_from_nu,
+    f_table,
     kenward_roger_f,
     kr_adjust,
     type3_contrasts,
@@ -244,11 +244,4 @@ def anova(fit: SlopeMixedResult, type: int = 3, ddf: str = "satterthwaite") -> M
             Phi, PhiA, PP, W = kr_adjusted(fit)
         beta = fit.fixed_estimates.to_numpy() / fit.sigma
         rows = [kenward_roger_f(L, beta, Phi, PhiA, PP, W) for L in hyps.values()]
-    F = np.array([r[0] for r in rows])
-    num = np.array([r[1] for r in rows], dtype=float)
-    den = np.array([r[2] for r in rows])
-    with np.errstate(invalid="ignore"):
-        p = np.where((F <= 0) & (num > 0) & (den > 0), 1.0, fdtrc(num, den, F))
-    table = pd.DataFrame({"F": F, "num_df": num.astype(int), "den_df": den, "p": p},
-                         index=pd.Index(list(hyps), name="term"))
-    return MixedAnovaResult(table=table, ddf=key, model=str(fit.spec))
+    return f_table(rows, list(hyps), key, fit.spec)

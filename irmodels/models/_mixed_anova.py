@@ -378,6 +378,13 @@ def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedA
         beta = fit.fixed_estimates.to_numpy() / fit._state.sigma
         for L in hyps.values():
             rows.append(kenward_roger_f(L, beta, Phi, PhiA, PP, W))
+    return f_table(rows, list(hyps), key, fit.spec)
+
+
+def f_table(rows: Sequence[tuple[float, float, float]], terms: list[str], ddf: str,
+            spec: Any) -> MixedAnovaResult:
+    """The :class:`MixedAnovaResult` of F tests ``rows`` (``F, num_df, den_df`` per term);
+    shared by the intercept and slope engines."""
     F = np.array([r[0] for r in rows])
     num = np.array([r[1] for r in rows], dtype=float)
     den = np.array([r[2] for r in rows])
@@ -385,5 +392,5 @@ def anova(fit: MixedResult, type: int = 3, ddf: str = "satterthwaite") -> MixedA
         # = stats.f.sf(F, num, den): fdtrc, and 1 at F <= 0 (the bottom of the support)
         p = np.where((F <= 0) & (num > 0) & (den > 0), 1.0, fdtrc(num, den, F))
     table = pd.DataFrame({"F": F, "num_df": num.astype(int), "den_df": den, "p": p},
-                         index=pd.Index(list(hyps), name="term"))
-    return MixedAnovaResult(table=table, ddf=key, model=str(fit.spec))
+                         index=pd.Index(terms, name="term"))
+    return MixedAnovaResult(table=table, ddf=ddf, model=str(spec))
