@@ -24,6 +24,7 @@ from scipy.special import polygamma
 
 from irmodels._validate import did_you_mean
 from irmodels.errors import ArgumentError, DesignError, ModelError
+from irmodels.models.base import distinct_labels, lr_sequence
 
 __all__ = ["compare_glmm", "r2_parts", "r2_nakagawa", "icc_nakagawa", "distribution_variance",
            "random_variances", "R2_COLUMNS", "ICC_COLUMNS"]
@@ -87,7 +88,6 @@ def compare_glmm(*results: Any) -> pd.DataFrame:
     condition fails. The chi-squared reference is conservative for a variance tested on its
     boundary (Self & Liang 1987), as in R.
     """
-    from scipy import stats  # here, not at import: scipy.stats is slow to import
 
     from irmodels.models.glmm import GlmmResult  # the result class imports this module lazily
 
@@ -134,21 +134,10 @@ def compare_glmm(*results: Any) -> pd.DataFrame:
             raise ModelError(
                 f"{a.spec} is not nested in {b.spec}: {why}. A likelihood-ratio test needs "
                 "nested models; compare non-nested models by their aic and bic instead.")
-    labels: list[str] = []
-    for r in ordered:
-        lab = str(r.spec)
-        while lab in labels:
-            lab += " (again)"
-        labels.append(lab)
+    labels = distinct_labels([str(r.spec) for r in ordered])
     ll = np.array([r.loglik for r in ordered])
     npar = np.array([r.n_params for r in ordered], dtype=float)
-    stat = np.full(len(ordered), np.nan)
-    dfd = np.full(len(ordered), np.nan)
-    pv = np.full(len(ordered), np.nan)
-    for i in range(1, len(ordered)):
-        stat[i] = 2.0 * max(0.0, ll[i] - ll[i - 1])
-        dfd[i] = npar[i] - npar[i - 1]
-        pv[i] = stats.chi2.sf(stat[i], dfd[i])
+    stat, dfd, pv = lr_sequence(ll, npar)
     table = pd.DataFrame(
         {"loglik": ll, "aic": [r.aic for r in ordered], "bic": [r.bic for r in ordered],
          "statistic": stat, "df": dfd, "p": pv, "npar": npar.astype(int),

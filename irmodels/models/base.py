@@ -396,3 +396,37 @@ class FittedModel(ResultDisplay, abc.ABC):
                             "df_resid": [self.df_resid]})
         tables.append(("Fit", pd.concat([fit, self.opt_summary.to_frame()], axis=1)))
         return tables
+
+
+def distinct_labels(labels: list[str]) -> list[str]:
+    """Row labels of a model comparison, a repeated one marked ``(again)``.
+
+    >>> distinct_labels(["y ~ x", "y ~ x", "y ~ z"])
+    ['y ~ x', 'y ~ x (again)', 'y ~ z']
+    """
+    out: list[str] = []
+    for lab in labels:
+        while lab in out:
+            lab += " (again)"
+        out.append(lab)
+    return out
+
+
+def lr_sequence(loglik: np.ndarray, npar: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Likelihood-ratio tests of each model against the one before it (models by increasing
+    ``npar``, as R's ``anova(m0, m1, ...)``): ``statistic`` (2 x the gain in log-likelihood, 0
+    at a loss), ``df`` and the chi-square ``p``; NaN in the first row and where df <= 0.
+
+    >>> [v.round(4).tolist() for v in lr_sequence(np.array([-10.0, -7.0]), np.array([2, 3]))]
+    [[nan, 6.0], [nan, 1.0], [nan, 0.0143]]
+    """
+    from scipy import stats  # here, not at import: scipy.stats is slow to import
+
+    n = len(loglik)
+    stat, dfd, pv = (np.full(n, np.nan) for _ in range(3))
+    for i in range(1, n):
+        stat[i] = 2.0 * max(0.0, loglik[i] - loglik[i - 1])
+        dfd[i] = npar[i] - npar[i - 1]
+        pv[i] = stats.chi2.sf(stat[i], dfd[i]) if dfd[i] > 0 else np.nan
+    return stat, dfd, pv

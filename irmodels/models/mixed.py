@@ -62,7 +62,13 @@ from irmodels.models._mixed_deviance import DevianceFunction, deviance_function
 from irmodels.models._mixed_df import _satterthwaite_parts
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
 from irmodels.models._mixed_plots import MixedResidualPlots
-from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
+from irmodels.models.base import (
+    FittedModel,
+    LinearMixedCounts,
+    OptSummary,
+    distinct_labels,
+    lr_sequence,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.inference.gtheory import GStudy
@@ -1009,7 +1015,6 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     score ~ (1|topic)               1077.08        NaN  ML (refitted)
     score ~ (1|system) + (1|topic)  1500.24    846.319  ML (refitted)
     """
-    from scipy import stats  # here, not at import: scipy.stats is slow to import
 
     from irmodels.models._lmm import SlopeMixedResult  # random slopes: the general engine
     from irmodels.models.glmm import GlmmResult  # GLMMs: their own likelihood-ratio tests
@@ -1055,21 +1060,10 @@ def compare_models(*results: MixedResult, refit: bool = True) -> pd.DataFrame:
     ordered = [results[i] for i in order]
     convention: Literal["lme4", "nlme"] = (
         "nlme" if any(r.residual for r in ordered) else "lme4")
-    labels: list[str] = []
-    for r in ordered:
-        lab = _label(r)
-        while lab in labels:
-            lab += " (again)"
-        labels.append(lab)
+    labels = distinct_labels([_label(r) for r in ordered])
     ll = np.array([r.loglik for r in ordered])
     npar = np.array([r.n_params for r in ordered], dtype=float)
-    stat = np.full(len(ordered), np.nan)
-    dfd = np.full(len(ordered), np.nan)
-    pv = np.full(len(ordered), np.nan)
-    for i in range(1, len(ordered)):
-        stat[i] = 2.0 * max(0.0, ll[i] - ll[i - 1])
-        dfd[i] = npar[i] - npar[i - 1]
-        pv[i] = stats.chi2.sf(stat[i], dfd[i]) if dfd[i] > 0 else np.nan
+    stat, dfd, pv = lr_sequence(ll, npar)
     table = pd.DataFrame(
         {"loglik": ll, "aic": [r.aic for r in ordered],
          "bic": [r.information_criterion(convention) for r in ordered],
