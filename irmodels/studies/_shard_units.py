@@ -16,6 +16,7 @@ import pandas as pd
 
 from irmodels._validate import check_seed
 from irmodels.data.frame import require_columns
+from irmodels.data.measures import UndefinedPolicy, evaluate, undefined_cells
 from irmodels.errors import (
     ArgumentError,
     DataFormatError,
@@ -23,6 +24,11 @@ from irmodels.errors import (
     IRModelsWarning,
     UndefinedValueWarning,
 )
+from irmodels.formula import PRESETS
+from irmodels.inference.rank import kendall_tau
+from irmodels.models.anova import AnovaResult, anova
+from irmodels.replicates.sharding import _as_docids, docids_from, shard_labels
+from irmodels.studies._sharded import evaluate_assignment
 
 DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 
@@ -32,15 +38,13 @@ DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 
 
 @dataclass(frozen=True)
-class _Inputs:
+class CollectionInputs:
     runs: pd.DataFrame
     qrels: pd.DataFrame
     docids: pd.Index
 
 
-def _inputs(collection: Any) -> _Inputs:
-    from irmodels.replicates.sharding import _as_docids, docids_from
-
+def collection_inputs(collection: Any) -> CollectionInputs:
     if isinstance(collection, tuple):
         if len(collection) not in (2, 3):
             raise DataFormatError(
@@ -65,10 +69,10 @@ def _inputs(collection: Any) -> _Inputs:
         require_columns(df, cols, name, hint="Read them with irm.read_runs / irm.read_qrels.")
     if docids is None:
         docids = docids_from(runs, qrels)
-    return _Inputs(runs=runs, qrels=qrels, docids=_as_docids(docids))
+    return CollectionInputs(runs=runs, qrels=qrels, docids=_as_docids(docids))
 
 
-def _check_int_list(values: Any, name: str, low: int) -> tuple[int, ...]:
+def check_int_list(values: Any, name: str, low: int) -> tuple[int, ...]:
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         values = (values,)
     try:
@@ -87,9 +91,7 @@ def _check_int_list(values: Any, name: str, low: int) -> tuple[int, ...]:
     return tuple(int(v) for v in out)
 
 
-def _resolve_models(models: Sequence[str]) -> tuple[str, ...]:
-    from irmodels.formula import PRESETS
-
+def resolve_models(models: Sequence[str]) -> tuple[str, ...]:
     if isinstance(models, str):
         models = (models,)
     out = []
@@ -130,11 +132,11 @@ def split_seed(seed: int, n_shards: int) -> np.random.SeedSequence:
 
 
 @dataclass(frozen=True)
-class _Context:
+class ShardContext:
     """What every unit needs; pickled once per worker (not once per unit)."""
 
     prepared: Any  # PreparedCollection or None (then the slow path below)
-    inputs: _Inputs | None
+    inputs: CollectionInputs | None
     measure: str
     undefined: float | str
     models: tuple[str, ...]
@@ -143,33 +145,31 @@ class _Context:
 
 
 @dataclass(frozen=True)
-class _Unit:
+class ShardUnit:
     n_shards: int
     split: int
     seed: np.random.SeedSequence
 
 
 def _kendall_tau(a: pd.Series, b: pd.Series) -> float:
-    from irmodels.inference.rank import kendall_tau
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)  # constant ranking -> NaN
         return float(kendall_tau(a, b))
 
 
-def _pair_levels(reference: pd.Series) -> pd.Index:
+def pair_levels(reference: pd.Series) -> pd.Index:
     """The systems of the whole collection, sorted by name: the order of the packed pairs."""
     return pd.Index(sorted(str(x) for x in reference.index))
 
 
-def _values(column: pd.Series) -> np.ndarray:
+def column_values(column: pd.Series) -> np.ndarray:
     """A column of :attr:`ShardStudy.runs` as floats, missing (``<NA>`` of Int64) as NaN."""
     return column.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _nanmean(column: pd.Series) -> float:
+def nanmean_column(column: pd.Series) -> float:
     """Mean of the non-missing values of a :attr:`ShardStudy.runs` column (NaN if none)."""
-    v = _values(column)
+    v = column_values(column)
     v = v[~np.isnan(v)]
     return float(v.mean()) if len(v) else math.nan
 
@@ -190,10 +190,8 @@ def _pack_pairs(a: np.ndarray, b: np.ndarray, levels: pd.Index) -> np.ndarray:
     return np.packbits(bits)
 
 
-def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Series
+def fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Series
                 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, float]:
-    from irmodels.models.anova import AnovaResult, anova
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IRModelsWarning)
         fit = anova(model, data)
@@ -212,7 +210,7 @@ def _fit_record(model: str, data: pd.DataFrame, alpha: float, reference: pd.Seri
     reject = pairs["reject"].to_numpy(dtype=bool)
     sig_set = _pack_pairs(pairs["a"].astype(str).to_numpy(dtype=object)[reject],
                           pairs["b"].astype(str).to_numpy(dtype=object)[reject],
-                          _pair_levels(reference))
+                          pair_levels(reference))
     half = float(iv["halfwidth"].mean())
     rec = {
         "model": model,
@@ -247,14 +245,10 @@ def _anova_only_record(model: str, fit: Any, reference: pd.Series
     return rec, np.packbits(np.zeros(r * (r - 1) // 2, dtype=bool)), np.full(r, np.nan), np.nan
 
 
-def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd.DataFrame, int]:
+def _evaluate_unit(ctx: ShardContext, labels: np.ndarray, n_shards: int) -> tuple[pd.DataFrame, int]:
     if ctx.prepared is not None:
-        from irmodels.studies._sharded import evaluate_assignment
-
         data, undef = evaluate_assignment(ctx.prepared, labels, n_shards, ctx.undefined)
         return data, len(undef)
-    from irmodels.data.measures import UndefinedPolicy, evaluate, undefined_cells
-
     assert ctx.inputs is not None
     assignment = pd.Series(labels, index=ctx.inputs.docids)
     with warnings.catch_warnings():
@@ -264,10 +258,8 @@ def _evaluate_unit(ctx: _Context, labels: np.ndarray, n_shards: int) -> tuple[pd
     return data, len(undefined_cells(data))
 
 
-def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
+def run_unit(ctx: ShardContext, unit: ShardUnit) -> dict[str, Any]:
     """Shard the collection, score it and fit every shard model: one (S, split)."""
-    from irmodels.replicates.sharding import shard_labels
-
     if ctx.prepared is not None:
         n_docs = ctx.prepared.n_docs
     else:
@@ -282,7 +274,7 @@ def _run_unit(ctx: _Context, unit: _Unit) -> dict[str, Any]:
     for model in ctx.models:
         if model == "MD1":
             continue
-        rec, s, m, h = _fit_record(model, data, ctx.alpha, ctx.reference)
+        rec, s, m, h = fit_record(model, data, ctx.alpha, ctx.reference)
         rec.update(n_shards=unit.n_shards, split=unit.split, n_undefined=n_undef)
         records.append(rec)
         sig[model], means[model], half[model] = s, m, h

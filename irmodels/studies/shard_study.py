@@ -34,16 +34,16 @@ from irmodels.parallel import check_workers, default_workers, prestarted, spawn_
 from irmodels.parallel import map as parallel_map
 from irmodels.studies._shard_units import (
     DEFAULT_MODELS,
-    _check_int_list,
-    _Context,
-    _fit_record,
-    _inputs,
-    _nanmean,
-    _pair_levels,
-    _resolve_models,
-    _run_unit,
-    _Unit,
-    _values,
+    ShardContext,
+    ShardUnit,
+    check_int_list,
+    collection_inputs,
+    column_values,
+    fit_record,
+    nanmean_column,
+    pair_levels,
+    resolve_models,
+    run_unit,
     split_seed,
 )
 
@@ -182,7 +182,7 @@ class ShardStudy(ResultDisplay):
             runs = self.runs[(self.runs["model"] == model) & (self.runs["n_shards"] == s)]
             tested = runs["split"][runs["n_significant"].notna()]
             keys = [(model, s, int(k)) for k in tested]
-        levels = _pair_levels(self.reference)
+        levels = pair_levels(self.reference)
         r = len(levels)
         n_pairs = r * (r - 1) // 2
         counts = np.zeros(n_pairs, dtype=np.int64)
@@ -234,7 +234,7 @@ class ShardStudy(ResultDisplay):
         rows = []
         for s in self.n_shards:
             g = runs[runs["n_shards"] == s]
-            tau = _values(g["tau"])
+            tau = column_values(g["tau"])
             tau = tau[~np.isnan(tau)]
             n = len(tau)
             mean = float(tau.mean()) if n else math.nan
@@ -247,7 +247,7 @@ class ShardStudy(ResultDisplay):
             rows.append({
                 "n_shards": s, "n_splits": len(g), "tau": mean,
                 "tau_lower": max(mean - half, -1.0), "tau_upper": min(mean + half, 1.0),
-                **{c: _nanmean(g[c]) for c in ("ci_width", "n_significant",
+                **{c: nanmean_column(g[c]) for c in ("ci_width", "n_significant",
                                                "n_not_significant", "top_group",
                                                "omega2_system")},
                 "sig_all_splits": int(sig_all),
@@ -504,8 +504,8 @@ def shards(
     seed = check_seed(seed)
     from irmodels.data.measures import UndefinedPolicy, evaluate, parse_measure, undefined_cells
 
-    inputs = _inputs(collection)
-    s_list = _check_int_list(n_shards, "n_shards", 2)
+    inputs = collection_inputs(collection)
+    s_list = check_int_list(n_shards, "n_shards", 2)
     if max(s_list) > len(inputs.docids):
         raise DesignError(
             f"cannot split {len(inputs.docids)} documents into {max(s_list)} shards; use at "
@@ -513,7 +513,7 @@ def shards(
         )
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
         raise ArgumentError(f"n_splits must be a positive integer; got {n_splits!r}.")
-    model_names = _resolve_models(models)
+    model_names = resolve_models(models)
     alpha = check_probability(alpha, "alpha")  # numpy floats too
     # each split's seed, shard labels and per-model results, for every number of shards
     check_fits(int(n_splits), "n_splits",
@@ -551,21 +551,21 @@ def shards(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
             reference = anova("MD1", whole).marginal_means("system")
-        rec, sig, means_arr, half = _fit_record("MD1", whole, alpha, reference)
+        rec, sig, means_arr, half = fit_record("MD1", whole, alpha, reference)
         rec.update(n_shards=1, split=0, n_undefined=n_whole_undef)
 
-        ctx = _Context(prepared=prepared, inputs=None if prepared is not None else inputs,
+        ctx = ShardContext(prepared=prepared, inputs=None if prepared is not None else inputs,
                        measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
                        reference=reference)
         units = [
-            _Unit(n_shards=s, split=k, seed=child)
+            ShardUnit(n_shards=s, split=k, seed=child)
             for s in s_list
             for k, child in enumerate(spawn_seeds(split_seed(seed, s), int(n_splits)))
         ]
         # the units of many shards cost most: handed out first, they do not leave one worker
         # busy at the end while the other waits (each unit has its own seed: same results)
         by_cost = sorted(range(len(units)), key=lambda i: -units[i].n_shards)
-        done = parallel_map(functools.partial(_run_unit, ctx), [units[i] for i in by_cost],
+        done = parallel_map(functools.partial(run_unit, ctx), [units[i] for i in by_cost],
                             backend=backend, n_workers=n_workers, progress=progress,
                             desc="shard study")
         results: list[dict[str, Any]] = [{}] * len(units)
