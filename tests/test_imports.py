@@ -164,10 +164,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset({"irmodels.data.measures", "irmodels.data.partitioned"}):
         "irm.evaluate hands partitioned runs to evaluate_partitioned, which evaluates each "
         "partition with irm.evaluate: cutting it needs more than an import line in measures.py",
-    frozenset({"irmodels.formula.expr", "irmodels.formula.parser", "irmodels.formula.spec"}):
-        "formula expressions (issue 27, new) use the parser's tokenizer and the spec's quoting "
-        "from inside functions, and the parser and the spec import the expressions: the shared "
-        "pieces would have to move to a module all three import",
     frozenset({"irmodels.models._blocked", "irmodels.models._reml"}):
         "the blocked kernel returns _reml's Fit and _reml dispatches to it; Fit and Problem "
         "would have to move to a module of their own",
@@ -313,7 +309,6 @@ TOO_LONG: dict[str, tuple[int, str]] = {
     "irmodels/inference/pairwise.py": (1300, "its kernels move to irmodels/stats (issue 26 item 1)"),
     "irmodels/data/measures.py": (1057, "the measure kernel's driver; edited in parallel"),
     "irmodels/models/_lmm.py": (1066, "the random-slope engine (issue 27), new and growing"),
-    "irmodels/formula/parser.py": (816, "the random-slope grammar (issue 27), new"),
     # the result class and its entry: the stages are out (design, deviance, optimiser, df);
     # what remains is MixedResult (being rebased on FittedModel), mixed() and compare_models
     "irmodels/models/mixed.py": (987, "MixedResult's body, mixed(), compare_models"),
@@ -355,18 +350,6 @@ PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
         "irmodels.models._anova_fit._fit_lsq", "irmodels.models._anova_fit._missing_margins",
         "irmodels.models._anova_fit._resolve", "irmodels.models._anova_fit._table_axes",
         "irmodels.models._anova_fit._zero_df_message",
-        "irmodels.models._mixed_design._Design", "irmodels.models._mixed_design._check_exact_fit",
-        "irmodels.models._mixed_design._check_rank",
-        "irmodels.models._mixed_design._check_residual_df",
-        "irmodels.models._mixed_design._check_response_varies",
-        "irmodels.models._mixed_design._coding_row", "irmodels.models._mixed_design._encode",
-        "irmodels.models._mixed_design._fixed_design", "irmodels.models._mixed_design._group",
-        "irmodels.models._mixed_design._resolve", "irmodels.models._mixed_design._stratum_sd",
-        "irmodels.models._mixed_df._satterthwaite_parts",
-        "irmodels.models._mixed_optimize._optimise",
-    }),
-    "formula": ("formula/ is being edited (issue 26)", {
-        "irmodels.formula.parser._tokenize", "irmodels.formula.spec._quoted",
     }),
     "stats": ("the kernels issue 26 item 1 moves to irmodels/stats/ under public names", {
         "irmodels.inference.pairwise._CONSTANT", "irmodels.inference.pairwise._degenerate",
@@ -392,9 +375,6 @@ PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
             "_encode_runs", "_factorize", "_grades", "_in_trec_order", "_label_set", "_positions",
             "_rank", "_ranking_rows", "_refuse_duplicates", "_rels", "_scores", "_segment_index",
             "_segment_positions", "_segment_starts", "_segments_in_order")
-    } | {f"irmodels.studies._shard_units.{n}" for n in (
-        "_Context", "_Unit", "_check_int_list", "_fit_record", "_inputs", "_nanmean",
-        "_pair_levels", "_resolve_models", "_run_unit", "_values")
     } | {"irmodels.data.frame._as_scores", "irmodels.replicates._score_models._fit_gmm_batch",
          "irmodels.replicates._score_models._kde_model",
          "irmodels.replicates._score_models._kde_sf", "irmodels.replicates.documents._kde_sf",

@@ -17,7 +17,4 @@ from irmodels.formula.spec import (
 __all__ = ["ModelSpec", "Term", "RandomTerm", "TRANSFORMS", "DEFAULT_EPSILON", "apply_transform",
            "parse_formula", "PRESETS", "default_preset", "resolve"]
 
-try:  # the parser lands in its own module
-    from irmodels.formula.parser import PRESETS, default_preset, parse_formula, resolve
-except ModuleNotFoundError:  # pragma: no cover - during bootstrap only
-    pass
+from irmodels.formula.parser import PRESETS, default_preset, parse_formula, resolve

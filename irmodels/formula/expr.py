@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from irmodels.errors import DataFormatError, FormulaError
+from irmodels.formula._lex import MAX_DEPTH, MAX_LENGTH, quoted, tokenize
 
 __all__ = ["Num", "Col", "Neg", "BinOp", "Call", "Expr", "FUNCTIONS", "ALIASES", "columns_of",
            "evaluate", "function_name", "parse_expression", "is_plain_column"]
@@ -78,9 +79,7 @@ class Col:
     name: str
 
     def __str__(self) -> str:
-        from irmodels.formula.spec import _quoted
-
-        return _quoted(self.name)
+        return quoted(self.name)
 
 
 @dataclass(frozen=True)
@@ -281,11 +280,9 @@ def parse_expression(text: str) -> Expr:
     >>> parse_expression("I(x/10)")
     Call(fn='I', arg=BinOp(op='/', left=Col(name='x'), right=Num(value=10.0)))
     """
-    from irmodels.formula.parser import MAX_DEPTH, MAX_LENGTH, _tokenize
-
     if len(text) > MAX_LENGTH:
         raise FormulaError(f"the expression has {len(text):,} characters, more than {MAX_LENGTH:,}")
-    toks = _tokenize(text)
+    toks = tokenize(text)
     p = ExprParser(text, toks, 0, MAX_DEPTH)
     e = p.expr()
     if p.tok.kind != "end":

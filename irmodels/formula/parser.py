@@ -45,16 +45,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from irmodels.errors import FormulaError
+from irmodels.formula._lex import MAX_DEPTH, MAX_LENGTH, Token, tokenize
 from irmodels.formula.expr import FUNCTIONS, Col, Expr, ExprParser, columns_of, function_name
 from irmodels.formula.spec import DEFAULT_EPSILON, TRANSFORMS, ModelSpec, RandomTerm, Term
 
 __all__ = ["parse_formula", "resolve", "PRESETS", "default_preset", "MAX_LENGTH", "MAX_DEPTH", "MAX_TERMS",
            "MAX_ORDER", "MAX_WORK", "FACTOR_FUNCTIONS"]
 
-#: Longest formula accepted, in characters.
-MAX_LENGTH = 20_000
-#: Deepest nesting of parentheses accepted.
-MAX_DEPTH = 50
 #: Most fixed terms a formula may expand to (``a*b*c`` is 7 terms); checked before expanding.
 MAX_TERMS = 1_000
 #: Most factors in one interaction term (``a:b:c`` has 3).
@@ -90,43 +87,6 @@ def default_preset(data: Any) -> str:
 
 
 
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<number>\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)
-  | (?P<name>[A-Za-z_][A-Za-z0-9_.]*|`[^`]+`)
-  | (?P<op>\*\*|[~+\-*/:|(),=^])
-    """,
-    re.VERBOSE,
-)
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # "name", "number", "op", "end"
-    text: str
-    start: int
-    end: int
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if m is None:
-            raise FormulaError(f"unexpected character {text[pos]!r}", text, (pos, pos + 1))
-        kind = m.lastgroup or ""
-        if kind != "ws":
-            value = m.group(kind)
-            if kind == "name" and value.startswith("`"):
-                value = value[1:-1]
-            toks.append(_Tok(kind, value, m.start(), m.end()))
-        pos = m.end()
-    toks.append(_Tok("end", "", len(text), len(text)))
-    return toks
-
-
 # An expression evaluates to an ordered set of terms; each term is a tuple of factor names,
 # keyed by its set of factors (``a:b`` and ``b:a`` are one term).
 _TermMap = dict[frozenset[str], tuple[str, ...]]
@@ -151,7 +111,7 @@ class _Parser:
                 "a model of that size cannot be fitted. Write fewer terms (a*b expands itself)."
             )
         self.text = text
-        self.toks = _tokenize(text)
+        self.toks = tokenize(text)
         self.i = 0
         self.depth = 0
         self.work = 0
@@ -162,23 +122,23 @@ class _Parser:
 
     # -- token helpers -------------------------------------------------------------------
     @property
-    def tok(self) -> _Tok:
+    def tok(self) -> Token:
         return self.toks[self.i]
 
-    def _advance(self) -> _Tok:
+    def _advance(self) -> Token:
         t = self.toks[self.i]
         if t.kind != "end":
             self.i += 1
         return t
 
-    def _expect(self, text: str, what: str) -> _Tok:
+    def _expect(self, text: str, what: str) -> Token:
         t = self.tok
         if t.kind == "op" and t.text == text:
             return self._advance()
         found = "the end of the formula" if t.kind == "end" else repr(t.text)
         raise FormulaError(f"expected {what}, found {found}", self.text, (t.start, max(t.end, t.start + 1)))
 
-    def _error(self, message: str, tok: _Tok | None = None) -> FormulaError:
+    def _error(self, message: str, tok: Token | None = None) -> FormulaError:
         t = tok or self.tok
         return FormulaError(message, self.text, (t.start, max(t.end, t.start + 1)))
 
@@ -192,7 +152,7 @@ class _Parser:
                 self.text, span,
             )
 
-    def _check_size(self, n_terms: int, op: _Tok, span: tuple[int, int]) -> None:
+    def _check_size(self, n_terms: int, op: Token, span: tuple[int, int]) -> None:
         if n_terms > MAX_TERMS:
             raise FormulaError(
                 f"'{op.text}' here would expand to {n_terms:,} fixed terms, more than the limit of "
@@ -417,7 +377,7 @@ class _Parser:
             left = _Item(terms, {k: span for k in terms}, [], span, None)
         return left
 
-    def _join(self, a: tuple[str, ...], b: tuple[str, ...], op: _Tok,
+    def _join(self, a: tuple[str, ...], b: tuple[str, ...], op: Token,
               span: tuple[int, int]) -> tuple[str, ...]:
         j = _join(a, b)
         if len(j) > MAX_ORDER:
@@ -480,7 +440,7 @@ class _Parser:
         self.expressions.setdefault(name, (e, span))
         return name, span
 
-    def _factor_call(self, fn: _Tok) -> _Item:
+    def _factor_call(self, fn: Token) -> _Item:
         self._advance()  # "("
         name = self._advance()
         if name.kind != "name":
@@ -499,7 +459,7 @@ class _Parser:
             k += 1
         return end
 
-    def _random(self, open_tok: _Tok) -> _Item:
+    def _random(self, open_tok: Token) -> _Item:
         """``( lhs | group )`` or ``( lhs || group )``; lhs: ``1``, ``0``, ``-1`` and slope
         columns joined by '+' (lme4's syntax; the intercept is implied)."""
         lhs_start = self.tok
@@ -616,7 +576,7 @@ class _Parser:
         return _Item({}, {}, random, span, None)
 
 
-def _random_parens(toks: list[_Tok]) -> dict[int, bool]:
+def _random_parens(toks: list[Token]) -> dict[int, bool]:
     """One pass: for every '(' (token index), whether a '|' sits at its top level."""
     is_random: dict[int, bool] = {}
     stack: list[int] = []
@@ -653,7 +613,7 @@ def _merge(into: _Item, item: _Item) -> None:
         into.intercept = item.intercept
 
 
-def _column_names(toks: list[_Tok]) -> list[tuple[str, tuple[int, int]]]:
+def _column_names(toks: list[Token]) -> list[tuple[str, tuple[int, int]]]:
     """Every column name of the formula with its span, in order (functions and 'eps=' left out)."""
     out: list[tuple[str, tuple[int, int]]] = []
     for i, t in enumerate(toks):

@@ -8,13 +8,13 @@ model asks for values (:meth:`ModelSpec.response_values`, :meth:`ModelSpec.value
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irmodels.errors import DataFormatError
+from irmodels.formula._lex import IDENTIFIER, quoted
 from irmodels.formula.expr import Col, Expr, columns_of, evaluate, parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -283,6 +283,7 @@ class ModelSpec:
                 f"the response column {self.response!r} is not in the data "
                 f"(columns: {', '.join(map(str, data.columns))})"
             )
+        # here, not at import: the pandas-free `irmodels anova MATRIX.csv` path imports the spec
         import pandas as pd
 
         col = data[self.response]
@@ -305,13 +306,13 @@ class ModelSpec:
         def one(f: str) -> str:
             if f in exprs:
                 return f
-            return f"C({_quoted(f)})" if f in self.categorical else _quoted(f)
+            return f"C({quoted(f)})" if f in self.categorical else quoted(f)
 
         def label(t: Term) -> str:
             return ":".join(map(one, t.factors))
 
         def rand(r: RandomTerm) -> str:
-            group = ":".join(map(_quoted, r.factors))
+            group = ":".join(map(quoted, r.factors))
             if r.is_intercept_only:
                 return f"(1|{group})"
             return f"({' + '.join(['1' if r.intercept else '0', *map(one, r.effects)])} | {group})"
@@ -319,29 +320,21 @@ class ModelSpec:
         rhs = [label(t) for t in self.fixed] + [rand(r) for r in self.random]
         if not self.intercept:
             rhs = ["0", *rhs]
-        response = self.response if self.response in exprs else _quoted(self.response)
+        response = self.response if self.response in exprs else quoted(self.response)
         lhs = f"{self.transform}({response})" if self.transform else response
         return f"{lhs} ~ {' + '.join(rhs) if rhs else '1'}"
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-def _quoted(name: str) -> str:
-    """``name`` as the formula grammar reads it: bare when an identifier, else in backquotes."""
-    return name if _IDENTIFIER.fullmatch(name) else f"`{name}`"
-
-
 def _label(name: str) -> str:
     """A slope name as written: an expression's canonical text bare, a column quoted."""
-    if not _IDENTIFIER.fullmatch(name):
+    if not IDENTIFIER.fullmatch(name):
         try:
             e = parse_expression(name)
         except Exception:  # noqa: BLE001 - not an expression: a column to quote
-            return _quoted(name)
+            return quoted(name)
         if not isinstance(e, Col) and str(e) == name:
             return name
-    return _quoted(name)
+    return quoted(name)
 
 
 def apply_transform(y: np.ndarray, transform: str | None, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:
