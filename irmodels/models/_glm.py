@@ -250,7 +250,7 @@ class GlmResult(FittedModel):
 
     # ---- marginal means ------------------------------------------------------------------------
     def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
-        from irmodels.models._mixed_design import _coding_row
+        from irmodels.models._mixed_design import coding_row
 
         spec = self.spec
         cov = tuple(spec.covariates)
@@ -268,7 +268,7 @@ class GlmResult(FittedModel):
             acc = np.zeros(len(names))
             count = 0
             for combo in (np.ndindex(*[len(levels[f]) for f in others]) if others else [()]):
-                acc += _coding_row(spec, levels, {factor: lv, **dict(zip(others, combo))},
+                acc += coding_row(spec, levels, {factor: lv, **dict(zip(others, combo))},
                                    names, at)
                 count += 1
             rows.append(acc / count)

@@ -16,7 +16,7 @@ from scipy import linalg
 from irmodels.errors import ArgumentError, DataFormatError, DesignError, FormulaError, ModelError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
-from irmodels.models._mixed_design import _fixed_design
+from irmodels.models._mixed_design import fixed_design
 
 __all__ = ["EPSILON", "MAXIT", "REFINE_TOL", "REFINE_MAXIT", "GlmDesign", "Irls", "design_matrix",
            "glm_design", "irls", "separation_message", "sum_coded", "wls"]
@@ -151,7 +151,7 @@ def design_matrix(spec: ModelSpec, data: pd.DataFrame, codes: dict[str, np.ndarr
                    levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str], list[str]]:
     """The treatment-coded design in R's column order, its column names and their terms."""
     n = len(data)
-    names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
+    names, term_of, X_idx, X_val = fixed_design(spec, codes, levels, n, data)
     X = np.zeros((n, len(names)))
     rows = np.arange(n)
     for j in range(X_idx.shape[1]):

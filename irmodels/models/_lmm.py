@@ -67,11 +67,11 @@ from irmodels.models._lmm_grad import DenseProfile
 from irmodels.models._lmm_optim import SINGULAR_TOL
 from irmodels.models._lmm_optim import optimize as _optimize
 from irmodels.models._mixed_design import (
-    _check_response_varies,
-    _encode,
-    _fixed_design,
-    _group,
-    _resolve,
+    check_response_varies,
+    encode_levels,
+    fixed_design,
+    group_codes,
+    resolve_spec,
 )
 from irmodels.models._mixed_plots import MixedResidualPlots
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
@@ -241,7 +241,7 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
     an observation-level term models over-dispersion)."""
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
-    spec = _resolve(model, list(data.columns), data)
+    spec = resolve_spec(model, list(data.columns), data)
     rterms = tuple(_term_fields(t) for t in (terms if terms is not None else spec.random))
     if not rterms:
         raise FormulaError("irm.mixed needs at least one random term such as (1|topic); for a "
@@ -261,7 +261,7 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
         raise DataFormatError(
             f"the response has {int((~np.isfinite(y)).sum())} missing or infinite value(s); "
             "drop them first (irm.frame(..., nan='drop'))")
-    _check_response_varies(y, spec)
+    check_response_varies(y, spec)
     n = len(y)
     kinds: dict[str, str] = {}
     for t in rterms:
@@ -273,8 +273,8 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
     for t in rterms:
         cat_names += list(t.factors) + [e for e in t.effects if kinds[e] == "factor"]
     for f in dict.fromkeys(cat_names):
-        codes[f], levels[f] = _encode(data[f])
-    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
+        codes[f], levels[f] = encode_levels(data[f])
+    fixed_names, term_of, X_idx, X_val = fixed_design(spec, codes, levels, n, data)
     X = np.zeros((n, len(fixed_names)))
     rows = np.arange(n)
     for j in range(X_idx.shape[1]):
@@ -289,7 +289,7 @@ def lmm_design(model: str | ModelSpec, data: pd.DataFrame,
     lind_parts, ind_parts, ptr_parts = [], [], []
     lower: list[float] = []
     for t in rterms:
-        gc, gl = _group(codes, levels, t.factors)
+        gc, gl = group_codes(codes, levels, t.factors)
         cols, E = _effect_columns(spec, t, kinds, data, codes, levels)
         q = len(cols)
         if len(gl) < 2:
@@ -753,9 +753,9 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
     def gstudy(self, facets: Any = None, data: Any = None) -> Any:
         """Refused (:class:`~irmodels.ModelError`): G coefficients need variance components
         constant over the design; a random slope makes them depend on x."""
-        from irmodels.inference.gtheory import gstudy
+        from irmodels.stats.gtheory import from_fit
 
-        return gstudy(self, facets=facets, data=data)
+        return from_fit(self, facets, data)
 
     # -- random effects -------------------------------------------------------------------------
     @cached_property
@@ -895,7 +895,7 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         codes = {f: np.array([{lv: i for i, lv in enumerate(d.levels[f])}.get(v, -1)
                               for v in both[f]]) for f in d.levels if f in both.columns}
         fixed_needed = [f for f in self.spec.factors if f not in self.spec.numeric]
-        _, _, X_idx, X_val = _fixed_design(self.spec, {f: codes[f] for f in fixed_needed},
+        _, _, X_idx, X_val = fixed_design(self.spec, {f: codes[f] for f in fixed_needed},
                                            {f: d.levels[f] for f in fixed_needed}, len(both),
                                            both)
         X = np.zeros((len(both), len(self.fixed_estimates)))

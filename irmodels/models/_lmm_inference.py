@@ -38,7 +38,7 @@ from irmodels.models._mixed_anova import (
     kr_adjust,
     type3_contrasts,
 )
-from irmodels.models._mixed_design import _coding_row
+from irmodels.models._mixed_design import coding_row
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models._lmm import SlopeMixedResult
@@ -96,7 +96,7 @@ def means_matrix(spec: Any, names: list[str], data: pd.DataFrame, levels: dict[s
         acc = np.zeros(len(names))
         count = 0
         for combo in np.ndindex(*[len(levels[f]) for f in others]) if others else [()]:
-            acc += _coding_row(spec, levels, {factor: lv, **dict(zip(others, combo))},
+            acc += coding_row(spec, levels, {factor: lv, **dict(zip(others, combo))},
                                names, at)
             count += 1
         rows.append(acc / count)

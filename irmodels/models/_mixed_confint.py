@@ -40,7 +40,7 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.models import _reml
-from irmodels.models._mixed_optimize import _optimise
+from irmodels.models._mixed_optimize import optimise_scaled
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models.mixed import MixedResult
@@ -148,7 +148,7 @@ class _Profiler:
         """Deviance with fixed effect ``j`` held at ``b`` (an offset, the column dropped)."""
         pbj, xj = self._dropped(j)
         pbj.y = self.pb.y - b * xj
-        x, res, _ = _optimise(pbj, self.theta.copy(), False, 2000, 1e-10)
+        x, res, _ = optimise_scaled(pbj, self.theta.copy(), False, 2000, 1e-10)
         return float(res.fun)
 
     def _dropped(self, j: int) -> tuple[_reml.Problem, np.ndarray]:
@@ -317,7 +317,7 @@ def _simulate(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None, sigm
 def _refit(pb: _reml.Problem, x0: np.ndarray, reml: bool) -> tuple[np.ndarray, np.ndarray,
                                                                      float, np.ndarray | None]:
     K = pb.K
-    x, res, _ = _optimise(pb, x0, reml, 2000, 1e-9)
+    x, res, _ = optimise_scaled(pb, x0, reml, 2000, 1e-9)
     if not np.isfinite(res.fun):
         raise ConvergenceError("no finite likelihood")
     theta = np.maximum(x[:K], 0.0)
@@ -431,10 +431,10 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
     """
     from dataclasses import replace
 
-    from irmodels.inference.gtheory import _term_name, gstudy
+    from irmodels.stats.gtheory import from_fit, term_name
 
     level = _check_level(level)
-    gs = gstudy(fit, facets=facets, data=data)
+    gs = from_fit(fit, facets, data)
     with kernel_threads(fit._state["problem"].r):  # threads set once for all the refits
         draws = bootstrap_draws(fit, n_boot, seed, backend, n_workers)
     ok = draws.notna().all(axis=1)
@@ -444,7 +444,7 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
     draws = draws.loc[ok]
     var = pd.DataFrame(0.0, index=draws.index, columns=gs.components.index)
     for name in fit.components.index:
-        key = "Residual" if name == "Residual" else _term_name(str(name).split(":"))
+        key = "Residual" if name == "Residual" else term_name(str(name).split(":"))
         if key in var.columns:
             var[key] += draws[name].to_numpy() ** 2
     share = var.div(var.sum(axis=1), axis=0)

@@ -34,8 +34,8 @@ __all__ = ["MixedDesign", "mixed_design"]
 # design
 
 
-def _resolve(model: str | ModelSpec, columns: list[str],
-             data: pd.DataFrame | None = None) -> ModelSpec:
+def resolve_spec(model: str | ModelSpec, columns: list[str],
+                 data: pd.DataFrame | None = None) -> ModelSpec:
     """Formula, preset or ModelSpec to a ModelSpec; with ``data``, numeric covariates of the
     fixed part are marked (:func:`irmodels.models._design.classify`)."""
     spec = _design.resolve_model(model, columns)
@@ -75,15 +75,15 @@ def _check_covariate_scale(x: np.ndarray, name: str) -> None:
         )
 
 
-def _encode(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+def encode_levels(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Integer codes of the observed levels (categorical order, else natural order)."""
     codes, levels = _design.encode(col)
     return codes, [str(v) for v in levels]
 
 
-def _group(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
-           factors: tuple[str, ...], order: Literal["sorted", "data"] = "sorted"
-           ) -> tuple[np.ndarray, list[str]]:
+def group_codes(codes: dict[str, np.ndarray], levels: dict[str, list[str]],
+                factors: tuple[str, ...], order: Literal["sorted", "data"] = "sorted"
+                ) -> tuple[np.ndarray, list[str]]:
     """Codes and labels of the observed combinations of ``factors`` (labels joined by ':')."""
     key = np.zeros(len(next(iter(codes.values()))), dtype=np.int64)
     for f in factors:
@@ -141,12 +141,9 @@ class MixedDesign:
         return ":".join(self.residual) if self.residual else None
 
 
-_Design = MixedDesign  # the name the numerical helpers below use
-
-
-def _fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[str, list[str]],
-                  n: int, data: pd.DataFrame | None = None
-                  ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+def fixed_design(spec: ModelSpec, codes: dict[str, np.ndarray], levels: dict[str, list[str]],
+                 n: int, data: pd.DataFrame | None = None
+                 ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
     """Treatment-contrast columns (R's default coding) as a row-sparse (n x mx) layout.
 
     Every term puts one entry per row: its column index and value. A numeric covariate
@@ -272,7 +269,7 @@ RESPONSE_RANGE = (1e-100, 1e100)
 EXACT_FIT_TOL = 1e-12
 
 
-def _check_response_varies(y: np.ndarray, spec: ModelSpec) -> None:
+def check_response_varies(y: np.ndarray, spec: ModelSpec) -> None:
     """A constant response has no variance to split: refuse it instead of reporting p = 0.
     Magnitudes whose squares overflow or underflow are refused too (rescale them)."""
     if not y.size:
@@ -292,7 +289,7 @@ def _check_response_varies(y: np.ndarray, spec: ModelSpec) -> None:
         )
 
 
-def _check_exact_fit(spec: ModelSpec, y: np.ndarray, sigma2: float) -> None:
+def check_exact_fit(spec: ModelSpec, y: np.ndarray, sigma2: float) -> None:
     """A residual variance of (numerically) zero: the likelihood is unbounded, no p-value."""
     if not sigma2 > EXACT_FIT_TOL * float(np.var(y)):
         raise DesignError(
@@ -305,7 +302,7 @@ def _check_exact_fit(spec: ModelSpec, y: np.ndarray, sigma2: float) -> None:
 
 
 def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None,
-           drop_degenerate: bool) -> tuple[_Design, pd.DataFrame]:
+           drop_degenerate: bool) -> tuple[MixedDesign, pd.DataFrame]:
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     if not spec.random:
@@ -327,13 +324,13 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
             f"the response has {int((~np.isfinite(y)).sum())} missing or infinite value(s); "
             "drop them first (irm.frame(..., nan='drop'))"
         )
-    _check_response_varies(y, spec)
+    check_response_varies(y, spec)
     if residual is not None:
         codes0 = {}
         levels0 = {}
         for f in residual:
-            codes0[f], levels0[f] = _encode(data[f])
-        strata, labels = _group(codes0, levels0, residual, order="data")
+            codes0[f], levels0[f] = encode_levels(data[f])
+        strata, labels = group_codes(codes0, levels0, residual, order="data")
         bad = _degenerate_strata(y, strata, labels)
         if bad:
             shown = ", ".join(bad[:10]) + (f", ... ({len(bad)} in all)" if len(bad) > 10 else "")
@@ -356,12 +353,12 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
     codes: dict[str, np.ndarray] = {}
     levels: dict[str, list[str]] = {}
     for f in factors:
-        codes[f], levels[f] = _encode(data[f])
-    fixed_names, term_of, X_idx, X_val = _fixed_design(spec, codes, levels, n, data)
+        codes[f], levels[f] = encode_levels(data[f])
+    fixed_names, term_of, X_idx, X_val = fixed_design(spec, codes, levels, n, data)
     random_codes, random_labels = [], []
     fixed_keys = [t.key for t in spec.fixed]
     for rt in spec.random:
-        gc, gl = _group(codes, levels, rt.factors)
+        gc, gl = group_codes(codes, levels, rt.factors)
         if len(gl) < 2:
             raise DesignError(
                 f"the random term {rt} has {len(gl)} level in the data ({', '.join(gl)}); a "
@@ -387,14 +384,14 @@ def _build(spec: ModelSpec, data: pd.DataFrame, residual: tuple[str, ...] | None
     labels_s: list[str] | None = None
     if residual is not None:
         codes0 = {f: codes[f] for f in residual}
-        strata_idx, labels_s = _group(codes0, {f: levels[f] for f in residual}, residual,
+        strata_idx, labels_s = group_codes(codes0, {f: levels[f] for f in residual}, residual,
                                       order="data")
-    design = _Design(spec, y, codes, levels, fixed_names, [], X_idx, X_val, random_codes,
+    design = MixedDesign(spec, y, codes, levels, fixed_names, [], X_idx, X_val, random_codes,
                      random_labels, strata_idx, labels_s, term_of)
     return design, data
 
 
-def _stratum_sd(y: np.ndarray, s: np.ndarray, n_strata: int) -> np.ndarray:
+def stratum_sd(y: np.ndarray, s: np.ndarray, n_strata: int) -> np.ndarray:
     """SD of the response around its stratum mean, per stratum (floored at a tiny positive)."""
     n_s = np.bincount(s, minlength=n_strata).astype(float)
     mean = np.bincount(s, weights=y, minlength=n_strata) / np.maximum(n_s, 1)
@@ -403,7 +400,7 @@ def _stratum_sd(y: np.ndarray, s: np.ndarray, n_strata: int) -> np.ndarray:
     return np.maximum(sd, 1e-8 * max(float(sd.max()), 1e-300))
 
 
-def _check_rank(pb: _reml.Problem, names: list[str], design: _Design | None = None) -> None:
+def check_rank(pb: _reml.Problem, names: list[str], design: MixedDesign | None = None) -> None:
     if not pb.p:
         return
     xtx = np.zeros((pb.p, pb.p))
@@ -441,7 +438,7 @@ def _check_rank(pb: _reml.Problem, names: list[str], design: _Design | None = No
         )
 
 
-def _check_residual_df(pb: _reml.Problem, design: _Design) -> None:
+def check_residual_df(pb: _reml.Problem, design: MixedDesign) -> None:
     """Refuse a model whose fixed and random columns together span every observation: no
     residual df is left, the likelihood grows without bound as the residual variance goes to 0
     (a hypothesis draw: 6 observations, 4 fixed effects, 3 topics; the optimiser stopped at
@@ -464,8 +461,8 @@ def _check_residual_df(pb: _reml.Problem, design: _Design) -> None:
         )
 
 
-def _coding_row(spec: ModelSpec, levels: dict[str, list[str]], assign: dict[str, int],
-                names: list[str], covariates: dict[str, float] | None = None) -> np.ndarray:
+def coding_row(spec: ModelSpec, levels: dict[str, list[str]], assign: dict[str, int],
+               names: list[str], covariates: dict[str, float] | None = None) -> np.ndarray:
     """Row of the fixed design for one combination of fixed-factor levels, with numeric
     covariates at the values ``covariates`` (emmeans: their means)."""
     row = np.zeros(len(names))
@@ -522,7 +519,7 @@ def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | 
 
     data, n_dropped, _ = drop_missing(data, model_columns(model, data, residual), missing,
                                       "irm.mixed")
-    spec = _resolve(model, list(map(str, data.columns)), data)
+    spec = resolve_spec(model, list(map(str, data.columns)), data)
     refuse_slopes(spec)
     from irmodels.models.anova import refuse_pooled
 

@@ -15,15 +15,14 @@ from irmodels.errors import ModelError
 from irmodels.models import _reml
 from irmodels.models._mixed_design import (
     MixedDesign,
-    _check_rank,
-    _check_residual_df,
-    _Design,
-    _stratum_sd,
+    check_rank,
+    check_residual_df,
+    stratum_sd,
 )
 
 __all__ = ["DevianceFunction", "deviance_function"]
 
-def _problem(d: _Design) -> tuple[_reml.Problem, list[int]]:
+def _problem(d: MixedDesign) -> tuple[_reml.Problem, list[int]]:
     """Columns [Z (largest term first) | X]; returns the problem and the term order used."""
     sizes = [len(l) for l in d.random_labels]
     order = sorted(range(len(sizes)), key=lambda k: -sizes[k])
@@ -40,7 +39,7 @@ def _problem(d: _Design) -> tuple[_reml.Problem, list[int]]:
         # relative parameters stay of order one, and an extreme first stratum no longer drives
         # theta and the weights to magnitudes where the factorisation loses positive
         # definiteness. Results are reported relative to the first stratum (nlme's reference).
-        sd = _stratum_sd(d.y, strata, len(d.strata_labels))
+        sd = stratum_sd(d.y, strata, len(d.strata_labels))
         ref = int(np.argsort(sd, kind="stable")[(len(sd) - 1) // 2])
         label_code = np.arange(len(sd))
         label_code[[0, ref]] = label_code[[ref, 0]]
@@ -101,8 +100,8 @@ def deviance_function(design: MixedDesign, method: Literal["REML", "ML"] = "REML
     if method not in ("REML", "ML"):
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
     pb, order = _problem(design)
-    _check_rank(pb, design.fixed_names, design)
-    _check_residual_df(pb, design)
+    check_rank(pb, design.fixed_names, design)
+    check_residual_df(pb, design)
     return DevianceFunction(design, pb, order, method == "REML")
 
 

@@ -42,8 +42,8 @@ def _split_gradient(pb: _reml.Problem, f: _reml.Fit, reml: bool) -> tuple[np.nda
     return _reml.gradient_parts(pb, f, reml)
 
 
-def _satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None,
-                         sigma: float, reml: bool) -> tuple[np.ndarray, np.ndarray]:
+def satterthwaite_parts(pb: _reml.Problem, theta: np.ndarray, eta: np.ndarray | None,
+                        sigma: float, reml: bool) -> tuple[np.ndarray, np.ndarray]:
     K = pb.K
     x0 = np.concatenate([theta, [sigma], eta if eta is not None else []])
     npar = x0.size

@@ -30,7 +30,7 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import RandomTerm, Term
 from irmodels.models import _reml
-from irmodels.models._mixed_design import MixedDesign, _Design, _stratum_sd
+from irmodels.models._mixed_design import MixedDesign, stratum_sd
 from irmodels.models._mixed_deviance import DevianceFunction
 
 __all__ = ["MixedState", "Optimum", "optimize_deviance"]
@@ -39,7 +39,7 @@ __all__ = ["MixedState", "Optimum", "optimize_deviance"]
 # closed form for balanced crossed designs
 
 
-def _closed_form(d: _Design, pb: _reml.Problem, order: list[int], reml: bool
+def _closed_form(d: MixedDesign, pb: _reml.Problem, order: list[int], reml: bool
                  ) -> tuple[np.ndarray | None, np.ndarray]:
     """ANOVA (expected-mean-squares) estimates of theta on a balanced crossed design.
 
@@ -188,14 +188,14 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
     eta0 = _eta_start(pb) if pb.n_strata > 1 else np.zeros(0)
     x0 = np.concatenate([theta0, eta0])
     try:
-        x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+        x, res, n_iter = optimise_scaled(pb, x0, reml, maxiter, tol)
     except (np.linalg.LinAlgError, FloatingPointError, ValueError):
         x, res = None, None
     if (res is None or not np.isfinite(res.fun)) and pb.n_strata > 1:
         # restart from the homoscedastic fit (its theta, rescaled to the reference stratum)
         x0 = np.concatenate([_homoscedastic_theta(pb, theta0, reml, maxiter, tol), eta0])
         try:
-            x, res, n_iter = _optimise(pb, x0, reml, maxiter, tol)
+            x, res, n_iter = optimise_scaled(pb, x0, reml, maxiter, tol)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             x, res = None, None
     if res is None or x is None or not np.isfinite(res.fun):
@@ -229,8 +229,8 @@ def _response_unit(y: np.ndarray) -> float:
     return float(2.0 ** round(math.log2(sd)))
 
 
-def _optimise(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
-              ) -> tuple[np.ndarray, Any, int]:
+def optimise_scaled(pb: _reml.Problem, x0: np.ndarray, reml: bool, maxiter: int, tol: float
+                    ) -> tuple[np.ndarray, Any, int]:
     """:func:`_optimise_units` on the response in units of (a power of 2 near) its SD.
 
     theta and eta do not depend on the response's units, but the deviance carries
@@ -400,8 +400,8 @@ def _homoscedastic_theta(pb: _reml.Problem, theta0: np.ndarray, reml: bool, maxi
     """theta of the homoscedastic fit of the same problem, relative to the reference stratum's
     residual SD (the starting point of a heteroscedastic restart)."""
     homo = _reml.Problem(y=pb.y, cols=pb.cols, vals=pb.vals, term_sizes=pb.term_sizes, p=pb.p)
-    x, res, _ = _optimise(homo, np.asarray(theta0, float), reml, maxiter, tol)
-    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
+    x, res, _ = optimise_scaled(homo, np.asarray(theta0, float), reml, maxiter, tol)
+    sd = stratum_sd(pb.y, pb.sidx, pb.n_strata)
     f = _reml.evaluate(homo, x, None, reml)
     return np.maximum(x, 0.0) * math.sqrt(f.sigma2) / sd[0]
 
@@ -416,7 +416,7 @@ def _pg_norm(g: np.ndarray, x: np.ndarray, K: int) -> float:
 
 def _eta_start(pb: _reml.Problem) -> np.ndarray:
     """log SD ratios from within-stratum spread of the response (around cell means)."""
-    sd = _stratum_sd(pb.y, pb.sidx, pb.n_strata)
+    sd = stratum_sd(pb.y, pb.sidx, pb.n_strata)
     return np.log(sd[1:] / sd[0])
 
 

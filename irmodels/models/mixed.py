@@ -52,14 +52,13 @@ from irmodels.models._mixed_design import (
     EXACT_FIT_TOL,
     RESPONSE_RANGE,
     MixedDesign,
-    _check_exact_fit,
-    _coding_row,
-    _Design,
+    check_exact_fit,
+    coding_row,
     mixed_design,
     model_columns,
 )
 from irmodels.models._mixed_deviance import DevianceFunction, deviance_function
-from irmodels.models._mixed_df import _satterthwaite_parts
+from irmodels.models._mixed_df import satterthwaite_parts
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
 from irmodels.models._mixed_plots import MixedResidualPlots
 from irmodels.models.base import (
@@ -71,7 +70,7 @@ from irmodels.models.base import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.inference.gtheory import GStudy
+    from irmodels.stats.gtheory import GStudy
     from irmodels.models._mixed_anova import MixedAnovaResult
     from irmodels.models._mixed_residuals import ResidualType
 
@@ -266,7 +265,7 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         order one whatever the response's scale (at 1e90, Var(beta)**2 overflows)."""
         st = self._state
         with kernel_threads(st["problem"].r):  # its deviance evaluations: threads set once
-            return _satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
+            return satterthwaite_parts(st["problem"], st["theta"], st["eta"], st["sigma"],
                                         self.method == "REML")
 
     @property
@@ -337,7 +336,7 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
             count = 0
             for combo in np.ndindex(*[len(g) for g in grids]) if others else [()]:
                 assign = {factor: lv, **dict(zip(others, combo))}
-                acc += _coding_row(self.spec, levels, assign, names, at)
+                acc += coding_row(self.spec, levels, assign, names, at)
                 count += 1
             rows.append(acc / count)
         return np.array(rows), levels[factor]
@@ -871,7 +870,7 @@ def mixed_result(design: MixedDesign, devfun: DevianceFunction, opt: Optimum) ->
     return res
 
 
-def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int],
+def _result(spec: ModelSpec, design: MixedDesign, pb: _reml.Problem, order: list[int],
             theta: np.ndarray, eta: np.ndarray | None, method: Literal["REML", "ML"],
             residual: str | None, converged: bool, n_iter: int, closed: bool,
             data: pd.DataFrame | None,
@@ -879,7 +878,7 @@ def _result(spec: ModelSpec, design: _Design, pb: _reml.Problem, order: list[int
     reml = method == "REML"
     f = fit if fit is not None else _reml.evaluate(pb, theta, eta, reml)
     sigma2 = f.sigma2
-    _check_exact_fit(spec, pb.y, sigma2 * float(np.mean(1.0 / f.w)))
+    check_exact_fit(spec, pb.y, sigma2 * float(np.mean(1.0 / f.w)))
     sigma = math.sqrt(sigma2)
     K = pb.K
     var_by_term = {}

@@ -271,7 +271,7 @@ def _anova_context(fit: AnovaResult, factor: str, rescale: bool, refit: bool
 
 
 def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
-    from irmodels.models._mixed_design import _coding_row
+    from irmodels.models._mixed_design import coding_row
 
     if fit.residual is not None:
         raise DesignError("bootstrap_effects supports mixed models with one residual variance; "
@@ -293,8 +293,8 @@ def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
         codes[f] = np.array([labels[str(v)] for v in data[f].astype(str)])
     combos, inverse = np.unique(np.column_stack([codes[f] for f in fixed_factors]), axis=0,
                                 return_inverse=True)
-    pred = np.array([_coding_row(fit.spec, levels, dict(zip(fixed_factors, map(int, row))),
-                                 names) @ beta for row in combos])
+    pred = np.array([coding_row(fit.spec, levels, dict(zip(fixed_factors, map(int, row))),
+                                names) @ beta for row in combos])
     fixed = pred[np.ravel(inverse)]
     vc = fit.variance_components
     vc = vc() if callable(vc) else vc

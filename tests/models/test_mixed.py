@@ -21,7 +21,7 @@ from irmodels.errors import (
     ModelError,
 )
 from irmodels.models import _reml
-from irmodels.models._mixed_design import _build, _resolve
+from irmodels.models._mixed_design import _build, resolve_spec
 from irmodels.models._mixed_deviance import _problem
 from irmodels.models._mixed_optimize import _closed_form
 
@@ -179,7 +179,7 @@ def test_non_convergence_warns(rng: np.random.Generator) -> None:
 
 def test_gradient_matches_finite_differences(rng: np.random.Generator) -> None:
     data = _design(rng, n_sys=2, n_top=5, reps=4).iloc[:-2]
-    spec = _resolve("score ~ system + (1|topic) + (1|topic:system)", list(data.columns))
+    spec = resolve_spec("score ~ system + (1|topic) + (1|topic:system)", list(data.columns))
     design, _ = _build(spec, data, ("topic", "system"), False)
     pb, _ = _problem(design)
     x = np.concatenate([[0.7, 0.4], rng.normal(0, 0.3, pb.n_strata - 1)])
@@ -198,7 +198,7 @@ def test_gradient_matches_finite_differences(rng: np.random.Generator) -> None:
 @pytest.mark.parametrize("method", ["REML", "ML"])
 def test_closed_form_is_a_stationary_point(rng: np.random.Generator, method: str) -> None:
     data = _design(rng, n_sys=3, n_top=8, reps=3)
-    spec = _resolve("score ~ system + (1|topic) + (1|topic:system)", list(data.columns))
+    spec = resolve_spec("score ~ system + (1|topic) + (1|topic:system)", list(data.columns))
     design, _ = _build(spec, data, None, False)
     pb, order = _problem(design)
     theta, _ = _closed_form(design, pb, order, method == "REML")
