@@ -116,7 +116,7 @@ cells = [
     new_code_cell(
         "col = irm.collection.generate(preset='small', seed=0)\n"
         "bias = irm.studies.pooling_bias(col.runs, col.qrels, widths=[2, 4, 8],\n"
-        "                                common_topics=[5, 10], n_samples=5, seed=0)\n"
+        "                                common_topics=[5, 10], n_resamples=5, seed=0)\n"
         "table = bias.to_frame()\n"
         "table[['width', 'common_topics', 'adjustment', 'mae_unadjusted', 'mae_adjusted',\n"
         "       'bias_unadjusted', 'bias_adjusted', 'se_eq65']].round(4)"

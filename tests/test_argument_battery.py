@@ -151,7 +151,7 @@ REGISTRY: dict[str, Entry] = {
     "studies.topic_sets": (irm.studies.topic_sets, lambda **k: irm.studies.topic_sets(
         F, **{"sizes": [4], "n_samples": 2, **k}), {}),
     "studies.pooling_bias": (irm.studies.pooling_bias, lambda **k: irm.studies.pooling_bias(
-        _col().runs, _col().qrels, **{"widths": [2], "common_topics": [2], "n_samples": 1,
+        _col().runs, _col().qrels, **{"widths": [2], "common_topics": [2], "n_resamples": 1,
                                       **k}), {}),
     "studies.document_samples.validate": (
         irm.studies.document_samples.validate, lambda **k: irm.studies.document_samples.validate(

@@ -38,7 +38,7 @@ CASES = {
     "studies.bootstrap_effects": lambda c, d, f, m, s: irm.studies.bootstrap_effects(f, n_resamples=5,
                                                                                      seed=s),
     "studies.pooling_bias": lambda c, d, f, m, s: irm.studies.pooling_bias(
-        c.runs, c.qrels, widths=[2], common_topics=[2], n_samples=1, seed=s),
+        c.runs, c.qrels, widths=[2], common_topics=[2], n_resamples=1, seed=s),
     "studies.document_samples.validate": lambda c, d, f, m, s:
         irm.studies.document_samples.validate(c.runs, c.qrels, n_samples=2, seed=s),
     "comparability": lambda c, d, f, m, s: irm.comparability(d, d, seed=s),

@@ -136,7 +136,7 @@ def _comparability():
 def _pooling_bias():
     col = irm.collection.generate(preset="tiny")
     return irm.studies.pooling_bias(col.runs, col.qrels, widths=[2], common_topics=[2],
-                                    n_samples=2, seed=0)
+                                    n_resamples=2, seed=0)
 
 
 def _pooling_adjustment():

@@ -33,7 +33,7 @@ scores on every topic and its pooled scores on the common topics (``irm.pooling.
 ``irm.pooling`` is this module).
 
 Each sampling (one pool) is a unit of work mapped by :func:`irmodels.parallel.map` with its
-own seed (``SeedSequence(seed, spawn_key=(width,)).spawn(n_samples)``).
+own seed (``SeedSequence(seed, spawn_key=(width,)).spawn(n_resamples)``).
 
 References: W. Webber, *Measurement in Information Retrieval Evaluation*, PhD thesis,
 University of Melbourne, 2010, ch. 6 (Algorithms 6.1 and 6.2, Eq. 6.5); W. Webber and
@@ -47,6 +47,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_int_list, check_seed, seed_sequence
+from irmodels._validate import check_fits, check_int_list, check_seed, renamed, seed_sequence
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -187,8 +188,9 @@ class PoolingBiasStudy(ResultDisplay):
     ----------
     table : DataFrame
         One row per (width, common topics, treatment, adjustment); see :meth:`to_frame`.
-    widths, common_topics, treatments, measure, depth, n_samples, seed, n_runs, n_topics
-        Settings and the collection's size.
+    widths, common_topics, treatments, measure, depth, n_resamples, seed, n_runs, n_topics
+        Settings and the collection's size (``n_resamples``: random pools per width; the
+        attribute was ``n_samples``, still readable for one release with a ``FutureWarning``).
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -197,7 +199,7 @@ class PoolingBiasStudy(ResultDisplay):
     treatments: tuple[str, ...]
     measure: str
     depth: int
-    n_samples: int
+    n_resamples: int
     seed: int | None
     n_runs: int
     n_topics: int
@@ -222,7 +224,7 @@ class PoolingBiasStudy(ResultDisplay):
 
     def _display_title(self) -> str:
         return (f"Pooling bias ({self.measure}, pool depth {self.depth}): {self.n_runs} runs x "
-                f"{self.n_topics} topics, {self.n_samples} pools per width")
+                f"{self.n_topics} topics, {self.n_resamples} pools per width")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
         t = self.table.set_index("width")
@@ -231,7 +233,14 @@ class PoolingBiasStudy(ResultDisplay):
     def __repr__(self) -> str:
         return (f"<PoolingBiasStudy measure={self.measure!r}, widths={self.widths}, "
                 f"common_topics={self.common_topics}, treatments={self.treatments}, "
-                f"n_samples={self.n_samples}>")
+                f"n_resamples={self.n_resamples}>")
+
+    @property
+    def n_samples(self) -> int:
+        """Deprecated name of :attr:`n_resamples` (for one release)."""
+        warnings.warn("PoolingBiasStudy.n_samples is deprecated; use n_resamples (the old name "
+                      "stops working in the next release).", FutureWarning, stacklevel=2)
+        return self.n_resamples
 
     def plot(self, *, ax: Any = None) -> Figure:
         """MAE by pool width: unadjusted and each adjustment, one panel per treatment.
@@ -351,7 +360,7 @@ def pooling_bias(
     *,
     widths: Sequence[int] | int,
     common_topics: Sequence[int] | int = (10,),
-    n_samples: int = 20,
+    n_resamples: int = 20,
     depth: int = 10,
     measure: str = "RBP(0.8)@10",
     treatment: str | Sequence[str] = "irrelevant",
@@ -359,6 +368,7 @@ def pooling_bias(
     backend: Any = "serial",
     n_workers: int | None = None,
     progress: bool | None = None,
+    **deprecated: Any,
 ) -> PoolingBiasStudy:
     """Simulate pooling bias and its topic- and system-based adjustments.
 
@@ -374,8 +384,9 @@ def pooling_bias(
     common_topics : int or sequence of int
         Numbers of common topics for the topic-based adjustment (each from 1 to the number
         of topics minus one).
-    n_samples : int
-        Random pools per width (default 20); every run outside a pool is a new run.
+    n_resamples : int
+        Random pools per width (default 20); every run outside a pool is a new run. Was
+        ``n_samples`` (still accepted for one release, with a ``FutureWarning``).
     depth : int
         Pool depth (default 10).
     measure : str
@@ -412,7 +423,7 @@ def pooling_bias(
     >>> import irmodels as irm
     >>> col = irm.collection.generate(preset="small", seed=0)
     >>> study = irm.studies.pooling_bias(col.runs, col.qrels, widths=[2, 6], common_topics=5,
-    ...                                  n_samples=5, seed=1)
+    ...                                  n_resamples=5, seed=1)
     >>> study.to_frame()[["width", "adjustment", "mae_unadjusted", "mae_adjusted"]].round(4)
        width adjustment  mae_unadjusted  mae_adjusted
     0      2      topic          0.2421        0.1141
@@ -429,9 +440,12 @@ def pooling_bias(
                           f"{' or '.join(map(repr, TREATMENTS))}.")
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
         raise ArgumentError(f"depth must be a positive whole number; got {depth!r}.")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
-            or n_samples < 1:
-        raise ArgumentError(f"n_samples must be a positive whole number; got {n_samples!r}.")
+    n_resamples = renamed(deprecated, "n_samples", "n_resamples", n_resamples, 20,
+                          where="irm.studies.pooling_bias")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 1:
+        raise ArgumentError(
+            f"n_resamples must be a positive whole number; got {n_resamples!r}.")
     w_list = _int_tuple(widths, "widths")
     c_list = _int_tuple(common_topics, "common_topics")
     topics, systems, _ = _prepare(runs, qrels, int(depth), len(weights), treatments)
@@ -448,7 +462,7 @@ def pooling_bias(
             f"the collection has {T} topics: use 1 to {T - 1} (at least one topic must remain "
             "to measure the error).")
     # a seed and the records of every (run, common, treatment) per pool and width
-    check_fits(int(n_samples), "n_samples",
+    check_fits(int(n_resamples), "n_resamples",
                len(w_list) * (400 + 500 * S * len(c_list) * len(treatments)),
                what="the pools' seeds and records")
     ctx = _Context(topics=tuple(topics), n_runs=S, weights=weights, treatments=treatments,
@@ -456,7 +470,7 @@ def pooling_bias(
     units = []
     root = seed_sequence(seed)  # a Generator or SeedSequence too, as check_seed accepts
     for w in w_list:
-        for child in seed_sequence(root, spawn_key=(w,)).spawn(int(n_samples)):
+        for child in seed_sequence(root, spawn_key=(w,)).spawn(int(n_resamples)):
             units.append((w, child))
     parts = parallel_map(functools.partial(_unit, ctx), units, backend=backend,
                          n_workers=n_workers, progress=progress, desc="pooling bias")
@@ -477,7 +491,7 @@ def pooling_bias(
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     return PoolingBiasStudy(table=table, widths=w_list, common_topics=c_list,
                             treatments=treatments, measure=str(measure), depth=int(depth),
-                            n_samples=int(n_samples), seed=seed, n_runs=S, n_topics=T)
+                            n_resamples=int(n_resamples), seed=seed, n_runs=S, n_topics=T)
 
 
 # --------------------------------------------------------------------------------------------

@@ -236,7 +236,7 @@ def _study(name: str, frame: pd.DataFrame, col):
         return lambda seed: irm.studies.bootstrap_effects(
             fit, n_resamples=20, seed=seed).replicates.round(12).to_numpy().tolist()
     return lambda seed: irm.studies.pooling_bias(
-        col.runs, col.qrels, widths=[2], common_topics=[2], n_samples=3,
+        col.runs, col.qrels, widths=[2], common_topics=[2], n_resamples=3,
         seed=seed).to_frame().round(12).to_dict("list").__repr__()
 
 
@@ -259,8 +259,8 @@ def _counts(frame: pd.DataFrame, col, big_frame: pd.DataFrame):
         "comparability-n-halvings": (lambda: irm.comparability(frame, frame, n_halvings=BIG),
                                      ArgumentError, "n_halvings="),
         "pooling-bias-samples": (lambda: irm.studies.pooling_bias(
-            col.runs, col.qrels, widths=[2], common_topics=[2], n_samples=BIG),
-            ArgumentError, "n_samples="),
+            col.runs, col.qrels, widths=[2], common_topics=[2], n_resamples=BIG),
+            ArgumentError, "n_resamples="),
         "power-simulate-trials": (lambda: irm.power.simulate_paired_t(
             frame, "s0", "s1", 5, n_trials=BIG), ArgumentError, "n_trials="),
         "power-simulate-n": (lambda: irm.power.simulate_paired_t(

@@ -41,7 +41,7 @@ def test_one_pool_recomputed_with_evaluate(small):
     runs, qrels = small.runs, small.qrels
     w, n_common, seed = 4, 5, 3
     study = irm.studies.pooling_bias(runs, qrels, widths=w, common_topics=n_common,
-                                     n_samples=1, measure="P@10", seed=seed)
+                                     n_resamples=1, measure="P@10", seed=seed)
     systems = sorted(runs["system"].unique())
     topics = sorted(runs["topic"].astype(str).unique(), key=int)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(w,)).spawn(1)[0])
@@ -80,7 +80,7 @@ def test_one_pool_recomputed_with_evaluate(small):
 
 def test_topic_based_adjustment_reduces_mae_on_demo_pools(small):
     study = irm.studies.pooling_bias(small.runs, small.qrels, widths=[2, 4, 8],
-                                     common_topics=[5, 10], n_samples=10, seed=0,
+                                     common_topics=[5, 10], n_resamples=10, seed=0,
                                      treatment=["irrelevant", "condensed"])
     tab = study.to_frame()
     assert tuple(tab.columns) == COLUMNS
@@ -100,13 +100,31 @@ def test_topic_based_adjustment_reduces_mae_on_demo_pools(small):
 def test_tRBP_weights_and_reproducibility(small):
     w = irm.studies.pooling.rank_weights("RBP(p=0.8)@10")
     assert w.sum() == pytest.approx(1.0) and w[1] / w[0] == pytest.approx(0.8)
-    kw = dict(widths=[3], common_topics=[4], n_samples=4, seed=5)
+    kw = dict(widths=[3], common_topics=[4], n_resamples=4, seed=5)
     a = irm.studies.pooling_bias(small.runs, small.qrels, **kw)
     b = irm.studies.pooling_bias(small.runs, small.qrels, backend="processes", n_workers=2, **kw)
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
     assert "Pooling bias" in a.summary() and "\\toprule" in a.to_latex()
     assert len(a.plot().axes) == 1
     assert repr(a).startswith("<PoolingBiasStudy measure='RBP(0.8)@10'")
+
+
+def test_pooling_n_samples_is_the_old_name_of_n_resamples(small):
+    """Issue 26: a resample count is n_resamples; n_samples works for one release, with a
+    FutureWarning naming the new name, and gives the same study."""
+    kw = dict(widths=[3], common_topics=[4], seed=5)
+    new = irm.studies.pooling_bias(small.runs, small.qrels, n_resamples=3, **kw)
+    with pytest.warns(FutureWarning, match=r"pooling_bias\(n_samples=\.\.\.\) is deprecated; "
+                      r"use n_resamples="):
+        old = irm.studies.pooling_bias(small.runs, small.qrels, n_samples=3, **kw)
+    pd.testing.assert_frame_equal(new.to_frame(), old.to_frame())
+    assert new.n_resamples == 3 and "n_resamples=3>" in repr(new)
+    with pytest.warns(FutureWarning, match="n_samples is deprecated; use n_resamples"):
+        assert new.n_samples == 3
+    with pytest.raises(irm.ArgumentError, match="got both n_samples= and n_resamples="):
+        irm.studies.pooling_bias(small.runs, small.qrels, n_samples=3, n_resamples=4, **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_sample'"):
+        irm.studies.pooling_bias(small.runs, small.qrels, n_sample=3, **kw)
 
 
 def test_pooling_bad_input(small):
@@ -165,7 +183,7 @@ def test_pools_ranked_as_evaluate_ranks(small):
     top_float = as_float.groupby(["system", "topic"]).head(10)
     assert set(zip(top_double["system"], top_double["topic"], top_double["docid"])) != set(
         zip(top_float["system"], top_float["topic"], top_float["docid"]))
-    kw = {"widths": [3, 6], "common_topics": 5, "n_samples": 4, "measure": "P@10", "seed": 1}
+    kw = {"widths": [3, 6], "common_topics": 5, "n_resamples": 4, "measure": "P@10", "seed": 1}
     study = irm.studies.pooling_bias(runs, small.qrels, **kw)
     reference = irm.studies.pooling_bias(rounded, small.qrels, **kw)
     pd.testing.assert_frame_equal(study.to_frame(), reference.to_frame())

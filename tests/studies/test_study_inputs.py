@@ -252,12 +252,12 @@ def test_pooling_refuses_nan_scores_and_duplicate_documents(tiny) -> None:
     rn = tiny.runs.copy()
     rn.loc[rn.index[0], "score"] = np.nan
     with pytest.raises(DataFormatError, match="run column 'score' has 1 missing"):
-        P(rn, tiny.qrels, widths=[1], common_topics=[2], n_samples=1)
+        P(rn, tiny.qrels, widths=[1], common_topics=[2], n_resamples=1)
     rd = pd.concat([tiny.runs, tiny.runs.iloc[:3]])
     with pytest.raises(DataFormatError, match="3 document\\(s\\) appear twice in one ranking"):
-        P(rd, tiny.qrels, widths=[1], common_topics=[2], n_samples=1)
+        P(rd, tiny.qrels, widths=[1], common_topics=[2], n_resamples=1)
     with pytest.raises(DataFormatError, match="integer relevance grades"):
-        P(tiny.runs, tiny.qrels.assign(rel=0.5), widths=[1], common_topics=[2], n_samples=1)
+        P(tiny.runs, tiny.qrels.assign(rel=0.5), widths=[1], common_topics=[2], n_resamples=1)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -270,12 +270,12 @@ def test_pooling_refuses_nan_scores_and_duplicate_documents(tiny) -> None:
 ])
 def test_pooling_widths_must_be_whole_numbers(tiny, kw, match) -> None:
     with pytest.raises(ArgumentError, match=match):
-        irm.studies.pooling_bias(tiny.runs, tiny.qrels, n_samples=1, **kw)
+        irm.studies.pooling_bias(tiny.runs, tiny.qrels, n_resamples=1, **kw)
 
 
 def test_pooling_numpy_widths_and_repeats_accepted(tiny) -> None:
     st = irm.studies.pooling_bias(tiny.runs, tiny.qrels, widths=[np.int64(1), 1],
-                                  common_topics=np.int64(2), n_samples=1, seed=1)
+                                  common_topics=np.int64(2), n_resamples=1, seed=1)
     assert st.widths == (1,) and st.common_topics == (2,)
     assert st.to_frame()["width"].tolist() == [1, 1]
 
@@ -308,8 +308,8 @@ def test_grades_are_read_as_evaluate_reads_them(tiny) -> None:
         pd.testing.assert_frame_equal(a, b)
         P = irm.studies.pooling_bias
         pd.testing.assert_frame_equal(
-            P(tiny.runs, as_text, widths=[1], common_topics=[2], n_samples=1, seed=0).table,
-            P(tiny.runs, tiny.qrels, widths=[1], common_topics=[2], n_samples=1, seed=0).table)
+            P(tiny.runs, as_text, widths=[1], common_topics=[2], n_resamples=1, seed=0).table,
+            P(tiny.runs, tiny.qrels, widths=[1], common_topics=[2], n_resamples=1, seed=0).table)
     with pytest.raises(DataFormatError, match="integer relevance grades"):
         irm.replicates.document_samples(tiny.runs, tiny.qrels.assign(rel=tiny.qrels["rel"] + 0.5),
                                         n_samples=2, seed=1)
