@@ -32,15 +32,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.models._reml import Fit, Problem
+from irmodels.models._reml_problem import Fit, Problem
 
 LOG2PI = math.log(2.0 * math.pi)
 
@@ -150,8 +148,6 @@ def structure(pb: Problem) -> Structure:
 
 def factor(pb: Problem, theta: np.ndarray, reml: bool) -> Fit:
     """The blocked factorisation and the profiled deviance at ``theta`` (one residual variance)."""
-    from irmodels.models._reml import Fit
-
     st = structure(pb)
     q1, r = pb.q1, pb.r
     d = pb.dvec(theta)
