@@ -1,8 +1,8 @@
 """A report section: the unit every result renders itself into (HTML, Markdown, LaTeX).
 
-This module sits at the base of the package, beside ``_display.py``: results in every layer
-(models, inference, studies) build their own :class:`Section`, and ``irmodels.reporting`` only
-assembles sections into a page. Nothing here computes a statistic.
+This module sits at the base of the package, beside ``_display.py`` (it renders tables with the
+renderers of ``_render.py``): results in every layer (models, inference, studies) build their
+own :class:`Section`, and ``irmodels.reporting`` only assembles sections into a page. Nothing here computes a statistic.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from irmodels._display import format_number, frame_to_html, frame_to_latex
+from irmodels._format import format_number
+from irmodels._render import frame_to_html, frame_to_latex
+from irmodels.errors import ArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -62,10 +64,9 @@ def figure_axes(ax: Any, *, figsize: tuple[float, float], shape: tuple[int, int]
     >>> len(axes), figure_axes(axes[1], figsize=(1, 1))[0] is fig
     (2, True)
     """
-    from irmodels.errors import ArgumentError
-
     n = shape[0] * shape[1]
     if ax is None:
+        # here, not at import: matplotlib is slow to import and only a figure needs it
         import matplotlib.pyplot as plt
 
         fig = plt.figure(figsize=figsize, layout="constrained")
@@ -102,6 +103,7 @@ def img_tag(fig: Figure, alt: str, caption: str = "") -> str:
     figure is closed if pyplot manages it."""
     uri = figure_to_data_uri(figure_to_png(fig))
     try:
+        # here, not at import: matplotlib is slow to import and only a figure needs it
         import matplotlib.pyplot as plt
 
         plt.close(fig)

@@ -34,6 +34,7 @@ import numpy as np
 from irmodels.errors import ArgumentError
 
 __all__ = [
+    "is_int",
     "check_choice",
     "did_you_mean",
     "renamed",
@@ -50,7 +51,8 @@ __all__ = [
 T = TypeVar("T")
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
+    """A whole number (a Python or NumPy integer), not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -71,7 +73,7 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
         bounds = f" >= {low}"
     elif high is not None:
         bounds = f" <= {high}"
-    if not _is_int(value) or (low is not None and value < low) or (
+    if not is_int(value) or (low is not None and value < low) or (
             high is not None and value > high):
         raise ArgumentError(f"{name} must be a whole number{bounds}; got {value!r}.")
     return int(value)
@@ -86,13 +88,13 @@ def check_int_list(values: Any, name: str, *, low: int | None = None, unique: bo
     >>> check_int_list(4, "sizes", low=1)
     (4,)
     """
-    if _is_int(values):
+    if is_int(values):
         values = (values,)
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise ArgumentError(f"{name} must be a list of whole numbers; got {values!r}.")
     out = tuple(values)
     bound = f" >= {low}" if low is not None else ""
-    if not out or any(not _is_int(v) or (low is not None and v < low) for v in out):
+    if not out or any(not is_int(v) or (low is not None and v < low) for v in out):
         raise ArgumentError(
             f"{name} must be a non-empty list of whole numbers{bound}; got {list(out)}."
             + (f" {hint}" if hint else ""))
@@ -156,7 +158,7 @@ def check_seed(seed: Any, name: str = "seed"
     """
     if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
         return seed
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ArgumentError(f"{name} must be None or a whole number >= 0; got {seed!r}.")
     return int(seed)
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irmodels._display import _formatted, frame_to_text
+from irmodels._display import frame_to_text
 from irmodels._format import text_grid
+from irmodels._render import _formatted
 
 TEXT = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
 

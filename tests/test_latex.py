@@ -15,13 +15,13 @@ from test_result_face import OVERFULL_TOLERANCE_PT, compile_latex, overfull  # t
 
 import irmodels as irm
 from irmodels._display import (
-    _TEXT_WIDTH,
     column_formatter,
     frame_to_html,
     frame_to_latex,
     latex_escape,
     latex_header,
 )
+from irmodels._render import _TEXT_WIDTH
 
 PDFLATEX = shutil.which("pdflatex")
 needs_pdflatex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed")
@@ -127,7 +127,7 @@ def _wide_frame(n_cols: int, rows: int = 6, seed: int = 0, long_names: bool = Fa
 @given(n_cols=st.integers(1, 30), long_names=st.booleans(), rows=st.integers(1, 5))
 def test_every_tabular_is_estimated_to_fit(n_cols: int, long_names: bool, rows: int) -> None:
     """Whatever the number of columns, the tabulars are cut so that each is estimated to fit."""
-    from irmodels._display import _table_width, _visible_length
+    from irmodels._render import _table_width, _visible_length
 
     tex = frame_to_latex(_wide_frame(n_cols, rows, long_names=long_names))
     assert tex.count(r"\begin{table}") == 1
