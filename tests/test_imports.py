@@ -295,9 +295,6 @@ TOO_LONG: dict[str, tuple[int, str]] = {
     # being edited by other work when the limit came in (issue 26), left for their owners
     "irmodels/data/measures.py": (1057, "the measure kernel's driver; edited in parallel"),
     "irmodels/models/_lmm.py": (1066, "the random-slope engine (issue 27), new and growing"),
-    # the result class and its entry: the stages are out (design, deviance, optimiser, df);
-    # what remains is MixedResult (being rebased on FittedModel), mixed() and compare_models
-    "irmodels/models/mixed.py": (987, "MixedResult's body, mixed(), compare_models"),
     "irmodels/models/anova.py": (816, "AnovaResult's body and anova(); 789 once AnovaResult "
                                       "takes tukey/dunnett from FittedModel"),
     # a little over: one class each, not split yet
