@@ -43,16 +43,20 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels._section import figure_axes
 from irmodels._validate import check_fits, check_probability, check_seed, renamed, seed_sequence
+from irmodels.data.frame import natural_key
 from irmodels.errors import ArgumentError, DesignError, IRModelsWarning
+from irmodels.models._design import encode
+from irmodels.models._mixed_design import coding_row
+from irmodels.models.anova import AnovaResult, anova
+from irmodels.models.mixed import MixedResult, mixed
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from irmodels.models.anova import AnovaResult
     from irmodels.models.base import FittedModel
-    from irmodels.models.mixed import MixedResult
 
 __all__ = ["EFFECT_COLUMNS", "PAIR_COLUMNS", "BootstrapEffects", "bootstrap_effects"]
 
@@ -92,8 +96,6 @@ class _MixedContext:
 
 
 def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) -> np.ndarray:
-    from irmodels.models.anova import anova
-
     n, seq = unit
     rng = np.random.default_rng(seq)
     N = len(ctx.fitted)
@@ -118,8 +120,6 @@ def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) ->
 
 
 def _mixed_unit(ctx: _MixedContext, unit: tuple[int, np.random.SeedSequence]) -> np.ndarray:
-    from irmodels.models.mixed import mixed
-
     n, seq = unit
     rng = np.random.default_rng(seq)
     rows = []
@@ -204,8 +204,6 @@ class BootstrapEffects(ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from irmodels._section import figure_axes
-
         e = self.effects.sort_values("mean", ascending=False, kind="stable")
         fig, (ax,) = figure_axes(ax, figsize=(max(5.0, 0.08 * len(e) + 3), 3.5),
                                  what="BootstrapEffects.plot")
@@ -237,10 +235,21 @@ def _canonical_order(codes: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     return np.lexsort([np.asarray(y, dtype=float)] + [np.asarray(c) for c in reversed(codes)])
 
 
-def _anova_context(fit: AnovaResult, factor: str, rescale: bool, refit: bool
+def _factor_codes(fit: FittedModel, factors: list[str]
+                  ) -> tuple[dict[str, np.ndarray], dict[str, pd.Index]]:
+    """Integer codes and levels of ``factors`` in the fit's data, by the encoding every model
+    uses (:func:`irmodels.models._design.encode`: category order, else natural order)."""
+    codes: dict[str, np.ndarray] = {}
+    levels: dict[str, pd.Index] = {}
+    for f in factors:
+        codes[f], levels[f] = encode(fit.data[f])
+    return codes, levels
+
+
+def _anova_context(fit: FittedModel, factor: str, rescale: bool, refit: bool
                    ) -> tuple[Any, Any, Any]:
-    names = fit._factor_list(factor)
-    if len(names) != 1:
+    means = fit.marginal_means(factor)  # refuses a factor the model does not have
+    if ":" in factor:
         raise DesignError(f"bootstrap_effects needs a single factor; got {factor!r}.")
     if not any(t.factors == (factor,) for t in fit.spec.fixed):
         raise DesignError(f"{factor!r} is not a main effect of {fit.spec!s}; the bootstrap "
@@ -252,41 +261,42 @@ def _anova_context(fit: AnovaResult, factor: str, rescale: bool, refit: bool
         if fit.df_resid <= 0:
             raise DesignError("the model has no residual degrees of freedom: there are no "
                               "residuals to resample. Use a smaller model.")
-        resid = resid * math.sqrt(fit.n_obs / fit.df_resid)
+        resid = resid * math.sqrt(fit.nobs / fit.df_resid)
+    numeric = set(fit.spec.numeric)
+    codes, levels = _factor_codes(fit, [f for f in fit.spec.factors if f not in numeric])
+    counts = np.bincount(np.ravel_multi_index(list(codes.values()),
+                                              tuple(len(v) for v in levels.values())),
+                         minlength=math.prod(len(v) for v in levels.values()))
+    balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     # closed form: the LS means are the level means (balanced, no numeric covariate)
-    closed = fit._closed_means and not refit
+    closed = balanced and not fit.spec.covariates and not refit
     if not closed and fit.spec.transform is not None:
         raise DesignError(f"the response of {fit.spec!s} is transformed; the refit path of an "
                           "unbalanced design needs an untransformed response. Transform the "
                           "scores first and fit score ~ ...")
-    levels = fit._levels[factor]
-    ctx = _AnovaContext(fitted=fitted, residuals=resid, codes=fit._codes[factor],
-                        n_levels=len(levels), closed=closed, spec=fit.spec,
+    ctx = _AnovaContext(fitted=fitted, residuals=resid, codes=codes[factor],
+                        n_levels=len(levels[factor]), closed=closed, spec=fit.spec,
                         data=None if closed else fit.data.reset_index(drop=True), factor=factor,
-                        order=_canonical_order(list(fit._codes.values()),
-                                               raw))
+                        order=_canonical_order(list(codes.values()), raw))
     # each least-squares mean's own SE (a harmonic-mean n would give one common value)
-    means, cov = fit.marginal_means(factor), fit.marginal_means_cov(factor).to_numpy()
+    cov = fit.marginal_means_cov(factor).to_numpy()
     return ctx, means, np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
 def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
-    from irmodels.models._mixed_design import coding_row
-
     if fit.residual is not None:
         raise DesignError("bootstrap_effects supports mixed models with one residual variance; "
                           f"this fit has strata by {fit.residual}. Refit without residual=.")
-    st = fit._state
-    if st.data is None:
+    if fit.data is None:
         raise DesignError("bootstrap_effects needs the rows the model was fitted to, and this fit "
                           "does not keep them; refit it with irm.mixed(model, data).")
-    data = st.data.reset_index(drop=True)
-    levels = st.levels
+    data = fit.data.reset_index(drop=True)
     names = list(fit.fixed_estimates.index)
     beta = fit.fixed_estimates.to_numpy()
     fixed_factors = sorted({f for t in fit.spec.fixed for f in t.factors})
     if factor not in fixed_factors:
         raise DesignError(f"{factor!r} is not a fixed factor of {fit.spec!s}.")
+    levels = {f: [str(v) for v in lv] for f, lv in _factor_codes(fit, fixed_factors)[1].items()}
     codes = {}
     for f in fixed_factors:
         labels = {str(v): i for i, v in enumerate(levels[f])}
@@ -296,10 +306,7 @@ def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
     pred = np.array([coding_row(fit.spec, levels, dict(zip(fixed_factors, map(int, row))),
                                 names) @ beta for row in combos])
     fixed = pred[np.ravel(inverse)]
-    vc = fit.variance_components
-    vc = vc() if callable(vc) else vc
-    from irmodels.data.frame import natural_key
-
+    vc = fit.variance_components()
     rcodes, rsd = [], []
     for rt in fit.spec.random:
         key = data[list(rt.factors)].astype(str).agg("\x1f".join, axis=1)
@@ -395,12 +402,11 @@ def bootstrap_effects(
     2   sys3  0.3539  0.0154    0.0148  0.3241  0.3847
     """
     seed = check_seed(seed)
-    from irmodels.models.anova import AnovaResult
-    from irmodels.models.mixed import MixedResult
-
     n_boot = _check_int(renamed(deprecated, "n_boot", "n_resamples", n_resamples, 1000,
                                 where="irm.studies.bootstrap_effects"), "n_resamples", 2)
     level = check_probability(level, "level")  # numpy floats too
+    # the class says which entry refits the model (irm.anova or irm.mixed): FittedModel has
+    # no refit member; the residual bootstrap reads only the FittedModel vocabulary
     if isinstance(fit, AnovaResult):
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
         _check_replicates(n_boot, len(means))

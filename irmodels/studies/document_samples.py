@@ -149,6 +149,9 @@ def validate(
         As for :func:`irmodels.replicates.document_samples`.
     model, n_samples, measure, depth, seed, backend, n_workers
         Passed to the simulator (``n_samples = 1000`` is the paper's validation setting).
+        ``n_samples`` counts simulated document samples: replicates of the evaluation drawn
+        from the fitted score model, not resamples of the data, so it keeps the simulator's
+        name (not ``n_resamples``).
     transform : {"logit", None}
         Scale of the comparison (logit with ``epsilon`` clipping, or the raw measure).
     systems : sequence of str, optional
@@ -404,7 +407,7 @@ def compare_tests(
         Systems to compare (all pairs among them); ``pairs`` names pairs directly instead.
     model, n_samples, measure, depth, seed
         Passed to :func:`irmodels.replicates.document_samples` (``n_samples = 10`` as in the
-        paper).
+        paper; simulated replicates, not resamples: hence not ``n_resamples``).
     transform, epsilon
         Scale of every test (logit of the measure by default).
     mixed_models : bool

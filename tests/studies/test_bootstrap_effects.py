@@ -98,6 +98,34 @@ def test_unbalanced_refit(adhoc8):
                                       2 * boot.effects["se_model"]).all()
 
 
+@pytest.mark.parametrize("drop", [[], [0, 4]], ids=["balanced", "unbalanced"])
+def test_residual_bootstrap_reads_only_the_fit_vocabulary(adhoc8, drop):
+    """Issue 26 item 2: the residual bootstrap of an ANOVA uses the FittedModel vocabulary
+    (data, spec, fitted(), residuals(), df_resid, nobs, marginal means and their covariance),
+    not the fit's private codes and levels: with those scrambled the replicates are the same."""
+    sub = _subset(adhoc8, ["run1", "run2", "run3"]).drop(index=drop)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)  # unbalanced: irm.anova says so
+        fit = irm.anova("MD1", sub)
+        ref = irm.studies.bootstrap_effects(fit, n_resamples=60, seed=2)
+        fitted, resid = fit.fitted(), fit.residuals()
+        means = fit.marginal_means("system")
+        cov = fit.marginal_means_cov("system")
+    assert fit.balanced is (not drop)
+    object.__setattr__(fit, "_codes", {k: v[::-1].copy() for k, v in fit._codes.items()})
+    object.__setattr__(fit, "_levels", {k: v[::-1] for k, v in fit._levels.items()})
+    object.__setattr__(fit, "balanced", not fit.balanced)
+    for name, value in (("fitted", fitted), ("residuals", resid)):  # the vocabulary kept
+        object.__setattr__(fit, name, lambda value=value: value)
+    object.__setattr__(fit, "marginal_means", lambda factor="system": means)
+    object.__setattr__(fit, "marginal_means_cov", lambda factor="system": cov)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.IRModelsWarning)
+        got = irm.studies.bootstrap_effects(fit, n_resamples=60, seed=2)
+    np.testing.assert_array_equal(got.replicates.to_numpy(), ref.replicates.to_numpy())
+    pd.testing.assert_frame_equal(got.effects, ref.effects)
+
+
 def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
     """score ~ system + (1|topic): parametric bootstrap SEs of the differences of marginal means
     against the model's (sqrt(2 sigma^2 / T)). B = 400: SD of the estimate 3.5%; 5 pairs
