@@ -151,9 +151,6 @@ def test_readme_picture_lists_the_layers_in_this_order():
 #: Import cycles inside a layer that are known and not yet cut, with the reason. A cycle not
 #: listed here fails the test; so does an entry whose cycle is gone (remove it then).
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"irmodels.data.measures", "irmodels.data.partitioned"}):
-        "irm.evaluate hands partitioned runs to evaluate_partitioned, which evaluates each "
-        "partition with irm.evaluate: cutting it needs more than an import line in measures.py",
 }
 
 
@@ -293,8 +290,6 @@ def test_the_cycle_check_sees_cycles(tmp_path):
 MAX_LINES = 800
 TOO_LONG: dict[str, tuple[int, str]] = {
     # being edited by other work when the limit came in (issue 26), left for their owners
-    "irmodels/data/measures.py": (1057, "the measure kernel's driver; edited in parallel"),
-    "irmodels/models/_lmm.py": (1066, "the random-slope engine (issue 27), new and growing"),
     "irmodels/models/anova.py": (816, "AnovaResult's body and anova(); 789 once AnovaResult "
                                       "takes tukey/dunnett from FittedModel"),
     # a little over: one class each, not split yet
@@ -333,20 +328,12 @@ PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
         "irmodels.models._anova_fit._resolve", "irmodels.models._anova_fit._table_axes",
         "irmodels.models._anova_fit._zero_df_message",
     }),
-    # not done yet: the measure kernel's internals shared with the sharded evaluation, pooling
-    # and document samples (several would clash with public names: rank, scores, Qrels), and the
-    # split-out halves of modules other helpers are editing (studies/shard_study.py,
-    # replicates/documents.py)
+    # not done yet: the score models' internals (replicates/_score_models.py, edited by another
+    # helper of issue 26)
     "todo": ("not made public yet (issue 26 item 6)", {
-        f"irmodels.data.measures.{n}" for n in (
-            "_Cells", "_Qrels", "_as_block", "_as_qrels", "_as_runs", "_encode_qrels",
-            "_encode_runs", "_factorize", "_grades", "_in_trec_order", "_label_set", "_positions",
-            "_rank", "_ranking_rows", "_refuse_duplicates", "_rels", "_scores", "_segment_index",
-            "_segment_positions", "_segment_starts", "_segments_in_order")
-    } | {"irmodels.data.frame._as_scores", "irmodels.replicates._score_models._fit_gmm_batch",
-         "irmodels.replicates._score_models._kde_model",
-         "irmodels.replicates._score_models._kde_sf", "irmodels.replicates.documents._kde_sf",
-         "irmodels.replicates.sharding._as_docids"}),
+        "irmodels.replicates._score_models._fit_gmm_batch",
+        "irmodels.replicates._score_models._kde_model",
+        "irmodels.replicates._score_models._kde_sf"}),
 }
 
 

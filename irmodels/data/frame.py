@@ -203,7 +203,7 @@ def frame(
             raise DataFormatError(f"column {names[canon]!r} appears more than once in the data")
         col = col.reset_index(drop=True)
         if canon == "score":
-            out["score"] = _as_scores(col, names["score"])
+            out["score"] = as_scores(col, names["score"])
         else:
             if col.isna().any():
                 bad = int(col.isna().sum())
@@ -255,7 +255,7 @@ _EXACT_INT = 2**53  # integers beyond this do not survive the conversion to floa
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def _as_scores(col: pd.Series, name: str) -> pd.Series:
+def as_scores(col: pd.Series, name: str) -> pd.Series:
     """The score column as float64, or a :class:`DataFormatError` for anything that would
     become a number only by losing information: booleans (also inside an object column),
     complex numbers (today's numpy would drop the imaginary part), dates and durations (they
@@ -482,7 +482,7 @@ def _row_groups(data: pd.DataFrame, key: Sequence[object]) -> np.ndarray | None:
 
 def check_distinct_rows(data: pd.DataFrame, what: str | None = None, *,
                         scores: Sequence[str] = ("score",), warn: bool = False,
-                        stacklevel: int = 3) -> None:
+                        stacklevel: int = 3, groups: np.ndarray | None = None) -> None:
     """Rows that are the same in every column but the ``scores``: two measurements that nothing
     tells apart (a frame concatenated twice, a run read from two files), which a model would
     take for replicates. Refused in the words of :func:`frame`'s repeated key, or with
@@ -500,7 +500,8 @@ def check_distinct_rows(data: pd.DataFrame, what: str | None = None, *,
     key = [c for c in data.columns if c not in skip]
     if not key or len(data) < 2:
         return
-    groups = _row_groups(data, key)
+    if groups is None:  # else the caller's group of every row over the key (irm.anova's cells)
+        groups = _row_groups(data, key)
     if groups is None:
         return
     sizes = np.bincount(groups)

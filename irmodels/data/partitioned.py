@@ -20,8 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from irmodels import parallel
+from irmodels.data._encode import as_qrels
+from irmodels.data._evaluation import evaluate_in_memory, undefined_cells
 from irmodels.data._kernels import UndefinedPolicy, parse_measures
 from irmodels.data.frame import natural_key
+from irmodels.data.io import read_run
 from irmodels.errors import DataFormatError, UndefinedValueWarning
 
 __all__ = ["evaluate_partitioned", "is_partitioned", "partitions", "split_by_system"]
@@ -66,12 +70,10 @@ def split_by_system(runs: pd.DataFrame, n_workers: int | None) -> list[pd.DataFr
 def _evaluate_part(qrels: pd.DataFrame, measures: Any, options: dict[str, Any],
                    part: Any) -> pd.DataFrame | None:
     """One partition. The qrels, measures and options are bound with ``functools.partial``, so
-    that :func:`irmodels.parallel.map` sends them once per worker, not once per partition."""
-    from irmodels.data.measures import evaluate
-
+    that :func:`irmodels.parallel.map` sends them once per worker, not once per partition.
+    The undefined cells are not warned about here: :func:`evaluate_partitioned` warns once for
+    the union of the partitions' cells."""
     if isinstance(part, (str, Path)):
-        from irmodels.data.io import read_run
-
         frame = read_run(part)
     elif isinstance(part, pd.DataFrame):
         frame = part
@@ -79,14 +81,12 @@ def _evaluate_part(qrels: pd.DataFrame, measures: Any, options: dict[str, Any],
         frame = part.compute(scheduler="sync")
     if len(frame) == 0:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedValueWarning)
-        try:
-            return evaluate(frame, qrels, measures, **options)
-        except DataFormatError as exc:
-            if _ALL_DROPPED in str(exc) or "no topic of the runs is in the qrels" in str(exc):
-                return None  # nothing of this partition is scored; others may be
-            raise
+    try:
+        return evaluate_in_memory(frame, qrels, measures, warn_undefined=False, **options)
+    except DataFormatError as exc:
+        if _ALL_DROPPED in str(exc) or "no topic of the runs is in the qrels" in str(exc):
+            return None  # nothing of this partition is scored; others may be
+        raise
 
 
 def _categorical(values: np.ndarray, levels: Sequence[str]) -> pd.Categorical:
@@ -108,10 +108,7 @@ def evaluate_partitioned(
     ``options`` are :func:`irmodels.evaluate`'s (``shards``, ``undefined``, ``depth``,
     ``relevance_level``, ``complete``). A system split across two partitions is refused.
     """
-    from irmodels import parallel
-    from irmodels.data.measures import _as_qrels
-
-    qrels = _as_qrels(qrels)
+    qrels = as_qrels(qrels)
     ms = parse_measures(measures)
     policy = UndefinedPolicy.parse(options.get("undefined", 0.0))
     parts = partitions(runs)
@@ -156,8 +153,6 @@ def evaluate_partitioned(
 
 
 def _union_undefined(frames: list[pd.DataFrame], names: list[str], sharded: bool) -> dict:
-    from irmodels.data.measures import undefined_cells
-
     cols = ["measure", "topic"] + (["shard"] if sharded else [])
     cells = pd.concat([undefined_cells(f) for f in frames], ignore_index=True)
     out: dict[str, list[str]] = {c: [] for c in cols}

@@ -50,7 +50,17 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from irmodels import parallel
 from irmodels._validate import check_fits, check_int, check_seed, did_you_mean, seed_sequence
+from irmodels.data._encode import (
+    factorize_labels,
+    grade_values,
+    in_trec_order,
+    score_values,
+    segment_positions,
+    segment_starts,
+    segments_in_order,
+)
 from irmodels.data._kernels import Measure, hits_from_ranks, parse_measure, trec_order_key
 from irmodels.data._kernels import score as kernel_score
 from irmodels.data.frame import frame, natural_key, require_columns
@@ -265,19 +275,17 @@ def _trec_order(group: np.ndarray, score_key: np.ndarray, doc_key: np.ndarray) -
     """``np.lexsort((-doc_key, -score_key, group))``, without the sort when it can be skipped.
 
     Run files usually list each ranking contiguously and in order (score, then document id,
-    descending; ``irmodels.data.measures._in_trec_order`` tells): then only the rankings
+    descending; ``irmodels.data._encode.in_trec_order`` tells): then only the rankings
     are put in ``group`` order, the same permutation as the stable sort's (0.5 s saved on 2M
     rows).
     """
-    from irmodels.data.measures import _in_trec_order, _segment_starts, _segments_in_order
-
     n = len(group)
     n_keys = int(group.max()) + 1 if n else 0
-    if not _in_trec_order(group, score_key, doc_key, n_keys):
+    if not in_trec_order(group, score_key, doc_key, n_keys):
         return np.lexsort((-doc_key, -score_key, group))
-    starts = _segment_starts(group)
+    starts = segment_starts(group)
     # the rows of the rankings, taken ranking by ranking in group order
-    return _segments_in_order(starts, n, np.argsort(group[starts], kind="stable"))[0]
+    return segments_in_order(starts, n, np.argsort(group[starts], kind="stable"))[0]
 
 
 def _selected(codes: np.ndarray, labels: np.ndarray, wanted: Sequence[str] | None) -> np.ndarray:
@@ -293,23 +301,15 @@ def _observed(
     """The top ``depth`` documents of every selected (system, topic), in trec_eval order, with
     their relevance; and the number of relevant documents per topic. Labels are encoded once
     (dictionary encoding, as :func:`irmodels.evaluate`); strings are made only per group."""
-    from irmodels.data.measures import (
-        _factorize,
-        _rels,
-        _scores,
-        _segment_positions,
-        _segment_starts,
-    )
-
     require_columns(runs, ["system", "topic", "docid", "score"], "runs")
     require_columns(qrels, ["topic", "docid", "rel"], "qrels")
-    s_codes, s_uniq = _factorize(runs["system"])
-    t_codes, t_uniq = _factorize(runs["topic"])
+    s_codes, s_uniq = factorize_labels(runs["system"])
+    t_codes, t_uniq = factorize_labels(runs["topic"])
     # stream keys: natural-order positions among ALL the runs' topics and systems
     t_pos, s_pos = _natural_positions(t_codes, t_uniq), _natural_positions(s_codes, s_uniq)
     keep = _selected(s_codes, s_uniq, systems) & _selected(t_codes, t_uniq, topics)
-    d_codes, d_uniq = _factorize(runs["docid"])
-    score = _scores(runs["score"])  # finite numbers, as irm.evaluate requires
+    d_codes, d_uniq = factorize_labels(runs["docid"])
+    score = score_values(runs["score"])  # finite numbers, as irm.evaluate requires
     if not keep.all():
         s_codes, t_codes, d_codes, score = (a[keep] for a in (s_codes, t_codes, d_codes, score))
     s_key, t_key, d_key = (_lexical_rank(u)[c] for u, c in
@@ -317,11 +317,11 @@ def _observed(
     # trec_eval order: (system, topic) groups, score (as a C float) descending, docid descending
     order = _trec_order(s_key * (len(t_uniq) + 1) + t_key, trec_order_key(score), d_key)
     group = s_key[order] * (len(t_uniq) + 1) + t_key[order]
-    pos = _segment_positions(group)[2]
+    pos = segment_positions(group)[2]
     order = order[pos < depth]
     q = qrels[["topic", "docid", "rel"]]
     q = pd.DataFrame({"topic": q["topic"].astype(str), "docid": q["docid"].astype(str),
-                      "rel": _rels(q)}).drop_duplicates(["topic", "docid"], keep="last")
+                      "rel": grade_values(q)}).drop_duplicates(["topic", "docid"], keep="last")
     relevant = q.loc[q["rel"] >= level]
     n_rel = relevant.groupby("topic").size()
     # relevance of each kept row by integer keys (topic code, docid code)
@@ -331,7 +331,7 @@ def _observed(
     n_d = np.int64(len(d_uniq) + 1)
     rel_keys = qt[found].astype(np.int64) * n_d + qd[found]
     row_keys = t_codes[order].astype(np.int64) * n_d + d_codes[order]
-    first = _segment_starts(group[pos < depth])
+    first = segment_starts(group[pos < depth])
     return _Observed(
         topic=[str(t) for t in t_uniq[t_codes[order[first]]]],
         system=[str(x) for x in s_uniq[s_codes[order[first]]]],
@@ -439,10 +439,8 @@ def document_samples(
     if model not in ("bootstrap", "kde", "gmg"):
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     measure = _simulated_measure(measure).name  # validate the name early
-    from irmodels.parallel import prestarted
-
     # process workers are spawned (and import irmodels) while the runs are encoded here
-    with prestarted(backend, n_workers, ("irmodels.replicates.documents",)):
+    with parallel.prestarted(backend, n_workers, ("irmodels.replicates.documents",)):
         obs = _observed(runs, qrels, depth, relevance_level, systems, topics)
         if len(obs.score) == 0:
             raise DataFormatError("no (topic, run) pair to simulate: the runs are empty after selection")
@@ -473,8 +471,6 @@ def document_samples(
         if backend == "serial":
             results = _simulate_chunk(units)
         else:
-            from irmodels import parallel
-
             # small chunks: (topic, run) pairs differ in cost, and the last chunk idles a core
             chunk = max(1, len(units) // (16 * (n_workers or 2)))
             chunks = [units[i : i + chunk] for i in range(0, len(units), chunk)]

@@ -25,10 +25,12 @@ from irmodels.data.frame import natural_key
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.parallel import spawn_seeds
 
-__all__ = ["assign_shards", "docids_from", "read_docids", "shard_labels", "shard_sizes", "shard_splits"]
+__all__ = ["as_docids", "assign_shards", "docids_from", "read_docids", "shard_labels", "shard_sizes", "shard_splits"]
 
 
-def _as_docids(docids: Iterable[object]) -> pd.Index:
+def as_docids(docids: Iterable[object]) -> pd.Index:
+    """The collection's document ids as a ``pd.Index`` of str named ``docid``; a single
+    string, a frame, missing ids or an id listed twice raise :class:`DataFormatError`."""
     if isinstance(docids, (str, bytes)):
         raise DataFormatError(
             "docids is a single string; pass a sequence of document ids "
@@ -127,7 +129,7 @@ def assign_shards(
     >>> a.equals(irm.replicates.assign_shards([f"d{i}" for i in range(7)], 3, seed=1))
     True
     """
-    ids = _as_docids(docids)
+    ids = as_docids(docids)
     return pd.Series(shard_labels(len(ids), n_shards, seed), index=ids, name="shard")
 
 
@@ -185,7 +187,7 @@ def shard_splits(
     if isinstance(n_splits, (bool, np.bool_)) or not isinstance(n_splits, (int, np.integer)) \
             or n_splits < 1:
         raise ArgumentError(f"n_splits must be a positive integer; got {n_splits!r}.")
-    ids = _as_docids(docids)
+    ids = as_docids(docids)
     _check_n_shards(n_shards, len(ids))
     return [assign_shards(ids, n_shards, child) for child in spawn_seeds(_seed_sequence(seed), int(n_splits))]
 

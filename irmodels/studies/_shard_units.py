@@ -27,7 +27,7 @@ from irmodels.errors import (
 from irmodels.formula import PRESETS
 from irmodels.inference.rank import kendall_tau
 from irmodels.models.anova import AnovaResult, anova
-from irmodels.replicates.sharding import _as_docids, docids_from, shard_labels
+from irmodels.replicates.sharding import as_docids, docids_from, shard_labels
 from irmodels.studies._sharded import evaluate_assignment
 
 DEFAULT_MODELS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
@@ -69,7 +69,7 @@ def collection_inputs(collection: Any) -> CollectionInputs:
         require_columns(df, cols, name, hint="Read them with irm.read_runs / irm.read_qrels.")
     if docids is None:
         docids = docids_from(runs, qrels)
-    return CollectionInputs(runs=runs, qrels=qrels, docids=_as_docids(docids))
+    return CollectionInputs(runs=runs, qrels=qrels, docids=as_docids(docids))
 
 
 def check_int_list(values: Any, name: str, low: int) -> tuple[int, ...]:

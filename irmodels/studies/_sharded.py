@@ -21,6 +21,7 @@ relevant document is undefined for every system and handled by the ``undefined``
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -28,26 +29,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from irmodels.data._encode import (
+    EncodedQrels,
+    as_block,
+    as_qrels,
+    as_runs,
+    encode_qrels,
+    encode_runs,
+    label_positions,
+    label_set,
+    ranking_rows,
+    refuse_duplicate_documents,
+    segment_index,
+    segment_starts,
+    segments_in_order,
+    trec_ranked,
+)
+from irmodels.data._evaluation import ShardCells, retrieved_grades
 from irmodels.data._kernels import Hits, Measure, UndefinedPolicy, parse_measure, score
 from irmodels.data.frame import natural_key
-from irmodels.data.measures import (
-    _as_block,
-    _as_qrels,
-    _as_runs,
-    _Cells,
-    _encode_qrels,
-    _encode_runs,
-    _grades,
-    _label_set,
-    _positions,
-    _Qrels,
-    _rank,
-    _ranking_rows,
-    _refuse_duplicates,
-    _segment_index,
-    _segment_starts,
-    _segments_in_order,
-)
 from irmodels.errors import DataFormatError
 
 __all__ = ["PreparedCollection", "evaluate_assignment", "fast_measure", "prepare"]
@@ -105,10 +105,10 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
     if fast is None:
         raise DataFormatError(f"measure {str(measure)!r} has no fast sharded path; use "
                               "irm.evaluate(..., shards=...)")
-    q = _encode_qrels(_as_qrels(qrels))
-    runs = _as_runs(runs)
-    doc_list = _label_set(pd.Index(docids))  # converted once, looked up by every part
-    q_pos = _positions(q.docids, doc_list)
+    q = encode_qrels(as_qrels(qrels))
+    runs = as_runs(runs)
+    doc_list = label_set(pd.Index(docids))  # converted once, looked up by every part
+    q_pos = label_positions(q.docids, doc_list)
     if (q_pos < 0).any():
         bad = q.docids[q_pos < 0]
         raise DataFormatError(
@@ -119,8 +119,6 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
     parts = None
     cuts = _ranking_cuts(runs, threads)
     if len(cuts) > 2:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(len(cuts) - 1) as pool:
             futures = [pool.submit(_encode_part, runs.iloc[a:b], q, doc_list)
                        for a, b in pairwise(cuts)]
@@ -134,13 +132,13 @@ def prepare(runs: pd.DataFrame, qrels: pd.DataFrame, docids: pd.Index,
         assert merged is not None  # one part has no ranking to share
     systems, group_topic, group_system, first_row, row_doc, row_rel = merged
     n_rows = len(row_doc)
-    row_group = _segment_index(first_row, n_rows, np.int32)
+    row_group = segment_index(first_row, n_rows, np.int32)
     # the rankings as the rows of a block, for splitting each by shard (see _block_hits)
-    layout = _ranking_rows(first_row, n_rows)
+    layout = ranking_rows(first_row, n_rows)
     width, slot, rel_block = 0, None, None
     if layout is not None:
         width, slot = layout
-        rel_block = _as_block(row_rel, len(first_row), width, slot, False)
+        rel_block = as_block(row_rel, len(first_row), width, slot, False)
     relevant = q.rel >= 1
     return PreparedCollection(
         measure=fast, topics=tuple(q.topics), systems=systems, n_docs=len(doc_list),
@@ -169,13 +167,13 @@ class _Part:
     resorted: bool            # the rows were not in trec_eval's order: rankings now by key
 
 
-def _encode_part(runs: pd.DataFrame, q: _Qrels, doc_list: Any) -> _Part:
+def _encode_part(runs: pd.DataFrame, q: EncodedQrels, doc_list: Any) -> _Part:
     """One part of the runs through irm.evaluate's steps, documents located in ``doc_list``
-    (the collection's list as :func:`~irmodels.data.measures._label_set` gives it)."""
-    encoded = _encode_runs(runs, q.topics)
-    r = _rank(encoded)
-    _refuse_duplicates(r)
-    r_pos = _positions(r.docids, doc_list)
+    (the collection's list as :func:`~irmodels.data._encode.label_set` gives it)."""
+    encoded = encode_runs(runs, q.topics)
+    r = trec_ranked(encoded)
+    refuse_duplicate_documents(r)
+    r_pos = label_positions(r.docids, doc_list)
     if (r_pos < 0).any():
         missing = r_pos[r.doc] < 0
         raise DataFormatError(
@@ -183,9 +181,9 @@ def _encode_part(runs: pd.DataFrame, q: _Qrels, doc_list: Any) -> _Part:
             f"e.g. {r.docids[r_pos < 0][:3].tolist()}. Every document of the runs and qrels "
             "needs a shard: pass the collection's full list of doc ids."
         )
-    grade = _grades(r, q, _Cells(r.key, r.doc, r.key, np.zeros(len(q.doc), np.int64), 1, None))
+    grade = retrieved_grades(r, q, ShardCells(r.key, r.doc, r.key, np.zeros(len(q.doc), np.int64), 1, None))
     # rankings are contiguous (in any order): number them in order of appearance
-    first_row = _segment_starts(r.key)
+    first_row = segment_starts(r.key)
     return _Part(systems=list(r.systems), first=r.key[first_row], first_row=first_row,
                  row_doc=r_pos[r.doc].astype(np.int32), row_rel=grade >= 1,
                  resorted=r is not encoded)
@@ -254,7 +252,7 @@ def _merge_parts(parts: list[_Part], n_topics: int
     if len(parts) > 1 and any(p.resorted for p in parts):
         # one encoding would have sorted every row: move whole rankings into key order
         order = np.argsort(key, kind="stable")
-        rows, first_row = _segments_in_order(first_row, len(row_doc), order)
+        rows, first_row = segments_in_order(first_row, len(row_doc), order)
         row_doc, row_rel, key = row_doc[rows], row_rel[rows], key[order]
     used = np.unique(key // n_topics)
     sys_map = np.full(len(systems), -1, dtype=np.int64)
@@ -276,7 +274,7 @@ def _block_hits(prep: PreparedCollection, sh: np.ndarray, s: int
     if s == 1:  # one shard (the whole collection): each ranking as it is, nothing to sort
         g, pos = np.nonzero(prep.rel_block)
         return g, (pos + 1).astype(np.float64)
-    sh2 = _as_block(sh, g_n, width, prep.slot, s)
+    sh2 = as_block(sh, g_n, width, prep.slot, s)
     order = np.argsort(sh2, axis=1, kind="stable")
     g, pos = np.nonzero(np.take_along_axis(prep.rel_block, order, axis=1))
     shard = sh2[g, order[g, pos]].astype(np.int64)

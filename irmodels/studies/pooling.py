@@ -56,7 +56,19 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels._section import figure_axes
 from irmodels._validate import check_fits, check_int_list, check_seed, renamed, seed_sequence
+from irmodels.data._columns import user_columns
+from irmodels.data._encode import (
+    encode_runs,
+    factorize_labels,
+    grade_values,
+    refuse_duplicate_documents,
+    segment_index,
+    segment_starts,
+    trec_ranked,
+)
+from irmodels.data.frame import natural_key
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.parallel import map as parallel_map
 
@@ -256,7 +268,6 @@ class PoolingBiasStudy(ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from irmodels._section import figure_axes
 
         k = len(self.treatments)
         fig, axes = figure_axes(ax, figsize=(5 * k, 3.6), shape=(1, k),
@@ -285,27 +296,17 @@ def _prepare(runs: pd.DataFrame, qrels: pd.DataFrame, depth: int, k: int,
         if missing:
             raise DataFormatError(f"{name} has no column {', '.join(missing)}; columns: "
                                   f"{', '.join(map(str, frame.columns))}.")
-    from irmodels.data.frame import natural_key
-    from irmodels.data.measures import (
-        _encode_runs,
-        _factorize,
-        _rank,
-        _refuse_duplicates,
-        _rels,
-        _segment_index,
-        _segment_starts,
-    )
 
     # the rankings of irm.evaluate (trec_eval's order: the score as a C float descending, then
     # the document id descending), with what it refuses: a missing, non-numeric or infinite
     # score, a document twice in one ranking, a relevance grade that is not a whole number
-    _, run_topics = _factorize(runs["topic"], "runs")
-    r = _rank(_encode_runs(runs, [str(t) for t in run_topics]))
-    _refuse_duplicates(r)
-    rel = _rels(qrels)
+    _, run_topics = factorize_labels(runs["topic"], "runs")
+    r = trec_ranked(encode_runs(runs, [str(t) for t in run_topics]))
+    refuse_duplicate_documents(r)
+    rel = grade_values(qrels)
     n = len(r.key)
-    first = _segment_starts(r.key)  # each ranking is contiguous
-    pos = np.arange(n) - first[_segment_index(first, n)]
+    first = segment_starts(r.key)  # each ranking is contiguous
+    pos = np.arange(n) - first[segment_index(first, n)]
     length = max(depth, k) if treatments == ("irrelevant",) else None
     key, doc = r.key, r.doc
     if length is not None:
@@ -500,8 +501,6 @@ def pooling_bias(
 
 def _series(x: Any, what: str, names: dict[str, str] | None = None) -> pd.Series:
     if isinstance(x, pd.DataFrame) and names:
-        from irmodels.data._columns import user_columns
-
         x = user_columns(x, names, what=f"irm.pooling.adjust ({what})")
     if isinstance(x, pd.DataFrame):
         if {"topic", "score"} <= set(x.columns):

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import irmodels as irm
-from irmodels.data.measures import _factorize
+from irmodels.data._encode import factorize_labels
 from irmodels.errors import ArgumentError, DataFormatError, UndefinedValueWarning, UsageError
 
 Metric = namedtuple("Metric", "query_id measure value")
@@ -85,7 +85,7 @@ def test_int_topics_in_runs_match_str_topics_in_qrels():
 
 
 def test_factorize_merges_labels_of_the_same_text():
-    codes, labels = _factorize(pd.Series([5, "5", "7", 7], dtype=object, name="docid"))
+    codes, labels = factorize_labels(pd.Series([5, "5", "7", 7], dtype=object, name="docid"))
     assert codes.tolist() == [0, 0, 1, 1] and labels.tolist() == ["5", "7"]
 
 

@@ -458,14 +458,14 @@ def test_property_duplicates_in_a_ranking_are_counted_exactly(lengths, pool, see
        n=st.sampled_from([100, 4096, 4097, 20_000]), seed=st.integers(0, 2**32 - 1))
 def test_property_factorize_run_lengths_equals_plain_encoding(n_values, mean_run, n, seed):
     """Encoding only the heads of long runs gives codes and labels that rebuild the column."""
-    from irmodels.data.measures import _factorize
+    from irmodels.data._encode import factorize_labels
 
     pytest.importorskip("pyarrow")
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, 2 * mean_run + 1, n)
     values = np.repeat(rng.integers(0, n_values, n), lengths)[:n]
     col = pd.Series([f"v{v}" for v in values], dtype="string[pyarrow]")
-    codes, uniq = _factorize(col)
+    codes, uniq = factorize_labels(col)
     assert codes.dtype == np.int64 and len(set(uniq)) == len(uniq)
     assert uniq[codes].tolist() == col.tolist()
     # first appearance order, as the plain encoding gives
@@ -477,9 +477,9 @@ def test_property_factorize_run_lengths_equals_plain_encoding(n_values, mean_run
        values=st.lists(st.text(min_size=1, max_size=4), max_size=30))
 def test_property_positions_equal_get_indexer(universe, values):
     """Arrow's hash lookup of doc ids gives pandas' get_indexer, -1 for absent labels."""
-    from irmodels.data.measures import _positions
+    from irmodels.data._encode import label_positions
 
-    got = _positions(np.asarray(values, dtype=object), np.asarray(universe, dtype=object))
+    got = label_positions(np.asarray(values, dtype=object), np.asarray(universe, dtype=object))
     want = pd.Index(universe, dtype=object).get_indexer(pd.Index(values, dtype=object))
     assert got.dtype == np.int64 and got.tolist() == want.tolist()
 
