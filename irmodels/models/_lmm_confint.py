@@ -73,7 +73,7 @@ class VarParams:
 
     def __init__(self, design: LMMDesign, dev: Any) -> None:
         self.design = design
-        self.dev = dev  # a _Deviance (ML for the profile)
+        self.dev = dev  # a ProfiledDeviance (ML for the profile)
         names, kinds = [], []
         for b in design.blocks:
             for j in range(b.q):

@@ -176,7 +176,7 @@ class DenseProfile:
         return out
 
     def pls_parts(self, theta: np.ndarray) -> dict[str, Any] | None:
-        """What :class:`irmodels.models._lmm._PLS` holds (None when not positive definite)."""
+        """What :class:`irmodels.models._lmm_design.PLSFit` holds (None when not positive definite)."""
         f = self.factor(theta)
         if f is None:
             return None

@@ -151,7 +151,7 @@ def _leave_saddle(prof: Any, x: np.ndarray, f: float, idx: np.ndarray, v: np.nda
 
 
 def optimize(dev: Any, start: np.ndarray | None = None, maxiter: int = 2000) -> Optimum:
-    """theta minimising ``dev`` (a :class:`irmodels.models._lmm._Deviance`)."""
+    """theta minimising ``dev`` (a :class:`irmodels.models._lmm_design.ProfiledDeviance`)."""
     lower = dev.d.lower
     bounds = [(0.0 if lo == 0 else None, None) for lo in lower]
     x0 = np.where(lower == 0, 1.0, 0.0) if start is None else np.asarray(start, float)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from irmodels.models import _lmm_optim
-from irmodels.models._lmm import ReTerm, _Deviance, fit_lmm, lmm_design
+from irmodels.models._lmm import ProfiledDeviance, ReTerm, fit_lmm, lmm_design
 from irmodels.models._lmm_grad import DenseProfile, satterthwaite_dense
 from irmodels.models._lmm_inference import satterthwaite_parts
 from irmodels.models._lmm_numdiff import central_grad, hessian, jacobian
@@ -40,12 +40,12 @@ def test_exact_derivatives_equal_finite_differences(case: str, reml: bool,
     """Deviance equal to the sparse engine's; gradient equal to central differences of the
     deviance (1e-6 relative: their truncation error) and Hessian to differences of the exact
     gradient (1e-6), at a point away from the optimum."""
-    import irmodels.models._lmm as lmm
+    import irmodels.models._lmm_design as lmm  # where DENSE_MAX_Q is read
 
     des = _design(case)
     prof = DenseProfile(des, reml)
     monkeypatch.setattr(lmm, "DENSE_MAX_Q", 0)
-    ref = _Deviance(des, reml)  # the sparse LU route, independent of the augmented factor
+    ref = ProfiledDeviance(des, reml)  # the sparse LU route, independent of the augmented factor
     assert ref.prof is None
     theta = np.where(des.lower == 0, 1.0, 0.0) + np.linspace(0.05, 0.4, des.n_theta)
     assert prof(theta) == pytest.approx(ref(theta), rel=1e-12)
@@ -86,7 +86,7 @@ def test_newton_and_lbfgs_routes_reach_the_sparse_engines_optimum(
         case: str, newton_max_q: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Newton from the start, and L-BFGS-B then Newton, end where the sparse engine's
     finite-difference L-BFGS-B and polish end (deviance to 1e-10, theta to 1e-5)."""
-    import irmodels.models._lmm as lmm
+    import irmodels.models._lmm_design as lmm  # where DENSE_MAX_Q is read
 
     des = _design(case)
     monkeypatch.setattr(_lmm_optim, "NEWTON_MAX_Q", newton_max_q)
@@ -134,7 +134,7 @@ def test_response_with_a_large_mean_keeps_its_precision() -> None:
 def test_no_fixed_effects(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
     """``y ~ 0 + (1 + x | g)``: no fixed effects, the dense path's fit equals the sparse one's
     and its (empty) Satterthwaite parts come without a LAPACK complaint on stderr."""
-    import irmodels.models._lmm as lmm
+    import irmodels.models._lmm_design as lmm  # where DENSE_MAX_Q is read
 
     rng = np.random.default_rng(5)
     g = np.repeat(np.arange(12), 8)

@@ -24,7 +24,7 @@ import pytest
 import irmodels as irm
 from irmodels.errors import BoundaryFitWarning, DataFormatError, DesignError, ModelError
 from irmodels.formula.spec import RandomTerm
-from irmodels.models._lmm import ReTerm, SlopeMixedResult, _Deviance, fit_lmm, lmm_design
+from irmodels.models._lmm import ProfiledDeviance, ReTerm, SlopeMixedResult, fit_lmm, lmm_design
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 FIXTURE = json.loads((REF / "lme4_slopes.json").read_text())
@@ -176,7 +176,7 @@ def test_zero_slope_variance_gives_the_intercept_models_loglik() -> None:
         base = irm.mixed("Reaction ~ Days + (1|Subject)", d, method=method)
         t = base.variance_components().loc["Subject", "sd"] / np.sqrt(
             base.variance_components().loc["Residual", "variance"])
-        dev = _Deviance(lmm_design("Reaction ~ Days + (1|Subject)", d,
+        dev = ProfiledDeviance(lmm_design("Reaction ~ Days + (1|Subject)", d,
                                    (ReTerm(("Subject",), True, ("Days",)),)), method == "REML")
         assert -dev(np.array([t, 0.0, 0.0])) / 2 == pytest.approx(base.loglik, rel=1e-10)
 
@@ -419,7 +419,7 @@ def test_sparse_and_dense_solvers_agree(data: str, formula: str,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Below DENSE_MAX_Q random effects the deviance uses dense Cholesky factors, above it a
     sparse LU: both give the same fit (the IR fixtures, q = 400, run the sparse one)."""
-    import irmodels.models._lmm as lmm
+    import irmodels.models._lmm_design as lmm  # where DENSE_MAX_Q is read
 
     entry = next(f for f in FITS if f["data"] == data and f["formula"] == formula
                  and f["method"] == "REML")

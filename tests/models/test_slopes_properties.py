@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import irmodels as irm
 from irmodels.errors import IRModelsWarning
-from irmodels.models._lmm import ReTerm, _Deviance, lmm_design
+from irmodels.models._lmm import ProfiledDeviance, ReTerm, lmm_design
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -75,8 +75,8 @@ def test_a_zero_slope_variance_is_the_intercept_model(d: pd.DataFrame, method: s
                                                       t: float) -> None:
     """At theta = (t, 0, 0) the deviance of ``(1 + x | g)`` is that of ``(1 | g)`` at t."""
     reml = method == "REML"
-    slope = _Deviance(lmm_design("y ~ x + (1|g)", d, (ReTerm(("g",), True, ("x",)),)), reml)
-    intercept = _Deviance(lmm_design("y ~ x + (1|g)", d, (ReTerm(("g",)),)), reml)
+    slope = ProfiledDeviance(lmm_design("y ~ x + (1|g)", d, (ReTerm(("g",), True, ("x",)),)), reml)
+    intercept = ProfiledDeviance(lmm_design("y ~ x + (1|g)", d, (ReTerm(("g",)),)), reml)
     assert slope(np.array([t, 0.0, 0.0])) == pytest.approx(intercept(np.array([t])),
                                                            rel=1e-10, abs=1e-9)
 

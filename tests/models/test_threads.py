@@ -111,8 +111,8 @@ def test_post_fit_kernels_and_slopes_are_limited(options, monkeypatch):
                       "y": rng.normal(0, 1, 120)[g] + rng.normal(0, 0.3, 120)[g] * x
                       + rng.normal(0, 0.5, g.size)})
     pls_threads: list[list[int]] = []
-    pls = _lmm._Deviance._pls
-    monkeypatch.setattr(_lmm._Deviance, "_pls",
+    pls = _lmm.ProfiledDeviance._pls
+    monkeypatch.setattr(_lmm.ProfiledDeviance, "_pls",
                         lambda self, t: pls_threads.append(_blas_threads()) or pls(self, t))
     with threadpool_limits(3, "blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
