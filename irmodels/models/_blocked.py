@@ -112,17 +112,24 @@ class Structure:
         low = g_l >= g.col
         flat_o = g.col[low].astype(np.int64) * r + g_l[low]
         diag = np.arange(r, dtype=np.int64) * (r + 1)
-        # hashing first (O(size)), then a sort of the distinct entries only
-        flat = np.unique(np.concatenate([flat22, diag, pd.unique(flat_o)]))
-        op = sp.csr_matrix((g.data[low], (np.searchsorted(flat, flat_o), g_c[low])),
-                           shape=(flat.size, n_cls))
+        # U and the position of each entry in it through a table over the r x r matrix (S is
+        # dense r x r at every evaluation anyway): no sort, no search
+        mark = np.zeros(r * r, dtype=bool)
+        mark[flat22] = True
+        mark[diag] = True
+        mark[flat_o] = True
+        flat = np.flatnonzero(mark)
+        del mark
+        where = np.zeros(r * r, dtype=np.int32 if flat.size < 2**31 else np.int64)
+        where[flat] = np.arange(flat.size)
+        op = sp.csr_matrix((g.data[low], (where[flat_o], g_c[low])), shape=(flat.size, n_cls))
         del e, g, g_l, g_c, low, flat_o
-        c0 = np.bincount(np.searchsorted(flat, flat22), weights=nv[pb.posrr][keep],
-                         minlength=flat.size)
+        c0 = np.bincount(where[flat22], weights=nv[pb.posrr][keep], minlength=flat.size)
         ui, uj = flat % r, flat // r
         half = np.where(ui == uj, 0.5, 1.0)
         rz = pb.q - q1
-        zpos = np.searchsorted(flat, diag[:rz])
+        zpos = where[diag[:rz]].astype(np.int64)
+        del where
         return cls(n1, n12, perm, design, flat, ui, uj, c0, op, np.asarray(n_class, float),
                    half, zpos, pb.term_of_col[q1:pb.q])
 
