@@ -13,17 +13,26 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+import irmodels as irm
+from irmodels.data.frame import require_columns
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
+from irmodels.formula.parser import default_preset
+from irmodels.inference.compare import compare
+from irmodels.inference.diagnostics import residual_diagnostics
+from irmodels.inference.gtheory import gstudy as _gstudy
+from irmodels.models.anova import AnovaResult, anova
+from irmodels.models.base import FittedModel
+from irmodels.reporting.report import Report, assemble_report
+from irmodels.studies.shard_study import shards
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels._section import Section
     from irmodels.formula.spec import ModelSpec
-    from irmodels.models.base import FittedModel
-    from irmodels.reporting.report import Report
 
 __all__ = ["build_report", "comparison_table", "demo_report", "select_measure"]
 
@@ -112,14 +121,6 @@ def build_report(
     >>> irm.build_report(fit).anova is fit       # the fit, not a new one
     True
     """
-    from irmodels.data.frame import require_columns
-    from irmodels.formula.parser import default_preset
-    from irmodels.inference.diagnostics import residual_diagnostics
-    from irmodels.inference.gtheory import gstudy as _gstudy
-    from irmodels.models.anova import AnovaResult, anova
-    from irmodels.models.base import FittedModel
-    from irmodels.reporting.report import assemble_report
-
     if isinstance(data, FittedModel):
         if fit is not None and fit is not data:
             raise ArgumentError("build_report got two fits (data and fit=); pass one: "
@@ -228,9 +229,6 @@ def demo_report(
     -------
     Report
     """
-    import irmodels as irm
-    from irmodels.studies.shard_study import shards
-
     say = progress or (lambda _msg: None)
     say(f"generating the demo collection (seed {seed})")
     coll = irm.collection.generate(seed=seed)
@@ -257,8 +255,6 @@ def demo_report(
         title=title or f"Demo collection (synthetic, TREC-8-like): {measure}, MD1 and MD6",
     )
     if notes:
-        from dataclasses import replace
-
         rep = replace(rep, notes=tuple(rep.notes) + tuple(notes))
     return rep
 
@@ -277,8 +273,6 @@ def comparison_table(scores: pd.DataFrame, measure: str, *, top: int = 10,
     >>> comparison_table(irm.frame(two), "AP", top=3).systems
     ['e', 'c', 'd']
     """
-    from irmodels.inference.compare import compare
-
     first = scores[scores["measure"].astype(str) == measure]
     if first.empty:
         raise DataFormatError(f"measure {measure!r} is not in the scores; measures present: "

@@ -27,10 +27,17 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from irmodels import parallel
 from irmodels._display import ResultDisplay, TableAccess
+from irmodels._section import figure_axes
 from irmodels._validate import check_number, check_seed
+from irmodels.data.frame import frame as make_frame
+from irmodels.data.frame import natural_key
+from irmodels.data.measures import evaluate
 from irmodels.errors import ConvergenceWarning, DataFormatError, DataQualityWarning, IRModelsError
 from irmodels.formula.spec import DEFAULT_EPSILON, apply_transform
+from irmodels.inference.pairwise import pairwise
+from irmodels.replicates.documents import document_samples
 
 __all__ = [
     "DocumentSampleTests",
@@ -50,8 +57,6 @@ TEST_COLUMNS = ("p_t_observed", "p_t_means", "p_mixed", "p_mixed_hetero")
 
 
 def _observed_scores(runs: pd.DataFrame, qrels: pd.DataFrame, measure: str, depth: int) -> pd.DataFrame:
-    from irmodels.data.measures import evaluate
-
     # the top ``depth`` of each ranking in trec_eval's order (scores as C floats), as trec_eval -M
     return evaluate(runs, qrels, measures=[measure], depth=depth)
 
@@ -76,7 +81,6 @@ class DocumentSampleValidation(TableAccess, ResultDisplay):
     def per_run(self) -> pd.DataFrame:
         """Per run: ``topics``, shares ``within_1sd`` / ``within_2sd`` (non-degenerate topics),
         ``mean_sim_minus_obs`` and the number of ``degenerate`` topics."""
-        from irmodels.data.frame import natural_key
 
         v = self.table
         ok = v.loc[~v["degenerate"]].assign(diff=lambda d: d["sim_mean"] - d["observed"])
@@ -100,7 +104,6 @@ class DocumentSampleValidation(TableAccess, ResultDisplay):
              ax: Any = None):
         """:func:`plot_validation` for ``systems`` (default: the first three runs); ``ax``: one
         matplotlib Axes per system (default a new figure, returned)."""
-        from irmodels.data.frame import natural_key
 
         shown = list(systems) if systems is not None else sorted(
             set(self.table["system"].astype(str)), key=natural_key)[:3]
@@ -178,7 +181,6 @@ def validate(
     # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
     epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
                            high_open=True)
-    from irmodels.replicates.documents import document_samples
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
@@ -211,8 +213,6 @@ def validate(
 
 
 def _natural(col: pd.Series) -> pd.Series:
-    from irmodels.data.frame import natural_key
-
     return col.map(natural_key)
 
 
@@ -246,7 +246,6 @@ def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel:
         an image, from the returned value. With ``ax`` (one matplotlib Axes per system) it draws
         there and returns the figure of the first.
     """
-    from irmodels._section import figure_axes
 
     systems = [str(s) for s in systems]
     fig, axes = figure_axes(ax, figsize=(8, 2.6 * len(systems)), shape=(len(systems), 1),
@@ -274,6 +273,8 @@ def plot_validation(validation: pd.DataFrame, systems: Sequence[str], *, ylabel:
 def _pair_unit(args: tuple) -> dict:
     """Fit the two mixed models for one pair (a module-level function: picklable for workers)."""
     a, b, data, degenerate_topics, df_method = args
+    # here, not at import: models.mixed loads scipy.optimize and scipy.sparse, which only the
+    # mixed-model tests need (`irmodels simulate` imports this module: CLI start-up time)
     from irmodels.models.mixed import compare_models, mixed
 
     d = data.loc[~data["topic"].isin(degenerate_topics)]
@@ -309,6 +310,8 @@ def _system_p(result: object, df_method: str = "satterthwaite", n_topics: int = 
     topic:system groups (``2 T``) minus the topics (``T``) minus the one coefficient: ``T - 1``.
     ``"satterthwaite"``: the df of :attr:`irmodels.MixedResult.fixed`.
     """
+    # here, not at import: scipy.stats is slow to import and only the mixed models' p-values
+    # need it (`irmodels simulate` imports this module: CLI start-up time)
     from scipy import stats
 
     est = result.fixed_estimates  # type: ignore[attr-defined]
@@ -462,8 +465,6 @@ def compare_tests(
     # the logit's clipping: 0 < epsilon < 0.5 (infinity made every score NaN)
     epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
                            high_open=True)
-    from irmodels.inference.pairwise import pairwise
-    from irmodels.replicates.documents import document_samples
 
     if df not in ("containment", "satterthwaite"):
         raise DataFormatError(f"df must be 'containment' or 'satterthwaite', got {df!r}")
@@ -487,8 +488,6 @@ def compare_tests(
         raise DataFormatError("no pair of systems to compare: give at least two systems")
     topics = sorted(set(sims["topic"]), key=_natural_key)
     obs = obs.loc[obs["topic"].astype(str).isin(topics)]
-
-    from irmodels.data.frame import frame as make_frame
 
     obs_frame = make_frame(obs[["topic", "system", "score"]])
     means = sims.groupby(["topic", "system"], as_index=False)["y"].mean().rename(columns={"y": "score"})
@@ -518,8 +517,6 @@ def compare_tests(
         len(topics) - len(deg_by_system.get(a, set()) | deg_by_system.get(b, set())) for a, b in pairs
     ]
     if mixed_models:
-        from irmodels import parallel
-
         # rows of each system located once (not one scan of the samples per pair); pairs sent
         # in chunks (a few round trips per worker instead of one per pair)
         cols = sims[["topic", "system", "sample", "y"]]
@@ -555,8 +552,6 @@ def compare_tests(
 
 
 def _natural_key(value: object) -> tuple:
-    from irmodels.data.frame import natural_key
-
     return natural_key(value)
 
 
@@ -613,7 +608,6 @@ def plot_pvalues(results: pd.DataFrame, *, reference: str = "p_t_observed", alph
         an image, from the returned value. With ``ax`` (one matplotlib Axes per test) it draws
         there and returns the figure of the first.
     """
-    from irmodels._section import figure_axes
 
     cols = [c for c in TEST_COLUMNS if c in results.columns and c != reference and results[c].notna().any()]
     k = max(1, len(cols))
@@ -640,7 +634,6 @@ def plot_power_curve(results: pd.DataFrame, *, ax: Any = None):
         an image, from the returned value. With ``ax`` (a matplotlib Axes) it draws
         there and returns the figure of that Axes.
     """
-    from irmodels._section import figure_axes
 
     fig, (ax,) = figure_axes(ax, figsize=(6, 4), what="plot_power_curve")
     for col in TEST_COLUMNS:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from irmodels._display import frame_to_html, frame_to_latex
-from irmodels._section import Section, frame_to_markdown
+from irmodels._section import Section, figure_to_data_uri, figure_to_png, frame_to_markdown
 from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError
+from irmodels.studies import document_samples as ds
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -27,9 +28,7 @@ __all__ = ["document_samples_section"]
 
 
 def _img(fig: Figure, alt: str) -> str:
-    import matplotlib.pyplot as plt
-
-    from irmodels._section import figure_to_data_uri, figure_to_png
+    import matplotlib.pyplot as plt  # here, not at import: pyplot is slow (CLI start-up time)
 
     uri = figure_to_data_uri(figure_to_png(fig))
     plt.close(fig)
@@ -93,7 +92,6 @@ def document_samples_section(
     >>> s.title, s.markdown.splitlines()[0]
     ('Document samples', 'Validation: 4 (topic, run) pairs, 75.0% of observed values within 1 simulated SD, 100.0% within 2 SD; mean of simulated mean - observed: -0.0750.')
     """
-    from irmodels.studies import document_samples as ds
 
     if validation is None and comparison is None:
         raise DataFormatError("document_samples_section needs a validation table, a comparison "
