@@ -72,11 +72,11 @@ _LAZY: dict[str, str] = {
     "mixed": "irmodels.models.mixed:mixed",
     "compare_models": "irmodels.models.mixed:compare_models",
     # inference
-    "tukey_hsd": "irmodels.inference.tukey:tukey_hsd",
-    "dunnett": "irmodels.inference.dunnett:dunnett",
-    "p_adjust": "irmodels.inference.pairwise:p_adjust",
-    "ptukey": "irmodels.inference.studentized:ptukey",
-    "qtukey": "irmodels.inference.studentized:qtukey",
+    "tukey_hsd": "irmodels.stats.tukey:tukey_hsd",
+    "dunnett": "irmodels.stats.dunnett:dunnett",
+    "p_adjust": "irmodels.stats.multiplicity:p_adjust",
+    "ptukey": "irmodels.stats.studentized:ptukey",
+    "qtukey": "irmodels.stats.studentized:qtukey",
     "gstudy": "irmodels.inference.gtheory:gstudy",
     "pairwise": "irmodels.inference.pairwise:pairwise",
     "effect_size": "irmodels.inference.pairwise:effect_size",
@@ -132,11 +132,11 @@ if TYPE_CHECKING:  # static view of the lazy names (scripts/sync_lazy_types.py)
     from irmodels.models.anova import anova
     from irmodels.models.mixed import mixed
     from irmodels.models.mixed import compare_models
-    from irmodels.inference.tukey import tukey_hsd
-    from irmodels.inference.dunnett import dunnett
-    from irmodels.inference.pairwise import p_adjust
-    from irmodels.inference.studentized import ptukey
-    from irmodels.inference.studentized import qtukey
+    from irmodels.stats.tukey import tukey_hsd
+    from irmodels.stats.dunnett import dunnett
+    from irmodels.stats.multiplicity import p_adjust
+    from irmodels.stats.studentized import ptukey
+    from irmodels.stats.studentized import qtukey
     from irmodels.inference.gtheory import gstudy
     from irmodels.inference.pairwise import pairwise
     from irmodels.inference.pairwise import effect_size

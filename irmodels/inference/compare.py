@@ -702,7 +702,8 @@ def _pair_effects(sub: pd.DataFrame, a: np.ndarray, b: np.ndarray, alpha: float,
     """d_z with its ``1 - alpha`` interval and the TOST p-value of the pairs ``a - b`` of one
     measure, as :func:`irmodels.pairwise` computes them (the same degenerate cases)."""
     from irmodels.inference.effects import paired_effects
-    from irmodels.inference.pairwise import _degenerate, score_matrix, unit_scale
+    from irmodels.inference.pairwise import score_matrix, unit_scale
+    from irmodels.stats.paired import degenerate
 
     X, _topics, names = score_matrix(sub)
     unit = unit_scale(X)
@@ -713,7 +714,7 @@ def _pair_effects(sub: pd.DataFrame, a: np.ndarray, b: np.ndarray, alpha: float,
     D = X[:, ia] - X[:, ib]
     mean = X.mean(axis=0)
     dbar = D.mean(axis=0)
-    const, zero = _degenerate(D.std(axis=0, ddof=1) / np.sqrt(D.shape[0]), dbar, dbar,
+    const, zero = degenerate(D.std(axis=0, ddof=1) / np.sqrt(D.shape[0]), dbar, dbar,
                               np.maximum(np.abs(mean[ia]), np.abs(mean[ib])))
     return paired_effects(D, level=1.0 - alpha,
                           equivalence=None if margin is None else margin / unit,

@@ -18,8 +18,6 @@ reform in information retrieval?", SIGIR Forum 48(1), 2014.
 
 from __future__ import annotations
 
-import importlib
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,14 +25,29 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
 
 from irmodels._display import ResultDisplay, TableAccess
-from irmodels._validate import check_fits, check_probability, check_rng, did_you_mean
+from irmodels._validate import check_fits, check_probability, check_rng
+from irmodels.data._columns import own_names, user_frame
+from irmodels.data.frame import check_finite_scores, check_rows, natural_key
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
+from irmodels.stats.effects import check_level, check_margin, paired_effects
+from irmodels.stats.multiplicity import P_ADJUST_METHODS, check_option, p_adjust
+from irmodels.stats.paired import (
+    degenerate,
+    ms_error,
+    paired_t_test,
+    resolve_pairs,
+    sign_test,
+    unit_scale,
+    warn_constant,
+    welch_t_test,
+    wilcoxon_test,
+)
+from irmodels.stats.resampling import resampling_test, tukey_randomised
 
 __all__ = ["ADJUSTMENTS", "COLUMNS", "P_ADJUST_METHODS", "TESTS", "EffectSizeResult",
-           "PairwiseResult", "effect_size", "p_adjust", "pairwise", "score_matrix"]
+           "PairwiseResult", "effect_size", "p_adjust", "pairwise", "score_matrix", "unit_scale"]
 
 Test = Literal["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 Alternative = Literal["two-sided", "greater", "less"]
@@ -51,9 +64,6 @@ COLUMNS = (
 )
 #: The column appended after :data:`COLUMNS` when :func:`pairwise` is given ``equivalence=``.
 EQUIVALENCE_COLUMN = "p_equiv"
-
-# Bound on the number of float64 values of one block of resampled statistics (~64 MB).
-_BLOCK = 8_000_000
 
 
 _TEST_NAMES = {
@@ -155,14 +165,6 @@ class PairwiseResult(TableAccess, ResultDisplay):
         )
 
 
-def _choice(value: object, allowed: Sequence[object], what: str) -> None:
-    if value not in allowed:
-        raise ArgumentError(
-            f"unknown {what} {value!r}{did_you_mean(value, allowed)}; choose one of "
-            f"{', '.join(map(repr, allowed))}."
-        )
-
-
 def score_matrix(frame: pd.DataFrame, *, needed_by: str | None = None,
                  who: str = "pairwise tests", check_finite: bool = False
                  ) -> tuple[np.ndarray, list[str], list[str]]:
@@ -238,12 +240,8 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
             f"{', '.join(map(repr, frame.columns))}. Build a long frame with irm.frame(df, "
             "topic=..., system=..., score=...) or irm.from_wide(matrix)."
         )
-    from irmodels.data.frame import check_rows
-
     check_rows(frame)
     if check_finite:  # as irm.frame (and so irm.compare) refuses them
-        from irmodels.data.frame import check_finite_scores
-
         check_finite_scores(frame)
     multi = [
         c for c in ("collection", "measure", "shard", "sample")
@@ -262,8 +260,6 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
         t_cat = topic
     else:  # irm.frame's order (natural: "2" before "10"), so that a seed draws the same signs
         # and resamples for a topic whether or not the frame went through irm.frame first
-        from irmodels.data.frame import natural_key
-
         t_str = topic.astype(str)
         t_cat = pd.Categorical(t_str, categories=sorted(pd.unique(t_str), key=natural_key))
     s_cat = system if isinstance(system.dtype, pd.CategoricalDtype) else pd.Categorical(
@@ -297,525 +293,6 @@ def _score_matrix(frame: pd.DataFrame, who: str, check_finite: bool
     X = np.empty(n_t * n_s, dtype=np.float64)
     X[flat] = frame["score"].to_numpy(dtype=np.float64)
     return X.reshape(n_t, n_s), topics, systems
-
-
-#: Scores whose largest magnitude is outside [2**-10, 2**100] are divided by a power of two
-#: first (:func:`unit_scale`): their squares would overflow, or underflow, or the resampling
-#: tests' absolute tie tolerance (1e-12) would swallow their differences.
-_SAFE_RANGE = (2.0**-10, 2.0**100)
-
-
-def unit_scale(*arrays: np.ndarray) -> float:
-    """The power of two that brings the largest finite |value| of ``arrays`` to [0.5, 1), or 1
-    when it is within :data:`_SAFE_RANGE` already (or all values are 0).
-
-    Tests of mean differences are scale-invariant: dividing the scores by a power of two is
-    exact in floating point, so statistics computed on ``X / unit_scale(X)`` are those of ``X``
-    (the score-unit outputs multiplied back), where squares of scores near 1e-300 would
-    underflow to 0 (every pair "significant") and near 1e300 overflow (none).
-
-    >>> unit_scale(np.array([0.2, 0.9])), unit_scale(np.array([3e-300])) == 2.0**-994
-    (1.0, True)
-    """
-    top = 0.0
-    for a in arrays:
-        a = np.asarray(a, dtype=np.float64)
-        finite = np.abs(a[np.isfinite(a)])
-        if finite.size:
-            top = max(top, float(finite.max()))
-    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
-        return 1.0
-    return math.ldexp(1.0, math.frexp(top)[1])
-
-
-def _resolve_pairs(
-    systems: list[str], pairs: Sequence[tuple[str, str]] | None
-) -> tuple[np.ndarray, np.ndarray]:
-    n = len(systems)
-    if pairs is None:
-        ia, ib = np.triu_indices(n, k=1)
-        return ia.astype(np.int64), ib.astype(np.int64)
-    index = {s: i for i, s in enumerate(systems)}
-    ia_l, ib_l = [], []
-    seen: dict[frozenset, tuple[str, str]] = {}
-    for pair in pairs:
-        if isinstance(pair, str) or len(pair) != 2:
-            raise DataFormatError(
-                f"each pair must be a tuple (a, b) of two system names; got {pair!r}."
-            )
-        a, b = str(pair[0]), str(pair[1])
-        unknown = [s for s in (a, b) if s not in index]
-        if unknown:
-            shown = ", ".join(systems[:8]) + (", ..." if n > 8 else "")
-            raise DataFormatError(
-                f"unknown system(s) {unknown} in pairs; the frame has {n} systems ({shown}). "
-                "Check the names (they are compared as strings)."
-            )
-        if a == b:
-            raise DataFormatError(f"pair ({a!r}, {b!r}) compares a system with itself.")
-        key = frozenset((index[a], index[b]))
-        if key in seen:
-            first = seen[key]
-            raise DataFormatError(
-                f"pairs lists the pair ({a!r}, {b!r}) twice (as {first!r} and ({a!r}, {b!r})): "
-                "it would be tested twice and counted twice in the multiplicity adjustment's "
-                "family. List each pair once.")
-        seen[key] = (a, b)
-        ia_l.append(index[a])
-        ib_l.append(index[b])
-    if not ia_l:
-        raise DataFormatError("pairs is empty; pass None for all pairs or a list of (a, b).")
-    return np.asarray(ia_l, dtype=np.int64), np.asarray(ib_l, dtype=np.int64)
-
-
-#: Methods of :func:`p_adjust` (R's ``p.adjust`` names, lower case; ``"fdr"`` is ``"bh"``).
-P_ADJUST_METHODS = ("bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none")
-
-
-def p_adjust(
-    p: Sequence[float] | np.ndarray,
-    method: Literal["bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none"],
-) -> np.ndarray:
-    """Adjust p-values for multiplicity, exactly as R's ``p.adjust``.
-
-    Parameters
-    ----------
-    p : array_like
-        Unadjusted p-values. Missing values (NaN) stay NaN and are not counted in the family:
-        the family size ``m`` is the number of non-missing p-values, as in R.
-    method : {"bonferroni", "holm", "hochberg", "hommel", "bh", "by", "none"}
-        R's names, case-insensitive (``"BH"``, ``"BY"``, and ``"fdr"`` for ``"bh"``), with
-        ``p_(1) <= ... <= p_(m)`` the sorted p-values:
-
-        - Bonferroni: ``min(1, m p)``;
-        - Holm (step-down): ``max_{j <= i} min(1, (m - j + 1) p_(j))``;
-        - Hochberg (step-up): ``min_{j >= i} min(1, (m - j + 1) p_(j))``;
-        - Hommel (1988): R's algorithm (closed testing with Simes tests);
-        - Benjamini-Hochberg (false discovery rate): ``min_{j >= i} min(1, m p_(j) / j)``;
-        - Benjamini-Yekutieli (FDR under any dependence): BH times ``sum_{i<=m} 1/i``;
-        - none: unchanged.
-
-    Returns
-    -------
-    ndarray
-        Adjusted p-values in the input order.
-
-    Raises
-    ------
-    DataFormatError
-        Unknown method, or p-values outside ``[0, 1]``.
-
-    Examples
-    --------
-    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "holm").round(4).tolist()
-    [0.04, 0.09, 0.09, 0.2]
-    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "bh").round(4).tolist()
-    [0.04, 0.0533, 0.0533, 0.2]
-    >>> p_adjust([0.01, 0.04, 0.03, 0.2], "hommel").round(4).tolist()
-    [0.04, 0.08, 0.06, 0.2]
-    >>> p_adjust([0.01, float("nan"), 0.03], "bonferroni").tolist()  # m = 2, as R
-    [0.02, nan, 0.06]
-    """
-    meth = method.lower() if isinstance(method, str) else method
-    meth = "bh" if meth == "fdr" else meth
-    _choice(meth, P_ADJUST_METHODS, "adjustment")
-    raw = np.asarray(p, dtype=object).ravel() if not isinstance(p, np.ndarray) else p.ravel()
-    if (isinstance(p, np.ndarray) and p.dtype == bool) or any(
-            isinstance(v, (bool, np.bool_)) for v in raw):
-        raise DataFormatError("p holds booleans (True/False); p_adjust needs p-values, numbers "
-                              "in [0, 1] (e.g. res['p'], not res['reject']).")
-    p0 = np.asarray(p, dtype=np.float64)
-    out = p0.copy()
-    ok = ~np.isnan(p0)
-    q = p0[ok]
-    if q.size and (q.min() < 0 or q.max() > 1):
-        raise DataFormatError(
-            f"p-values must lie in [0, 1]; got values from {q.min():g} to {q.max():g}."
-        )
-    n = q.size
-    if n <= 1 or meth == "none":
-        return out
-    if meth == "hommel" and n == 2:
-        meth = "hochberg"
-    i = np.arange(1, n + 1)
-    if meth == "bonferroni":
-        adj = np.minimum(1.0, n * q)
-    elif meth == "hommel":
-        adj = _hommel(q)
-    else:
-        adj = np.empty(n)
-        if meth == "holm":
-            order = np.argsort(q, kind="stable")
-            adj[order] = np.minimum(1.0, np.maximum.accumulate((n + 1 - i) * q[order]))
-        else:
-            order = np.argsort(-q, kind="stable")
-            ii = n + 1 - i  # n, n-1, ..., 1
-            if meth == "hochberg":
-                factor = (n + 1 - ii).astype(float)
-            elif meth == "bh":
-                factor = n / ii
-            else:  # by
-                factor = np.sum(1.0 / i) * n / ii
-            adj[order] = np.minimum(1.0, np.minimum.accumulate(factor * q[order]))
-    out[ok] = adj
-    return out
-
-
-def _hommel(p: np.ndarray) -> np.ndarray:
-    """R's ``p.adjust(p, "hommel")`` for ``len(p) >= 3`` (no missing values)."""
-    n = p.size
-    i = np.arange(1, n + 1)
-    order = np.argsort(p, kind="stable")
-    ps = p[order]
-    q = np.full(n, np.min(n * ps / i))
-    pa = q.copy()
-    for m in range(n - 1, 1, -1):
-        n1 = n - m + 1  # i1 = 1..n1, i2 = n1+1..n
-        q1 = np.min(m * ps[n1:] / np.arange(2, m + 1))
-        q[:n1] = np.minimum(m * ps[:n1], q1)
-        q[n1:] = q[n1 - 1]
-        pa = np.maximum(pa, q)
-    res = np.maximum(pa, ps)
-    out = np.empty(n)
-    out[order] = res
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# closed-form tests (all pairs at once)
-
-
-def _p_from_t(t: np.ndarray, df: np.ndarray | float, alternative: str) -> np.ndarray:
-    if alternative == "two-sided":
-        return 2.0 * stats.t.sf(np.abs(t), df)
-    if alternative == "greater":
-        return stats.t.sf(t, df)
-    return stats.t.cdf(t, df)
-
-
-def _t_interval(est, se, df, alternative, alpha):
-    if alternative == "two-sided":
-        q = stats.t.ppf(1 - alpha / 2, df)
-        return est - q * se, est + q * se
-    q = stats.t.ppf(1 - alpha, df)
-    if alternative == "greater":
-        return est - q * se, np.full_like(est, np.inf)
-    return np.full_like(est, -np.inf), est + q * se
-
-
-#: R's ``t.test`` stops with "data are essentially constant" when the standard error is below
-#: ``10 eps`` times the largest |mean| (of the differences for the paired test).
-_CONSTANT = 10 * np.finfo(float).eps
-
-
-def _degenerate(se: np.ndarray, mean: np.ndarray, est: np.ndarray, scale: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(essentially constant, zero shift) flags per pair.
-
-    Essentially constant is R's test ``se < 10 eps |mean|`` (``mean`` the mean difference for
-    the paired test, the larger |mean| of the two systems for Welch), or ``se = 0``; the shift
-    ``est`` counts as 0 when it is within ``10 eps`` of the systems' larger |mean| ``scale``
-    (0.3 against 0.1 + 0.2 differ by 5.6e-17, rounding).
-    """
-    const = (se < _CONSTANT * np.abs(mean)) | (se == 0)
-    zero = const & (np.abs(est) <= _CONSTANT * scale)
-    return const, zero
-
-
-def _degenerate_t(res: dict[str, np.ndarray], est: np.ndarray, const: np.ndarray,
-                  zero: np.ndarray, alternative: str, df: np.ndarray | float) -> None:
-    """t = +/-inf (p 0 or 1) for a constant non-zero shift, NaN for a zero one, in place."""
-    if not const.any():
-        return
-    t = np.where(const, np.where(zero, np.nan, np.where(est > 0, np.inf, -np.inf)),
-                 res["statistic"])
-    res["statistic"] = t
-    res["p"] = np.where(const, _p_from_t(t, df, alternative), res["p"])
-    # the interval collapses to the shift (its infinite end stays); undefined for a zero shift
-    lo, hi = res["ci_lower"], res["ci_upper"]
-    res["ci_lower"] = np.where(zero, np.nan, np.where(const & np.isfinite(lo), est, lo))
-    res["ci_upper"] = np.where(zero, np.nan, np.where(const & np.isfinite(hi), est, hi))
-    res["constant"], res["zero"] = const, zero
-
-
-def _paired_t(D: np.ndarray, alternative: str, alpha: float, scale: np.ndarray | None = None
-              ) -> dict[str, np.ndarray]:
-    """Paired t of every column of ``D``; ``scale``: the larger |mean| of the two systems of
-    each pair, the size of their rounding (without it only an exact 0 shift counts as 0)."""
-    n = D.shape[0]
-    if scale is None:
-        scale = np.zeros(D.shape[1])
-    dbar = D.mean(axis=0)
-    se = D.std(axis=0, ddof=1) / np.sqrt(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = dbar / se
-    p = _p_from_t(t, n - 1, alternative)
-    lo, hi = _t_interval(dbar, se, n - 1, alternative, alpha)
-    res = {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(D.shape[1], n)}
-    const, zero = _degenerate(se, dbar, dbar, scale)
-    _degenerate_t(res, dbar, const, zero, alternative, n - 1)
-    return res
-
-
-def _welch_t(X: np.ndarray, ia: np.ndarray, ib: np.ndarray, alternative: str, alpha: float):
-    n = X.shape[0]
-    mean = X.mean(axis=0)
-    var = X.var(axis=0, ddof=1)
-    va, vb = var[ia], var[ib]
-    est = mean[ia] - mean[ib]
-    se = np.sqrt((va + vb) / n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = (n - 1) * (va + vb) ** 2 / (va**2 + vb**2)
-        t = est / se
-    df = np.where(np.isfinite(df), df, 2 * n - 2)
-    p = _p_from_t(t, df, alternative)
-    lo, hi = _t_interval(est, se, df, alternative, alpha)
-    res = {"statistic": t, "p": p, "ci_lower": lo, "ci_upper": hi, "n": np.full(len(ia), n)}
-    scale = np.maximum(np.abs(mean[ia]), np.abs(mean[ib]))
-    const, zero = _degenerate(se, scale, est, scale)
-    _degenerate_t(res, est, const, zero, alternative, df)
-    return res
-
-
-_SIGNRANK_SF: dict[int, np.ndarray] = {}
-
-
-def _signrank_sf(n: int) -> np.ndarray:
-    """``sf[v] = P(V >= v)`` for the signed-rank statistic of ``n`` untied non-zero values."""
-    if n not in _SIGNRANK_SF:
-        top = n * (n + 1) // 2
-        counts = np.zeros(top + 1)
-        counts[0] = 1.0
-        for k in range(1, n + 1):
-            counts[k:] = counts[k:] + counts[:-k].copy()
-        pmf = counts / 2.0**n
-        _SIGNRANK_SF[n] = np.append(np.cumsum(pmf[::-1])[::-1], 0.0)
-    return _SIGNRANK_SF[n]
-
-
-def _wilcoxon(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
-    T, P = D.shape
-    absd = np.abs(D)
-    nz = D != 0
-    zeros = T - nz.sum(axis=0)
-    n = T - zeros
-    # average ranks of |d| with zeros included: the zeros take ranks 1..z, so the ranks of
-    # the non-zero values among themselves are rank - z (R drops zeros before ranking)
-    ranks = stats.rankdata(absd, axis=0) - zeros
-    V = np.where(D > 0, ranks, 0.0).sum(axis=0)
-    # tie groups among non-zero |d|
-    s = np.sort(absd, axis=0)
-    new = np.ones_like(s, dtype=bool)
-    new[1:] = s[1:] != s[:-1]
-    gid = np.cumsum(new, axis=0) - 1 + np.arange(P) * T
-    sizes = np.bincount(gid.ravel(), weights=(s != 0).ravel(), minlength=P * T).reshape(P, T)
-    tie_sum = (sizes**3 - sizes).sum(axis=1)
-    ties = tie_sum > 0
-    exact = (n < 50) & ~ties & (zeros == 0) & (n > 0)
-
-    p = np.ones(P)
-    mean = n * (n + 1) / 4.0
-    sigma = np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0 - tie_sum / 48.0)
-    z = V - mean
-    if alternative == "two-sided":
-        corr = np.sign(z) * 0.5
-    elif alternative == "greater":
-        corr = np.full(P, 0.5)
-    else:
-        corr = np.full(P, -0.5)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        zz = (z - corr) / sigma
-    if alternative == "two-sided":
-        pn = 2.0 * np.minimum(special.ndtr(zz), special.ndtr(-zz))
-    elif alternative == "greater":
-        pn = special.ndtr(-zz)
-    else:
-        pn = special.ndtr(zz)
-    approx = (n > 0) & ~exact
-    p[approx] = np.minimum(1.0, pn[approx])
-    if exact.any():
-        sf = _signrank_sf(T)  # exact implies no zeros, so n == T
-        v = np.rint(V[exact]).astype(np.int64)
-        upper = sf[v]  # P(V >= v)
-        lower = 1.0 - sf[v + 1]  # P(V <= v)
-        if alternative == "two-sided":
-            pe = np.minimum(1.0, 2.0 * np.where(v > T * (T + 1) / 4.0, upper, lower))
-        elif alternative == "greater":
-            pe = upper
-        else:
-            pe = lower
-        p[exact] = np.minimum(1.0, pe)
-    return {"statistic": V, "p": p, "n": n, "exact": exact}
-
-
-def _sign(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
-    k = (D > 0).sum(axis=0)
-    n = (D != 0).sum(axis=0)
-    upper = stats.binom.sf(k - 1, n, 0.5)  # P(K >= k)
-    lower = stats.binom.cdf(k, n, 0.5)  # P(K <= k)
-    if alternative == "two-sided":
-        p = np.minimum(1.0, 2.0 * np.minimum(upper, lower))
-    elif alternative == "greater":
-        p = upper
-    else:
-        p = lower
-    p = np.where(n == 0, 1.0, p)
-    return {"statistic": k.astype(np.float64), "p": p, "n": n}
-
-
-# ---------------------------------------------------------------------------------------------
-# resampling tests: one B x T matrix shared by all pairs, chunks of pairs
-
-
-def _row_quantiles(Mt: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
-    """Quantiles of every row (numpy's default "linear" method) by partial sorting in place."""
-    n = Mt.shape[1]
-    where = []
-    for q in qs:
-        h = (n - 1) * q
-        lo = int(np.floor(h))
-        where.append((lo, min(lo + 1, n - 1), h - lo))
-    Mt.partition(sorted({k for w in where for k in w[:2]}), axis=1)
-    out = []
-    for lo, hi, t in where:
-        a, b = Mt[:, lo], Mt[:, hi]
-        out.append(a + t * (b - a) if t < 0.5 else b - (1 - t) * (b - a))
-    return out
-
-
-def _resample_chunk(args: tuple) -> dict[str, np.ndarray]:
-    """Resampling statistics for one chunk of pairs (module level so processes can run it)."""
-    kind, W, D, alternative, alpha, exact = args
-    T = D.shape[0]
-    B = W.shape[0]
-    dbar = D.mean(axis=0)
-    Mt = D.T @ W.T  # p x B resampled sums, one contiguous row per pair
-    Mt /= T
-    obs = dbar[:, None]
-    tol = (1e-12 + 1e-9 * np.abs(dbar))[:, None]
-    if kind == "bootstrap":
-        # shifted resampled means m* - dbar against the observed dbar
-        if alternative == "two-sided":
-            a = np.abs(obs)
-            count = ((Mt >= obs + a - tol) | (Mt <= obs - a + tol)).sum(axis=1)
-        elif alternative == "greater":
-            count = (Mt >= 2 * obs - tol).sum(axis=1)
-        else:
-            count = (Mt <= 2 * obs + tol).sum(axis=1)
-        p = (count + 1.0) / (B + 1.0)  # never 0: the observed sample counts as one resample
-        if alternative == "two-sided":
-            q_lo, q_hi = _row_quantiles(Mt, [alpha / 2, 1 - alpha / 2])
-            lo, hi = 2 * dbar - q_hi, 2 * dbar - q_lo
-        elif alternative == "greater":
-            lo, hi = 2 * dbar - _row_quantiles(Mt, [1 - alpha])[0], np.full_like(dbar, np.inf)
-        else:
-            lo, hi = np.full_like(dbar, -np.inf), 2 * dbar - _row_quantiles(Mt, [alpha])[0]
-        return {"p": p, "ci_lower": lo, "ci_upper": hi}
-    if alternative == "two-sided":
-        a = np.abs(obs) - tol
-        count = ((Mt >= a) | (Mt <= -a)).sum(axis=1)
-    elif alternative == "greater":
-        count = (Mt >= obs - tol).sum(axis=1)
-    else:
-        count = (Mt <= obs + tol).sum(axis=1)
-    p = count / B if exact else (count + 1.0) / (B + 1.0)
-    return {"p": p}
-
-
-def _resampling(
-    kind: str,
-    D: np.ndarray,
-    alternative: str,
-    alpha: float,
-    n_resamples: int,
-    rng: np.random.Generator,
-    backend: object,
-) -> tuple[dict[str, np.ndarray], bool]:
-    T, P = D.shape
-    exact = False
-    if kind == "bootstrap":
-        idx = rng.integers(0, T, size=(n_resamples, T))
-        rows = np.repeat(np.arange(n_resamples), T)
-        counts = np.bincount(rows * T + idx.ravel(), minlength=n_resamples * T)
-        W = counts.reshape(n_resamples, T).astype(np.float64)
-    elif T < 63 and 2**T <= n_resamples:
-        exact = True
-        codes = np.arange(2**T, dtype=np.int64)[:, None]
-        W = 1.0 - 2.0 * ((codes >> np.arange(T)) & 1).astype(np.float64)
-    else:
-        W = 1.0 - 2.0 * rng.integers(0, 2, size=(n_resamples, T)).astype(np.float64)
-    width = max(1, _BLOCK // W.shape[0])
-    chunks = [(kind, W, D[:, i : i + width], alternative, alpha, exact) for i in range(0, P, width)]
-    if backend is None or backend == "serial":
-        parts = [_resample_chunk(c) for c in chunks]
-    else:
-        parallel = importlib.import_module("irmodels.parallel")
-        parts = parallel.map(_resample_chunk, chunks, backend=backend)
-    out = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
-    return out, exact
-
-
-def _tukey_randomised(
-    X: np.ndarray, absdiff: np.ndarray, n_resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Randomised Tukey HSD p-values: share of permutations whose range of means is as large."""
-    T, R = X.shape
-    width = max(1, _BLOCK // (T * R))
-    ranges = np.empty(n_resamples)
-    done = 0
-    while done < n_resamples:
-        c = min(width, n_resamples - done)
-        perm = rng.permuted(np.broadcast_to(X, (c, T, R)), axis=2)
-        means = perm.mean(axis=1)
-        ranges[done : done + c] = means.max(axis=1) - means.min(axis=1)
-        done += c
-    ranges.sort()
-    tol = 1e-12 + 1e-9 * absdiff
-    count = n_resamples - np.searchsorted(ranges, absdiff - tol, side="left")
-    return (count + 1.0) / (n_resamples + 1.0)
-
-
-def _warn_constant(test: str, systems: Sequence[str], ia: np.ndarray, ib: np.ndarray,
-                   const: np.ndarray, zero: np.ndarray) -> None:
-    """Name the pairs whose t test is degenerate (R's t.test stops on them)."""
-    if not const.any():
-        return
-    names = [f"{systems[a]} - {systems[b]}" for a, b in zip(ia[const], ib[const])]
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    what = ("both systems' scores are essentially constant" if test == "t2" else
-            "the per-topic differences are essentially constant")
-    n_zero = int(zero.sum())
-    outcome = []
-    if test == "bootstrap":  # every resample draws the same mean: the smallest p, or 1
-        if n_zero < len(names):
-            outcome.append(f"{len(names) - n_zero} with a non-zero shift get the smallest "
-                           "p-value, 1/(n_resamples + 1)")
-        if n_zero:
-            outcome.append(f"{n_zero} with no difference at all get p = 1")
-        warnings.warn(
-            f"{len(names)} pair(s) cannot be bootstrapped, {what} ({shown}): every resample "
-            "of the topics (with 2 topics, the same topic drawn twice) gives the same mean, as "
-            f"the paired t test would be +/-inf. Of these, {' and '.join(outcome)}. Check for "
-            "duplicated or shifted runs, or use more topics.",
-            DataQualityWarning, stacklevel=3)
-        return
-    if n_zero < len(names):
-        outcome.append(f"{len(names) - n_zero} with a non-zero shift get t = +/-inf and "
-                       "p = 0 (two-sided)")
-    if n_zero:
-        outcome.append(f"{n_zero} with no difference at all get t, p and interval NaN")
-    warnings.warn(
-        f"{len(names)} pair(s) cannot be t-tested, {what} ({shown}); R's t.test stops with "
-        f"'data are essentially constant'. Of these, {' and '.join(outcome)}. Check for "
-        "duplicated or shifted runs.",
-        DataQualityWarning, stacklevel=3)
-
-
-def _ms_error(X: np.ndarray) -> float:
-    """Residual mean square of the two-way model score ~ topic + system (no replication)."""
-    T, R = X.shape
-    resid = X - X.mean(axis=1, keepdims=True) - X.mean(axis=0, keepdims=True) + X.mean()
-    return float((resid**2).sum() / ((T - 1) * (R - 1)))
 
 
 def pairwise(
@@ -966,7 +443,7 @@ def pairwise(
     - effect sizes: ``dz = dbar / s``; ``t = dz sqrt(T)`` is noncentral t with T - 1 df and
       noncentrality ``delta_z sqrt(T)``, and the bounds of ``delta_z`` solve
       ``F(t; T - 1, delta sqrt(T)) = 1 - alpha/2`` and ``alpha/2``
-      (:func:`irmodels.inference.effects.noncentral_t_interval`; Steiger & Fouladi 1997).
+      (:func:`irmodels.stats.effects.noncentral_t_interval`; Steiger & Fouladi 1997).
       Sakai's ``effect_mse = dbar / sqrt(V_E)`` uses the residual variance ``V_E`` of
       ``score ~ topic + system`` over all R systems of the frame, with ``(T - 1)(R - 1)`` df;
       under that model (independent errors of equal variance) ``dbar / sqrt(2 V_E / T)`` is
@@ -993,10 +470,10 @@ def pairwise(
     >>> r["p"].round(3).tolist()
     [0.011, 0.064, 0.293]
     """
-    _choice(test, TESTS, "test")
-    _choice(alternative, ALTERNATIVES, "alternative")
+    check_option(test, TESTS, "test")
+    check_option(alternative, ALTERNATIVES, "alternative")
     if adjust is not None:
-        _choice(adjust, ADJUSTMENTS, "adjustment")
+        check_option(adjust, ADJUSTMENTS, "adjustment")
     if adjust == "tukey" and (alternative != "two-sided" or test not in _MEAN_TESTS):
         # its p-values come from the range of the permuted system means: a two-sided test of
         # mean differences; beside a one-sided or a rank/sign test it would reject pairs that
@@ -1011,11 +488,7 @@ def pairwise(
     if isinstance(n_resamples, (bool, np.bool_)) or not (
             isinstance(n_resamples, (int, np.integer)) and n_resamples >= 1):
         raise ArgumentError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    from irmodels.inference.effects import check_margin, paired_effects
-
     margin = None if equivalence is None else check_margin(equivalence)
-    from irmodels.data._columns import own_names, user_frame
-
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.pairwise")
     X, _topics, systems = score_matrix(frame, check_finite=True)
@@ -1029,7 +502,7 @@ def pairwise(
         raise DesignError(
             f"pairwise tests need at least two topics; the frame has {T}. Add topics."
         )
-    ia, ib = _resolve_pairs(systems, pairs)
+    ia, ib = resolve_pairs(systems, pairs)
     P = len(ia)
     if test in ("bootstrap", "randomization") or adjust == "tukey":
         # B x T resampling weights (bootstrap counts, sign vectors: all 2**T when they fit)
@@ -1048,28 +521,28 @@ def pairwise(
     mean = X.mean(axis=0)
     scale = np.maximum(np.abs(mean[ia]), np.abs(mean[ib]))
     if test == "t":
-        res = _paired_t(D, alternative, alpha, scale)
+        res = paired_t_test(D, alternative, alpha, scale)
     elif test == "t2":
-        res = _welch_t(X, ia, ib, alternative, alpha)
+        res = welch_t_test(X, ia, ib, alternative, alpha)
     elif test == "wilcoxon":
-        res = _wilcoxon(D, alternative)
+        res = wilcoxon_test(D, alternative)
         res.pop("exact")
         res.update(ci_lower=nan, ci_upper=nan)
     elif test == "sign":
-        res = _sign(D, alternative)
+        res = sign_test(D, alternative)
         res.update(ci_lower=nan, ci_upper=nan)
     else:
-        res, _exact = _resampling(test, D, alternative, alpha, n_resamples, rng, backend)
+        res, _exact = resampling_test(test, D, alternative, alpha, n_resamples, rng, backend)
         res.update(statistic=diff.copy(), n=np.full(P, T))
         if test == "bootstrap":  # constant differences: every resample is the same
-            const, zero = _degenerate(D.std(axis=0, ddof=1) / np.sqrt(T), diff, diff, scale)
+            const, zero = degenerate(D.std(axis=0, ddof=1) / np.sqrt(T), diff, diff, scale)
             if (const & ~zero).any():  # no difference at all: p = 1, nothing to warn of
                 res.update(constant=const & ~zero, zero=np.zeros_like(zero))
         res.setdefault("ci_lower", nan)
         res.setdefault("ci_upper", nan)
 
     if "constant" in res:
-        _warn_constant(test, systems, ia, ib, res.pop("constant"), res.pop("zero"))
+        warn_constant(test, systems, ia, ib, res.pop("constant"), res.pop("zero"))
     p = np.asarray(res["p"], dtype=np.float64)
     if (
         test in ("bootstrap", "randomization")
@@ -1089,16 +562,16 @@ def pairwise(
     if adjust is None:
         p_adj = p.copy()
     elif adjust == "tukey":
-        p_adj = _tukey_randomised(X, np.abs(diff), n_resamples, rng)
+        p_adj = tukey_randomised(X, np.abs(diff), n_resamples, rng)
     else:
         p_adj = p_adjust(p, adjust)
 
     sd = D.std(axis=0, ddof=1)
-    const, zero = _degenerate(sd / np.sqrt(T), diff, diff, scale)
+    const, zero = degenerate(sd / np.sqrt(T), diff, diff, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         effect_sd = np.where(const, np.where(zero, np.nan, np.where(diff > 0, np.inf, -np.inf)),
                              diff / sd)
-        mse = _ms_error(X) if R > 1 else np.nan
+        mse = ms_error(X) if R > 1 else np.nan
         effect_mse = diff / np.sqrt(mse) if mse > 0 else np.full(P, np.nan)
     eff = paired_effects(D, level=1.0 - alpha, alternative=alternative,
                          equivalence=None if margin is None else margin / unit,
@@ -1258,9 +731,7 @@ def effect_size(
     >>> round(res.p, 4), round(res.p_equiv, 4)
     (0.0166, 0.1108)
     """
-    from irmodels.inference.effects import _check_level, check_margin, paired_effects
-
-    level = _check_level(level)
+    level = check_level(level)
     margin = None if equivalence is None else check_margin(equivalence)
     xs = np.asarray(x, dtype=np.float64).ravel()
     ys = np.asarray(y, dtype=np.float64).ravel()
@@ -1279,11 +750,11 @@ def effect_size(
     T = D.shape[0]
     alpha = 1.0 - level
     scale = np.array([max(abs(xs.mean()), abs(ys.mean())) / unit])
-    t = _paired_t(D, "two-sided", alpha, scale)
+    t = paired_t_test(D, "two-sided", alpha, scale)
     sd = D.std(axis=0, ddof=1)
-    const, zero = _degenerate(sd / np.sqrt(T), D.mean(axis=0), D.mean(axis=0), scale)
+    const, zero = degenerate(sd / np.sqrt(T), D.mean(axis=0), D.mean(axis=0), scale)
     X = np.column_stack([xs, ys]) / unit
-    mse = _ms_error(X)
+    mse = ms_error(X)
     eff = paired_effects(D, level=level, equivalence=None if margin is None else margin / unit,
                          ms_error=mse, df_error=T - 1, constant=const, zero=zero)
     diff = float(D.mean()) * unit

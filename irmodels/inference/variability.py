@@ -33,7 +33,8 @@ from irmodels._display import ResultDisplay, TableAccess, plot_text
 from irmodels._validate import check_int_list, check_probability, check_rng, did_you_mean
 from irmodels.data._columns import own_names, user_frame
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
-from irmodels.inference.pairwise import _resolve_pairs, pairwise, score_matrix, unit_scale
+from irmodels.inference.pairwise import pairwise, score_matrix, unit_scale
+from irmodels.stats.paired import paired_t_test, resolve_pairs
 
 __all__ = [
     "TieBreaking",
@@ -487,7 +488,7 @@ def compare(
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.compare")
     X, _, systems = score_matrix(frame, who="irm.variability.compare", check_finite=True)
-    ia, ib = _resolve_pairs(systems, [(a, b)])
+    ia, ib = resolve_pairs(systems, [(a, b)])
     Y, unit = _unit(transform_scores(X, transform, epsilon))
     n = Y.shape[0]
     if n < 3:
@@ -641,16 +642,14 @@ def tie_breaking(
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.tie_breaking")
     X, _, systems = score_matrix(frame, who="irm.variability.tie_breaking", check_finite=True)
-    ia, ib = _resolve_pairs(systems, pairs)
+    ia, ib = resolve_pairs(systems, pairs)
     Y, unit = _unit(transform_scores(X, transform, epsilon))
     if means == "raw":
         mean_tests = pairwise(frame, "t", pairs=pairs).table
         diff, p_mean = mean_tests["diff"].to_numpy(), mean_tests["p"].to_numpy()
     else:
-        from irmodels.inference.pairwise import _paired_t
-
         D = Y[:, ia] - Y[:, ib]
-        diff, p_mean = D.mean(axis=0) * unit, _paired_t(D, "two-sided", alpha)["p"]
+        diff, p_mean = D.mean(axis=0) * unit, paired_t_test(D, "two-sided", alpha)["p"]
     _, p_var = _pair_tests(Y, ia, ib, test)
     sd = Y.std(axis=0, ddof=1) * unit
     # NaN: every topic's difference is 0 (t is 0/0, as in R's t.test), the most tied pair
@@ -745,7 +744,7 @@ def error_rate(
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.error_rate")
     X, _, systems = score_matrix(frame, who="irm.variability.error_rate", check_finite=True)
-    ia, ib = _resolve_pairs(systems, pairs)
+    ia, ib = resolve_pairs(systems, pairs)
     Y = _unit(transform_scores(X, transform, epsilon))[0]  # only p-values and signs are used
     T = Y.shape[0]
     if sizes is None:

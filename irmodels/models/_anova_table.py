@@ -20,7 +20,7 @@ from irmodels.errors import (
     DesignError,
     NegativeVarianceWarning,
 )
-from irmodels.inference import effects as _eff
+from irmodels.stats import effects as _eff
 
 __all__ = ["SHOWN_COLUMNS", "TABLE_COLUMNS", "TABLE_TITLE", "anova_power", "anova_title",
            "check_scores", "clip_omega", "table_values", "without_rounding_noise"]

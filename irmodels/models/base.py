@@ -38,8 +38,8 @@ from irmodels.errors import DesignError
 
 if TYPE_CHECKING:
     from irmodels.formula.spec import ModelSpec
-    from irmodels.inference.dunnett import DunnettResult
-    from irmodels.inference.tukey import TukeyResult
+    from irmodels.stats.dunnett import DunnettResult
+    from irmodels.stats.tukey import TukeyResult
 
 __all__ = ["FittedModel", "LinearMixedCounts", "OptSummary"]
 
@@ -292,7 +292,7 @@ class FittedModel(ResultDisplay, abc.ABC):
         >>> fit.tukey().n_significant
         378
         """
-        from irmodels.inference.tukey import tukey_hsd
+        from irmodels.stats.tukey import tukey_hsd
         from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):
@@ -348,7 +348,7 @@ class FittedModel(ResultDisplay, abc.ABC):
         >>> round(res.critical_value, 4)  # R: mvtnorm::qmvt(0.95, ...) 2.461862 at abseps 1e-7
         2.4619
         """
-        from irmodels.inference.dunnett import dunnett
+        from irmodels.stats.dunnett import dunnett
         from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):

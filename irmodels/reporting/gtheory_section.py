@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from irmodels._display import frame_to_html, frame_to_latex
 from irmodels._section import Section, frame_to_markdown
 from irmodels.errors import DesignError
-from irmodels.inference.gtheory import GStudy
+from irmodels.stats.gtheory import GStudy
 
 __all__ = ["gstudy_section"]
 

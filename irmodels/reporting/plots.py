@@ -22,7 +22,7 @@ from irmodels._section import figure_axes, figure_to_data_uri, figure_to_png
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from irmodels.inference.tukey import TukeyResult
+    from irmodels.stats.tukey import TukeyResult
 
 __all__ = ["MAX_LABEL", "figure_to_data_uri", "figure_to_png", "short_labels", "tukey_means_plot",
            "variance_components_plot"]

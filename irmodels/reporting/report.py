@@ -36,8 +36,8 @@ from irmodels.errors import ArgumentError, DataFormatError
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.data.frame import BalanceReport
     from irmodels.inference.diagnostics import ResidualDiagnostics
-    from irmodels.inference.gtheory import GStudy
-    from irmodels.inference.tukey import TukeyResult
+    from irmodels.stats.gtheory import GStudy
+    from irmodels.stats.tukey import TukeyResult
     from irmodels.models.anova import AnovaResult
 
 __all__ = ["Report", "Section", "assemble_report", "frame_to_markdown", "report"]

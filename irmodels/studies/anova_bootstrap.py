@@ -213,7 +213,7 @@ def bootstrap_anova(
     """
     from irmodels.data._columns import user_frame
     from irmodels.inference.pairwise import score_matrix
-    from irmodels.inference.tukey import tukey_hsd
+    from irmodels.stats.tukey import tukey_hsd
 
     seed = check_seed(seed)
     n_resamples = check_int(n_resamples, "n_resamples", low=2)

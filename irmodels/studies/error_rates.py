@@ -87,7 +87,7 @@ def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
     MS_E, else (topic variance on the boundary, 0) the pooled (SS_topic + SS_E) / ((c - 1) R);
     t = diff / sqrt(2 sigma_e^2 / c) on (c - 1)(R - 1) df, or (c - 1) R at the boundary.
     """
-    from irmodels.inference.studentized import sf
+    from irmodels.stats.studentized import sf
 
     B, c, R = S.shape
     means = S.mean(axis=1)  # B x R
@@ -119,21 +119,22 @@ def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
 def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples: int
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided p-values and the direction (sign of b - a) of every column of ``D``."""
-    from irmodels.inference.pairwise import _paired_t, _resampling, _sign, _wilcoxon
+    from irmodels.stats.paired import paired_t_test, sign_test, wilcoxon_test
+    from irmodels.stats.resampling import resampling_test
 
     if test == "t":
         with np.errstate(divide="ignore", invalid="ignore"):
-            res = _paired_t(D, "two-sided", 0.05)
+            res = paired_t_test(D, "two-sided", 0.05)
         return res["p"], np.sign(D.mean(axis=0))
     if test == "wilcoxon":
-        res = _wilcoxon(D, "two-sided")
+        res = wilcoxon_test(D, "two-sided")
         n = res["n"]
         return res["p"], np.sign(res["statistic"] - n * (n + 1) / 4.0)
     if test == "sign":
-        res = _sign(D, "two-sided")
+        res = sign_test(D, "two-sided")
         return res["p"], np.sign(res["statistic"] - res["n"] / 2.0)
     kind = "bootstrap" if test == "bootstrap" else "randomization"
-    res, _ = _resampling(kind, D, "two-sided", 0.05, n_resamples, rng, None)
+    res, _ = resampling_test(kind, D, "two-sided", 0.05, n_resamples, rng, None)
     return res["p"], np.sign(D.mean(axis=0))
 
 

@@ -66,7 +66,7 @@ __all__ = [
 DEFAULT_N_SHARDS = (2, 3, 4, 5, 10, 25, 50)
 # what a unit imports, loaded by process workers while the parent prepares the collection
 _WORKER_MODULES = ("irmodels.studies.shard_study", "irmodels.studies._sharded",
-                   "irmodels.models.anova", "irmodels.inference.tukey",
+                   "irmodels.models.anova", "irmodels.stats.tukey",
                    "irmodels.inference.rank", "irmodels.replicates.sharding")
 
 #: Columns of :attr:`ShardStudy.runs`, in this order.

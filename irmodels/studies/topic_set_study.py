@@ -112,7 +112,7 @@ def _t_table(df: float, alpha: float) -> tuple[float, np.ndarray]:
 
 def _tukey_sf_table(k: int, df: float) -> np.ndarray:
     """The studentized-range upper tail on the z grid (for the ASL curves)."""
-    from irmodels.inference.studentized import sf
+    from irmodels.stats.studentized import sf
 
     return np.asarray(sf(_X, k, df), dtype=np.float64)
 
@@ -173,7 +173,8 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
     ``S`` holds the batch's scores (n x c x R), ``means`` its system means, ``d`` the pairs'
     mean differences.
     """
-    from irmodels.inference.pairwise import _CONSTANT, _resampling, _wilcoxon
+    from irmodels.stats.paired import ESSENTIALLY_CONSTANT, wilcoxon_test
+    from irmodels.stats.resampling import resampling_test
 
     n, c, R = S.shape
     ia, ib = ctx.ia, ctx.ib
@@ -189,7 +190,7 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
         crit, table = ctx.t_tables[c]
         at = np.abs(t)
         # R's "essentially constant" test (irm.pairwise's): a set of one topic drawn c times
-        degenerate = int(((se < _CONSTANT * np.abs(d)) & (d != 0)).sum())
+        degenerate = int(((se < ESSENTIALLY_CONSTANT * np.abs(d)) & (d != 0)).sum())
         return _interp(np.where(np.isfinite(at), at, 1e300), table), at >= crit, degenerate
     if test == "tukey":
         grand = means.mean(axis=1)
@@ -201,16 +202,16 @@ def _pvalues(ctx: _Context, S: np.ndarray, means: np.ndarray, d: np.ndarray, tes
         q = np.where(np.abs(d) == 0, 0.0, q)
         crit, table = ctx.tukey[c]
         se = np.sqrt(mse / c)[:, None]
-        degenerate = int(((se < _CONSTANT * np.abs(d)) & (d != 0)).sum())
+        degenerate = int(((se < ESSENTIALLY_CONSTANT * np.abs(d)) & (d != 0)).sum())
         return _interp(np.where(np.isfinite(q), q, 1e300), table), q > crit, degenerate
     p = np.empty_like(d)
     for k in range(n):
         D = S[k][:, ia] - S[k][:, ib]
         if test == "wilcoxon":
-            p[k] = _wilcoxon(D, "two-sided")["p"]
+            p[k] = wilcoxon_test(D, "two-sided")["p"]
         else:
-            p[k] = _resampling("randomization", D, "two-sided", ctx.alpha, ctx.n_resamples,
-                               rng, None)[0]["p"]
+            p[k] = resampling_test("randomization", D, "two-sided", ctx.alpha,
+                                   ctx.n_resamples, rng, None)[0]["p"]
     return p, p <= ctx.alpha, 0
 
 
@@ -648,7 +649,7 @@ def topic_sets(
     seed = check_seed(seed)
     from irmodels.data._columns import user_frame
     from irmodels.inference.pairwise import score_matrix, unit_scale
-    from irmodels.inference.studentized import qtukey
+    from irmodels.stats.studentized import qtukey
 
     frame, _ = user_frame(frame, topic=topic, system=system, score=score,
                           what="irm.studies.topic_sets")

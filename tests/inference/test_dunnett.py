@@ -121,7 +121,7 @@ def test_pmvt_max_against_closed_forms():
     lam = np.array([0.3, 0.5, 0.7, 0.6])
     c = np.outer(lam, lam)
     np.fill_diagonal(c, 1.0)
-    from irmodels.inference.dunnett import _prob_general
+    from irmodels.stats.dunnett import _prob_general
 
     np.testing.assert_allclose(_prob_general(np.array([2.2]), c, 15, "two-sided"),
                                pmvt_max([2.2], c, 15), atol=3e-5)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import irmodels as irm
 from irmodels.errors import DataFormatError, DesignError
-from irmodels.inference import studentized
+from irmodels.stats import studentized
 
 TOL = 1e-9  # measured: max abs error 2e-14 (ptukey), 8e-13 (qtukey)
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
-from irmodels.inference import studentized
+from irmodels.stats import studentized
 
 
 @settings(max_examples=15, deadline=None)

@@ -1,4 +1,4 @@
-"""The computations behind :mod:`irmodels.inference.gtheory`: the crossed random-effects
+"""The computations behind :mod:`irmodels.stats.gtheory`: the crossed random-effects
 ANOVA estimates of the G-study variance components (two facets, or three with shards or
 samples), their truncation at zero, and the D-study's step-up and interval helpers.
 References: docs/methods.md: "Variance components"; Brennan, *Generalizability Theory* (2001),
@@ -11,6 +11,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,33 +23,33 @@ from irmodels.errors import (
     DesignError,
     NegativeVarianceWarning,
 )
-from irmodels.inference.effects import rounding_noise
+from irmodels.stats.effects import rounding_noise
 
 if TYPE_CHECKING:  # pragma: no cover
-    from irmodels.inference.gtheory import GStudy
+    from irmodels.stats.gtheory import GStudy
 
 
 #: canonical order of the facets; interaction names join their factors in this order
 _FACET_ORDER = ("topic", "system", "shard", "sample")
-_DSTUDY_COLUMNS = ["topics", "Erho2", "Erho2_lower", "Erho2_upper", "Phi", "Phi_lower", "Phi_upper"]
+DSTUDY_COLUMNS = ["topics", "Erho2", "Erho2_lower", "Erho2_upper", "Phi", "Phi_lower", "Phi_upper"]
 
 
-def _term_name(factors: Sequence[str]) -> str:
+def term_name(factors: Sequence[str]) -> str:
     order = {f: i for i, f in enumerate(_FACET_ORDER)}
     return ":".join(sorted(factors, key=lambda f: (order.get(f, len(order)), f)))
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, int]:
+def level_codes(col: pd.Series) -> tuple[np.ndarray, int]:
     cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
     cat = cat.cat.remove_unused_categories()
     return cat.cat.codes.to_numpy().astype(np.int64), len(cat.cat.categories)
 
 
-def _dense(data: pd.DataFrame, factors: Sequence[str]) -> np.ndarray:
+def dense_scores(data: pd.DataFrame, factors: Sequence[str]) -> np.ndarray:
     """Scores as a dense array with one axis per factor; raise unless exactly one per cell."""
     codes, shape = [], []
     for f in factors:
-        c, n = _codes(data[f])
+        c, n = level_codes(data[f])
         codes.append(c)
         shape.append(n)
     flat = np.ravel_multi_index(codes, shape)
@@ -68,7 +69,7 @@ def _dense(data: pd.DataFrame, factors: Sequence[str]) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _truncate(var: dict[str, float], stacklevel: int) -> dict[str, float]:
+def truncate_negative(var: dict[str, float], stacklevel: int) -> dict[str, float]:
     negative = {k: v for k, v in var.items() if v < 0}
     if negative:
         shown = ", ".join(f"{k} = {v:.4g}" for k, v in negative.items())
@@ -82,7 +83,7 @@ def _truncate(var: dict[str, float], stacklevel: int) -> dict[str, float]:
     return {k: max(0.0, float(v)) for k, v in var.items()}
 
 
-def _warn_degenerate(gs: GStudy, stacklevel: int) -> None:
+def warn_degenerate(gs: GStudy, stacklevel: int) -> None:
     """Warn when the relative error variance is 0: Erho2 is 1, or 0/0 (NaN) without system
     variance."""
     var_s = gs._var("system")
@@ -105,7 +106,7 @@ def _warn_degenerate(gs: GStudy, stacklevel: int) -> None:
         DataQualityWarning, stacklevel=stacklevel)
 
 
-def _components_frame(var: dict[str, float]) -> pd.DataFrame:
+def components_frame(var: dict[str, float]) -> pd.DataFrame:
     values = np.array(list(var.values()), dtype=float)
     total = values.sum()
     if not total > 0:
@@ -121,7 +122,7 @@ def _components_frame(var: dict[str, float]) -> pd.DataFrame:
     return out
 
 
-def _check_scores(y: np.ndarray) -> None:
+def check_scores(y: np.ndarray) -> None:
     """Refuse missing, infinite or constant scores (no variance to decompose)."""
     bad = int((~np.isfinite(y)).sum())
     if bad:
@@ -139,17 +140,17 @@ def _check_scores(y: np.ndarray) -> None:
 
 def _mean_squares(ss: dict[str, float], df: dict[str, int], y: np.ndarray) -> dict[str, float]:
     """Mean squares ``SS / df``; a sum of squares within rounding noise of 0 (see
-    :func:`irmodels.inference.effects.rounding_noise`) is exactly 0."""
+    :func:`irmodels.stats.effects.rounding_noise`) is exactly 0."""
     noise = rounding_noise(np.fromiter(ss.values(), dtype=float, count=len(ss)), y)
     return {k: (0.0 if z else v) / df[k] for (k, v), z in zip(ss.items(), noise)}
 
 
-def _check_sided(sided: str) -> None:
+def check_sided(sided: str) -> None:
     if sided not in ("two", "lower", "upper"):
         raise DesignError(f"sided must be 'two', 'lower' or 'upper'; got {sided!r}")
 
 
-def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
+def two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
     """Mean squares and EMS components of a system x topic array (axis 0 systems)."""
     n_s, n_t = y.shape
     grand = y.mean()
@@ -171,7 +172,7 @@ def _two_way(y: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
     return ms, var
 
 
-def _three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, float]]:
+def three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, float]]:
     """Mean squares and EMS components of a system x topic x facet array, all random."""
     n_s, n_t, n_h = y.shape
     g = y.mean()
@@ -186,7 +187,7 @@ def _three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, f
         + m_s[:, None, None] + m_t[None, :, None] + m_h[None, None, :]
         - g
     )
-    st, sh, th = "topic:system", _term_name(["system", facet]), _term_name(["topic", facet])
+    st, sh, th = "topic:system", term_name(["system", facet]), term_name(["topic", facet])
     ss = {
         "system": n_t * n_h * float(((m_s - g) ** 2).sum()),
         "topic": n_s * n_h * float(((m_t - g) ** 2).sum()),
@@ -213,22 +214,20 @@ def _three_way(y: np.ndarray, facet: str) -> tuple[dict[str, float], dict[str, f
     return ms, var
 
 
-def _draw_limits(gs: GStudy, out: pd.DataFrame, alpha: float, sided: str
+def draw_limits(gs: GStudy, out: pd.DataFrame, alpha: float, sided: str
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Percentile limits of Erho2 and Phi over the bootstrap draws of the components."""
-    from dataclasses import replace
-
     draws = gs.component_draws
     assert draws is not None
     e = np.full((len(draws), len(out)), np.nan)
     p = np.full_like(e, np.nan)
     for b, row in enumerate(draws.itertuples(index=False)):
-        g = replace(gs, components=_components_frame(dict(zip(draws.columns, row))),
+        g = replace(gs, components=components_frame(dict(zip(draws.columns, row))),
                     component_draws=None)
         for i, (t, h) in enumerate(zip(out["topics"], out["shards"])):
             rel, absolute = g._errors(t, h)
-            e[b, i] = _ratio(g._var("system"), rel)
-            p[b, i] = _ratio(g._var("system"), absolute)
+            e[b, i] = coefficient(g._var("system"), rel)
+            p[b, i] = coefficient(g._var("system"), absolute)
     tail = alpha / 2 if sided == "two" else alpha
     n = len(out)
     lo_e, lo_p = ((np.nanquantile(e, tail, axis=0), np.nanquantile(p, tail, axis=0))
@@ -238,23 +237,23 @@ def _draw_limits(gs: GStudy, out: pd.DataFrame, alpha: float, sided: str
     return lo_e, up_e, lo_p, up_p
 
 
-def _ratio(var_s: float, err: float) -> float:
+def coefficient(var_s: float, err: float) -> float:
     total = var_s + err
     return var_s / total if total > 0 else float("nan")
 
 
-def _step_up(ratio: float, phi1: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def step_up(ratio: float, phi1: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     erho2 = np.ones_like(n) if math.isinf(ratio) else n * ratio / (1 + n * ratio)
     phi = n * phi1 / (1 + (n - 1) * phi1)
     return np.clip(erho2, 0.0, 1.0), np.clip(phi, 0.0, 1.0)
 
 
-def _ceil(x: float) -> int:
+def ceil_count(x: float) -> int:
     # guard against 85.00000000001 from rounding when the exact answer is an integer
     return max(1, int(math.ceil(x - 1e-9 * max(1.0, abs(x)))))
 
 
-def _as_counts(value: int | Sequence[int], what: str) -> list[int]:
+def as_counts(value: int | Sequence[int], what: str) -> list[int]:
     if isinstance(value, (str, bytes)) or not (np.isscalar(value) or isinstance(value, Iterable)):
         raise DesignError(f"{what} must be a positive whole number or a list of them; got "
                           f"{value!r}")
