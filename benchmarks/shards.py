@@ -82,10 +82,10 @@ def main() -> None:
 
     # the one serial step of every backend: encoding the runs (in n_workers threads on the
     # "processes" backend), interleaved, medians
+    from irmodels.studies._shard_units import collection_inputs
     from irmodels.studies._sharded import prepare
-    from irmodels.studies.shard_study import _inputs
 
-    inputs = _inputs(col)
+    inputs = collection_inputs(col)
     enc: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(5):
         for threads in (1, 2):

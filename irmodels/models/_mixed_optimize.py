@@ -132,6 +132,8 @@ class Optimum:
     converged: bool
     closed_form: bool
     message: str = ""
+    #: the ConvergenceWarning this stage gave ("" when converged): the fit's note
+    warning: str = ""
     #: (devfun, theta, the evaluation there): mixed_result reuses it instead of evaluating again
     _evaluated: tuple[Any, np.ndarray, Any] | None = field(default=None, repr=False,
                                                            compare=False)
@@ -209,13 +211,13 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
         )
     scale = max(1.0, abs(float(res.fun)))
     converged = _pg_norm(res.jac, x, K) <= 1e-4 * scale
-    if not converged:
-        warnings.warn(
-            f"the {method} fit of {spec} did not converge in {n_iter} iterations "
-            f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
-            "starting values (start={...}), rescale the response, or simplify the random "
-            "part.", ConvergenceWarning, stacklevel=3,
-        )
+    note = "" if converged else (
+        f"the {method} fit of {spec} did not converge in {n_iter} iterations "
+        f"({res.message}); the estimates may be inaccurate. Raise maxiter, give "
+        "starting values (start={...}), rescale the response, or simplify the random "
+        "part.")
+    if note:
+        warnings.warn(note, ConvergenceWarning, stacklevel=3)
     theta, eta = devfun.split(x)
     theta = np.maximum(theta, 0.0)
     # the optimiser's evaluation at its end point, on the problem's own response: stage 4
@@ -224,7 +226,7 @@ def optimize_deviance(devfun: DevianceFunction, *, start: dict[str, float] | Non
     evaluated = ((devfun, theta.copy(), ev) if ev is not None and eta is None
                  and np.array_equal(theta, x[:K]) else None)
     return Optimum(theta, eta, float(res.fun), n_iter, bool(converged), False,
-                   str(res.message), _evaluated=evaluated)
+                   str(res.message), warning=note, _evaluated=evaluated)
 
 
 def moment_start(pb: _reml.Problem) -> np.ndarray:
@@ -422,8 +424,10 @@ def _minimize(pb: _reml.Problem, fun: Any, x0: np.ndarray,
 
 
 #: The Newton decrement ``g' H^-1 g`` (deviance units, about twice the distance to the
-#: optimum's deviance) below which :func:`trust_region_bfgs` stops.
+#: optimum's deviance) below which :func:`trust_region_bfgs` stops, or below ``_ROUNDING``
+#: times the deviance when that is larger (a decrease the deviance's rounding hides).
 TR_TOL = 1e-12
+_ROUNDING = 1e-15
 
 
 def trust_region_bfgs(fun: Any, x0: np.ndarray, bounds: list[tuple[float | None, float | None]],
@@ -439,7 +443,9 @@ def trust_region_bfgs(fun: Any, x0: np.ndarray, bounds: list[tuple[float | None,
     region stay fixed. A bounded parameter falls at most to a tenth of its value in one step,
     and to its bound only from within ``_SNAP_BELOW`` of it (a relative SD enters the deviance
     as its square: its gradient vanishes at 0, where a step that lands early would stop). Stops
-    when the decrement ``g' H^-1 g`` of the free parameters is below :data:`TR_TOL`.
+    when the decrement ``g' H^-1 g`` of the free parameters is below :data:`TR_TOL` (or 1e-15
+    times the deviance), or when a step that failed predicted less decrease than the
+    deviance's rounding.
 
     Returns a :class:`scipy.optimize.OptimizeResult` (``x, fun, jac, nit, nfev, success,
     message``) as ``scipy.optimize.minimize`` does.
@@ -494,14 +500,15 @@ def trust_region_bfgs(fun: Any, x0: np.ndarray, bounds: list[tuple[float | None,
         dec = float(np.sum(c * c / w))
         if not np.isfinite(dec):
             return result(False, "the quasi-Newton step is not finite", it)
-        if dec < TR_TOL:
+        if dec < max(TR_TOL, _ROUNDING * abs(f)):
             return result(True, "Newton decrement below tolerance", it)
         p = _tr_step(w, V, c, delta)
         xn = x.copy()
         xn[idx] += p
         # a bounded parameter: at most a tenth of its value, to its bound only from close to it
-        floor = np.where(x - lo <= _SNAP_BELOW, lo, lo + 0.1 * (x - lo))
-        xn[bounded] = np.maximum(xn[bounded], floor[bounded])
+        xb, lb = x[bounded], lo[bounded]
+        xn[bounded] = np.maximum(xn[bounded], np.where(xb - lb <= _SNAP_BELOW, lb,
+                                                       lb + 0.1 * (xb - lb)))
         s = xn - x
         sn = float(np.sqrt(s @ s))
         if sn == 0.0:
@@ -529,6 +536,8 @@ def trust_region_bfgs(fun: Any, x0: np.ndarray, bounds: list[tuple[float | None,
             delta = 2.0 * delta
         if np.isfinite(fn) and fn < f:
             x, f, g = xn, float(fn), gn
+        elif pred < 10 * _ROUNDING * abs(f):  # no decrease the deviance's rounding could show
+            return result(True, "at the optimum to the deviance's rounding", it)
         elif delta < 1e-12 * (1.0 + float(np.max(np.abs(x)))):
             return result(dec < 1e-6, "no decrease in the trust region", it)
     return result(dec < TR_TOL, "iteration limit reached", maxiter)
