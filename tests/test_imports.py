@@ -293,7 +293,6 @@ TOO_LONG: dict[str, tuple[int, str]] = {
     "irmodels/models/anova.py": (816, "AnovaResult's body and anova(); 789 once AnovaResult "
                                       "takes tukey/dunnett from FittedModel"),
     # a little over: one class each, not split yet
-    "irmodels/replicates/simulation.py": (839, "TopicSimulator"),
     "irmodels/data/frame.py": (836, "the long frame's helpers"),
     "irmodels/inference/power.py": (824, "power and topic-set size"),
     "irmodels/inference/variability.py": (818, "edited in parallel (scale fixes)"),

@@ -23,14 +23,8 @@ from scipy import integrate, stats
 import irmodels as irm
 from irmodels.data.frame import to_wide
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
-from irmodels.replicates.simulation import (
-    MARGIN_COLUMNS,
-    _fit_beta,
-    _fit_betabinom,
-    _fit_truncnorm,
-    _normal_scores,
-    fit_simulator,
-)
+from irmodels.replicates._margins import fit_beta, fit_betabinom, fit_truncnorm, truncnorm_ppf
+from irmodels.replicates.simulation import MARGIN_COLUMNS, _normal_scores, fit_simulator
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +56,7 @@ def test_beta_mle_matches_scipy(ap: pd.DataFrame) -> None:
         a, b, _, _ = stats.beta.fit(np.clip(x, 1e-6, 1 - 1e-6), floc=0, fscale=1)
         if min(a, b) <= 1.05:  # the bound a, b >= 1 (simIReff's) is active: scipy has none
             continue
-        m = _fit_beta(x)
+        m = fit_beta(x)
         assert m.params["shape1"] == pytest.approx(a, rel=1e-4)
         assert m.params["shape2"] == pytest.approx(b, rel=1e-4)
         assert m.loglik == pytest.approx(stats.beta.logpdf(np.clip(x, 1e-6, 1 - 1e-6), a,
@@ -74,7 +68,7 @@ def test_beta_mle_matches_scipy(ap: pd.DataFrame) -> None:
 def test_bounded_beta_is_the_constrained_optimum(ap: pd.DataFrame) -> None:
     # sys1 has a zero: the unconstrained shape1 is below 1, the fit sits on the bound
     x = to_wide(ap)["sys1"].to_numpy()
-    m = _fit_beta(x)
+    m = fit_beta(x)
     assert m.params["shape1"] == 1.0
     xc = np.clip(x, 1e-6, 1 - 1e-6)
     # shape2 is the 1-d MLE given shape1 = 1: the score equation in shape2 is 0
@@ -87,7 +81,7 @@ def test_bounded_beta_is_the_constrained_optimum(ap: pd.DataFrame) -> None:
 
 def test_truncnorm_loglik_is_scipys(ap: pd.DataFrame) -> None:
     x = to_wide(ap)["sys5"].to_numpy()
-    m = _fit_truncnorm(x)
+    m = fit_truncnorm(x)
     mu, s = m.params["mean"], m.params["sd"]
     ll = stats.truncnorm.logpdf(x, -mu / s, (1 - mu) / s, loc=mu, scale=s).sum()
     assert m.loglik == pytest.approx(ll, abs=1e-8)
@@ -149,18 +143,18 @@ def test_margins_against_r_fitdistr(ap: pd.DataFrame, p10: pd.DataFrame) -> None
     assert res.returncode == 0, res.stderr
     r = json.loads(res.stdout)
     for s, (a, b, ll) in zip(beta_sys, r["beta"]):
-        m = _fit_beta(W[s].to_numpy())
+        m = fit_beta(W[s].to_numpy())
         assert m.loglik >= ll - 1e-6  # never a worse optimum than R's
         assert m.params["shape1"] == pytest.approx(a, rel=2e-3)
         assert m.params["shape2"] == pytest.approx(b, rel=2e-3)
     for s, (mu, sd, ll) in zip(norm_sys, r["norm"]):
-        m = _fit_truncnorm(W[s].to_numpy())
+        m = fit_truncnorm(W[s].to_numpy())
         assert m.loglik >= ll - 1e-6
         assert m.params["mean"] == pytest.approx(mu, abs=2e-3)
         assert m.params["sd"] == pytest.approx(sd, rel=2e-3)
     for s, (a, b, ll) in zip(bb_sys, r["bb"]):
         j = np.rint(P[s].to_numpy() * 10).astype(np.int64)
-        m = _fit_betabinom(j, 10, np.arange(11) / 10)
+        m = fit_betabinom(j, 10, np.arange(11) / 10)
         assert m.loglik >= ll - 1e-6
         assert m.loglik == pytest.approx(ll, abs=1e-4)
         assert m.params["shape1"] == pytest.approx(a, rel=1e-2)
@@ -178,11 +172,11 @@ def test_margins_against_r_fixture(family: str) -> None:
     for name, case in cases.items():
         if family == "betabinom":
             k = int(case["k"])
-            m = _fit_betabinom(np.asarray(case["j"], dtype=np.int64), k, np.arange(k + 1) / k)
+            m = fit_betabinom(np.asarray(case["j"], dtype=np.int64), k, np.arange(k + 1) / k)
             pars = ("shape1", "shape2")
         else:
             x = np.asarray(case["x"], dtype=float)
-            m = _fit_beta(x) if family == "beta" else _fit_truncnorm(x)
+            m = fit_beta(x) if family == "beta" else fit_truncnorm(x)
             pars = ("shape1", "shape2") if family == "beta" else ("mean", "sd")
         assert m.loglik >= case["loglik"] - 1e-6, name
         assert m.loglik == pytest.approx(case["loglik"], abs=1e-4), name
@@ -381,9 +375,8 @@ def test_margins_named_per_system(small_ap: pd.DataFrame) -> None:
 @pytest.mark.parametrize("mu, sd", [(0.3, 0.2), (-0.5, 0.3), (1.4, 0.25), (0.9, 0.05),
                                     (-3.0, 0.4), (5.0, 0.5), (-2.0, 0.05), (3.0, 0.05)])
 def test_truncated_normal_quantiles_are_scipys(mu: float, sd: float) -> None:
-    from irmodels.replicates.simulation import _truncnorm_ppf
 
     u = np.random.default_rng(0).uniform(size=(500, 1))
     want = stats.truncnorm.ppf(u, -mu / sd, (1 - mu) / sd, loc=mu, scale=sd)
-    np.testing.assert_allclose(_truncnorm_ppf(u, np.array([mu]), np.array([sd])), want,
+    np.testing.assert_allclose(truncnorm_ppf(u, np.array([mu]), np.array([sd])), want,
                                rtol=0, atol=1e-12)
