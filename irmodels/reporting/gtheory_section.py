@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 
 from irmodels._display import frame_to_html, frame_to_latex
-from irmodels._section import Section, frame_to_markdown
+from irmodels._section import Section, frame_to_markdown, img_tag
 from irmodels.errors import DesignError
 from irmodels.stats.gtheory import GStudy
 
@@ -84,8 +84,6 @@ def gstudy_section(
     shown = d.set_index("topics")
     img = ""
     if plot:
-        from irmodels._section import img_tag
-
         img = img_tag(
             g.plot(target=target, alpha=alpha), "D-study curves",
             f"E\u03c1\u00b2 (relative: the ranking of systems) and \u03a6 (absolute: their "

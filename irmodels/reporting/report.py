@@ -15,12 +15,16 @@ import datetime as _dt
 import html
 import platform
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy
 import pandas as pd
+import scipy
+from markupsafe import Markup
 
+import irmodels
 from irmodels import _safeio
 from irmodels._display import (
     format_number,
@@ -30,15 +34,18 @@ from irmodels._display import (
     quiet_latex_unicode,
     warn_unsupported,
 )
-from irmodels._section import Section, frame_to_markdown
+from irmodels._section import Section, figure_to_data_uri, figure_to_png, frame_to_markdown
+from irmodels.data.frame import balance as _balance
 from irmodels.errors import ArgumentError, DataFormatError
+from irmodels.models.anova import AnovaResult
+from irmodels.reporting.gtheory_section import gstudy_section
+from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.data.frame import BalanceReport
     from irmodels.inference.diagnostics import ResidualDiagnostics
     from irmodels.stats.gtheory import GStudy
     from irmodels.stats.tukey import TukeyResult
-    from irmodels.models.anova import AnovaResult
 
 __all__ = ["Report", "Section", "assemble_report", "frame_to_markdown", "report"]
 
@@ -285,8 +292,6 @@ class Report:
     def _rendered_core_sections(self, fmt: str) -> list[Section]:
         out: list[Section] = []
         if self.gstudy is not None:
-            from irmodels.reporting.gtheory_section import gstudy_section
-
             out.append(_with_md_figure(
                 gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html"),
                 self.figures, "dstudy", "D-study curves", fmt))
@@ -301,9 +306,6 @@ class Report:
     # -- renderers ----------------------------------------------------------------------------
     def to_html(self) -> str:
         """The report as one self-contained HTML page (inline CSS, figures as base64 PNG)."""
-        from markupsafe import Markup
-
-        from irmodels._section import figure_to_data_uri
 
         env = _environment(autoescape=True)
         figures = {name: figure_to_data_uri(png) for name, png in self.figures.items()}
@@ -433,7 +435,7 @@ def _escape_markdown_html(value: Any) -> Any:
 
 
 def _environment(*, autoescape: bool) -> Any:
-    import jinja2
+    import jinja2  # here, not at import: jinja2 is slow to import, and only rendering needs it
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
@@ -450,11 +452,7 @@ def _environment(*, autoescape: bool) -> Any:
 
 def software_versions() -> dict[str, str]:
     """Versions of Python and of the libraries behind the numbers."""
-    import matplotlib
-    import numpy
-    import scipy
-
-    import irmodels
+    import matplotlib  # here, not at import: matplotlib is slow to import (irmodels report)
 
     return {
         "python": platform.python_version(),
@@ -534,9 +532,6 @@ def assemble_report(
     >>> "<th>power</th>" in rep.to_html(), "<th>F</th>" in rep.to_html()
     (False, True)
     """
-    from irmodels.data.frame import balance as _balance
-    from irmodels.models.anova import AnovaResult
-    from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
     if not isinstance(fit, AnovaResult):  # the page renders its ANOVA table and method
         raise ArgumentError(
@@ -565,7 +560,6 @@ def assemble_report(
     data_info = pd.DataFrame({"value": pd.Series(info, dtype=object)})
 
     figures: dict[str, bytes] = {}
-    from irmodels._section import figure_to_png
 
     if components is not None:
         figures["variance_components"] = figure_to_png(variance_components_plot(components))
@@ -643,7 +637,6 @@ def report(
     >>> "<h2>Tukey HSD on system" in page.to_html(), "## ANOVA" in page.to_markdown()
     (True, True)
     """
-    from irmodels.errors import ArgumentError
 
     if not results:
         raise ArgumentError("report() needs at least one result; got none. Pass the results "
@@ -672,7 +665,6 @@ def _with_md_figure(section: Section, figures: Mapping[str, bytes], name: str, a
     :meth:`Report.save`); other formats unchanged."""
     if fmt != "md" or name not in figures:
         return section
-    from dataclasses import replace
 
     return replace(section, markdown=f"{section.markdown}\n\n![{alt}](figures/{name}.png)")
 

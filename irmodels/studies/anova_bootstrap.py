@@ -34,8 +34,12 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
+from irmodels._section import figure_axes
 from irmodels._validate import check_fits, check_int, check_probability, check_seed
+from irmodels.data._columns import user_frame
 from irmodels.errors import DesignError
+from irmodels.inference.pairwise import score_matrix, unit_scale
+from irmodels.stats.tukey import tukey_hsd
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -128,7 +132,6 @@ class BootstrapAnova(ResultDisplay):
         -------
         matplotlib.figure.Figure
         """
-        from irmodels._section import figure_axes
 
         fig, (ax,) = figure_axes(ax, figsize=(5.0, 3.2), what="BootstrapAnova.plot")
         ax.hist(self.statistics, bins=40, color="0.75", density=True)
@@ -211,9 +214,6 @@ def bootstrap_anova(
     >>> r.agreement[["both", "bootstrap_only", "tukey_only"]].tolist()
     [336, 0, 42]
     """
-    from irmodels.data._columns import user_frame
-    from irmodels.inference.pairwise import score_matrix
-    from irmodels.stats.tukey import tukey_hsd
 
     seed = check_seed(seed)
     n_resamples = check_int(n_resamples, "n_resamples", low=2)
@@ -228,7 +228,6 @@ def bootstrap_anova(
                           f"{T} topics x {S} systems.")
     check_fits(n_resamples, "n_resamples", 8 * (S + 1), what="the resampled means")
     # scale-free: work on scores divided by a power of two near their spread
-    from irmodels.inference.pairwise import unit_scale
 
     unit = unit_scale(X)
     Z = X / unit

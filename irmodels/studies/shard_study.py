@@ -28,8 +28,11 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
+from irmodels._section import Section, figure_axes, figure_to_png
 from irmodels._validate import check_fits, check_probability, check_seed
+from irmodels.data.measures import UndefinedPolicy, evaluate, parse_measure, undefined_cells
 from irmodels.errors import ArgumentError, DesignError, IRModelsWarning, UndefinedValueWarning
+from irmodels.models.anova import anova
 from irmodels.parallel import check_workers, default_workers, prestarted, spawn_seeds
 from irmodels.parallel import map as parallel_map
 from irmodels.studies._shard_units import (
@@ -46,6 +49,7 @@ from irmodels.studies._shard_units import (
     run_unit,
     split_seed,
 )
+from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -347,7 +351,6 @@ class ShardStudy(ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from irmodels._section import figure_axes
 
         if n_shards is None:
             n_shards = 5 if 5 in self.n_shards else self.n_shards[0]
@@ -378,7 +381,6 @@ class ShardStudy(ResultDisplay):
 
         Pass it to ``irm.build_report(data, sections=[study.to_section()])``.
         """
-        from irmodels._section import Section, figure_to_png
 
         intro = (
             f"Models MD1-MD6 of Ferro & Sanderson (SIGIR 2019) on {self.measure}: MD1 on the "
@@ -502,7 +504,6 @@ def shards(
     3         1.0     0.085            1.0
     """
     seed = check_seed(seed)
-    from irmodels.data.measures import UndefinedPolicy, evaluate, parse_measure, undefined_cells
 
     inputs = collection_inputs(collection)
     s_list = check_int_list(n_shards, "n_shards", 2)
@@ -525,8 +526,6 @@ def shards(
 
     # workers are spawned (and import irmodels) while this process encodes the collection
     with prestarted(backend, n_workers, _WORKER_MODULES):
-        from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
-
         fast = fast_measure(canonical)
         prepared = None
         if fast is not None:
@@ -546,7 +545,6 @@ def shards(
             n_whole_undef = len(undefined_cells(whole))
 
         # MD1 on the whole collection: the reference ranking
-        from irmodels.models.anova import anova
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
@@ -555,8 +553,8 @@ def shards(
         rec.update(n_shards=1, split=0, n_undefined=n_whole_undef)
 
         ctx = ShardContext(prepared=prepared, inputs=None if prepared is not None else inputs,
-                       measure=canonical, undefined=undefined, models=model_names, alpha=float(alpha),
-                       reference=reference)
+                           measure=canonical, undefined=undefined, models=model_names,
+                           alpha=float(alpha), reference=reference)
         units = [
             ShardUnit(n_shards=s, split=k, seed=child)
             for s in s_list

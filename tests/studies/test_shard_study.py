@@ -23,7 +23,7 @@ from irmodels.errors import (
     UndefinedValueWarning,
 )
 from irmodels.replicates.sharding import shard_labels
-from irmodels.studies import _sharded
+from irmodels.studies import _sharded, shard_study
 from irmodels.studies._sharded import evaluate_assignment, fast_measure, prepare
 from irmodels.studies.shard_study import (
     BY_MODEL_COLUMNS,
@@ -289,7 +289,7 @@ def test_processes_study_encodes_in_threads_and_equals_serial(monkeypatch, toy) 
         calls.append(kwargs.get("threads", 1))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_sharded, "prepare", spy)
+    monkeypatch.setattr(shard_study, "prepare", spy)  # where the study looks it up
     monkeypatch.setattr(_sharded, "MIN_PART_ROWS", 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedValueWarning)

@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irmodels as irm
+from irmodels.studies._topic_set_units import _draw
 from irmodels.studies.topic_set_study import (
     AGREEMENT_COLUMNS,
     POWER_COLUMNS,
     RANK_COLUMNS,
     SWAP_COLUMNS,
-    _draw,
 )
 
 
@@ -89,17 +89,22 @@ def test_swap_counts_and_taus_by_brute_force(data):
 def test_pvalues_agree_with_pairwise_and_anova(data):
     """The batched t, Wilcoxon and Tukey statistics equal irm.pairwise / irm.anova on one set."""
     from irmodels.inference.studentized import qtukey
-    from irmodels.studies.topic_set_study import _Context, _pvalues, _t_table, _tukey_sf_table
+    from irmodels.studies._topic_set_units import (
+        TopicSetContext,
+        pair_pvalues,
+        t_table,
+        tukey_sf_table,
+    )
 
     X = _matrix(data)
     T, R = X.shape
     ia, ib = np.triu_indices(R, 1)
     c = 8
-    ctx = _Context(X=X, ia=ia, ib=ib, full_sign=np.zeros(len(ia)), method="disjoint",
-                   tests=("t",), alpha=0.05, bin_width=0.01, n_bins=200, n_resamples=100,
-                   tukey={c: (float(qtukey(0.95, R, (c - 1) * (R - 1))),
-                             _tukey_sf_table(R, (c - 1) * (R - 1)))},
-                   t_tables={c: _t_table(c - 1, 0.05)})
+    ctx = TopicSetContext(X=X, ia=ia, ib=ib, full_sign=np.zeros(len(ia)), method="disjoint",
+                          tests=("t",), alpha=0.05, bin_width=0.01, n_bins=200, n_resamples=100,
+                          tukey={c: (float(qtukey(0.95, R, (c - 1) * (R - 1))),
+                                    tukey_sf_table(R, (c - 1) * (R - 1)))},
+                          t_tables={c: t_table(c - 1, 0.05)})
     rows = np.array([[3, 7, 1, 12, 20, 25, 0, 9]])
     S = X[rows]
     m = S.mean(axis=1)
@@ -107,11 +112,11 @@ def test_pvalues_agree_with_pairwise_and_anova(data):
     sub = data[data["topic"].isin([f"t{i}" for i in rows[0]])]
     labels = [(f"s{a}", f"s{b}") for a, b in zip(ia, ib)]
     for test, atol in (("t", 1e-6), ("wilcoxon", 1e-12)):
-        p, reject, _ = _pvalues(ctx, S, m, d, test, np.random.default_rng(0))
+        p, reject, _ = pair_pvalues(ctx, S, m, d, test, np.random.default_rng(0))
         ref = irm.pairwise(sub, test=test, adjust=None).set_index(["a", "b"])["p"]
         np.testing.assert_allclose(p[0], ref.loc[labels].to_numpy(), rtol=1e-9, atol=atol)
         np.testing.assert_array_equal(reject[0], ref.loc[labels].to_numpy() <= 0.05)
-    p, reject, _ = _pvalues(ctx, S, m, d, "tukey", np.random.default_rng(0))
+    p, reject, _ = pair_pvalues(ctx, S, m, d, "tukey", np.random.default_rng(0))
     hsd = irm.anova("MD1", sub).tukey("system").pairs.set_index(["a", "b"])
     np.testing.assert_allclose(p[0], hsd.loc[labels, "p_adj"].to_numpy(), atol=2e-6)
     np.testing.assert_array_equal(reject[0], hsd.loc[labels, "reject"].to_numpy())
@@ -204,15 +209,15 @@ def test_interpolated_pvalues_are_accurate(df):
     from scipy import stats
 
     from irmodels.inference.studentized import sf
-    from irmodels.studies.topic_set_study import _interp, _t_table, _tukey_sf_table
+    from irmodels.studies._topic_set_units import _interp, t_table, tukey_sf_table
 
     x = np.concatenate([np.linspace(0, 10, 2001), [25.0, 100.0, 1e4]])
-    crit, table = _t_table(df, 0.05)
+    crit, table = t_table(df, 0.05)
     np.testing.assert_allclose(_interp(x, table), 2 * stats.t.sf(x, df), atol=1e-6)
     assert crit == pytest.approx(stats.t.isf(0.025, df))
     q = np.linspace(0, 12, 301)
     dft = max(df, 2)  # the studentized range needs df >= 2
-    np.testing.assert_allclose(_interp(q, _tukey_sf_table(6, dft)), sf(q, 6, dft), atol=1e-6)
+    np.testing.assert_allclose(_interp(q, tukey_sf_table(6, dft)), sf(q, 6, dft), atol=1e-6)
 
 
 def test_extrapolation_fits_log_swap_rates():
@@ -275,7 +280,6 @@ def test_more_samples_extend_fewer(method):
     """A batch's first samples do not depend on its size, so a study with more samples extends
     one with fewer (documented): subsample and bootstrap drew every X before every Y, so a
     batch of 30 had other Y sets than the first 30 of a batch of 50."""
-    from irmodels.studies.topic_set_study import _draw
 
     def draw(n):
         rng = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(10,)).spawn(1)[0])
