@@ -296,7 +296,6 @@ TOO_LONG: dict[str, tuple[int, str]] = {
     "irmodels/data/frame.py": (836, "the long frame's helpers"),
     "irmodels/inference/power.py": (824, "power and topic-set size"),
     "irmodels/inference/variability.py": (818, "edited in parallel (scale fixes)"),
-    "irmodels/studies/topic_set_study.py": (810, "TopicSetStudy"),
 }
 
 
