@@ -19,12 +19,14 @@ traceback, and an exit status that tells its kind (see :data:`EXIT_CODES` and do
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 
+from irmodels import __version__
 from irmodels.errors import (
     ArgumentError,
     FormulaError,
@@ -120,7 +122,6 @@ def build_parser(command: str | None = None, *, lazy: bool = False) -> argparse.
     then only ``command`` is, and the others appear in ``--help`` by their one-line summary
     (so ``irmodels --help`` and each command start without importing the others' dependencies).
     """
-    from irmodels import __version__
 
     parser = argparse.ArgumentParser(
         prog="irmodels",
@@ -165,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         """``text`` with the API's Python hints as this command's options (cli._hints)."""
         nonlocal options
         try:
+            # here, not at import: `irmodels --help` imports no cli submodule (start-up time)
             from irmodels.cli._hints import cli_message, command_options
 
             if options is None:
@@ -209,7 +211,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def describe_failure(exc: BaseException) -> tuple[str, int | None]:
     """One line and the exit status for an exception a command raised; status None for a bug
     (an exception that is not about the input, the options or the environment)."""
-    import csv
 
     text = str(exc)
     if isinstance(exc, (ArgumentError, OutputExistsError, FormulaError)):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -21,8 +23,11 @@ from typing import Any
 
 import pandas as pd
 
+import irmodels as irm
+from irmodels.cli._options import float_option, usage
 from irmodels.cli._sniff import data_kind, is_trec_eval_line, long_guess, table_header
-from irmodels.errors import DataFormatError, DesignError, UsageError
+from irmodels.data._lines import missing_file
+from irmodels.errors import DataFormatError, DesignError, FormulaError, IRModelsError, UsageError
 
 __all__ = ["check_runs", "float_list", "float_list_type", "input_file", "int_list", "load_data",
            "load_scores_source", "parse_undefined", "progress",
@@ -36,7 +41,6 @@ def _registry_spec(text: str) -> tuple[str, str] | None:
     m = _DATASET.match(text)
     if m is None or Path(text).exists():
         return None
-    import irmodels as irm
 
     known = {str(c).lower() for c in irm.datasets.list()["collection"]}
     if m.group("collection").lower() not in known:
@@ -85,7 +89,6 @@ def save_stdin(data: bytes, name: str) -> Path:
 
 def _remove_stdin_file(tmp: Path) -> None:
     """Remove the temporary copy of standard input and its directory."""
-    import shutil
 
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
@@ -108,7 +111,6 @@ def stdin_errors(tmp: Path, kinds: tuple[type[BaseException], ...]) -> Iterator[
 def _as_stdin_error(exc: BaseException, tmp: Path) -> BaseException | None:
     """``exc`` with the temporary path of standard input replaced by "standard input" (None
     when ``exc`` is not an error about the data)."""
-    from irmodels.errors import IRModelsError
 
     if not isinstance(exc, IRModelsError):
         return None
@@ -161,7 +163,6 @@ def load_data(
 
     A CSV/TSV without the long frame's columns whose columns after the first hold labels is a
     long frame with other names, not a matrix: refused with the options that name them."""
-    import irmodels as irm
 
     names = {"topic": "topic", "system": "system", "score": "score", **(columns or {})}
     own = {role: name for role, name in names.items() if name != role}
@@ -176,7 +177,6 @@ def load_data(
             if measure is not None and measure.lower() != spec[1].lower():
                 raise UsageError(f"DATA {path} names measure {spec[1]} but --measure is "
                                  f"{measure}; give one of them.")
-            from irmodels.cli._options import usage
 
             usage(irm.datasets.info, *spec)  # a measure typed wrong: exit status 2
             return select_systems(irm.datasets.load(*spec), systems)
@@ -192,8 +192,6 @@ def load_data(
                 f"{path} is neither a file nor a registry dataset; list the datasets with "
                 "'irmodels datasets list' (DATA COLLECTION:MEASURE, e.g. adhoc8:AP)."
             )
-        from irmodels.data._lines import missing_file
-
         raise missing_file(p, "DATA file")
     kind = data_kind(p, set(names.values()))
     if own and kind != "frame":
@@ -248,6 +246,7 @@ def _refuse_columns(p: Path, kind: str, names: dict[str, str], own: dict[str, st
             f"{_options_text(own)}: these options name the columns of a long-frame "
             f"CSV/TSV/parquet file; DATA {p.name} is trec_eval -q output (measure, topic, score "
             "per line): leave them out.")
+    # here, not at import: start-up time of the CLI
     from irmodels.data._columns import refuse_missing
 
     _, header = table_header(p)
@@ -264,9 +263,11 @@ def _with_file_columns(p: Path, data: pd.DataFrame, names: dict[str, str]) -> pd
     """``data`` (read by :func:`irmodels.read_frame`, one row per row of the file, in order)
     with the file's other columns (covariates for a formula) and the user's names of the
     topic, system and score columns beside the canonical ones."""
+    # here, not at import: start-up time of the CLI
     from irmodels.data.frame import CANONICAL_ORDER
 
     if p.suffix.lower() in (".parquet", ".pq"):
+        # here, not at import: pyarrow is optional and slow to import
         import pyarrow.parquet as pq
 
         header = list(pq.read_schema(p).names)
@@ -382,7 +383,6 @@ def float_list(text: str, *, finite: bool = False, nonzero: bool = False,
     >>> float_list("0.01, 0.05")
     [0.01, 0.05]
     """
-    import math
 
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
@@ -426,7 +426,6 @@ def parse_undefined(text: str) -> float | str:
     >>> parse_undefined("0"), parse_undefined("drop")
     (0.0, 'drop')
     """
-    from irmodels.cli._options import float_option
 
     if text in ("drop", "missing"):
         return text
@@ -442,7 +441,6 @@ def parse_undefined(text: str) -> float | str:
 def formula_error(exc: Exception, path: str | Path, args: argparse.Namespace) -> Exception:
     """``exc`` (an error of ``--formula``) with the way out when the formula names a column
     that DATA, a wide matrix, cannot have: a matrix is read into ``topic, system, score``."""
-    from irmodels.errors import FormulaError
 
     if not isinstance(exc, FormulaError) or "unknown column" not in exc.reason:
         return exc
@@ -459,8 +457,6 @@ def load_scores_source(args: argparse.Namespace) -> pd.DataFrame:
     """The scores named by :func:`irmodels.cli._options.add_scores_source`'s options: a public
     dataset (``--dataset``, ``--measure``; a name typed wrong exits 2) or DATA, with the column
     options and ``--systems``."""
-    import irmodels as irm
-    from irmodels.cli._options import usage
 
     if args.dataset:
         usage(irm.datasets.info, args.dataset, args.measure)

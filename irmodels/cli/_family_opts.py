@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from irmodels.cli._options import nonnegative_int
+
 __all__ = ["add_family", "add_scale", "family_kwargs", "trials_value"]
 
 
@@ -37,7 +39,6 @@ def add_family(p: argparse.ArgumentParser, families: tuple[str, ...], *,
                mixed: bool) -> None:
     """``--family``, ``--link``, ``--trials``, ``--offset`` (and for a mixed model ``--nagq``,
     ``--squeeze``)."""
-    from irmodels.cli._options import nonnegative_int
 
     g = p.add_argument_group("generalised linear models (docs/glmm.md)")
     g.add_argument("--family", choices=families, default=None,

@@ -150,9 +150,10 @@ def check_scheduler(backend: str | None, timeout: float = 5.0) -> None:
     (:func:`irmodels.parallel.check_scheduler`, which :func:`irmodels.parallel.map` calls too)."""
     if not backend or backend in ("serial", "processes"):
         return
+    # here, not at import: start-up time of the CLI (numpy; _options is on the pandas-free anova path)
     from irmodels.parallel import check_scheduler as check
 
-    check(backend, timeout)
+    check(backend, timeout=timeout)
 
 
 def add_systems(parser: argparse.ArgumentParser) -> None:

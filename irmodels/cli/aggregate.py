@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from irmodels.cli._options import add_force, output_suffix, positive_float
+import irmodels as irm
+from irmodels._safeio import check_target
+from irmodels.cli._options import add_columns, add_force, add_systems, output_suffix, positive_float
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=positive_float, default=1e-5,
                    help="floor of the scores of gmean and hmean (default 1e-5, trec_eval's)")
     p.add_argument("--measure", help="only this measure (DATA with several)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -49,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels._safeio import check_target
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import column_names, load_data
 
     if args.out == "-":
@@ -57,12 +58,12 @@ def run(args: argparse.Namespace) -> int:
     output_suffix(args.out, (".csv", ".tsv", ".tab", ".parquet", ".pq"))
     if args.out:
         check_target(args.out, force=args.force)  # refuse an existing output before the work
-    import irmodels as irm
 
     data = load_data(args.data, measure=args.measure, single_measure=False,
                      systems=args.systems, columns=column_names(args))
     table = irm.aggregate(data, args.how, epsilon=args.epsilon)
     if args.out:
+        # here, not at import: start-up time of the CLI
         from irmodels.cli.evaluate import write_table
 
         write_table(table, args.out, force=args.force)

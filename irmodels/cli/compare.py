@@ -17,6 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import atomic_file, check_target, write_text
 from irmodels.cli._options import (
     add_columns,
@@ -27,7 +28,7 @@ from irmodels.cli._options import (
     seed,
     usage,
 )
-from irmodels.errors import IRModelsError, IRModelsWarning, UsageError
+from irmodels.errors import IRModelsError, IRModelsWarning, NegativeVarianceWarning, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,11 +83,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _from_runs(args: argparse.Namespace, measures: list[str]):
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.data.measures import parse_measure
 
     for m in measures:  # a bad name fails before reading large files (a usage error)
         usage(parse_measure, m)
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import input_file
 
     input_file(args.qrels, "--qrels", "qrels")
@@ -104,9 +106,10 @@ def _from_runs(args: argparse.Namespace, measures: list[str]):
 
 
 def _from_scores(args: argparse.Namespace):
+    # here, not at import: start-up time of the CLI
     import pandas as pd
 
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import column_names, load_data
 
     parts = [load_data(path, single_measure=False, columns=column_names(args))
@@ -136,8 +139,9 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
     """Check the names typed on the command line (--measures, --systems, --baseline) against
     DATA: an unknown one is a usage error (exit status 2). Returns the systems, in order."""
 
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import check_runs, system_names
-    from irmodels.inference.compare import measure_frames
+    from irmodels.inference.compare import measure_frames  # idem
 
     if args.measures and "measure" not in data.columns:
         label = data.attrs.get("measure")
@@ -167,7 +171,6 @@ def _check_names(args: argparse.Namespace, data) -> list[str] | None:
 def _show_warnings(caught) -> None:
     """The warnings of the comparison, each distinct one once; the ANOVA's note on a negative
     partial omega squared is left out (the comparison table shows no effect size)."""
-    from irmodels.errors import NegativeVarianceWarning
 
     seen = set()
     for w in caught:
@@ -186,8 +189,6 @@ def _latex(res, digits: int, pairs: bool) -> str:  # type: ignore[no-untyped-def
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-
     _check_outputs(args)
     if args.qrels:
         if any(getattr(args, role) for role in ("topic", "system", "score")):
@@ -201,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         # every irmodels warning, to show each distinct one once; other libraries' warnings
         # (deprecations) keep the filters they had
         warnings.simplefilter("always", IRModelsWarning)
+        # here, not at import: start-up time of the CLI
         from irmodels.cli._common import user_named
 
         named, names = user_named(data, args) if not args.qrels else (data, {})

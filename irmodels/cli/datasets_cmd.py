@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import check_target
 from irmodels.cli._options import add_force, output_suffix, usage
 from irmodels.errors import UsageError
@@ -64,8 +65,6 @@ def _help(parser: argparse.ArgumentParser):
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-
     if args.action == "list":
         table = irm.datasets.list()
         show = table.drop(columns=["citation"])

@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
 from irmodels.cli._options import add_force, positive_int, seed, usage
+from irmodels.errors import UndefinedValueWarning
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,12 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import warnings
-
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.cli.evaluate import measure_list
-    from irmodels.data.measures import parse_measure
-    from irmodels.errors import UndefinedValueWarning
+    from irmodels.data.measures import parse_measure  # idem
 
     measures = measure_list([args.measures])
     for m in measures:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 
+from irmodels._display import frame_to_text
 from irmodels.cli._common import column_names, load_data
-from irmodels.cli._options import int_option, open_unit, positive_float, usage
+from irmodels.cli._options import add_columns, int_option, open_unit, positive_float, usage
 from irmodels.errors import UsageError
 
 
@@ -70,7 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=lambda t: int_option(t, 0, None, "a whole number >= 0"),
                    default=0,
                    help="seed of --sequential (default 0)")
-    from irmodels.cli._options import add_columns
 
     add_columns(p)
     p.add_argument("--measure", help="measure to use when --data holds several")
@@ -78,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels._display import frame_to_text
+    # here, not at import: start-up time of the CLI
     from irmodels.inference import design
 
     kw = dict(delta=args.delta, power=args.power, alpha=args.alpha,

@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
-from irmodels.cli._common import float_list_type, int_list
+from irmodels.cli._common import float_list_type, int_list, load_scores_source
 from irmodels.cli._options import (
     add_force,
+    add_scores_source,
     check_scheduler,
     positive_float,
     positive_int,
@@ -54,7 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels errors adhoc3:AP --tests t,wilcoxon --sizes 25,50",
     )
-    from irmodels.cli._options import add_scores_source
 
     add_scores_source(p, "adhoc3:AP")
     p.add_argument("--tests", type=_tests, default=["t", "wilcoxon", "sign"],
@@ -89,9 +90,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-    from irmodels.cli._common import load_scores_source
-
     out = Path(args.out) if args.out else None
     if out is not None:
         check_target(out, force=args.force, kind="dir")  # refuse before the work

@@ -15,11 +15,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from irmodels._safeio import check_target
+import pandas as pd
+
+import irmodels as irm
+from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._common import input_file as _input_file
-from irmodels.cli._common import parse_undefined
+from irmodels.cli._common import (
+    parse_undefined,
+    progress,
+    read_stdin_bytes,
+    save_stdin,
+    stdin_errors,
+)
 from irmodels.cli._options import add_force, output_suffix, positive_int, usage
-from irmodels.errors import DataFormatError, IRModelsError, UsageError
+from irmodels.data._lines import iter_lines, read_bytes
+from irmodels.errors import DataFormatError, IRModelsError, UsageError, require
 
 _DEFAULT = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)"]
 
@@ -104,10 +114,6 @@ def measure_list(values: list[str] | None) -> list[str]:
 def _read_shards(path: str):
     """The shard assignment file: one document a line, ``docid shard`` separated by a comma,
     a tab or spaces (an optional header ``docid,shard``, ``#`` comments)."""
-    import pandas as pd
-
-    from irmodels.data._lines import iter_lines, read_bytes
-
     p = Path(path)  # checked by run() before the work
     docids: list[str] = []
     shards: list[str] = []
@@ -174,6 +180,7 @@ def _check_topics_match(runs, qrels, qrels_path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     measures = measure_list(args.measures)
+    # here, not at import: start-up time of the CLI
     from irmodels.data.measures import parse_measure
 
     for m in measures:  # fail on a bad name before reading large files
@@ -196,7 +203,6 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, measures, policy)
     # one run file on standard input: saved as it came (bytes: the run reader names a line
     # that is not UTF-8), errors say "standard input", the copy is always removed
-    from irmodels.cli._common import read_stdin_bytes, save_stdin, stdin_errors
 
     data = read_stdin_bytes()
     if not data.strip():
@@ -209,8 +215,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
-    import irmodels as irm
-
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"run file or directory {path} does not exist")
@@ -229,7 +233,6 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
     qrels = irm.read_qrels(args.qrels)
     _check_topics_match(runs, qrels, args.qrels)
     shards = _read_shards(args.shards) if args.shards else None
-    from irmodels.cli._common import progress
 
     progress(f"evaluating {', '.join(measures)} on {runs['system'].nunique()} run(s), "
              f"{runs['topic'].nunique()} topic(s){' per shard' if shards is not None else ''} ...")
@@ -256,8 +259,6 @@ def _run(args: argparse.Namespace, measures: list[str], policy) -> int:
 def write_table(data, path: str, *, force: bool) -> None:
     """The per-system table of --aggregate as CSV/TSV or parquet, by extension, written
     beside its target and renamed into place (as irm.write_frame)."""
-    from irmodels._safeio import atomic_file
-    from irmodels.errors import require
 
     target = Path(path)
     suffix = target.suffix.lower()

@@ -12,8 +12,9 @@ import argparse
 
 import pandas as pd
 
-from irmodels.cli._common import column_names, float_list, int_list, load_data  # noqa: F401 (re-exported)
-from irmodels.cli._options import digits, open_unit
+from irmodels._display import frame_to_text
+from irmodels.cli._common import column_names, float_list, int_list, load_data, user_named  # noqa: F401 (re-exported)
+from irmodels.cli._options import add_columns, add_systems, digits, open_unit
 from irmodels.errors import DesignError
 
 
@@ -33,7 +34,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -49,12 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels._display import frame_to_text
+    # here, not at import: start-up time of the CLI
     from irmodels.inference.gtheory import gstudy
 
     data = load_data(args.data, columns=column_names(args),
                      measure=args.measure, systems=args.systems)
-    from irmodels.cli._common import user_named
 
     named, names = user_named(data, args)  # the components then name the user's columns
     g = gstudy(named, **names)

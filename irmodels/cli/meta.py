@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from irmodels.cli._options import add_force, open_unit
+from irmodels._safeio import atomic_file, check_target
+from irmodels.cli._options import add_force, open_unit, output_suffix
 from irmodels.errors import DataFormatError, UsageError
 
 
@@ -52,8 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(path: str):
+    # here, not at import: start-up time of the CLI
     import pandas as pd
 
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import input_file
 
     source = sys.stdin if path == "-" else input_file(path, "FILE", "studies CSV")
@@ -65,8 +68,7 @@ def _read(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels._safeio import atomic_file, check_target
-    from irmodels.cli._options import output_suffix
+    # here, not at import: start-up time of the CLI
     from irmodels.inference.meta import meta_analysis
 
     output_suffix(args.plot, (".png", ".pdf", ".svg"), "--plot")

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from irmodels.cli._options import digits, open_unit
+import irmodels as irm
+from irmodels.cli._family_opts import add_family, add_scale, family_kwargs
+from irmodels.cli._options import add_columns, add_systems, digits, open_unit
+from irmodels.errors import ArgumentError, FormulaError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -59,7 +61,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tukey", action="store_true",
                    help="also print Tukey's HSD of the system means (system a fixed term)")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="level of --tukey (0.05)")
-    from irmodels.cli._family_opts import add_family, add_scale
 
     add_scale(p)
     add_family(p, ("gaussian", "binomial", "poisson", "beta"), mixed=True)
@@ -70,14 +71,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import column_names, load_data
 
     data = load_data(args.data, columns=column_names(args), keep_columns=True,
                      measure=args.measure, systems=args.systems)
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import formula_error
-    from irmodels.cli._family_opts import family_kwargs
-    from irmodels.errors import ArgumentError, FormulaError
 
     glm = family_kwargs(args)
     if args.method is not None and glm.get("family", "gaussian") != "gaussian":

@@ -14,8 +14,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+import irmodels as irm
+from irmodels._display import frame_to_text
 from irmodels._safeio import atomic_file, check_target
-from irmodels.cli._options import add_force, open_unit, positive_float, positive_int, seed
+from irmodels.cli._options import (
+    add_columns,
+    add_force,
+    add_systems,
+    open_unit,
+    positive_float,
+    positive_int,
+    seed,
+)
 from irmodels.errors import DesignError
 
 _SHOW = 20
@@ -51,7 +61,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: irmodels pairwise adhoc8_ap.csv --test t --adjust holm --out pairs.csv",
     )
     p.add_argument("data", metavar="DATA", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -80,8 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-    from irmodels._display import frame_to_text
+    # here, not at import: start-up time of the CLI
     from irmodels.cli._common import column_names, load_data
 
     to_stdout = args.out == "-"  # the pairs as CSV on standard output, the summary on stderr
@@ -91,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     data = load_data(args.data, columns=column_names(args),
                      measure=args.measure, systems=args.systems)
     if args.pairs:  # names typed on the command line: an unknown one is exit status 2
+        # here, not at import: start-up time of the CLI
         from irmodels.cli._common import check_runs
 
         check_runs("--pairs", [n for pair in args.pairs for n in pair], data)
@@ -98,10 +107,12 @@ def run(args: argparse.Namespace) -> int:
         mean = data.groupby(["topic", "system"], observed=True)["score"].mean().reset_index()
         data = irm.frame(mean)
     if args.test in ("randomization", "bootstrap"):
+        # here, not at import: start-up time of the CLI
         from irmodels.cli._common import progress
 
         progress(f"{args.test} test, {args.n_resamples} resamples per pair ...")
     try:
+        # here, not at import: start-up time of the CLI
         from irmodels.cli._common import user_named
 
         named, names = user_named(data, args)

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 import argparse
 
+from irmodels._display import frame_to_text
 from irmodels.cli._common import column_names, float_list_type, load_data
-from irmodels.cli._options import finite_float, int_option, open_unit, positive_float, usage
+from irmodels.cli._options import (
+    add_columns,
+    add_systems,
+    finite_float,
+    int_option,
+    open_unit,
+    positive_float,
+    usage,
+)
 from irmodels.errors import UsageError
 
 
@@ -55,7 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["exact", "normal"], default="exact")
     p.add_argument("--data", help="scores of a collection (long frame or wide matrix, - for "
                    "standard input, or a dataset COLLECTION:MEASURE such as adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -69,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irmodels._display import frame_to_text
+    # here, not at import: start-up time of the CLI
     from irmodels.inference import power
 
     kw = dict(alpha=args.alpha, alternative=args.alternative, method=args.method)

@@ -15,9 +15,11 @@ import time
 
 import pandas as pd
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
-from irmodels.cli._options import add_force
-from irmodels.errors import UsageError
+from irmodels.cli._common import column_names, load_data, select_systems
+from irmodels.cli._options import add_columns, add_force, add_systems
+from irmodels.errors import DatasetError, UsageError
 
 PRESETS = ("MD1", "MD2", "MD3", "MD4", "MD5", "MD6")
 
@@ -53,7 +55,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="irmodels-report", help="output directory (default irmodels-report)")
     p.add_argument("--latex", action="store_true", help="also write the tables as LaTeX (tables.tex)")
     p.add_argument("--title", help="title of the report")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(p)
     add_columns(p)
@@ -63,8 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def demo_scores(measure: str | None = None) -> pd.DataFrame:
     """Scores of the built-in demo collection (seed 0), evaluated with ``measure`` (AP)."""
-    import irmodels as irm
-    from irmodels.errors import DatasetError
 
     try:
         generate = irm.collection.generate
@@ -78,6 +77,7 @@ def demo_scores(measure: str | None = None) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
+    # here, not at import: start-up time of the CLI
     from irmodels.analysis import build_report, demo_report
 
     start = time.perf_counter()
@@ -107,15 +107,11 @@ def run(args: argparse.Namespace) -> int:
             say("generating and evaluating the demo collection")
             data = demo_scores(args.measure)
             if args.systems:
-                from irmodels.cli._common import select_systems
-
                 data = select_systems(data, args.systems)
             measure = args.measure or "AP"
             model = model or "MD1"
             title = args.title or f"Demo collection (synthetic, TREC-8-like): {measure}, {model}"
         else:
-            from irmodels.cli._common import column_names, load_data
-
             data = load_data(args.data, columns=column_names(args), keep_columns=True,
                              measure=None, single_measure=False,
                              systems=args.systems)
@@ -123,11 +119,13 @@ def run(args: argparse.Namespace) -> int:
             title = args.title
             n_measures = data["measure"].nunique() if "measure" in data.columns else 1
             if n_measures > 1 and measure is not None:
+                # here, not at import: start-up time of the CLI
                 from irmodels.analysis import comparison_table
 
                 say(f"comparison table of the 10 best systems on {n_measures} measures")
                 comparison = comparison_table(data, measure, alpha=args.alpha)
         if model is None:
+            # here, not at import: start-up time of the CLI
             from irmodels.formula.parser import default_preset
 
             model = default_preset(data)

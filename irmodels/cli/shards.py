@@ -17,12 +17,23 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
-from irmodels.cli._common import parse_undefined
-from irmodels.cli._options import add_force, check_scheduler, open_unit, positive_int, seed
+from irmodels.cli._common import input_file, parse_undefined, select_systems
+from irmodels.cli._options import (
+    add_force,
+    add_systems,
+    check_scheduler,
+    open_unit,
+    positive_int,
+    seed,
+    usage,
+)
+from irmodels.errors import DesignError, IRModelsWarning, UsageError
 
 
 def _int_list(text: str) -> list[int]:
@@ -54,7 +65,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="use the synthetic demo collection (see irmodels demo)")
     src.add_argument("--runs", metavar="DIR", help="directory (or file) of TREC run files")
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --runs)")
-    from irmodels.cli._options import add_systems
 
     add_systems(p)
     p.add_argument("--docids", metavar="FILE",
@@ -84,15 +94,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.data.io import warn_topic_id_mismatch
-    from irmodels.errors import UsageError
-    from irmodels.replicates.sharding import read_docids
+    from irmodels.replicates.sharding import read_docids  # idem
 
     out = Path(args.out)
     check_target(out, force=args.force, kind="dir")  # refuse before the work
     undefined = parse_undefined(args.undefined)
-    from irmodels.cli._options import usage
+    # here, not at import: start-up time of the CLI
     from irmodels.data.measures import parse_measure
 
     usage(parse_measure, args.measure)  # a name typed wrong: exit 2, before the work
@@ -119,7 +128,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.qrels:
             raise UsageError("--runs needs --qrels FILE (the relevance judgments)")
-        from irmodels.cli._common import input_file
 
         input_file(args.qrels, "--qrels", "qrels")
         if args.docids:
@@ -131,14 +139,11 @@ def run(args: argparse.Namespace) -> int:
         collection = (runs, qrels, docids)
         source = f"runs {args.runs}, qrels {args.qrels}"
     if args.systems:
-        from irmodels.cli._common import select_systems
-
         if not isinstance(collection, tuple):
             collection = (collection.runs, collection.qrels, collection.docids)
         collection = (select_systems(collection[0], args.systems), *collection[1:])
     if isinstance(collection, tuple):
         _check_levels(collection[0], collection[1])
-    import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -171,10 +176,9 @@ def run(args: argparse.Namespace) -> int:
         fig = study.plot_intervals(s, 0)
         fig.savefig(out / "intervals.png", dpi=110)
         written += ["by_model.csv", "tables.tex", "intervals.png"]
-        import warnings
 
+        # here, not at import: start-up time of the CLI
         from irmodels.analysis import build_report
-        from irmodels.errors import IRModelsWarning
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
@@ -194,7 +198,6 @@ def run(args: argparse.Namespace) -> int:
 def _check_levels(runs, qrels) -> None:
     """The study compares systems over topics: two runs and two judged topics at least, said
     before the work in the command's words."""
-    from irmodels.errors import DesignError
 
     systems = list(dict.fromkeys(runs["system"].astype(str)))
     if len(systems) < 2:
@@ -212,8 +215,6 @@ def _check_levels(runs, qrels) -> None:
 
 
 def _whole_collection_scores(collection, study):
-    import irmodels as irm
-
     if isinstance(collection, tuple):
         runs, qrels = collection[0], collection[1]
     else:

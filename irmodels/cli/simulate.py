@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
-from irmodels.cli._options import add_force, check_scheduler, seed
+from irmodels.cli._options import add_force, check_scheduler, seed, usage
+from irmodels.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,13 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import warnings
-
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.data.frame import natural_key
-    from irmodels.data.io import warn_topic_id_mismatch
-    from irmodels.errors import UsageError
-    from irmodels.studies import document_samples as ds
+    from irmodels.data.io import warn_topic_id_mismatch  # idem
+    from irmodels.studies import document_samples as ds  # idem
 
     if args.n_samples < 1:
         raise UsageError(f"--n-samples {args.n_samples}: n_samples must be at least 1")
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--qrels goes with --runs, not with --demo")
     if not args.demo and not args.qrels:
         raise UsageError("--runs needs --qrels")
-    from irmodels.cli._options import usage
+    # here, not at import: start-up time of the CLI
     from irmodels.data.measures import parse_measure
 
     usage(parse_measure, args.measure)  # a name typed wrong: exit 2, before the work
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--systems {count}: simulate at least 2 runs")
             systems = names[:count]
         else:
+            # here, not at import: start-up time of the CLI
             from irmodels.cli._common import select_systems
 
             chosen = select_systems(runs, args.systems)["system"].astype(str).unique()
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 rows.append(t.assign(test=test))
                 print(f"\n{test} vs p_t_observed (alpha 0.05):\n{t.to_string()}")
             if rows:
+                # here, not at import: start-up time of the CLI
                 import pandas as pd
 
                 pd.concat(rows).to_csv(out / "agreement.csv")
@@ -151,11 +153,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(runs, qrels, measure, systems, validation, comparison, path: Path) -> None:  # type: ignore[no-untyped-def]
     """report.html: the MD1 report of the observed scores plus the document-sample section."""
-    import warnings
 
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.analysis import build_report
-    from irmodels.studies.document_samples_section import document_samples_section
+    from irmodels.studies.document_samples_section import document_samples_section  # idem
 
     observed = irm.evaluate(runs, qrels, measures=[measure])
     if systems is not None:

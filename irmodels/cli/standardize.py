@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
+import irmodels as irm
 from irmodels._safeio import atomic_file, check_target
 from irmodels.cli._common import check_runs, column_names, load_data
-from irmodels.cli._options import add_force, positive_int
+from irmodels.cli._options import add_columns, add_force, add_systems, positive_int
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError, UsageError
 
 METHODS = ("normal", "z", "t1", "uniform", "ecdf")
@@ -37,7 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(title="actions", metavar="ACTION")
     f = sub.add_parser("fit", help="fit factors on reference systems and save them")
     f.add_argument("data", help="scores (long frame or wide matrix, - for standard input, or COLLECTION:MEASURE)")
-    from irmodels.cli._options import add_columns, add_systems
 
     add_systems(f)
     add_columns(f)
@@ -77,6 +78,7 @@ def _no_action(args: argparse.Namespace) -> int:
 
 
 def run_fit(args: argparse.Namespace) -> int:
+    # here, not at import: start-up time of the CLI
     from irmodels.data.standardize import Standardizer, write_zscores
 
     to_stdout = args.out == "-"  # the factors on standard output, the messages on stderr
@@ -91,7 +93,6 @@ def run_fit(args: argparse.Namespace) -> int:
     )
     if reference is not None and not isinstance(reference, int):  # names typed: exit 2
         check_runs("--reference", reference, data)
-    import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -133,7 +134,7 @@ def run_fit(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    import irmodels as irm
+    # here, not at import: start-up time of the CLI
     from irmodels.data.standardize import Standardizer, read_zscores
 
     to_stdout = args.out == "-"  # the scores as CSV on standard output, the message on stderr

@@ -16,12 +16,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import irmodels as irm
 from irmodels._safeio import atomic_dir, check_target
-from irmodels.cli._common import int_list
-from irmodels.cli._options import add_force, check_scheduler, open_unit, positive_float, seed
+from irmodels.cli._common import int_list, load_scores_source
+from irmodels.cli._options import (
+    add_force,
+    add_scores_source,
+    check_scheduler,
+    open_unit,
+    positive_float,
+    seed,
+)
 
 
 def _tests(text: str) -> list[str]:
+    # here, not at import: start-up time of the CLI
     from irmodels.studies.topic_set_study import TESTS
 
     values = [v.strip() for v in text.split(",") if v.strip()]
@@ -56,7 +65,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog="Example: irmodels topics --dataset adhoc8 --measure AP --sizes 5,10,25 --out t/",
     )
-    from irmodels.cli._options import add_scores_source
 
     add_scores_source(p, "adhoc8:AP")
     p.add_argument("--sizes", type=int_list, default=None, metavar="C,C,...",
@@ -85,9 +93,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import irmodels as irm
-    from irmodels.cli._common import load_scores_source
-
     out = Path(args.out) if args.out else None
     if out is not None:
         check_target(out, force=args.force, kind="dir")  # refuse before the work
