@@ -65,15 +65,21 @@ irmodels.errors.DataFormatError: the beta family needs scores strictly between 0
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import special
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky
+from scipy.optimize import minimize
 
-from irmodels.errors import DataFormatError
+from irmodels.errors import ConvergenceError, ConvergenceWarning, DataFormatError
 from irmodels.models._family import Family, register_family
+from irmodels.models._glmm import GlmmDeviance, GlmmFit
+from irmodels.models._lmm_optim import SINGULAR_TOL
 
 __all__ = ["Beta", "squeeze", "check_bounds", "beta_response", "fit_beta_laplace"]
 
@@ -188,10 +194,11 @@ class Beta(Family):
     #: refuses more: the general engine's expected-information Laplace is not glmmTMB's)
     max_random_effects: ClassVar[int] = 2000
 
-    def fit_laplace(self, gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
+    def fit_laplace(self, gd: Any, *, maxiter: int = 1000, warn: bool = True,
+                    _stacklevel: int = 2) -> Any:
         """The engine's hook (:func:`irmodels.models._glmm.fit_glmm`): glmmTMB's fit,
         :func:`fit_beta_laplace` (None beyond its size: the general engine fits it)."""
-        return fit_beta_laplace(gd, maxiter=maxiter, _stacklevel=_stacklevel + 1)
+        return fit_beta_laplace(gd, maxiter=maxiter, warn=warn, _stacklevel=_stacklevel + 1)
 
     def laplace_derivs(self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray,
                        phi: float) -> dict[str, np.ndarray]:
@@ -421,8 +428,6 @@ class _BetaLaplace:
                                                                               np.ndarray]:
         """The conditional mode ``u*`` by Newton steps (observed information; Fisher scoring
         where it is not positive definite) with step halving. Returns ``(u*, Lambda)``."""
-        from scipy.linalg import LinAlgError, cho_factor, cho_solve
-
         Lam = self.lmm.Lambda(theta).toarray()
         Z = self.Zr
         base = self.off + self.X @ beta
@@ -459,8 +464,6 @@ class _BetaLaplace:
         return u, Lam
 
     def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        from scipy.linalg import LinAlgError, cho_solve, cholesky
-
         x = np.asarray(x, float)
         theta, beta, phi = self.split(x)
         u, Lam = self.mode(theta, beta, phi)
@@ -509,7 +512,8 @@ class _BetaLaplace:
         return (Hs + Hs.T) / 2
 
 
-def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> Any:
+def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, warn: bool = True,
+                     _stacklevel: int = 2) -> Any:
     """Fit a beta GLMM design (:func:`irmodels.models._glmm.glmm_design` with
     ``family="beta"``) as glmmTMB: ``(theta, beta, log phi)`` jointly by L-BFGS-B on the
     Laplace objective with its exact gradient (:class:`_BetaLaplace`), a diagonal theta that
@@ -518,15 +522,6 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
     every free parameter (TMB's ``sdreport``, ``vcov(fit)$cond``). Returns the engine's
     ``GlmmFit`` (``objective`` = -2 logLik), or None for a design beyond
     ``BETA_DENSE_MAX_Q`` random effects (the general engine then fits it)."""
-    import math
-    import warnings
-
-    from scipy.optimize import minimize
-
-    from irmodels.errors import ConvergenceError, ConvergenceWarning
-    from irmodels.models._glmm import GlmmDeviance, GlmmFit
-    from irmodels.models._lmm import SINGULAR_TOL
-
     if gd.lmm.Z.shape[1] > BETA_DENSE_MAX_Q or gd.nagq != 1:
         return None
     obj = _BetaLaplace(gd)
@@ -619,10 +614,10 @@ def fit_beta_laplace(gd: Any, *, maxiter: int = 1000, _stacklevel: int = 2) -> A
                 bnd.append(f"{blk.group}: {blk.columns[j]}" if blk.q > 1 else blk.group)
             k += blk.q - j
     converged = gnorm < 1e-4 or (ok and gnorm < 1e-3)
-    if not converged:
-        warnings.warn(
-            f"the beta GLMM optimiser did not converge cleanly ({msg}; gradient {gnorm:.2g}); "
-            "check the estimates or simplify the random part.", ConvergenceWarning,
-            stacklevel=_stacklevel)
+    note = "" if converged else (
+        f"the beta GLMM optimiser did not converge cleanly ({msg}; gradient {gnorm:.2g}); "
+        "check the estimates or simplify the random part.")
+    if note and warn:
+        warnings.warn(note, ConvergenceWarning, stacklevel=_stacklevel)
     return GlmmFit(gd, dev, x, objective, mode, V, "hessian", n_iter, converged, gnorm, msg,
-                   bool(bnd), tuple(bnd), H)
+                   bool(bnd), tuple(bnd), H, warning=note)

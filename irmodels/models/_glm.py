@@ -48,6 +48,7 @@ from irmodels._validate import check_choice, did_you_mean
 from irmodels.errors import ArgumentError, ConvergenceWarning, DataFormatError, DesignError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
+from irmodels.models._anova_fit import drop_missing, refuse_pooled
 from irmodels.models._family import family as get_family
 from irmodels.models._family import family_names
 from irmodels.models._glm_fit import (
@@ -60,6 +61,9 @@ from irmodels.models._glm_fit import (
     separation_message,
     sum_coded,
 )
+from irmodels.models._glmm_report import glm_section
+from irmodels.models._link_means import means_frame, model_link, response_cov, response_means
+from irmodels.models._mixed_design import coding_row
 from irmodels.models.base import FittedModel, OptSummary
 
 __all__ = ["GlmResult", "dispatch", "fit_glm", "GLM_FAMILIES", "EPSILON", "MAXIT"]
@@ -156,9 +160,7 @@ class GlmResult(FittedModel):
     @property
     def _family(self) -> Any:
         # rebuilt from the names (a Family holds functions: the result pickles without it)
-        from irmodels.models._family import family
-
-        return family(self.family, self.link)
+        return get_family(self.family, self.link)
 
     # ---- the fit vocabulary ------------------------------------------------------------------
     @property
@@ -250,8 +252,6 @@ class GlmResult(FittedModel):
 
     # ---- marginal means ------------------------------------------------------------------------
     def _mm_matrix(self, factor: str) -> tuple[np.ndarray, list[str]]:
-        from irmodels.models._mixed_design import coding_row
-
         spec = self.spec
         cov = tuple(spec.covariates)
         fixed_factors = [f for t in spec.fixed for f in t.factors if f not in cov]
@@ -283,8 +283,6 @@ class GlmResult(FittedModel):
         back-transformed to the response scale (``scale="response"``: probabilities, rates;
         emmeans' ``type = "response"``). A Series indexed by level, named ``mean``.
         """
-        from irmodels.models._link_means import model_link, response_means
-
         M, labels = self._mm_matrix(factor)
         eta = M @ self.coefficients.to_numpy() + self._offset_at()
         link = model_link(self, scale)
@@ -297,8 +295,6 @@ class GlmResult(FittedModel):
     def marginal_means_cov(self, factor: str = "system",
                            scale: Literal["link", "response"] = "link") -> pd.DataFrame:
         """Covariance of :meth:`marginal_means` (on the response scale by the delta method)."""
-        from irmodels.models._link_means import model_link, response_cov
-
         M, labels = self._mm_matrix(factor)
         cov = M @ self._vcov @ M.T
         link = model_link(self, scale)
@@ -320,8 +316,6 @@ class GlmResult(FittedModel):
             on the response scale), ``lower``, ``upper`` (the link-scale interval,
             back-transformed on the response scale).
         """
-        from irmodels.models._link_means import means_frame, model_link
-
         link = model_link(self, scale)
         return means_frame(self.marginal_means(factor), self.marginal_means_cov(factor), link,
                            level=level)
@@ -447,8 +441,6 @@ class GlmResult(FittedModel):
 
     def to_section(self, *, digits: int = 4) -> Any:
         """The report section (``irm.report(fit)``): :mod:`irmodels.models._glmm_report`."""
-        from irmodels.models._glmm_report import glm_section
-
         return glm_section(self, digits=digits)
 
     def __repr__(self) -> str:
@@ -470,8 +462,6 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
             trials: Any = None, offset: str | None = None,
             missing: Literal["raise", "drop"] = "raise", _stacklevel: int = 2) -> GlmResult:
     """Fit a GLM (the engine of ``irm.anova(..., family=...)``; see the module notes)."""
-    from irmodels.models._anova_fit import drop_missing, refuse_pooled
-
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(
             f"data must be a pandas DataFrame (a long frame), got {type(data).__name__}")

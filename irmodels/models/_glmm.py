@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky
 from scipy.optimize import minimize
+from scipy.sparse.linalg import splu
 from scipy.stats import norm
 
 from irmodels.errors import (
@@ -301,8 +302,6 @@ class _Factor:
             self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
             self._solve = lambda B: cho_solve((L, True), B, check_finite=False)
         else:
-            from scipy.sparse.linalg import splu
-
             lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                       options={"SymmetricMode": True})
             dU = lu.U.diagonal()
@@ -602,6 +601,8 @@ class GlmmFit:
     boundary: bool
     boundary_components: tuple[str, ...]
     hessian: np.ndarray | None = field(default=None)
+    #: the ConvergenceWarning of the fit ("" when converged): the result's note
+    warning: str = ""
 
 
 def _bounds(lower: np.ndarray) -> list[tuple[float | None, float | None]]:
@@ -657,11 +658,14 @@ def _boundary(gd: GlmmDesign, theta: np.ndarray) -> list[str]:
     return out
 
 
-def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> GlmmFit:
-    """Fit a GLMM design in glmer's two stages (see the module notes)."""
+def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, warn: bool = True,
+             _stacklevel: int = 2) -> GlmmFit:
+    """Fit a GLMM design in glmer's two stages (see the module notes). A fit that does not
+    converge warns (:class:`~irmodels.ConvergenceWarning`, kept as ``GlmmFit.warning``)
+    unless ``warn=False``."""
     own = getattr(gd.family, "fit_laplace", None)  # a family with its own Laplace fit (beta)
     if own is not None and gd.nagq == 1:
-        fit = own(gd, maxiter=maxiter, _stacklevel=_stacklevel + 1)
+        fit = own(gd, maxiter=maxiter, warn=warn, _stacklevel=_stacklevel + 1)
         if fit is not None:
             return fit
     dev = GlmmDeviance(gd)
@@ -769,10 +773,11 @@ def fit_glmm(gd: GlmmDesign, *, maxiter: int = 1000, _stacklevel: int = 2) -> Gl
             except np.linalg.LinAlgError:
                 pass
     converged = res_ok and (not np.isfinite(gnorm) or gnorm < 2e-3)
-    if not converged:
-        warnings.warn(
-            f"the GLMM optimiser did not converge cleanly ({msg}; scaled gradient "
-            f"{gnorm:.2g}); check the estimates, rescale covariates or simplify the random "
-            "part.", ConvergenceWarning, stacklevel=_stacklevel)
+    note = "" if converged else (
+        f"the GLMM optimiser did not converge cleanly ({msg}; scaled gradient "
+        f"{gnorm:.2g}); check the estimates, rescale covariates or simplify the random "
+        "part.")
+    if note and warn:
+        warnings.warn(note, ConvergenceWarning, stacklevel=_stacklevel)
     return GlmmFit(gd, dev, x, objective, mode, V, vcov_method, n_iter, converged, gnorm,
-                   msg, bool(bnd), tuple(bnd), H)
+                   msg, bool(bnd), tuple(bnd), H, warning=note)

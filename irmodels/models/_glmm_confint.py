@@ -40,11 +40,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels import parallel
 from irmodels._threads import LARGE, kernel_threads
 from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
-    BoundaryFitWarning,
     ConvergenceError,
     ConvergenceWarning,
     DataFormatError,
@@ -358,9 +358,12 @@ def _boot_chunk(args: tuple) -> np.ndarray:
     for r in range(n):
         y = simulate_response(fit, rng)
         try:
+            # scipy's optimisers and numpy warn (RuntimeWarning: overflow or invalid values,
+            # LinAlgWarning) on some simulated responses; harmless: a failed refit is a NaN row.
+            # The refit's own singular or convergence warnings are off (warn=False).
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                rf = fit._refit(y=y)
+                rf = fit._refit(y=y, warn=False)
         except (ConvergenceError, DataFormatError, DesignError, np.linalg.LinAlgError,
                 ValueError, FloatingPointError):
             continue
@@ -375,8 +378,6 @@ def bootstrap_draws(fit: Any, n_resamples: int, seed: Any, backend: Any = "seria
                     n_workers: int | None = None, chunk: int = 25) -> pd.DataFrame:
     """Parametric-bootstrap re-estimates: one row per replicate, one column per parameter of
     :func:`parameter_names` (``phi`` on its own scale); failed refits are NaN."""
-    from irmodels import parallel
-
     if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(
             n_resamples, (int, np.integer)) or n_resamples < 2:
         raise ArgumentError(f"n_resamples must be an integer >= 2; got {n_resamples!r}")
@@ -419,8 +420,7 @@ def confint(fit: Any, method: str = "profile", level: float = 0.95,
                             + did_you_mean(str(method), methods))
     wanted = _wanted(fit, parm)
     # one BLAS thread (as the GLMM fit): the refits' small q x q solves, set once per call
-    with kernel_threads(LARGE - 1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", BoundaryFitWarning)
+    with kernel_threads(LARGE - 1):
         if method == "wald":
             return wald_intervals(fit, level, wanted)
         if method == "profile":

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -243,17 +242,8 @@ def _null_mean(fit: Any) -> float:
     """The mean of the response on the data scale under the null model (an intercept and the
     same random terms, offset and trials; Nakagawa et al. 2017, section 5.8): Poisson
     ``mean_i exp(b0 + offset_i + vr0 / 2)``, beta ``linkinv(b0)``."""
-    from irmodels.errors import BoundaryFitWarning, ConvergenceWarning
-    from irmodels.models.glmm import fit_glmm_model  # lazily: glmm imports this module lazily
-
     gd = fit._design
-    lhs = fit.spec.formula.split("~", 1)[0].strip()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BoundaryFitWarning)
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        null = fit_glmm_model(f"{lhs} ~ 1", gd.lmm.data, family=gd.family, trials=gd.trials,
-                              offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
-                              squeeze=gd.squeeze)
+    null = fit._null_model()
     b0 = float(null.fixed_estimates.iloc[0])
     if fit.family == "poisson":
         vr0 = float(random_variances(null).sum())

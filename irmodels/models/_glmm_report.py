@@ -22,6 +22,11 @@ from typing import Any
 
 import pandas as pd
 
+from irmodels._display import frame_to_html, quiet_latex_unicode
+from irmodels._section import Section, frame_to_markdown
+from irmodels.models._link_means import means_frame, model_link
+from irmodels.models._mixed_report import random_effects_table
+
 __all__ = ["glm_section", "glmm_section", "glmm_notes", "response_means_table"]
 
 
@@ -30,8 +35,6 @@ def response_means_table(fit: Any, factor: str = "system") -> pd.DataFrame | Non
     term): index level; columns ``link_mean, link_se, mean, se, lower, upper`` (the response
     scale: mean and delta-method SE, the back-transformed 95% Wald interval of the link scale,
     as ``summary(emmeans(fit, ~ factor, type = "response"))``)."""
-    from irmodels.models._link_means import means_frame, model_link
-
     if factor not in {f for t in fit.spec.fixed for f in t.factors}:
         return None
     means = fit.marginal_means(factor)
@@ -70,9 +73,6 @@ def glmm_notes(fit: Any) -> list[str]:
 
 
 def _section(fit: Any, tables: list[tuple[str, pd.DataFrame]], *, digits: int) -> Any:
-    from irmodels._display import frame_to_html, quiet_latex_unicode
-    from irmodels._section import Section, frame_to_markdown
-
     lines = fit._display_title().splitlines()
     rest = " ".join(lines[1:])
     notes = glmm_notes(fit)
@@ -103,8 +103,6 @@ def glmm_section(fit: Any, *, digits: int = 4) -> Any:
     """The report section of a GLMM: fit line, notes, fixed effects (Wald z), variance
     components (latent scale), correlations of random effects, the system means on both
     scales (when system is a fixed term) and the fit statistics."""
-    from irmodels.models._mixed_report import random_effects_table
-
     tables = [("Fixed effects (link scale, Wald z)", fit.fixed),
               ("Random effects (latent scale)", random_effects_table(fit))]
     cor = fit.correlations()

@@ -34,6 +34,7 @@ method).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,8 @@ def model_link(model: Any, scale: str) -> Any:
     check_choice(scale, "scale", ("link", "response"))
     link = getattr(model, "link", None)
     if isinstance(link, str):
+        # here, not at import: _family imports scipy.stats (~0.5 s) and this module is on the
+        # `irmodels anova` start-up path (models.base imports it)
         from irmodels.models._family import LINKS
 
         link = LINKS[link]
@@ -225,8 +228,6 @@ def with_ratios(result: Any, link: Any) -> Any:
     :class:`~irmodels.inference.dunnett.DunnettResult` with the ratio columns appended
     (:func:`ratio_columns`): ``pairs`` (Tukey; the SE of each pair from ``se_diff``) or
     ``table`` (Dunnett); the tests are those of the link scale."""
-    import dataclasses
-
     what = RATIO_LINKS[link.name]
     base, note = str(result.means_kind), f"{what}s, {link.name}-scale tests"
     kind = f"{base[:-1]}; {note})" if base.endswith(")") else f"{base} ({note})"

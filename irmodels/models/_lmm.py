@@ -210,11 +210,13 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         n = self.n_obs - p if (convention == "nlme" and self.method == "REML") else self.n_obs
         return self.deviance + self.n_params * math.log(n)
 
-    def _refit_ml(self) -> SlopeMixedResult:
-        """The same model refitted by ML (for :func:`irmodels.compare_models`)."""
+    def _refit_ml(self, *, warn: bool = True) -> SlopeMixedResult:
+        """The same model refitted by ML (for :func:`irmodels.compare_models`; the profile
+        intervals refit with ``warn=False``: no boundary warning)."""
         if self.method == "ML":
             return self
-        return fit_lmm(self.spec, self._design.data, method="ML", terms=self._design.terms)
+        return fit_lmm(self.spec, self._design.data, method="ML", terms=self._design.terms,
+                       warn=warn)
 
     # -- variance parameters -------------------------------------------------------------------
     def _templates(self) -> list[np.ndarray]:
@@ -553,11 +555,17 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
 
     # -- display --------------------------------------------------------------------------------
     @property
+    def _boundary_note(self) -> str:
+        """The note (and the :class:`~irmodels.BoundaryFitWarning`) of a singular fit."""
+        return (f"singular fit: the variance of {', '.join(self.boundary_components)} is "
+                "estimated at zero")
+
+    @property
     def notes(self) -> tuple[str, ...]:
+        """The fit's caveats: a singular fit (the text of its warning), a failed convergence."""
         out = []
         if self.boundary:
-            out.append(f"singular fit: the {self.method} estimate of the variance of "
-                       f"{', '.join(self.boundary_components)} is zero (a boundary fit).")
+            out.append(self._boundary_note)
         if not self.converged:
             out.append("the optimiser did not meet its convergence criterion.")
         return tuple(out)
@@ -588,10 +596,12 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
 def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
             method: Literal["REML", "ML"] = "REML",
             terms: tuple[ReTerm, ...] | None = None,
-            maxiter: int = 2000, _stacklevel: int = 2) -> SlopeMixedResult:
+            maxiter: int = 2000, warn: bool = True, _stacklevel: int = 2) -> SlopeMixedResult:
     """Fit a linear mixed model with general random-effects terms (see the module notes).
 
-    ``terms`` overrides the spec's random terms (``ReTerm(factors, intercept, effects)``).
+    ``terms`` overrides the spec's random terms (``ReTerm(factors, intercept, effects)``). A
+    singular fit warns (:class:`~irmodels.BoundaryFitWarning`, the text of its note) unless
+    ``warn=False``.
     """
     if method not in ("REML", "ML"):
         raise ModelError(f"method must be 'REML' or 'ML'; got {method!r}")
@@ -612,16 +622,16 @@ def fit_lmm(model: str | ModelSpec, data: pd.DataFrame, *,
             if opt.theta[k] < SINGULAR_TOL:
                 bnd.append(f"{b.group}: {b.columns[j]}")
             k += b.q - j
-    if bnd:
-        warnings.warn(f"singular fit: the variance of {', '.join(bnd)} is estimated at zero",
-                      BoundaryFitWarning, stacklevel=_stacklevel)
-    return SlopeMixedResult(
+    fit = SlopeMixedResult(
         spec=design.spec, method=method, n_obs=n, theta=opt.theta.copy(), sigma=sigma,
         loglik=loglik, aic=devi + 2 * npar, bic=devi + npar * math.log(n), deviance=devi,
         converged=opt.converged, n_iter=opt.n_iter, boundary=bool(bnd),
         boundary_components=tuple(bnd),
         fixed_estimates=pd.Series(f.beta, index=pd.Index(design.fixed_names, name="coefficient")),
         n_params=npar, _design=design, _dev=dev, _pls=f)
+    if bnd and warn:  # the warning is the fit's note, raised once here
+        warnings.warn(fit._boundary_note, BoundaryFitWarning, stacklevel=_stacklevel)
+    return fit
 
 
 def fit_if_slopes(model: str | ModelSpec, data: pd.DataFrame, *, method: str, residual: Any,

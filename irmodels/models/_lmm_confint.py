@@ -36,9 +36,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels import parallel
 from irmodels._threads import kernel_threads
 from irmodels._validate import check_probability, did_you_mean
-from irmodels.errors import ArgumentError, BoundaryFitWarning, ConvergenceWarning, DataFormatError
+from irmodels.errors import ArgumentError, ConvergenceWarning, DataFormatError
 from irmodels.models._mixed_confint import CONFINT_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -276,7 +277,7 @@ def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: 
 
 
 def profile_intervals(fit: SlopeMixedResult, level: float, wanted: set[str]) -> pd.DataFrame:
-    ml = fit._refit_ml()
+    ml = fit._refit_ml(warn=False)
     pr = _Profile(ml)
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     names, rows = [], []
@@ -368,6 +369,8 @@ def _boot_chunk(args: tuple) -> np.ndarray:
         y = mu + design.Z @ (Lam @ (sigma * u)) + sigma * rng.standard_normal(design.Z.shape[0])
         dev = Dev(replace(design, y=np.asarray(y, float)), reml)
         try:
+            # scipy's L-BFGS-B and numpy warn (RuntimeWarning: overflow or invalid values,
+            # LinAlgWarning) on some simulated responses; harmless: a failed refit is a NaN row
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fun, th = _minimize(dev, np.asarray(theta, float), bnds, jac="2-point")
@@ -385,8 +388,6 @@ def bootstrap_draws(fit: SlopeMixedResult, n_boot: int, seed: Any, backend: Any 
                     n_workers: int | None = None, chunk: int = 25) -> pd.DataFrame:
     """Parametric-bootstrap re-estimates: one row per replicate, columns the parameters of
     :meth:`SlopeMixedResult.confint` (failed refits NaN)."""
-    from irmodels import parallel
-
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise ArgumentError(f"n_resamples must be an integer >= 2; got {n_boot!r}")
     sizes = [min(chunk, n_boot - i) for i in range(0, n_boot, chunk)]
@@ -423,8 +424,7 @@ def confint(fit: SlopeMixedResult, method: str = "profile", level: float = 0.95,
                             + did_you_mean(str(method), ("profile", "bootstrap", "wald")))
     wanted = _wanted(fit, parm)
     # BLAS threads by the fit's size, set once for all the refits (irmodels._threads)
-    with kernel_threads(fit._dev.q), warnings.catch_warnings():
-        warnings.simplefilter("ignore", BoundaryFitWarning)
+    with kernel_threads(fit._dev.q):
         if method == "profile":
             return profile_intervals(fit, level, wanted)
         if method == "wald":

@@ -28,7 +28,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from irmodels._threads import kernel_threads
+from irmodels._validate import did_you_mean
 from irmodels.errors import ArgumentError, DesignError, ModelError
+from irmodels.models._lmm_numdiff import hessian, jacobian
 from irmodels.models._mixed_anova import (
     KR_MAX_OBS,
     MixedAnovaResult,
@@ -50,8 +52,6 @@ __all__ = ["anova", "contrast_df", "df_for", "kr_adjusted", "marginal_means_matr
 def satterthwaite_parts(fit: SlopeMixedResult) -> tuple[list[np.ndarray], np.ndarray]:
     """(Jacobian of ``Var(beta)`` in ``(theta, sigma)``, ``2 H^-1`` with ``H`` the Hessian of
     the unprofiled deviance): lmerTest's ingredients, Richardson-extrapolated differences."""
-    from irmodels.models._lmm_numdiff import hessian, jacobian
-
     dev = fit._dev
     vp = np.concatenate([fit.theta, [fit.sigma]])
     A = 2 * np.linalg.pinv(hessian(dev.deviance_varpar, vp))
@@ -193,8 +193,6 @@ def kr_adjusted(fit: SlopeMixedResult) -> tuple[np.ndarray, np.ndarray, list[np.
 
 
 def _check_ddf(ddf: str) -> str:
-    from irmodels._validate import did_you_mean
-
     key = str(ddf).lower().replace("_", "-")
     if key not in ("satterthwaite", "kenward-roger"):
         raise ArgumentError(f"ddf must be 'satterthwaite' or 'kenward-roger'; got {ddf!r}"

@@ -24,11 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import scipy.linalg as sla
+import scipy.sparse as sp
 from scipy.special import fdtrc  # not scipy.stats: importing it costs a command ~0.5 s
 
 from irmodels._display import ResultDisplay, TableAccess
 from irmodels._threads import kernel_threads
 from irmodels.errors import ModelError
+from irmodels.models._design import covariate_values
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models.mixed import MixedResult
@@ -134,8 +137,6 @@ def type3_contrasts(spec: Any, names: list[str], cols: dict[str, list[int]], X: 
         full_names.append("(Intercept)")
     numeric = {f for t in terms for f in getattr(t, "numeric", ())}
     if numeric:
-        from irmodels.models._design import covariate_values
-
         values = {f: covariate_values(data, f) for f in numeric}
     for t in terms:
         cats = [f for f in t.factors if f not in numeric]
@@ -231,9 +232,6 @@ def kr_adjusted(fit: MixedResult) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
     ``tr(G_r V^-1 G_s V^-1) = ||Z_r' V^-1 Z_s||_F^2``, ``P_r = -(Z_r'V^-1X)'(Z_r'V^-1X)`` and
     ``Q_rs = (Z_r'V^-1X)' (Z_r'V^-1Z_s) (Z_s'V^-1X)``.
     """
-    import scipy.linalg as sla
-    import scipy.sparse as sp
-
     st = fit._state
     pb = st.problem
     # in units of the residual variance (sigma = 1): Phi, PhiA are Var(beta) / sigma^2, and

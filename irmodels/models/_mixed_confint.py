@@ -22,6 +22,7 @@ import copy
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +30,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from irmodels import parallel
 from irmodels._threads import kernel_threads
 from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
-    BoundaryFitWarning,
     ConvergenceError,
     ConvergenceWarning,
     DataFormatError,
@@ -339,6 +340,9 @@ def _boot_chunk(args: tuple) -> np.ndarray:
         pbr = copy.copy(pb)
         pbr.y = y
         try:
+            # scipy's L-BFGS-B and numpy warn (RuntimeWarning: overflow or invalid values,
+            # LinAlgWarning) on some simulated responses; harmless: a failed refit is a NaN row
+            # (the refit itself raises no warning of ours)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 th, b, s2, et = _refit(pbr, x0, reml)
@@ -355,8 +359,6 @@ def bootstrap_draws(fit: MixedResult, n_boot: int, seed: Any, backend: Any = "se
                     n_workers: int | None = None, chunk: int = 25) -> pd.DataFrame:
     """Parametric-bootstrap re-estimates: one row per replicate; columns the SDs (named as in
     ``components``, ``Residual`` last among them) and the fixed effects. Failed refits are NaN."""
-    from irmodels import parallel
-
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 2:
         raise ArgumentError(f"n_resamples must be an integer >= 2; got {n_boot!r}")
     st = fit._state
@@ -402,8 +404,7 @@ def confint(fit: MixedResult, method: str = "profile", level: float = 0.95,
             backend: Any = "serial", n_workers: int | None = None) -> pd.DataFrame:
     level = _check_level(level)
     # BLAS threads by the fit's size, set once for all the refits (irmodels._threads)
-    with kernel_threads(fit._state["problem"].r), warnings.catch_warnings():
-        warnings.simplefilter("ignore", BoundaryFitWarning)
+    with kernel_threads(fit._state["problem"].r):  # the ML refit does not warn (_refit_ml)
         if method == "profile":
             return profile_intervals(fit, level, parm)
         if method == "wald":
@@ -429,8 +430,6 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
     (``share_lower``, ``share_upper`` appended to ``components``) and the D-study's ``Erho2``
     and ``Phi`` get theirs from the same draws (``GStudy.component_draws``).
     """
-    from dataclasses import replace
-
     from irmodels.stats.gtheory import from_fit, term_name
 
     level = _check_level(level)

@@ -27,6 +27,7 @@ from irmodels.errors import (
 )
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design, _reml
+from irmodels.models._anova_fit import drop_missing, refuse_pooled
 
 __all__ = ["MixedDesign", "mixed_design"]
 
@@ -515,13 +516,11 @@ def mixed_design(model: str | ModelSpec, data: pd.DataFrame, *, residual: str | 
     """
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
-    from irmodels.models._anova_fit import drop_missing
 
     data, n_dropped, _ = drop_missing(data, model_columns(model, data, residual), missing,
                                       "irm.mixed")
     spec = resolve_spec(model, list(map(str, data.columns)), data)
     refuse_slopes(spec)
-    from irmodels.models.anova import refuse_pooled
 
     refuse_pooled(data, set(spec.factors) | {f for rt in spec.random for f in rt.factors}
                   | ({residual} if isinstance(residual, str) else set()))

@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
 from irmodels._display import plot_text
 from irmodels._section import figure_axes
 from irmodels._validate import check_choice, check_probability
+from irmodels.data.frame import natural_key
 from irmodels.errors import DataFormatError, DesignError
+from irmodels.models._mixed_residuals import check_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -97,8 +100,6 @@ def _residual_label(type: str) -> str:
 def plot_residuals(fit: Any, kind: str = "fitted", *, type: str = "standardized",
                    by: str | None = None, ax: Any = None) -> Figure:
     """The residual pictures of a mixed fit (see ``MixedResult.plot_residuals``)."""
-    from irmodels.models._mixed_residuals import check_type
-
     kind = check_choice(kind, "kind", RESIDUAL_PLOT_KINDS)
     type = check_type(type)
     if kind == "qq":
@@ -149,8 +150,6 @@ def _box_factors(fit: Any, data: pd.DataFrame, by: str | None) -> list[str]:
 
 def _labels(data: pd.DataFrame, factor: str) -> tuple[np.ndarray, list[str]]:
     """Level code of every row and the levels in natural order."""
-    from irmodels.data.frame import natural_key
-
     cols = factor.split(":")
     lab = data[cols[0]].astype(str)
     for c in cols[1:]:
@@ -221,8 +220,6 @@ def _ppoints(n: int) -> np.ndarray:
 
 
 def _qq_modes(fit: Any, ax: Any) -> Figure:
-    from scipy.special import ndtri
-
     panels = _mode_panels(fit)
     k = len(panels)
     ncol = min(k, 3)
@@ -250,8 +247,6 @@ def caterpillar(fit: Any, term: str | None = None, *, level: float = 0.95,
     a panel per effect (``(Intercept)``, the slopes), the levels sorted by the first effect in
     every panel, each mode with the interval ``b +- z condsd`` (lme4's
     ``dotplot(ranef(fit, condVar = TRUE))``)."""
-    from scipy.special import ndtri
-
     level = check_probability(level, "level")
     frames = fit.random_effects
     names = list(frames)

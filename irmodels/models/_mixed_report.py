@@ -14,6 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from irmodels._display import frame_to_html, quiet_latex_unicode
+from irmodels._section import Section, frame_to_markdown, img_tag
+
 __all__ = ["random_effects_table", "slope_display_tables", "slope_section"]
 
 
@@ -47,9 +50,6 @@ def slope_section(fit: Any, *, digits: int = 4, plot: bool = True) -> Any:
     """The report section of a random-slopes fit: the fit line, its notes (singular fit,
     convergence), the tables, and in HTML the caterpillar plot of the first grouping factor
     (``topic`` when present)."""
-    from irmodels._display import frame_to_html, quiet_latex_unicode
-    from irmodels._section import Section, frame_to_markdown, img_tag
-
     lines = fit._display_title().splitlines()
     rest = " ".join(lines[1:])
     notes = [f"Note: {n}" for n in fit.notes]

@@ -40,8 +40,10 @@ from typing import TYPE_CHECKING, Literal, cast
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.sparse.linalg import splu
 
 from irmodels._validate import check_choice
+from irmodels.models import _reml
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models._lmm import SlopeMixedResult
@@ -83,7 +85,6 @@ def _parts(fit: MixedResult | SlopeMixedResult) -> _Parts:
                       beta=slope.fixed_estimates.to_numpy(float), Z=sp.csr_matrix(d.Z),
                       Lam=d.Lambda(slope.theta), u=np.asarray(slope._pls.u, float),
                       w=np.ones(len(d.y)), sigma=float(slope.sigma))
-    from irmodels.models import _reml
 
     st = fit._state  # a MixedResult (the random-intercept solver)
     pb = st.problem
@@ -126,8 +127,6 @@ def _hat(pt: _Parts) -> np.ndarray:
         def solve(B: np.ndarray) -> np.ndarray:
             return cho_solve(cf, B, check_finite=False)
     else:
-        from scipy.sparse.linalg import splu
-
         M = (ZL.T @ ZL + sp.identity(q, format="csc")).tocsc()
         lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                   options={"SymmetricMode": True})

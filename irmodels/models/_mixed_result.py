@@ -189,8 +189,10 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         out = []
         if self.boundary:
             out.append(self._boundary_note)
-        if not self.converged:
-            out.append("the optimiser did not meet its convergence criterion.")
+        if not self.converged:  # the stage-3 warning when there was one
+            opt = self._state.optimum if self._state is not None else None
+            out.append(opt.warning if opt is not None and opt.warning else
+                       "the optimiser did not meet its convergence criterion.")
         if self.n_dropped:
             out.append(f"{self.n_dropped} row(s) with a missing value in a column the model uses "
                        "were dropped (missing='drop').")

@@ -35,6 +35,7 @@ import pandas as pd
 
 from irmodels._display import ResultDisplay
 from irmodels.errors import DesignError
+from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
 if TYPE_CHECKING:
     from irmodels.formula.spec import ModelSpec
@@ -293,7 +294,6 @@ class FittedModel(ResultDisplay, abc.ABC):
         378
         """
         from irmodels.stats.tukey import tukey_hsd
-        from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):
             raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
@@ -349,7 +349,6 @@ class FittedModel(ResultDisplay, abc.ABC):
         2.4619
         """
         from irmodels.stats.dunnett import dunnett
-        from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 
         if df not in ("per-contrast", "min"):
             raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")

@@ -24,6 +24,7 @@ topic        0.5253  0.7248
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,11 +35,15 @@ import pandas as pd
 from scipy.special import ndtr
 
 from irmodels._validate import check_choice
-from irmodels.errors import ArgumentError, DesignError
+from irmodels.errors import ArgumentError, BoundaryFitWarning, DataFormatError, DesignError
 from irmodels.formula.spec import ModelSpec
+from irmodels.models import _glmm_confint, _glmm_inference
+from irmodels.models._anova_fit import drop_missing
 from irmodels.models._glmm import GlmmDesign, GlmmFit, fit_glmm, glmm_design
+from irmodels.models._glmm_report import glmm_section
 from irmodels.models._lmm import ReTerm, SlopeMixedResult
 from irmodels.models._lmm_inference import means_matrix
+from irmodels.models._mixed_design import model_columns
 from irmodels.models.base import FittedModel, OptSummary
 
 __all__ = ["GlmmResult", "fit_glmm_model", "mixed_glmm", "check_family_args"]
@@ -305,8 +310,8 @@ class GlmmResult(FittedModel):
         return self.contrast_df(D, factor)
 
     # -- refits ---------------------------------------------------------------------------------
-    def _refit(self, data: pd.DataFrame | None = None, *, y: np.ndarray | None = None
-               ) -> GlmmResult:
+    def _refit(self, data: pd.DataFrame | None = None, *, y: np.ndarray | None = None,
+               warn: bool = True) -> GlmmResult:
         """The same model refitted to ``data`` (default: the fit's), or to the response
         ``y`` (a simulated response in the data's rows, on the scale of the formula's
         response: successes for the binomial): for likelihood-ratio tests and the
@@ -319,7 +324,17 @@ class GlmmResult(FittedModel):
         # a simulated beta response is already on the squeezed scale: not squeezed again
         return fit_glmm_model(self.spec, d, family=gd.family, trials=gd.trials,
                               offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
-                              squeeze=gd.squeeze and y is None)
+                              squeeze=gd.squeeze and y is None, warn=warn)
+
+    def _null_model(self) -> GlmmResult:
+        """The null model of Nakagawa et al. (2017, section 5.8): an intercept and the same
+        random terms, offset and trials, fitted without warnings (a singular or unconverged
+        null model is not this fit's caveat)."""
+        gd = self._design
+        lhs = self.spec.formula.split("~", 1)[0].strip()
+        return fit_glmm_model(f"{lhs} ~ 1", gd.lmm.data, family=gd.family, trials=gd.trials,
+                              offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
+                              squeeze=gd.squeeze, warn=False)
 
     # -- inference (irmodels.models._glmm_confint, _glmm_inference) ---------------------------
     def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
@@ -371,9 +386,7 @@ class GlmmResult(FittedModel):
         systemsys3   1.5810  2.3482
         systemsys4   1.2173  1.9930
         """
-        from irmodels.models._glmm_confint import confint  # loads on first use (scipy.optimize)
-
-        return confint(self, method, level, parm, n_resamples, seed, backend, n_workers)
+        return _glmm_confint.confint(self, method, level, parm, n_resamples, seed, backend, n_workers)
 
     def r2(self, method: Literal["theoretical", "lognormal", "delta", "trigamma"] | None = None
            ) -> pd.DataFrame:
@@ -412,9 +425,7 @@ class GlmmResult(FittedModel):
         model
         rel ~ system + (1|topic)    0.1475       0.2649
         """
-        from irmodels.models._glmm_inference import r2_nakagawa  # loads on first use
-
-        return r2_nakagawa(self, method)
+        return _glmm_inference.r2_nakagawa(self, method)
 
     def icc(self, method: Literal["theoretical", "lognormal", "delta", "trigamma"] | None = None
             ) -> pd.DataFrame:
@@ -442,21 +453,28 @@ class GlmmResult(FittedModel):
         topic        0.5253        0.1377           0.1174
         total        0.5253        0.1377           0.1174
         """
-        from irmodels.models._glmm_inference import icc_nakagawa  # loads on first use
-
-        return icc_nakagawa(self, method)
+        return _glmm_inference.icc_nakagawa(self, method)
 
     # -- display --------------------------------------------------------------------------------
     @property
+    def _boundary_note(self) -> str:
+        """The note (and the :class:`~irmodels.BoundaryFitWarning`) of a singular fit."""
+        return (f"singular fit: the variance of {', '.join(self.boundary_components)} is "
+                "estimated at zero")
+
+    @property
     def notes(self) -> tuple[str, ...]:
+        """The fit's caveats: a singular fit (the text of its warning, then where the
+        covariance of the fixed effects comes from), a failed convergence (the text of its
+        warning)."""
         out = []
         if self.boundary:
-            how = ("vcov from R_X, as lme4." if self.vcov_method == "RX" else
-                   "vcov from the Hessian of the parameters off the boundary.")
-            out.append(f"singular fit: the variance of {', '.join(self.boundary_components)} "
-                       f"is estimated at zero (a boundary fit); {how}")
+            out.append(self._boundary_note)
+            out.append("vcov from R_X, as lme4." if self.vcov_method == "RX" else
+                       "vcov from the Hessian of the parameters off the boundary.")
         if not self.converged:
-            out.append("the optimiser did not meet its convergence criterion.")
+            out.append(self._fit.warning or "the optimiser did not meet its convergence "
+                       "criterion.")
         return tuple(out)
 
     def to_frame(self) -> pd.DataFrame:
@@ -486,8 +504,6 @@ class GlmmResult(FittedModel):
         """The report section (``irm.report(fit)``): fit line, how to read it (link and latent
         scales, phi, squeeze, singular fit), fixed effects, random effects, the system means
         on both scales (:mod:`irmodels.models._glmm_report`)."""
-        from irmodels.models._glmm_report import glmm_section
-
         return glmm_section(self, digits=digits)
 
     def __repr__(self) -> str:
@@ -519,32 +535,30 @@ def _deviance_resid(fam: Any, y: np.ndarray, mu: np.ndarray, w: np.ndarray,
 def fit_glmm_model(model: str | ModelSpec, data: pd.DataFrame, *, family: Any,
                    link: str | None = None, trials: Any = None, offset: str | None = None,
                    nagq: int = 1, terms: tuple[ReTerm, ...] | None = None,
-                   squeeze: bool = False, _stacklevel: int = 2) -> GlmmResult:
-    """Fit a GLMM (the engine of ``irm.mixed(..., family=...)``)."""
-    import warnings
-
-    from irmodels.errors import BoundaryFitWarning
-
+                   squeeze: bool = False, warn: bool = True,
+                   _stacklevel: int = 2) -> GlmmResult:
+    """Fit a GLMM (the engine of ``irm.mixed(..., family=...)``). A singular fit or one that
+    does not converge warns (the text of the result's note) unless ``warn=False``."""
     gd = glmm_design(model, data, family=family, link=link, trials=trials, offset=offset,
                      nagq=nagq, terms=terms, squeeze=squeeze)
-    fit = fit_glmm(gd, _stacklevel=_stacklevel + 1)
+    fit = fit_glmm(gd, warn=warn, _stacklevel=_stacklevel + 1)
     nt, p = fit.dev.nt, fit.dev.p
     beta = fit.x[nt:nt + p]
     phi = float(np.exp(fit.x[-1])) if fit.dev.extra else None
     npar = nt + p + fit.dev.extra
     obj = fit.objective
     n = len(gd.y)
-    if fit.boundary:
-        warnings.warn(f"singular fit: the variance of {', '.join(fit.boundary_components)} is "
-                      "estimated at zero", BoundaryFitWarning, stacklevel=_stacklevel)
     dev_resid = float(np.sum(_deviance_resid(gd.family, gd.y, fit.mode.mu, gd.weights, phi)))
-    return GlmmResult(
+    res = GlmmResult(
         spec=gd.lmm.spec, family=gd.family.name, link=gd.family.link.name, nagq=gd.nagq,
         theta=fit.x[:nt].copy(), phi=phi, loglik=-obj / 2, aic=obj + 2 * npar,
         bic=obj + npar * math.log(n), deviance=dev_resid, converged=fit.converged,
         n_iter=fit.n_iter, boundary=fit.boundary, boundary_components=fit.boundary_components,
         fixed_estimates=pd.Series(beta, index=pd.Index(gd.lmm.fixed_names, name="coefficient")),
         n_params=npar, vcov_method=fit.vcov_method, _design=gd, _fit=fit)
+    if fit.boundary and warn:  # the warning is the fit's note, raised once here
+        warnings.warn(res._boundary_note, BoundaryFitWarning, stacklevel=_stacklevel)
+    return res
 
 
 def check_family_args(family: Any, link: Any, trials: Any, offset: Any, nagq: Any,
@@ -607,10 +621,6 @@ def mixed_glmm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link:
             raise ArgumentError("squeeze= applies to the beta family only (scores of exactly "
                                 "0 or 1); give family='beta', or drop squeeze=.")
         return None
-    from irmodels.errors import DataFormatError
-    from irmodels.models._anova_fit import drop_missing
-    from irmodels.models._mixed_design import model_columns
-
     if not isinstance(data, pd.DataFrame):
         raise DataFormatError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     extra = tuple(c for c in (trials, offset) if isinstance(c, str))
