@@ -43,6 +43,7 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,8 +158,6 @@ def make_dir(path: PathLike) -> Path:
 
 def _special_kind(p: Path) -> str:
     """What an existing path that is not a regular file nor a directory is, in words."""
-    import stat
-
     try:
         mode = p.stat().st_mode
     except OSError:  # pragma: no cover - vanished meanwhile

@@ -140,8 +140,10 @@ def set_options(*, threads: Threads | str | _Unset = _UNSET) -> dict[str, Any]:
 def _get_controller() -> Any:
     global _controller
     if _controller is None:
-        import scipy.linalg  # noqa: F401  (load scipy's BLAS before listing the libraries)
-        from threadpoolctl import ThreadpoolController
+        # here, not at import: start-up time (`irmodels anova` imports this module and must
+        # not load scipy.linalg); scipy's BLAS is loaded before threadpoolctl lists the libraries
+        import scipy.linalg  # noqa: F401
+        from threadpoolctl import ThreadpoolController  # start-up time, as above
 
         _controller = ThreadpoolController()
     return _controller

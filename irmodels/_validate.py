@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, overload
@@ -289,8 +290,6 @@ def seed_sequence(seed: Any, name: str = "seed", *, spawn_key: tuple[int, ...] =
 
 def _memory_bytes() -> int:
     """Physical memory of this machine in bytes (16 GiB when it cannot be read)."""
-    import os
-
     try:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX

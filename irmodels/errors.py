@@ -6,6 +6,9 @@ Every error a user can trigger with bad input is an :class:`IRModelsError`; ever
 
 from __future__ import annotations
 
+import errno
+import importlib
+import os
 from types import ModuleType
 
 __all__ = [
@@ -67,9 +70,6 @@ class MissingFileError(IRModelsError, FileNotFoundError):
 
     def __init__(self, message: str = "no such file or directory", *, path: str | None = None,
                  suggestion: str = ""):
-        import errno
-        import os
-
         self.path = None if path is None else str(path)
         self.line = None
         self.reason = message
@@ -189,8 +189,6 @@ class ConvergenceWarning(IRModelsWarning):
 
 def require(module: str, extra: str) -> ModuleType:
     """Import an optional dependency or raise :class:`MissingDependencyError` saying how to get it."""
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on environment

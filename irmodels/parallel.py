@@ -33,11 +33,16 @@ and stderr is a terminal; it is off otherwise (in CI, in files, in notebooks' ca
 from __future__ import annotations
 
 import contextlib
+import importlib
+import multiprocessing
 import os
 import pickle
+import socket
 import sys
+import tempfile
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -47,7 +52,7 @@ from typing import Any, Self, TypeVar
 import numpy as np
 
 from irmodels._validate import check_seed
-from irmodels.errors import ArgumentError, IRModelsError, require
+from irmodels.errors import ArgumentError, IRModelsError, ResourceError, require
 
 __all__ = ["BACKENDS", "FORK_SAFE_THREADS", "START_METHODS", "ParallelError", "check_workers",
            "default_workers", "map", "prestarted", "spawn_seeds", "start_method"]
@@ -143,6 +148,8 @@ class _NoBar:
 def _bar(total: int, progress: bool | None, desc: str | None):
     if not _show_progress(progress):
         return _NoBar()
+    # here, not at import: start-up time (every study and the models' bootstraps import this
+    # module; tqdm is loaded only when a progress bar is shown)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
@@ -346,8 +353,6 @@ def map(
                 client = distributed.Client(backend, set_as_default=False,
                                             timeout=f"{CONNECT_TIMEOUT:g}s")
             except OSError as exc:  # accepted the connection, did not answer as a scheduler
-                from irmodels.errors import ResourceError
-
                 raise ResourceError(
                     f"cannot connect to the Dask scheduler at {backend} ({exc}); check that "
                     "a Dask scheduler listens there, or use backend 'serial' or 'processes'"
@@ -373,7 +378,7 @@ def map(
 CONNECT_TIMEOUT = 5.0
 
 
-def check_scheduler(backend: Any, timeout: float = CONNECT_TIMEOUT) -> None:
+def check_scheduler(backend: Any, *, timeout: float = CONNECT_TIMEOUT) -> None:
     """Fail fast when ``backend`` is the address of a Dask scheduler that nobody answers.
 
     :func:`map` checks an address before it connects (and the command line before it reads
@@ -387,10 +392,6 @@ def check_scheduler(backend: Any, timeout: float = CONNECT_TIMEOUT) -> None:
     ...
     irmodels.errors.ResourceError: cannot reach the Dask scheduler at tcp://127.0.0.1:1 ...
     """
-    import socket
-
-    from irmodels.errors import ResourceError
-
     if not isinstance(backend, str) or backend in BACKENDS:
         return
     address = backend.split("://", 1)[-1]
@@ -477,8 +478,6 @@ _CACHED_FN: tuple[str, Callable[[Any], Any]] | None = None
 
 
 def _import_modules(modules: tuple[str, ...]) -> None:  # initializer of prestarted workers
-    import importlib
-
     for name in modules:
         importlib.import_module(name)
 
@@ -518,8 +517,6 @@ def prestarted(backend: Any, n_workers: int | None = None,
     if backend != "processes" or start_method() == "fork":  # forked workers start at once
         yield
         return
-    import multiprocessing
-
     workers = n_workers or default_workers()
     with _single_threaded_children():
         pool = ProcessPoolExecutor(max_workers=workers,
@@ -538,8 +535,6 @@ def prestarted(backend: Any, n_workers: int | None = None,
 
 def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | None,
                    progress: bool | None, chunksize: int, desc: str | None) -> list[R]:
-    import multiprocessing
-
     # prestarted workers were spawned; otherwise fork when that is safe
     method = "spawn" if _PRESTARTED else start_method()
     # forked workers inherit fn (and the data it carries): nothing to send, but what cannot
@@ -616,9 +611,6 @@ def _drain(pending: dict[Any, int], chunks: list[list[Any]], results: list[Any],
 
 def _map_prestarted(pool: ProcessPoolExecutor, payload: bytes, chunks: list[list[Any]],
                     n_items: int, progress: bool | None, desc: str | None) -> list[Any]:
-    import tempfile
-    import uuid
-
     results: list[list[Any] | None] = [None] * len(chunks)
     fd, path = tempfile.mkstemp(prefix="irmodels-fn-", suffix=".pkl")
     try:

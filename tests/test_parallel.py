@@ -291,3 +291,12 @@ def test_a_dead_worker_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("IRMODELS_START_METHOD", method)
         with pytest.raises(ParallelError, match="worker process ended abruptly.*backend='serial'"):
             irm.parallel.map(_die, [1, 2], backend="processes", n_workers=1)
+
+
+def test_check_scheduler_takes_the_timeout_by_keyword_only() -> None:
+    """issue 26: ``timeout`` is an option (keyword-only); an in-process backend is not checked."""
+    from irmodels.parallel import check_scheduler
+
+    assert check_scheduler("serial", timeout=0.5) is None
+    with pytest.raises(TypeError, match="positional argument"):
+        check_scheduler("serial", 0.5)  # type: ignore[misc]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from irmodels.data.frame import frame
 from irmodels.errors import DataFormatError, UsageError
 
 __all__ = ["CANONICAL", "check_names", "own_names", "relabel", "user_columns", "user_frame"]
@@ -128,8 +129,6 @@ def user_frame(data: Any, *, topic: str = "topic", system: str = "system",
             refuse_missing(data, names, what, owner)
         return data, names
     refuse_missing(data, names, what, owner)
-    from irmodels.data.frame import frame
-
     out = frame(data, topic=names["topic"], system=names["system"], score=names["score"])
     out.attrs.update(data.attrs)
     return out, names

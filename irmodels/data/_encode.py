@@ -185,6 +185,7 @@ def factorize_labels(col: pd.Series, what: str = "the") -> tuple[np.ndarray, np.
     storage = str(getattr(col.dtype, "storage", ""))
     if pd.api.types.is_string_dtype(col.dtype) and "pyarrow" in storage:
         try:
+            # here, not at import: pyarrow is optional (not a dependency of irmodels)
             import pyarrow as pa
             import pyarrow.compute as pc
 
@@ -225,6 +226,7 @@ def label_set(universe: Any) -> Any:
     """``universe`` (unique labels) as :func:`label_positions` looks labels up in it: an Arrow string
     array when pyarrow is installed, else a pandas Index. Convert once to look up many times."""
     try:
+        # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
     except ImportError:  # pragma: no cover
         return pd.Index(universe)
@@ -246,6 +248,7 @@ def label_positions(values: Any, universe: Any) -> np.ndarray:
     u = label_set(universe)
     if isinstance(u, pd.Index):  # pragma: no cover - no pyarrow: pandas' own hashing
         return np.asarray(u.get_indexer(values), dtype=np.int64)
+    # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -261,6 +264,7 @@ def _run_heads(arr: Any) -> np.ndarray | None:
     faster than encoding every row. None (encode every row) for short arrays, nulls, or runs
     shorter than 16 rows on average; the first 4,096 rows decide cheaply for doc ids.
     """
+    # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow.compute as pc
 
     n = len(arr)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._safeio import atomic_file
+from irmodels.data._columns import user_frame
 from irmodels.data._io_tables import EXACT_FLOATS, PathLike
 from irmodels.data._lines import (
     BLANK_LINES,
@@ -289,8 +290,6 @@ def read_frame(path: PathLike, *, topic: str = "topic", system: str = "system",
         for c in dtypes:  # labels as read_matrix reads them: without surrounding spaces
             df[c] = df[c].str.strip()
     try:
-        from irmodels.data._columns import user_frame
-
         # a missing column is named with a "did you mean" (or irm.from_wide for a matrix)
         named, _ = user_frame(df, topic=topic, system=system, score=score, what="",
                               owner="the file")

@@ -369,6 +369,7 @@ def _utf8_buffers(values: pd.Series) -> Iterator[memoryview]:
     """The UTF-8 data buffers of ``values`` as text (no per-value Python work when pyarrow can
     hold them)."""
     try:
+        # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
 
         arr = getattr(values.array, "_pa_array", None)  # pandas' pyarrow-backed str: no copy

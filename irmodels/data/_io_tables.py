@@ -187,6 +187,7 @@ def _simple_layout(data: bytes) -> bytes | None:
 
 def _fast_arrow(data: bytes, fmt: _Format, delim: bytes) -> pd.DataFrame | None:
     try:
+        # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is optional

@@ -9,6 +9,7 @@ numpy only, no pandas: ``irmodels anova`` on a complete matrix reads it through
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import math
 import os
@@ -56,8 +57,6 @@ def missing_file(path: PathLike, what: str = "file") -> MissingFileError:
     suggestion = ""
     try:
         if parent.is_dir():
-            import difflib
-
             with os.scandir(parent) as it:
                 names = [e.name for _, e in zip(range(10_000), it) if not e.name.startswith(".")]
             close = difflib.get_close_matches(p.name, names, n=3, cutoff=0.8)

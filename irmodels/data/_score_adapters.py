@@ -12,8 +12,10 @@ import codecs
 import csv
 import io
 import math
+import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -153,9 +155,6 @@ def _decode_utf8(raw: bytes) -> str:
 
 def via_file(text: str, reader: Any, what: str) -> pd.DataFrame:
     """Read TREC text with a path-based reader; errors name "the file-like <what>"."""
-    import tempfile
-    from pathlib import Path
-
     with tempfile.TemporaryDirectory(prefix="irmodels-") as tmp:
         p = Path(tmp) / what
         p.write_text(text, encoding="utf-8")

@@ -54,6 +54,7 @@ from irmodels.data._score_adapters import (
     scores_input,
     via_file,
 )
+from irmodels.data.io import read_qrels, read_run
 from irmodels.errors import DataFormatError
 
 __all__ = ["qrels_input", "runs_input", "scores_input"]
@@ -110,8 +111,6 @@ def qrels_input(qrels: object) -> object:
     if is_ranx_qrels(qrels):
         return _nested_to_frame(qrels.to_dict(), "rel")  # type: ignore[attr-defined]
     if hasattr(qrels, "read"):
-        from irmodels.data.io import read_qrels
-
         return via_file(read_text(qrels), read_qrels, "qrels")
     if isinstance(qrels, Mapping):  # pytrec_eval / ir_measures dict {qid: {docid: grade}}
         if nesting(qrels) == 2:
@@ -197,8 +196,6 @@ def runs_input(runs: object) -> object:
         out = _run_frame(runs)
         return runs if out is None else out
     if hasattr(runs, "read"):
-        from irmodels.data.io import read_run
-
         return via_file(read_text(runs), read_run, "run")
     if isinstance(runs, Mapping) and runs:
         if all(isinstance(v, pd.DataFrame) for v in runs.values()) and all(

@@ -38,8 +38,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, ndtri
 
 from irmodels._validate import check_int, check_seed
+from irmodels.data.measures import evaluate
 from irmodels.errors import ArgumentError
 
 __all__ = ["PRESETS", "DemoCollection", "generate", "write_runs"]
@@ -119,8 +121,6 @@ class DemoCollection:
         >>> f.shape, list(f.columns)
         ((40, 4), ['measure', 'topic', 'system', 'score'])
         """
-        from irmodels.data.measures import evaluate
-
         return evaluate(self.runs, self.qrels, measures, shards=shards, undefined=undefined,
                         depth=depth, relevance_level=relevance_level, complete=complete)
 
@@ -157,6 +157,7 @@ class DemoCollection:
         except ImportError:  # pragma: no cover - pyarrow ships with pandas 3 in practice
             lines_arr = None
         if lines_arr is not None:
+            # here, not at import: pyarrow is optional (not a dependency of irmodels)
             import pyarrow as pa
             import pyarrow.csv as pacsv
 
@@ -182,6 +183,7 @@ def _run_lines_arrow(runs: pd.DataFrame):
     Scores are printed with exactly 6 decimals (as ``"%.6f"``), built from integers so that the
     5,000,000 lines of the trec8 preset take no Python-level formatting.
     """
+    # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -202,6 +204,7 @@ def _run_lines_arrow(runs: pd.DataFrame):
 
 def _score_text_arrow(scores: np.ndarray):
     """Scores printed as ``"%.6f"`` (an Arrow ``large_string`` array), built from integers."""
+    # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -223,6 +226,7 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 def _str_column(values: np.ndarray, codes: np.ndarray | None = None) -> pd.Series:
     """A pandas ``str`` column from labels (optionally indexed by integer codes), built fast."""
     try:
+        # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
 
         labels = pa.array(np.asarray(values, dtype=object), type=pa.string())
@@ -318,8 +322,6 @@ def _draw_model(rng: np.random.Generator, n_t: int, n_s: int, depth_: int,
                 n_d: int) -> _Model:
     """Draw the documents, relevant sets, latent effects and relevant counts (in this order:
     :func:`generate` and :func:`write_runs` share the stream)."""
-    from scipy.special import expit, ndtri
-
     width = max(7, len(str(n_d)))
     docids = np.array([f"D{i:0{width}d}" for i in range(1, n_d + 1)], dtype=object)
     topic_ids = tuple(str(t) for t in range(1, n_t + 1))
@@ -549,6 +551,7 @@ class _TopicBlockWriter:
         self.arrow = arrow
         n_s, depth_ = len(model.system_ids), model.depth
         if arrow:
+            # here, not at import: pyarrow is optional (not a dependency of irmodels)
             import pyarrow as pa
 
             text = pa.large_string()
@@ -573,6 +576,7 @@ class _TopicBlockWriter:
                 .encode() for j, tag in enumerate(model.system_ids)]
             bounds = np.r_[0, np.cumsum([len(c) for c in chunks])]
             return b"".join(chunks), bounds
+        # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
         import pyarrow.compute as pc
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from irmodels.data.io import read_matrix
 from irmodels.errors import DatasetDownloadError, DatasetError, IRModelsWarning
 
 __all__ = ["DatasetNotice", "cache_dir", "canonical_measure", "info", "list", "load", "path"]
@@ -344,8 +345,6 @@ def load(collection: str, measure: str | None = None) -> pd.DataFrame:
     >>> data["topic"].nunique(), data["system"].nunique()
     (50, 129)
     """
-    from irmodels.data.io import read_matrix
-
     entry = _find(collection, measure)
     p = path(entry.collection, entry.measure)
     data = read_matrix(

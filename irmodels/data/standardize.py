@@ -14,6 +14,7 @@ Effective Approach to Score Standardisation", ICTIR 2016 (U-std); Urbano, Lima &
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import warnings
@@ -300,8 +301,8 @@ class Standardizer:
     def from_factors(
         cls,
         factors: pd.DataFrame,
-        method: Method = "z",
         *,
+        method: Method = "z",
         A: float = 0.15,
         B: float = 0.5,
     ) -> Standardizer:
@@ -552,8 +553,6 @@ class Standardizer:
         elif text.startswith(_CSV_MAGIC):
             first, _, rest = text.partition("\n")
             doc = json.loads(first[len(_CSV_MAGIC):])
-            import io
-
             # the saved 17 digits, exactly
             table = pd.read_csv(io.StringIO(rest), dtype={k: str for k in doc.get("keys", [])},
                                 **EXACT_FLOATS)

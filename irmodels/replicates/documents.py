@@ -371,7 +371,11 @@ def document_samples(
     model : {"bootstrap", "kde", "gmg"}
         Score model of each class (see the module notes).
     n_samples : int
-        Simulated samples ``C`` per (topic, run).
+        Simulated samples ``C`` per (topic, run). Each is a new document sample drawn from the
+        generative model (Poisson counts of relevant documents, scores from the fitted score
+        model), a simulated replicate of the collection rather than a resample of the observed
+        rows, so it keeps the simulator's name (not ``n_resamples``), as
+        the study module :mod:`irmodels.studies.document_samples` does.
     measure : str
         ``AP``, ``P@k``, ``RR``, ``Rprec``, ``nDCG@k`` or ``RBP(p)``.
     depth : int

@@ -328,3 +328,14 @@ def test_sample_sd_factors_and_scores_equal_r(adhoc5):
                                atol=1e-14)
     pop = Standardizer("z", ddof=0).fit(adhoc5, reference=ref["reference"])
     np.testing.assert_allclose(pop.factors["sigma"], ref["sd_population"], rtol=1e-12)
+
+
+def test_from_factors_takes_the_method_by_keyword_only() -> None:
+    """issue 26: ``method`` is an option (keyword-only); the factors stay positional."""
+    factors = pd.DataFrame({"topic": ["1", "2"], "mu": [0.2, 0.4], "sigma": [0.1, 0.2]})
+    s = Standardizer.from_factors(factors, method="z")
+    out = s.transform(irm.frame(pd.DataFrame({"topic": ["1", "2"], "system": "a",
+                                              "score": [0.3, 0.2]})))
+    np.testing.assert_allclose(out["score"].to_numpy(), [1.0, -1.0], rtol=1e-12)
+    with pytest.raises(TypeError, match="positional argument"):
+        Standardizer.from_factors(factors, "z")  # type: ignore[misc]
