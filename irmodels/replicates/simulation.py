@@ -156,7 +156,8 @@ class TopicSimulator(ResultDisplay):
 
     # ---- transformations
     def with_means(self, means: float | Sequence[float] | Mapping[str, float] | pd.Series,
-                   *, unreachable: Literal["raise", "drop"] = "raise") -> TopicSimulator:
+                   *, unreachable: Literal["raise", "drop"] = "raise", warn: bool = True
+                   ) -> TopicSimulator:
         """A simulator whose margins are transformed to the given expected values.
 
         ``means``: one value for every system, a sequence in :attr:`systems` order, or a
@@ -167,13 +168,15 @@ class TopicSimulator(ResultDisplay):
         CDF that is 1, in floating point, a little above 0): ``unreachable="raise"`` (the
         default) refuses, ``"drop"`` leaves such systems out of the simulator (as simIReff's
         ``effTransformAll`` returns NA for them) and names them in a
-        :class:`~irmodels.errors.DataQualityWarning`.
+        :class:`~irmodels.errors.DataQualityWarning` (``warn=False``: silently, for a caller
+        that reports them itself).
         """
         if unreachable not in ("raise", "drop"):
             raise DesignError(f"unreachable must be 'raise' or 'drop'; got {unreachable!r}.")
         current = self.expected_means
         if isinstance(means, (Mapping, pd.Series)):
-            unknown = [k for k in means if str(k) not in self.systems]
+            keys = means.index if isinstance(means, pd.Series) else means
+            unknown = [k for k in keys if str(k) not in self.systems]
             if unknown:
                 raise DesignError(f"no system {unknown[0]!r} in the simulator.")
             target = current.copy()
@@ -210,12 +213,13 @@ class TopicSimulator(ResultDisplay):
                 f"only {len(keep)} system(s) can be moved to the expected means asked for; "
                 f"{len(dropped)} cannot ({', '.join(dropped[:5])}"
                 f"{', ...' if len(dropped) > 5 else ''}). Choose means nearer the systems'.")
-        warnings.warn(
-            f"{len(dropped)} of {len(self.systems)} systems cannot be moved to the expected "
-            f"mean(s) asked for and are left out of the simulator: {', '.join(dropped[:8])}"
-            f"{', ...' if len(dropped) > 8 else ''} (their margins reach too little or too "
-            "much of [0, 1]; e.g. scores all near 0). Drop them first "
-            "(irm.filter_systems) to silence this.", DataQualityWarning, stacklevel=3)
+        if warn:
+            warnings.warn(
+                f"{len(dropped)} of {len(self.systems)} systems cannot be moved to the expected "
+                f"mean(s) asked for and are left out of the simulator: {', '.join(dropped[:8])}"
+                f"{', ...' if len(dropped) > 8 else ''} (their margins reach too little or too "
+                "much of [0, 1]; e.g. scores all near 0). Drop them first "
+                "(irm.filter_systems) to silence this.", DataQualityWarning, stacklevel=3)
         return out._subset(keep)
 
     def select(self, systems: Sequence[str]) -> TopicSimulator:

@@ -48,18 +48,29 @@ from irmodels._validate import (
     did_you_mean,
     seed_sequence,
 )
+from irmodels.data._columns import user_frame
+from irmodels.data.frame import to_wide
 from irmodels.errors import ArgumentError, DataQualityWarning, DesignError
 from irmodels.parallel import map as parallel_map
+from irmodels.replicates import _copulas
+from irmodels.replicates._margins import Margin, quantiles
+from irmodels.replicates.simulation import TopicSimulator, fit_simulator
+from irmodels.stats.paired import paired_t_test, sign_test, wilcoxon_test
+from irmodels.stats.resampling import resampling_test
+from irmodels.stats.studentized import sf as studentized_sf
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from irmodels._section import Section
-    from irmodels.replicates.simulation import TopicSimulator
 
-__all__ = ["ERROR_COLUMNS", "TESTS", "ErrorRateStudy", "test_errors"]
+__all__ = ["DESIGNS", "ERROR_COLUMNS", "TESTS", "ErrorRateStudy", "test_errors"]
 
 TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation", "tukey", "mixed")
+#: How a trial simulates its pair: ``"systems"`` (every system's margin moved to one mean, a
+#: Gaussian copula of all systems) or ``"pairs"`` (Urbano, Lima & Hanjalic's: run 1's margin
+#: for both runs, a bivariate copula family chosen by AIC per pair).
+DESIGNS = ("systems", "pairs")
 _FULL = ("tukey", "mixed")  # tests that need every system of a trial simulated
 #: Columns of :meth:`ErrorRateStudy.to_frame`, in order.
 ERROR_COLUMNS = ("test", "topics", "alpha", "type_I", "type_II", "type_III", "n_trials")
@@ -69,12 +80,26 @@ _CHUNK = 50  # trials per unit of work: fixed, so the seeds never depend on the 
 
 
 @dataclass(frozen=True)
+class _PairModel:
+    """The paper's design: per system its margin and that margin moved ``delta`` up; per pair
+    (i < j) the bivariate copula chosen by AIC (VineCopula's family numbers)."""
+
+    margins: tuple[Margin, ...]
+    raised: tuple[Margin, ...]
+    family: np.ndarray  # R x R, the upper triangle used
+    par: np.ndarray
+    par2: np.ndarray
+
+
+@dataclass(frozen=True)
 class _Context:
     null: TopicSimulator
     alt: TopicSimulator
     tests: tuple[str, ...]
     alphas: tuple[float, ...]
     n_resamples: int
+    pairs: _PairModel | None = None
+    sign_ties: float = 0.0
 
 
 def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
@@ -87,8 +112,6 @@ def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
     MS_E, else (topic variance on the boundary, 0) the pooled (SS_topic + SS_E) / ((c - 1) R);
     t = diff / sqrt(2 sigma_e^2 / c) on (c - 1)(R - 1) df, or (c - 1) R at the boundary.
     """
-    from irmodels.stats.studentized import sf
-
     B, c, R = S.shape
     means = S.mean(axis=1)  # B x R
     tmeans = S.mean(axis=2)  # B x c
@@ -105,7 +128,7 @@ def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.abs(d) / np.sqrt(ms_e / c)
         q = np.where(d == 0, 0.0, q)
-        out["tukey"] = (np.asarray(sf(np.where(np.isfinite(q), q, 1e300), R, df_e), float),
+        out["tukey"] = (np.asarray(studentized_sf(np.where(np.isfinite(q), q, 1e300), R, df_e), float),
                         np.sign(d))
         interior = ms_t >= ms_e
         var = np.where(interior, ms_e, (ss_t + ss_e) / ((c - 1) * R))
@@ -116,12 +139,12 @@ def _full_stats(S: np.ndarray, ia: np.ndarray, ib: np.ndarray
     return out
 
 
-def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples: int
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided p-values and the direction (sign of b - a) of every column of ``D``."""
-    from irmodels.stats.paired import paired_t_test, sign_test, wilcoxon_test
-    from irmodels.stats.resampling import resampling_test
+def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples: int,
+                sign_ties: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided p-values and the direction (sign of b - a) of every column of ``D``.
 
+    ``sign_ties``: the sign test counts a difference with ``|d| <= sign_ties`` as a tie (when
+    positive; 0 counts only ``d = 0``), as the paper's ``test_sign(min_d = .01)``."""
     if test == "t":
         with np.errstate(divide="ignore", invalid="ignore"):
             res = paired_t_test(D, "two-sided", 0.05)
@@ -131,11 +154,40 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
         n = res["n"]
         return res["p"], np.sign(res["statistic"] - n * (n + 1) / 4.0)
     if test == "sign":
-        res = sign_test(D, "two-sided")
+        # the ties set to 0: sign_test counts d > 0 among d != 0, i.e. d > t among |d| > t
+        res = sign_test(np.where(np.abs(D) <= sign_ties, 0.0, D) if sign_ties > 0 else D,
+                        "two-sided")
         return res["p"], np.sign(res["statistic"] - res["n"] / 2.0)
     kind = "bootstrap" if test == "bootstrap" else "randomization"
     res, _ = resampling_test(kind, D, "two-sided", 0.05, n_resamples, rng, None)
     return res["p"], np.sign(D.mean(axis=0))
+
+
+def _pair_differences(model: _PairModel, c: int, ia: np.ndarray, ib: np.ndarray,
+                      rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The paper's trials: c topics of each pair (a, b) from the copula of the pair (fitted
+    with the lower index first) and a's margin for both runs (under the alternative b's run
+    through a's margin moved ``delta`` up): ``{"null": D, "alt": D}``, D = b - a, c x n."""
+    lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
+    U1, U2 = _copulas.simulate(model.family[lo, hi], model.par[lo, hi], model.par2[lo, hi], c,
+                               rng)
+    base = [model.margins[int(a)] for a in ia]
+    Xa = quantiles(base, U1)
+    return {"null": quantiles(base, U2) - Xa,
+            "alt": quantiles([model.raised[int(a)] for a in ia], U2) - Xa}
+
+
+def _fit_pair_model(X: np.ndarray, margins: tuple[Margin, ...], raised: tuple[Margin, ...],
+                    seed: np.random.SeedSequence) -> _PairModel:
+    """Pseudo-observations of ``X`` (topics x systems; ties broken at random, from ``seed``),
+    and every pair's copula by AIC (:func:`irmodels.replicates._copulas.select_families`)."""
+    U = _copulas.pseudo_observations(X, np.random.default_rng(seed))
+    R = X.shape[1]
+    lo, hi = np.triu_indices(R, k=1)
+    sel = _copulas.select_families(U[:, lo], U[:, hi])
+    fam, par, par2 = np.zeros((R, R), np.int64), np.zeros((R, R)), np.zeros((R, R))
+    fam[lo, hi], par[lo, hi], par2[lo, hi] = sel["family"], sel["par"], sel["par2"]
+    return _PairModel(margins=margins, raised=raised, family=fam, par=par, par2=par2)
 
 
 def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
@@ -147,14 +199,17 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
     pairs = np.array([rng.choice(R, size=2, replace=False) for _ in range(n)])
     ia, ib = pairs[:, 0], pairs[:, 1]
     out: dict[tuple[str, float, str], int] = {}
+    paired = _pair_differences(ctx.pairs, c, ia, ib, rng) if ctx.pairs is not None else None
     for hyp in ("null", "alt"):
-        if full:
+        S: np.ndarray | None = None
+        if paired is not None:
+            D = paired[hyp]
+        elif full:
             S = np.stack([
                 (ctx.null if hyp == "null" else ctx.null.with_margins_of(ctx.alt, [b]))
                 .sample_matrix(c, rng) for b in ib])  # trials x c x R
             D = (S[np.arange(n), :, ib] - S[np.arange(n), :, ia]).T  # c x trials
         else:
-            S = None
             cols = []
             for a, b in zip(ia, ib):
                 sim = ctx.null if hyp == "null" else ctx.null.with_margins_of(ctx.alt, [b])
@@ -165,7 +220,7 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
             if test in _FULL:
                 p, direction = full_stats[test]
             else:
-                p, direction = _pair_stats(D, test, rng, ctx.n_resamples)
+                p, direction = _pair_stats(D, test, rng, ctx.n_resamples, ctx.sign_ties)
             for alpha in ctx.alphas:
                 sig = p <= alpha  # NaN (a pair identical on every topic) is not significant
                 if hyp == "null":
@@ -326,6 +381,8 @@ def test_errors(
     margins: Literal["auto", "truncnorm", "beta", "kernel", "betabinom"] | Mapping[str, str]
     = "auto",
     n_resamples: int = 1000,
+    design: Literal["systems", "pairs"] = "systems",
+    sign_ties: float = 0.0,
     seed: Any = 0,
     backend: Any = "serial",
     n_workers: int | None = None,
@@ -361,6 +418,18 @@ def test_errors(
         Margin family (``auto``: by AIC per system), or a mapping system -> family.
     n_resamples : int
         Resamples of the bootstrap and permutation tests (default 1000).
+    design : {"systems", "pairs"}
+        How a trial simulates its pair. ``"systems"`` (the default): every system's margin
+        moved to one mean ``m`` and a Gaussian copula of all systems. ``"pairs"``: Urbano,
+        Lima & Hanjalic's (SIGIR 2019, ``R/11-type_1.R``): the pair's first run's margin for
+        both runs and the pair's own bivariate copula, its family chosen by AIC as
+        VineCopula's ``BiCopSelect`` does (Gaussian, t, Clayton, Gumbel, Frank, Joe and
+        their rotations; :mod:`irmodels.replicates._copulas`) on the pair's
+        pseudo-observations; under the alternative the second run goes through the first's
+        margin moved ``delta`` up. Needs a data frame, and only the paired tests.
+    sign_ties : float
+        The sign test counts a difference with ``|d| <= sign_ties`` as a tie (default 0:
+        only ``d = 0``). The paper uses 0.01 (``R/ir_tests.R``).
     seed : int
         Seed of the study; the trials of size c come from ``SeedSequence(seed,
         spawn_key=(c,))``, in batches of 50 with one child seed each.
@@ -382,8 +451,11 @@ def test_errors(
 
     Raises
     ------
+    ArgumentError
+        Unknown tests or design, ``tukey``/``mixed`` or a fitted simulator with
+        ``design="pairs"``, a negative ``sign_ties``.
     DesignError
-        Unknown tests, sizes below 3, bad alpha, ``n_trials``, ``delta`` (the null mean plus
+        Sizes below 3, bad alpha, ``n_trials``, ``delta`` (the null mean plus
         ``delta`` must stay inside (0, 1)), and the simulator's refusals.
 
     Notes
@@ -412,9 +484,17 @@ def test_errors(
     1     t      25   0.05    0.09     0.87      0.00       100
     2  sign      10   0.05    0.05     0.94      0.02       100
     3  sign      25   0.05    0.10     0.91      0.00       100
-    """
-    from irmodels.replicates.simulation import TopicSimulator, fit_simulator
 
+    The paper's design, and its sign test (``|d| <= 0.01`` a tie):
+
+    >>> paper = irm.studies.test_errors(irm.datasets.load("adhoc3", "AP"),
+    ...                                 tests=["t", "sign"], sizes=25, alpha=0.05,
+    ...                                 n_trials=100, seed=1, design="pairs", sign_ties=0.01)
+    >>> paper.to_frame()
+       test  topics  alpha  type_I  type_II  type_III  n_trials
+    0     t      25   0.05    0.02     0.85       0.0       100
+    1  sign      25   0.05    0.02     0.91       0.0       100
+    """
     seed = check_seed(seed)
     test_list = _as_tuple(tests, "tests")
     bad = [t for t in test_list if t not in TESTS]
@@ -423,6 +503,23 @@ def test_errors(
                             f"{did_you_mean(bad[0] if bad else tests, TESTS)}; choose among "
                             f"{', '.join(map(repr, TESTS))}.")
     test_list = tuple(dict.fromkeys(test_list))
+    if design not in DESIGNS:
+        raise ArgumentError(f"unknown design {design!r}{did_you_mean(design, DESIGNS)}; choose "
+                            f"one of {', '.join(map(repr, DESIGNS))}.")
+    sign_ties = check_number(sign_ties, "sign_ties")
+    if sign_ties < 0:
+        raise ArgumentError(f"sign_ties is the largest |difference| counted as a tie and "
+                            f"cannot be negative; got {sign_ties!r} (the paper uses 0.01).")
+    if design == "pairs":
+        full = [t for t in test_list if t in _FULL]
+        if full:
+            raise ArgumentError(
+                f"design='pairs' simulates only the pair, and {full[0]!r} needs every system; "
+                "use design='systems' for 'tukey' and 'mixed'.")
+        if isinstance(data, TopicSimulator):
+            raise ArgumentError(
+                "design='pairs' fits each pair's copula to the scores: pass the data frame, "
+                "not a fitted TopicSimulator.")
     try:
         size_list = tuple(sorted({int(s) for s in _as_tuple(sizes, "sizes")}))
     except (TypeError, ValueError):
@@ -452,27 +549,46 @@ def test_errors(
     if not 0 < m + delta < 1:
         raise DesignError(f"the null mean {m:.4f} plus delta={delta:g} leaves (0, 1); use a "
                           "smaller delta.")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataQualityWarning)
-        null = sim.with_means(m, unreachable="drop")
-        alt = sim.with_means(m + delta, unreachable="drop")
-    common = [s for s in sim.systems if s in null.systems and s in alt.systems]
+    # the systems left out are named in one warning below
+    null = sim.with_means(m, unreachable="drop", warn=False)
+    alt = sim.with_means(m + delta, unreachable="drop", warn=False)
+    raised: list[Margin] = []
+    if design == "pairs":  # each system's own margin moved delta up
+        up = sim.with_means(sim.expected_means + delta, unreachable="drop", warn=False)
+        common = [s for s in sim.systems if s in up.systems]
+        raised = [up._margins[up.systems.index(s)] for s in common]
+    else:
+        common = [s for s in sim.systems if s in null.systems and s in alt.systems]
     if len(common) < 2:
         raise DesignError(
             f"fewer than 2 systems can be moved to the null mean {m:.4f} and to {m + delta:.4f}; "
             "drop the systems far from the others (irm.filter_systems) or use a smaller delta.")
     if len(common) < len(sim.systems):
         left = [s for s in sim.systems if s not in common]
+        where = (f"to the null mean {m:.4f} or to {m + delta:.4f}" if design == "systems"
+                 else f"{delta:g} above their expected score")
         warnings.warn(
-            f"{len(left)} of {len(sim.systems)} systems cannot be moved to the null mean "
-            f"{m:.4f} or to {m + delta:.4f} and are left out of the trials: "
-            f"{', '.join(left[:8])}{', ...' if len(left) > 8 else ''} (their margins reach too "
+            f"{len(left)} of {len(sim.systems)} systems cannot be moved {where} and are left "
+            f"out of the trials: {', '.join(left[:8])}{', ...' if len(left) > 8 else ''} (their margins reach too "
             "little of [0, 1], e.g. scores all near 0). Drop them first (irm.filter_systems) "
             "to silence this.", DataQualityWarning, stacklevel=2)
-    ctx = _Context(null=null.select(common), alt=alt.select(common), tests=test_list,
-                   alphas=alphas, n_resamples=int(n_resamples))
-    units = []
     root = seed_sequence(seed)
+    pair_model = None
+    if design == "pairs":
+        frame_, _ = user_frame(data, topic=topic, system=system, score=score,
+                               what="irm.studies.test_errors")
+        wide = to_wide(frame_)
+        wide.columns = [str(x) for x in wide.columns]
+        # spawn key 0: the sizes' keys are >= 3
+        pair_model = _fit_pair_model(wide[common].to_numpy(dtype=np.float64),
+                                     tuple(sim._margins[sim.systems.index(s)] for s in common),
+                                     tuple(raised), seed_sequence(root, spawn_key=(0,)))
+        m = float(np.mean([mg.mean for mg in pair_model.margins]))
+    ctx = _Context(null=(null if design == "systems" else sim).select(common),
+                   alt=(alt if design == "systems" else sim).select(common), tests=test_list,
+                   alphas=alphas, n_resamples=int(n_resamples), pairs=pair_model,
+                   sign_ties=float(sign_ties))
+    units = []
     for c in size_list:
         n_chunks = -(-int(n_trials) // _CHUNK)
         for k, child in enumerate(seed_sequence(root, spawn_key=(c,)).spawn(n_chunks)):
