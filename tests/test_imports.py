@@ -290,12 +290,7 @@ def test_the_cycle_check_sees_cycles(tmp_path):
 MAX_LINES = 800
 TOO_LONG: dict[str, tuple[int, str]] = {
     # being edited by other work when the limit came in (issue 26), left for their owners
-    "irmodels/models/anova.py": (816, "AnovaResult's body and anova(); 789 once AnovaResult "
-                                      "takes tukey/dunnett from FittedModel"),
     # a little over: one class each, not split yet
-    "irmodels/data/frame.py": (836, "the long frame's helpers"),
-    "irmodels/inference/power.py": (824, "power and topic-set size"),
-    "irmodels/inference/variability.py": (818, "edited in parallel (scale fixes)"),
 }
 
 
@@ -317,15 +312,6 @@ def test_no_module_over_the_size_limit():
 #: yet. An entry whose import is gone fails (``test_private_import_allow_list_is_current``), so
 #: the list only shrinks.
 PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
-    # home modules other helpers of issue 26 edit in parallel (models/: the FittedModel base and
-    # the mixed split; formula/; inference/ under the FittedModel and ArgumentError work; the
-    # paired-test kernels that item 1 moves to stats/ under public names): made public there
-    "models": ("models/ is being split and re-based (issue 26 items 2-3)", {
-        "irmodels.models._anova_fit._check_spec", "irmodels.models._anova_fit._encode",
-        "irmodels.models._anova_fit._fit_lsq", "irmodels.models._anova_fit._missing_margins",
-        "irmodels.models._anova_fit._resolve", "irmodels.models._anova_fit._table_axes",
-        "irmodels.models._anova_fit._zero_df_message",
-    }),
     # not done yet: the score models' internals (replicates/_score_models.py, edited by another
     # helper of issue 26)
     "todo": ("not made public yet (issue 26 item 6)", {

@@ -250,7 +250,7 @@ def test_check_finite_scores_without_labels_and_nullable():
 
 
 def test_check_distinct_rows_fast_path_equals_pandas():
-    from irmodels.data.frame import _duplicated_rows, check_distinct_rows
+    from irmodels.data._frame_checks import _duplicated_rows, check_distinct_rows
 
     rng = np.random.default_rng(5)
     d = irm.frame(pd.DataFrame({"topic": rng.integers(0, 6, 200), "system": rng.integers(0, 4, 200),
