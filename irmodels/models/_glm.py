@@ -274,7 +274,7 @@ class GlmResult(FittedModel):
             rows.append(acc / count)
         return np.array(rows), list(levels[factor])
 
-    def marginal_means(self, factor: str = "system",
+    def marginal_means(self, factor: str = "system", *,
                        scale: Literal["link", "response"] = "link") -> pd.Series:
         """Estimated marginal means of a factor, as ``emmeans(fit, ~ factor)``.
 
@@ -292,7 +292,7 @@ class GlmResult(FittedModel):
     def _offset_at(self) -> float:
         return float(np.mean(self._design.offset)) if self._design.has_offset else 0.0
 
-    def marginal_means_cov(self, factor: str = "system",
+    def marginal_means_cov(self, factor: str = "system", *,
                            scale: Literal["link", "response"] = "link") -> pd.DataFrame:
         """Covariance of :meth:`marginal_means` (on the response scale by the delta method)."""
         M, labels = self._mm_matrix(factor)

@@ -81,6 +81,7 @@ from irmodels.models._mixed_plots import MixedResidualPlots, caterpillar
 from irmodels.models._mixed_report import slope_display_tables, slope_section
 from irmodels.models._mixed_residuals import mixed_residuals
 from irmodels.models.base import FittedModel, LinearMixedCounts, OptSummary
+from irmodels.stats.gtheory import from_fit
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models._mixed_residuals import ResidualType
@@ -302,8 +303,8 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
                            index=pd.Index(self.fixed_estimates.index, name="coefficient"))
         return out
 
-    def anova(self, type: int = 3, ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
-              ) -> Any:
+    def anova(self, type: int = 3, *,
+              ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite") -> Any:
         """Type III F tests of the fixed terms, as lmerTest's ``anova(fit, type = 3, ddf =
         ...)`` (interactions of factors included): ``ddf="satterthwaite"`` (``contestMD``) or
         ``"kenward-roger"`` (pbkrtest's adjusted covariance and scaled F, REML fits; the
@@ -328,8 +329,8 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         """
         return _lmm_inference.anova(self, type=type, ddf=ddf)
 
-    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
-                level: float = 0.95, *, parm: Any = None, n_resamples: int = 500,
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile", *,
+                level: float = 0.95, parm: Any = None, n_resamples: int = 500,
                 seed: Any = 0, backend: Any = "serial", n_workers: int | None = None
                 ) -> pd.DataFrame:
         """Confidence intervals of the SDs, correlations, residual SD and fixed effects, as
@@ -374,8 +375,6 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
     def gstudy(self, facets: Any = None, data: Any = None) -> Any:
         """Refused (:class:`~irmodels.ModelError`): G coefficients need variance components
         constant over the design; a random slope makes them depend on x."""
-        from irmodels.stats.gtheory import from_fit
-
         return from_fit(self, facets, data)
 
     # -- random effects -------------------------------------------------------------------------

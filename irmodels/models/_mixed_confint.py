@@ -42,6 +42,7 @@ from irmodels.errors import (
 )
 from irmodels.models import _reml
 from irmodels.models._mixed_optimize import optimise_scaled
+from irmodels.stats.gtheory import from_fit, term_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from irmodels.models.mixed import MixedResult
@@ -430,8 +431,6 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
     (``share_lower``, ``share_upper`` appended to ``components``) and the D-study's ``Erho2``
     and ``Phi`` get theirs from the same draws (``GStudy.component_draws``).
     """
-    from irmodels.stats.gtheory import from_fit, term_name
-
     level = _check_level(level)
     gs = from_fit(fit, facets, data)
     with kernel_threads(fit._state["problem"].r):  # threads set once for all the refits

@@ -336,7 +336,8 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
 
     # tukey() and dunnett() are FittedModel's (per-contrast Satterthwaite df by default)
 
-    def anova(self, type: int = 3, ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
+    def anova(self, type: int = 3, *,
+              ddf: Literal["satterthwaite", "kenward-roger"] = "satterthwaite"
               ) -> MixedAnovaResult:
         """F tests of the fixed terms, as lmerTest's ``anova(fit, type = 3, ddf = ...)``.
 
@@ -370,8 +371,8 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         """
         return _anova(self, type=type, ddf=ddf)
 
-    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
-                level: float = 0.95, *, parm: Sequence[str] | None = None,
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile", *,
+                level: float = 0.95, parm: Sequence[str] | None = None,
                 n_resamples: int = 500, seed: Any = 0, backend: Any = "serial",
                 n_workers: int | None = None, **deprecated: Any) -> pd.DataFrame:
         """Confidence intervals of the standard deviations and the fixed effects (lme4's

@@ -36,6 +36,7 @@ import pandas as pd
 from irmodels._display import ResultDisplay
 from irmodels.errors import DesignError
 from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
+from irmodels.stats.tukey import tukey_hsd
 
 if TYPE_CHECKING:
     from irmodels.formula.spec import ModelSpec
@@ -293,8 +294,6 @@ class FittedModel(ResultDisplay, abc.ABC):
         >>> fit.tukey().n_significant
         378
         """
-        from irmodels.stats.tukey import tukey_hsd
-
         if df not in ("per-contrast", "min"):
             raise DesignError(f"df must be 'per-contrast' or 'min'; got {df!r}.")
         link, kind = comparison_scale(self, scale, contrast)
@@ -348,6 +347,8 @@ class FittedModel(ResultDisplay, abc.ABC):
         >>> round(res.critical_value, 4)  # R: mvtnorm::qmvt(0.95, ...) 2.461862 at abseps 1e-7
         2.4619
         """
+        # here, not at import: Dunnett's kernel imports scipy.stats (~0.5 s) and this module is
+        # on the `irmodels anova` start-up path
         from irmodels.stats.dunnett import dunnett
 
         if df not in ("per-contrast", "min"):

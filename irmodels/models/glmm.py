@@ -280,7 +280,7 @@ class GlmmResult(FittedModel):
         return means_matrix(self.spec, list(self.fixed_estimates.index), self.data, d.levels,
                             factor)
 
-    def marginal_means(self, factor: str = "system",
+    def marginal_means(self, factor: str = "system", *,
                        scale: Literal["link", "response"] = "link") -> pd.Series:
         """Estimated marginal means of a fixed factor on the link scale (emmeans' default for
         a ``glmer`` fit), or back-transformed (``"response"``: the inverse link of each link
@@ -337,8 +337,8 @@ class GlmmResult(FittedModel):
                               squeeze=gd.squeeze, warn=False)
 
     # -- inference (irmodels.models._glmm_confint, _glmm_inference) ---------------------------
-    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile",
-                level: float = 0.95, *, parm: Sequence[str] | str | None = None,
+    def confint(self, method: Literal["profile", "bootstrap", "wald"] = "profile", *,
+                level: float = 0.95, parm: Sequence[str] | str | None = None,
                 n_resamples: int = 500, seed: Any = 0, backend: Any = "serial",
                 n_workers: int | None = None) -> pd.DataFrame:
         """Confidence intervals of the SDs of the random effects and of the fixed effects
