@@ -97,9 +97,8 @@ def read_matrix(
     topics, systems, values = m.topics, m.systems, m.values
     wide = pd.DataFrame(values, index=pd.Index(topics, name="topic"), columns=systems)
     if nan == "drop" and np.isnan(values).any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DataQualityWarning)
-            out = from_wide(wide, measure=measure, collection=collection, nan="drop")
+        # the dropped cells are reported here, naming the file
+        out = from_wide(wide, measure=measure, collection=collection, nan="drop", warn=False)
         warnings.warn(
             f"{p}: dropped {int(np.isnan(values).sum())} missing cell(s); the design is now "
             "unbalanced",

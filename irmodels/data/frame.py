@@ -134,6 +134,7 @@ def frame(
     collection: str | None = None,
     nan: Literal["raise", "drop"] = "raise",
     duplicates: Literal["raise", "allow"] = "raise",
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Validate a DataFrame and return it as a canonical long frame.
 
@@ -154,6 +155,9 @@ def frame(
     duplicates : {"raise", "allow"}
         Rows that repeat a (collection, measure, topic, system, shard, sample) key raise by
         default; ``"allow"`` keeps them (they are then replicates of an unnamed kind).
+    warn : bool
+        ``False`` leaves out the warning of ``nan="drop"`` (for a caller that reports the
+        dropped rows itself, as :func:`irmodels.read_matrix` does, naming the file).
 
     Returns
     -------
@@ -232,9 +236,10 @@ def frame(
                 f"{n_bad} score(s) are missing (NaN), e.g. {show}. Drop or impute them first, "
                 "or pass nan='drop' to drop those rows (the design may become unbalanced)."
             )
-        warnings.warn(
-            f"dropped {n_bad} row(s) with a missing score", DataQualityWarning, stacklevel=2
-        )
+        if warn:
+            warnings.warn(
+                f"dropped {n_bad} row(s) with a missing score", DataQualityWarning, stacklevel=2
+            )
         out = out.loc[~nan_rows].reset_index(drop=True)
     for canon in FACTOR_COLUMNS:
         if canon in out.columns:
@@ -313,6 +318,7 @@ def from_wide(
     collection: str | None = None,
     topic_column: str | None = None,
     nan: Literal["raise", "drop"] = "raise",
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Wide matrix (rows = topics, columns = systems) -> canonical long frame.
 
@@ -325,7 +331,7 @@ def from_wide(
         Constant labels added as columns.
     topic_column : str, optional
         Column holding the topic ids.
-    nan : {"raise", "drop"}
+    nan, warn
         Passed to :func:`frame`.
 
     Examples
@@ -387,7 +393,7 @@ def from_wide(
         long["measure"] = measure
     if collection is not None:
         long["collection"] = collection
-    return frame(long, nan=nan)
+    return frame(long, nan=nan, warn=warn)
 
 
 @dataclass(frozen=True)

@@ -51,3 +51,26 @@ def test_partitioned_evaluation_warns_once_and_equals_in_memory() -> None:
         whole = irm.evaluate(runs, QRELS, ["AP", "P@1"])
     pd.testing.assert_frame_equal(parts.reset_index(drop=True), whole, check_categorical=False)
     assert undefined_cells(parts).equals(undefined_cells(whole))
+
+
+def test_frame_drops_missing_scores_without_the_warning_when_asked(tmp_path) -> None:
+    """issue 26: read_matrix reports the dropped cells itself (naming the file) through
+    ``from_wide(..., warn=False)`` instead of silencing frame()'s warning."""
+    data = pd.DataFrame({"topic": ["1", "2", "3"], "system": "a", "score": [0.5, None, 0.25]})
+    with pytest.warns(DataQualityWarning, match="dropped 1 row"):
+        warned = irm.frame(data, nan="drop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = irm.frame(data, nan="drop", warn=False)
+        wide = irm.from_wide(pd.DataFrame({"a": [0.1, None], "b": [0.2, 0.4]}), nan="drop",
+                             warn=False)
+    pd.testing.assert_frame_equal(quiet, warned)
+    assert quiet["score"].tolist() == [0.5, 0.25] and len(wide) == 3
+    path = tmp_path / "m.csv"
+    path.write_text("topic,a,b\n1,0.1,\n2,0.3,0.4\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = irm.read_matrix(path, nan="drop")
+    assert [str(w.message) for w in caught] == [
+        f"{path}: dropped 1 missing cell(s); the design is now unbalanced"]
+    assert len(m) == 3
