@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from irmodels.inference import design
 
     kw = dict(delta=args.delta, power=args.power, alpha=args.alpha,
-              confidence=args.confidence)
+              level=args.confidence)
     if args.power <= args.alpha:
         raise UsageError(f"--power {args.power:g} is not above --alpha {args.alpha:g}; ask for "
                          "more power (0.8 is customary)")

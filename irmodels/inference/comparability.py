@@ -43,8 +43,9 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import check_fits, check_probability, check_seed, renamed
+from irmodels.data._columns import user_frame
 from irmodels.errors import ArgumentError, DataQualityWarning, DesignError
-from irmodels.inference.pairwise import unit_scale
+from irmodels.inference.pairwise import score_matrix, unit_scale
 
 __all__ = ["SYSTEM_COLUMNS", "Comparability", "comparability", "kappa"]
 
@@ -212,9 +213,6 @@ class Comparability(ResultDisplay):
 
 def _matrix(frame: Any, what: str, names: dict[str, str] | None = None
             ) -> tuple[np.ndarray, list[str]]:
-    from irmodels.data._columns import user_frame
-    from irmodels.inference.pairwise import score_matrix
-
     frame, _ = user_frame(frame, **(names or {}), what=f"irm.comparability ({what})")
 
     X, _, systems = score_matrix(frame, needed_by=f"collection {what}: comparability",

@@ -27,9 +27,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from irmodels._display import ResultDisplay, frame_to_latex
+from irmodels._display import ResultDisplay, frame_to_latex, frame_to_text
+from irmodels._section import Section
 from irmodels._validate import check_seed, did_you_mean
+from irmodels.data._columns import own_names, user_frame
+from irmodels.data.frame import check_rows
+from irmodels.data.frame import frame as make_frame
+from irmodels.data.measures import parse_measure
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
+from irmodels.inference.pairwise import pairwise, score_matrix, unit_scale
+from irmodels.models.anova import anova
+from irmodels.stats.effects import check_margin, paired_effects
+from irmodels.stats.paired import degenerate
 
 __all__ = ["CompareResult", "compare", "system_letters"]
 
@@ -258,8 +267,6 @@ class CompareResult(ResultDisplay):
         text = (f"{self._display_title()}\n\n{self._table(digits, 'text').to_string()}\n\n"
                 f"{self.caption()}")
         if pairs:
-            from irmodels._display import frame_to_text
-
             eff = self.effects()
             eff.index = pd.Index([f"{m}: {p}" for m, p in eff.index], name="pair")
             text += f"\n\n{self.effects_caption()}\n\n{frame_to_text(eff, digits)}"
@@ -358,8 +365,6 @@ class CompareResult(ResultDisplay):
     def to_section(self, *, digits: int = 4) -> Any:
         """The report section: the table (HTML with bold and superscripts, Markdown, LaTeX)
         and its caption."""
-        from irmodels._section import Section
-
         text = self._table(digits, "text").to_string()
         return Section(title="Comparison of systems", html=self._repr_html_(digits),
                        markdown=f"{self._display_title()}\n\n```\n{text}\n```\n\n{self.caption()}",
@@ -387,8 +392,6 @@ class CompareResult(ResultDisplay):
 
 
 def _canonical(name: str) -> str:
-    from irmodels.data.measures import parse_measure
-
     try:
         return str(parse_measure(name))
     except ValueError:  # not a measure irmodels knows (DataFormatError): compared by its name
@@ -405,8 +408,6 @@ def measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[
             f"compare expects a long frame (topic, system, score[, measure]); got "
             f"{type(frame).__name__}. Build one with irm.frame(...) or irm.evaluate(...)."
         )
-    from irmodels.data.frame import check_rows
-
     check_rows(frame, "irm.compare")
     missing = [c for c in ("topic", "system", "score") if c not in frame.columns]
     if missing:
@@ -446,12 +447,12 @@ def measure_frames(frame: pd.DataFrame, measures: Sequence[str] | None) -> dict[
 def compare(
     frame: pd.DataFrame,
     measures: Sequence[str] | None = None,
+    *,
     test: CompareTest = "tukey",
     adjust: Literal["holm", "bonferroni", "hochberg", "hommel", "bh", "by", "none"] | None = "holm",
     alpha: float = 0.05,
     baseline: str | None = None,
     seed: int | None = 0,
-    *,
     systems: Sequence[str] | None = None,
     n_resamples: int = 10_000,
     topic: str = "topic",
@@ -540,8 +541,6 @@ def compare(
     True
     """
     seed = check_seed(seed)
-    from irmodels.inference.effects import check_margin
-
     margin = None if equivalence is None else check_margin(equivalence)
     if test not in TESTS:
         raise ArgumentError(f"unknown test {test!r}{did_you_mean(test, TESTS)}; choose one of "
@@ -554,8 +553,6 @@ def compare(
     adj = None if adjust in (None, "none") else adjust
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ArgumentError(f"alpha must be in (0, 1); got {alpha!r}.")
-    from irmodels.data._columns import own_names, user_frame
-
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.compare")
     if own_names(names) and "measure" not in frame.columns and "measure" not in frame.attrs:
@@ -590,8 +587,6 @@ def compare(
             f"baseline {baseline!r} is not one of the systems compared "
             f"({', '.join(all_systems[:20])})."
         )
-    from irmodels.data.frame import frame as make_frame
-
     means = {}
     n_topics = {}
     pair_tables = []
@@ -652,8 +647,6 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
     """The pairs of one measure: ``measure, a, b, diff (a - b), p_adj, reject, better, dz,
     dz_lower, dz_upper`` (and ``p_equiv`` with a margin)."""
     if test == "tukey":
-        from irmodels.models.anova import anova
-
         fit = anova("score ~ topic + system", sub)
         hsd = fit.tukey("system", alpha=alpha)
         pr = hsd.pairs
@@ -670,8 +663,6 @@ def _test_measure(measure: str, sub: pd.DataFrame, systems: list[str], test: str
             diff = np.where(flip, -diff, diff)
             a, b, diff, p_adj, reject = a[keep], b[keep], diff[keep], p_adj[keep], reject[keep]
     else:
-        from irmodels.inference.pairwise import pairwise
-
         pairs = None if baseline is None else [(baseline, s) for s in systems if s != baseline]
         res = pairwise(sub, test, pairs=pairs, adjust=adjust,  # type: ignore[arg-type]
                        alpha=alpha, n_resamples=n_resamples, seed=seed,
@@ -701,10 +692,6 @@ def _pair_effects(sub: pd.DataFrame, a: np.ndarray, b: np.ndarray, alpha: float,
                   margin: float | None) -> dict[str, np.ndarray]:
     """d_z with its ``1 - alpha`` interval and the TOST p-value of the pairs ``a - b`` of one
     measure, as :func:`irmodels.pairwise` computes them (the same degenerate cases)."""
-    from irmodels.inference.effects import paired_effects
-    from irmodels.inference.pairwise import score_matrix, unit_scale
-    from irmodels.stats.paired import degenerate
-
     X, _topics, names = score_matrix(sub)
     unit = unit_scale(X)
     X = X / unit

@@ -35,8 +35,19 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
-from irmodels._validate import check_fits, check_int, check_number, check_probability, check_seed
+from irmodels._section import figure_axes
+from irmodels._validate import (
+    check_fits,
+    check_int,
+    check_number,
+    check_probability,
+    check_seed,
+    renamed,
+)
+from irmodels.data._columns import user_frame
 from irmodels.errors import DesignError
+from irmodels.inference.pairwise import score_matrix
+from irmodels.inference.power import pair_sd, paired_t
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -67,9 +78,6 @@ BASELINE_COLUMNS = ("baseline", "better", "mean_baseline", "mean_better", "diff"
 
 
 def _matrix(data: Any, what: str, names: dict[str, str]) -> tuple[np.ndarray, list[str]]:
-    from irmodels.data._columns import user_frame
-    from irmodels.inference.pairwise import score_matrix
-
     data, _ = user_frame(data, **names, what=what)
     X, _, systems = score_matrix(data, needed_by=what, check_finite=True)
     if X.shape[0] < 2 or X.shape[1] < 2:
@@ -165,13 +173,14 @@ def size_from_trial(
     delta: float,
     power: float = 0.8,
     alpha: float = 0.05,
-    confidence: float = 0.95,
+    level: float = 0.95,
     n: int | None = None,
     pair: tuple[str, str] | None = None,
     quantile: float = 0.5,
     topic: str = "topic",
     system: str = "system",
     score: str = "score",
+    **deprecated: Any,
 ) -> TrialSizing:
     """Topics needed for a target power, sized on a trial's upper confidence bound of sigma.
 
@@ -186,8 +195,9 @@ def size_from_trial(
         Target power of the two-sided paired t-test (default 0.8).
     alpha : float
         Level of that test.
-    confidence : float
-        Confidence of the upper bound on sigma (default 0.95).
+    level : float
+        Confidence level of the upper bound on sigma (default 0.95; the table's ``confidence``
+        column). ``confidence=`` is its old name (deprecated: a FutureWarning, for one release).
     n : int, optional
         Trial topics, when ``trial`` is a number.
     pair : (str, str), optional
@@ -233,11 +243,11 @@ def size_from_trial(
     delta = check_number(delta, "delta", low=0, low_open=True)
     power = check_probability(power, "power")
     alpha = check_probability(alpha, "alpha")
-    confidence = check_probability(confidence, "confidence")
+    confidence = check_probability(
+        renamed(deprecated, "confidence", "level", level, 0.95,
+                where="irm.design.size_from_trial"), "level")
     pairs = None
     if isinstance(trial, pd.DataFrame):
-        from irmodels.inference.power import pair_sd
-
         X, systems = _matrix(trial, "irm.design.size_from_trial",
                              {"topic": topic, "system": system, "score": score})
         n_trial = X.shape[0]
@@ -261,8 +271,6 @@ def size_from_trial(
     if sigma_hat <= 0:
         raise DesignError(f"the trial's sigma is {sigma_hat}: the differences are constant, "
                           "so any number of topics detects any difference; nothing to size.")
-    from irmodels.inference.power import paired_t
-
     su = sigma_upper(sigma_hat, n_trial, alpha=1 - confidence)
     point = paired_t(delta=delta, sigma=sigma_hat, power=power, alpha=alpha)
     upper = paired_t(delta=delta, sigma=su, power=power, alpha=alpha)
@@ -335,8 +343,6 @@ class CommonSigmaTest(ResultDisplay):
         -------
         matplotlib.figure.Figure
         """
-        from irmodels._section import figure_axes
-
         fig, (ax,) = figure_axes(ax, figsize=(5.0, 3.2), what="CommonSigmaTest.plot")
         ax.hist(self.null, bins=30, color="0.7")
         ax.axvline(self.statistic, color="C3", lw=1.2, label="observed")
@@ -499,8 +505,6 @@ class SequentialDesign(ResultDisplay):
         -------
         matplotlib.figure.Figure
         """
-        from irmodels._section import figure_axes
-
         fig, (ax,) = figure_axes(ax, figsize=(5.0, 3.2), what="SequentialDesign.plot")
         lk = self.looks
         ax.plot(lk["n"], lk["cumulative_rate"], marker="o", ms=3, lw=1)
@@ -686,8 +690,6 @@ def baseline_pairs(
     alpha = check_probability(alpha, "alpha")
     X, systems = _matrix(data, "irm.design.baseline_pairs",
                          {"topic": topic, "system": system, "score": score})
-    from irmodels.inference.power import paired_t
-
     means = X.mean(axis=0)
     order = np.argsort(means, kind="stable")
     rows = []

@@ -15,13 +15,16 @@ topic:system interaction (plus measurement noise): the two cannot be separated w
 from __future__ import annotations
 
 import html
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
+from irmodels._section import Section, figure_axes, frame_to_markdown, img_tag
 from irmodels.errors import DesignError
 
 if TYPE_CHECKING:
@@ -119,10 +122,6 @@ class ResidualDiagnostics(ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from scipy import stats
-
-        from irmodels._section import figure_axes
-
         fig, (ax1, ax2, ax3) = figure_axes(ax, figsize=(11, 3.6), shape=(1, 3),
                                            what="ResidualDiagnostics.plot")
         r = self.residuals
@@ -149,8 +148,6 @@ class ResidualDiagnostics(ResultDisplay):
 
     def to_section(self, *, plot: bool = True, digits: int = 4) -> Any:
         """This result as a report section (``irmodels._section.Section``)."""
-        from irmodels._section import Section, frame_to_markdown, img_tag
-
         note = (
             "With one score per (topic, system) the residual contains the topic:system "
             "interaction: the model cannot tell a system that suits some topics from noise."
@@ -224,7 +221,8 @@ def residual_diagnostics(fit: FittedModel, *, alpha: float = 0.05) -> ResidualDi
     >>> bool(d.tests.loc["Shapiro-Wilk", "p"] > 0.05)
     True
     """
-    from scipy import stats
+    # statsmodels (about a second to import, most of it patsy) loads when the test runs, not
+    # when the report's driver (irmodels.analysis) imports this module
     from statsmodels.stats.diagnostic import het_breuschpagan
 
     r = np.asarray(fit.residuals(), dtype=float)
@@ -236,9 +234,9 @@ def residual_diagnostics(fit: FittedModel, *, alpha: float = 0.05) -> ResidualDi
             + ". Fit a model with residual degrees of freedom."
         )
     data = fit.data
-    import warnings
-
-    with warnings.catch_warnings():  # scipy: "for N > 5000 the p-value may not be accurate"
+    # scipy's UserWarning "for N > 5000 the p-value may not be accurate": harmless here, the
+    # table's "checks" column says so for N > 5000
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         sw = stats.shapiro(r)
     jb = stats.jarque_bera(r)

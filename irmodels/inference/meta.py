@@ -47,6 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, format_number
+from irmodels._section import figure_axes
 from irmodels._validate import did_you_mean
 from irmodels.errors import (
     ArgumentError,
@@ -199,8 +200,6 @@ class MetaAnalysisResult(ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from irmodels._section import figure_axes
-
         s = self.studies
         k = len(s)
         fig, (ax,) = figure_axes(ax, figsize=(6.0, 1.6 + 0.28 * k),

@@ -29,15 +29,20 @@ from irmodels._display import ResultDisplay
 from irmodels._validate import (
     check_fits,
     check_int,
-    check_number,
-    check_probability,
     check_rng,
-    did_you_mean,
 )
 from irmodels.data._columns import user_frame
 from irmodels.data.frame import check_finite_scores, require_columns, to_wide
 from irmodels.errors import ArgumentError, DataFormatError, DesignError
 from irmodels.inference.pairwise import unit_scale
+from irmodels.stats.power import (
+    alpha_arg,
+    check_design,
+    check_test_options,
+    number_arg,
+    paired_t_power,
+    power_from_checked,
+)
 
 __all__ = [
     "PairedTPower",
@@ -56,105 +61,6 @@ __all__ = [
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "normal"]
 
-
-# ---------------------------------------------------------------------------- paired t
-# The module's argument errors are ArgumentErrors, from the shared checks of irmodels._validate.
-def _number(value: object, name: str, **bounds: float | bool | None) -> float:
-    """``check_number`` (an ``ArgumentError`` for a bad value)."""
-    return check_number(value, name, **bounds)  # type: ignore[arg-type]
-
-
-def _alpha(alpha: object) -> float:
-    """``check_probability(alpha)`` (an ``ArgumentError`` for a bad value)."""
-    return check_probability(alpha, "alpha")
-
-
-def _check_common(alpha: float, alternative: str, method: str) -> float:
-    alpha = _alpha(alpha)
-    if alternative not in ("two-sided", "greater", "less"):
-        raise ArgumentError(
-            f"alternative must be 'two-sided', 'greater' or 'less'; got {alternative!r}"
-            + did_you_mean(alternative, ("two-sided", "greater", "less"))
-        )
-    if method not in ("exact", "normal"):
-        raise ArgumentError(f"method must be 'exact' or 'normal'; got {method!r}"
-                            + did_you_mean(method, ("exact", "normal")))
-    return alpha
-
-
-def _check_design(n: object, delta: object, sigma: object, power: object
-                  ) -> tuple[float | None, ...]:
-    """The given (not None) quantities of the paired t design as floats, range-checked."""
-    out = [None if v is None else _number(v, k)
-           for k, v in (("n", n), ("delta", delta), ("sigma", sigma), ("power", power))]
-    n_, _, sigma_, power_ = out
-    if n_ is not None and n_ <= 1:
-        raise DesignError(f"n must exceed 1 (the test has n - 1 degrees of freedom); got {n!r}")
-    if sigma_ is not None and sigma_ <= 0:
-        raise DesignError(f"sigma must be positive; got {sigma!r}")
-    if power_ is not None and not 0 < power_ < 1:
-        raise ArgumentError(f"power must be in (0, 1); got {power!r}")
-    return tuple(out)
-
-
-def paired_t_power(
-    n: float,
-    delta: float,
-    sigma: float,
-    *,
-    alpha: float = 0.05,
-    alternative: Alternative = "two-sided",
-    method: Method = "exact",
-) -> float:
-    """Power of the paired t-test with ``n`` topics (the function :func:`paired_t` inverts).
-
-    Exact: ``T`` is noncentral t with ``n - 1`` degrees of freedom and noncentrality
-    ``sqrt(n) delta / sigma``; two-sided power is ``P(T > t_c) + P(T < -t_c)`` with
-    ``t_c = t(1 - alpha/2; n - 1)`` (both tails, as R's ``power.t.test(strict = TRUE)``);
-    ``"greater"`` is ``P(T > t(1 - alpha))`` and ``"less"`` is ``P(T < -t(1 - alpha))``.
-    Normal: ``Phi(sqrt(n) |delta| / sigma - z(1 - alpha/2))`` two-sided,
-    ``Phi(+-sqrt(n) delta / sigma - z(1 - alpha))`` one-sided.
-
-    Raises
-    ------
-    DesignError
-        ``n <= 1``, ``sigma <= 0``, a non-finite value, or a bad ``alpha``, ``alternative``
-        or ``method`` (the checks of :func:`paired_t`).
-
-    >>> round(paired_t_power(50, 0.05, 0.1), 4)
-    0.9339
-    """
-    alpha = _check_common(alpha, alternative, method)
-    n_, delta_, sigma_, _ = _check_design(n, delta, sigma, None)
-    return _power(n_, delta_, sigma_, alpha, alternative, method)  # type: ignore[arg-type]
-
-
-def _power(n: float, delta: float, sigma: float, alpha: float, alternative: str,
-           method: str) -> float:
-    """:func:`paired_t_power` on checked arguments."""
-    ncp = math.sqrt(n) * delta / sigma
-    if method == "normal":
-        if alternative == "two-sided":
-            return float(stats.norm.cdf(abs(ncp) - stats.norm.ppf(1 - alpha / 2)))
-        sign = 1.0 if alternative == "greater" else -1.0
-        return float(stats.norm.cdf(sign * ncp - stats.norm.ppf(1 - alpha)))
-    df = n - 1
-    q = stats.t.ppf(1 - alpha / 2 if alternative == "two-sided" else 1 - alpha, df)
-    upper = lower = 0.0
-    if alternative in ("two-sided", "greater"):
-        upper = _nct_tail(stats.nct.sf(q, df, ncp), toward=ncp > q)
-    if alternative in ("two-sided", "less"):
-        lower = _nct_tail(stats.nct.cdf(-q, df, ncp), toward=ncp < -q)
-    p = upper + lower
-    return float(p)
-
-
-def _nct_tail(p: float, *, toward: bool) -> float:
-    """A tail of the noncentral t; far in the tails scipy may return NaN: 1 if the tail holds
-    the noncentrality (the test rejects for sure), else 0."""
-    if np.isnan(p):
-        return 1.0 if toward else 0.0
-    return float(p)
 
 
 @dataclass(frozen=True)
@@ -275,7 +181,7 @@ def paired_t(
     >>> round(irm.power.paired_t(n=50, delta=0.05, power=0.8, method="normal").sigma, 4)
     0.1262
     """
-    alpha = _check_common(alpha, alternative, method)
+    alpha = check_test_options(alpha, alternative, method)
     given = {"n": n, "delta": delta, "sigma": sigma, "power": power}
     missing = [k for k, v in given.items() if v is None]
     if len(missing) != 1:
@@ -284,7 +190,7 @@ def paired_t(
             f"{'none was' if not missing else ', '.join(missing) + ' were'} left None. "
             "Example: paired_t(delta=0.05, sigma=0.1, power=0.8) solves for n."
         )
-    n, delta, sigma, power = _check_design(n, delta, sigma, power)
+    n, delta, sigma, power = check_design(n, delta, sigma, power)
     target = missing[0]
     if delta is not None and delta == 0 and target in ("n", "sigma"):
         raise DesignError("delta is 0: no number of topics or sigma gives power above alpha")
@@ -310,7 +216,7 @@ def paired_t(
         )
 
     if target == "power":
-        power = _power(n, delta, sigma, alpha, alternative, method)  # type: ignore[arg-type]
+        power = power_from_checked(n, delta, sigma, alpha, alternative, method)  # type: ignore[arg-type]
     elif method == "normal":
         z = stats.norm.ppf(1 - one_tail) + stats.norm.ppf(power)
         if target == "n":
@@ -328,7 +234,7 @@ def paired_t(
         def f(x: float) -> float:
             vals = dict(n=n, delta=delta, sigma=sigma)
             vals[target] = x if target != "delta" else sign * x
-            return _power(vals["n"], vals["delta"], vals["sigma"], **kw) - power  # type: ignore[arg-type, operator]
+            return power_from_checked(vals["n"], vals["delta"], vals["sigma"], **kw) - power  # type: ignore[arg-type, operator]
 
         # power rises with n and |delta| and falls with sigma: expand a bracket geometrically
         if target == "n":
@@ -596,11 +502,11 @@ def oneway_power(m: int, n: int, min_range: float, sigma: float, *, alpha: float
     >>> round(oneway_power(10, 50, 0.1, 0.2), 4)
     0.3471
     """
-    alpha = _alpha(alpha)
-    m_, n_ = _number(m, "m"), _number(n, "n")
+    alpha = alpha_arg(alpha)
+    m_, n_ = number_arg(m, "m"), number_arg(n, "n")
     if m_ < 2 or n_ < 2:
         raise DesignError(f"need m >= 2 systems and n >= 2 topics; got m={m}, n={n}")
-    if _number(sigma, "sigma") <= 0 or _number(min_range, "min_range") <= 0:
+    if number_arg(sigma, "sigma") <= 0 or number_arg(min_range, "min_range") <= 0:
         raise DesignError("sigma and min_range must be positive")
     df1, df2 = m_ - 1, m_ * (n_ - 1)
     lam = n_ * min_range**2 / (2 * sigma**2)
@@ -634,8 +540,8 @@ def oneway_topics(
     >>> oneway_topics(10, 0.1, 0.2)
     127
     """
-    alpha = _alpha(alpha)
-    if not 0 < _number(power, "power") < 1:
+    alpha = alpha_arg(alpha)
+    if not 0 < number_arg(power, "power") < 1:
         raise ArgumentError(f"power must be in (0, 1); got {power!r}")
     max_topics = check_int(max_topics, "max_topics", low=2)
     if oneway_power(m, max_topics, min_range, sigma, alpha=alpha) < power:
@@ -665,10 +571,10 @@ def ci_half_width(n: int, sigma: float, *, alpha: float = 0.05) -> float:
     >>> round(ci_half_width(50, 0.1), 5)
     0.02828
     """
-    alpha = _alpha(alpha)
-    if _number(n, "n") < 2:
+    alpha = alpha_arg(alpha)
+    if number_arg(n, "n") < 2:
         raise DesignError(f"n must be at least 2; got {n}")
-    if _number(sigma, "sigma") <= 0:
+    if number_arg(sigma, "sigma") <= 0:
         raise DesignError(f"sigma must be positive; got {sigma}")
     c4 = math.exp(
         0.5 * math.log(2 / (n - 1)) + special.gammaln(n / 2) - special.gammaln((n - 1) / 2)
@@ -697,10 +603,10 @@ def ci_width_topics(half_width: float, sigma: float, *, alpha: float = 0.05) -> 
     >>> ci_width_topics(0.02, 0.1)
     98
     """
-    alpha = _alpha(alpha)
-    if _number(half_width, "half_width") <= 0:
+    alpha = alpha_arg(alpha)
+    if number_arg(half_width, "half_width") <= 0:
         raise DesignError(f"half_width must be positive; got {half_width}")
-    if _number(sigma, "sigma") <= 0:
+    if number_arg(sigma, "sigma") <= 0:
         raise DesignError(f"sigma must be positive; got {sigma}")
     ratio = float(stats.norm.ppf(1 - alpha / 2)) * sigma / half_width
     start = ratio * ratio  # (z sigma / W)^2, inf (no error) when W is tiny
@@ -777,7 +683,7 @@ def simulate_paired_t(
        delta   n  trials
     0    0.1  30     500
     """
-    alpha = _check_common(alpha, alternative, "exact")
+    alpha = check_test_options(alpha, alternative, "exact")
     n = check_int(n, "n", low=2)
     n_trials = check_int(n_trials, "n_trials", low=1)
     # the drawn topic indices and scores of every trial (n_trials x n, int64 and float64 x 2)
@@ -817,7 +723,7 @@ def simulate_paired_t(
         rows.append({
             "delta": delta, "n": int(n), "sigma": sigma, "trials": int(n_trials),
             "rejections": k, "rate": rate, "se": math.sqrt(rate * (1 - rate) / n_trials),
-            "power_exact": _power(n, delta, sigma, alpha, alternative, "exact"),
-            "power_normal": _power(n, delta, sigma, alpha, alternative, "normal"),
+            "power_exact": power_from_checked(n, delta, sigma, alpha, alternative, "exact"),
+            "power_normal": power_from_checked(n, delta, sigma, alpha, alternative, "normal"),
         })
     return pd.DataFrame(rows)

@@ -32,6 +32,7 @@ from scipy import stats
 
 from irmodels._display import ResultDisplay
 from irmodels._validate import did_you_mean
+from irmodels.data._columns import user_columns
 from irmodels.data.frame import check_finite_scores, pooled_levels
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning
 
@@ -43,8 +44,6 @@ def _scores(x: object, what: str, names: Mapping[str, str] | None = None) -> pd.
     """Scores per item (index = item name as str) from the accepted inputs; ``names`` maps
     ``system`` and ``score`` to the user's columns of a frame."""
     if names and isinstance(x, pd.DataFrame):
-        from irmodels.data._columns import user_columns
-
         x = user_columns(x, names, what=what)
     if hasattr(x, "marginal_means") and not isinstance(x, pd.DataFrame):
         s = x.marginal_means("system")

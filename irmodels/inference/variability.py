@@ -27,14 +27,16 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from irmodels._display import ResultDisplay, TableAccess, plot_text
-from irmodels._validate import check_int_list, check_probability, check_rng, did_you_mean
+from irmodels._section import figure_axes
+from irmodels._validate import check_int_list, check_probability, check_rng
 from irmodels.data._columns import own_names, user_frame
 from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, DesignError
 from irmodels.inference.pairwise import pairwise, score_matrix, unit_scale
+from irmodels.stats.multiplicity import check_option
 from irmodels.stats.paired import paired_t_test, resolve_pairs
+from irmodels.stats.variance_tests import abs_dev_stats, f_test, levene_test, pair_variance_tests
 
 __all__ = [
     "TieBreaking",
@@ -51,14 +53,6 @@ __all__ = [
 Transform = Literal["logit", "z"]
 VarTest = Literal["f", "levene_mean", "levene_median"]
 _TESTS = ("f", "levene_mean", "levene_median")
-
-
-def _check(value: object, allowed: Sequence[object], what: str) -> None:
-    if value not in allowed:
-        raise ArgumentError(
-            f"unknown {what} {value!r}{did_you_mean(value, allowed)}; choose one of "
-            f"{', '.join(map(repr, allowed))}."
-        )
 
 
 def transform_scores(
@@ -84,7 +78,7 @@ def transform_scores(
     >>> transform_scores(np.array([[0.0, 0.5, 1.0]]), "logit", 0.01).round(4).tolist()
     [[-4.6151, 0.0, 4.6151]]
     """
-    _check(transform, ("logit", "z", None), "transform")
+    check_option(transform, ("logit", "z", None), "transform")
     X = np.asarray(X, dtype=np.float64)
     if transform is None:
         return X.copy()
@@ -176,8 +170,6 @@ class VariabilityResult(TableAccess, ResultDisplay):
             A new figure is closed in pyplot before it is returned: a notebook shows it once,
             as an image, from the returned value.
         """
-        from irmodels._section import figure_axes
-
         table = self.table
         fig, (ax,) = figure_axes(ax, figsize=(5.5, 3.6), what="VariabilityResult.plot")
         ax.scatter(table["mean"], table["sd_pop"], s=14, color="C0", zorder=3)
@@ -310,55 +302,6 @@ def variability(
                              column_names=own_names(names))
 
 
-# ------------------------------------------------------------------------ variance tests
-
-
-def _f_test(va, vb, n, alternative="two-sided", alpha=0.05):
-    df = n - 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        F = va / vb
-    if alternative == "two-sided":
-        p = np.minimum(1.0, 2.0 * np.minimum(stats.f.cdf(F, df, df), stats.f.sf(F, df, df)))
-        lo, hi = F / stats.f.ppf(1 - alpha / 2, df, df), F / stats.f.ppf(alpha / 2, df, df)
-    elif alternative == "greater":
-        p = stats.f.sf(F, df, df)
-        lo, hi = F / stats.f.ppf(1 - alpha, df, df), np.full_like(np.asarray(F, float), np.inf)
-    else:
-        p = stats.f.cdf(F, df, df)
-        lo, hi = np.zeros_like(np.asarray(F, float)), F / stats.f.ppf(alpha, df, df)
-    return F, p, lo, hi
-
-
-def _abs_dev_stats(Y: np.ndarray, center: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per column: mean and sample variance of |y - center| (Levene's transformed data)."""
-    c = Y.mean(axis=0) if center == "mean" else np.median(Y, axis=0)
-    Zd = np.abs(Y - c)
-    return Zd.mean(axis=0), Zd.var(axis=0, ddof=1)
-
-
-def _levene(ma, va, mb, vb, n):
-    """Levene's W for two groups of n: one-way ANOVA F on the absolute deviations."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        W = n * (ma - mb) ** 2 / (va + vb)
-    # absolute deviations constant within both groups make W = 0/0; rounding leaves a ratio
-    # of two noise terms (e.g. 3.3 for the +-0.707 z-scores of two systems), so a spread
-    # below 1e-10 of their size counts as none (rounding error is ~1e-16 of it)
-    scale = 1e-10 * np.maximum(np.abs(ma), np.abs(mb))
-    flat = (va + vb) <= scale**2
-    W = np.where(flat, np.where(np.abs(ma - mb) <= scale, 0.0, np.inf), W)
-    return W, stats.f.sf(W, 1, 2 * n - 2)
-
-
-def _pair_tests(Y: np.ndarray, ia: np.ndarray, ib: np.ndarray, test: str) -> tuple[np.ndarray, np.ndarray]:
-    n = Y.shape[0]
-    if test == "f":
-        var = Y.var(axis=0, ddof=1)
-        F, p, _, _ = _f_test(var[ia], var[ib], n)
-        return F, p
-    m, v = _abs_dev_stats(Y, "mean" if test == "levene_mean" else "median")
-    return _levene(m[ia], v[ia], m[ib], v[ib], n)
-
-
 @dataclass(frozen=True)
 class VariabilityTest(ResultDisplay):
     """Test of equal variability of two systems (see :func:`compare`).
@@ -478,8 +421,8 @@ def compare(
     (23.49, 0.0007)
     """
     alpha = check_probability(alpha, "alpha")
-    _check(test, _TESTS, "test")
-    _check(alternative, ("two-sided", "greater", "less"), "alternative")
+    check_option(test, _TESTS, "test")
+    check_option(alternative, ("two-sided", "greater", "less"), "alternative")
     if test != "f" and alternative != "two-sided":
         raise DataFormatError(
             f"Levene's tests are two-sided; got alternative={alternative!r}. Use test='f' for a "
@@ -496,11 +439,11 @@ def compare(
     ya, yb = Y[:, ia[0]], Y[:, ib[0]]
     va, vb = ya.var(ddof=1), yb.var(ddof=1)
     if test == "f":
-        F, p, lo, hi = _f_test(va, vb, n, alternative, alpha)
+        F, p, lo, hi = f_test(va, vb, n, alternative, alpha)
         stat, df1, df2 = float(F), n - 1.0, n - 1.0
     else:
-        m, v = _abs_dev_stats(np.column_stack([ya, yb]), test.split("_")[1])
-        W, p = _levene(m[0], v[0], m[1], v[1], n)
+        m, v = abs_dev_stats(np.column_stack([ya, yb]), test.split("_")[1])
+        W, p = levene_test(m[0], v[0], m[1], v[1], n)
         stat, df1, df2, lo, hi = float(W), 1.0, 2.0 * n - 2, np.nan, np.nan
     return VariabilityTest(
         a=str(a), b=str(b), test=test, statistic=stat, df1=df1, df2=df2, p=float(p),
@@ -577,8 +520,8 @@ class TieBreaking(ResultDisplay):
 
 def tie_breaking(
     frame: pd.DataFrame,
-    alpha: float = 0.05,
     *,
+    alpha: float = 0.05,
     test: VarTest = "f",
     transform: Transform | None = "logit",
     epsilon: float = 0.01,
@@ -637,8 +580,8 @@ def tie_breaking(
     (3, 2)
     """
     alpha = check_probability(alpha, "alpha")
-    _check(test, _TESTS, "test")
-    _check(means, ("raw", "transformed"), "means")
+    check_option(test, _TESTS, "test")
+    check_option(means, ("raw", "transformed"), "means")
     frame, names = user_frame(frame, topic=topic, system=system, score=score,
                               what="irm.variability.tie_breaking")
     X, _, systems = score_matrix(frame, who="irm.variability.tie_breaking", check_finite=True)
@@ -650,7 +593,7 @@ def tie_breaking(
     else:
         D = Y[:, ia] - Y[:, ib]
         diff, p_mean = D.mean(axis=0) * unit, paired_t_test(D, "two-sided", alpha)["p"]
-    _, p_var = _pair_tests(Y, ia, ib, test)
+    _, p_var = pair_variance_tests(Y, ia, ib, test)
     sd = Y.std(axis=0, ddof=1) * unit
     # NaN: every topic's difference is 0 (t is 0/0, as in R's t.test), the most tied pair
     tied = np.isnan(p_mean) | (p_mean >= alpha)
@@ -669,10 +612,10 @@ def tie_breaking(
 
 def error_rate(
     frame: pd.DataFrame,
+    *,
     sizes: Sequence[int] | None = None,
     n_trials: int = 50,
     seed: int | np.random.Generator | None = 0,
-    *,
     test: VarTest = "f",
     alpha: float = 0.05,
     transform: Transform | None = "logit",
@@ -731,8 +674,8 @@ def error_rate(
     1      20             50          0
     """
     alpha = check_probability(alpha, "alpha")
-    _check(test, _TESTS, "test")
-    _check(spread, ("sd", "iqr", "mad"), "spread")
+    check_option(test, _TESTS, "test")
+    check_option(spread, ("sd", "iqr", "mad"), "spread")
     if isinstance(n_trials, (bool, np.bool_)) or not (
             isinstance(n_trials, (int, np.integer)) and n_trials >= 1):
         raise ArgumentError(f"n_trials must be a positive integer; got {n_trials!r}.")
@@ -763,7 +706,7 @@ def error_rate(
         for _ in range(n_trials):
             perm = rng.permutation(T)
             YX, YY = Y[perm[:c]], Y[perm[c : 2 * c]]
-            _, p = _pair_tests(YX, ia, ib, test)
+            _, p = pair_variance_tests(YX, ia, ib, test)
             sdx, sdy = _spread(YX, spread), _spread(YY, spread)
             sig = p < alpha
             swap = np.sign(sdx[ia] - sdx[ib]) != np.sign(sdy[ia] - sdy[ib])

@@ -28,6 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from irmodels._validate import did_you_mean
+from irmodels.errors import ArgumentError, DataFormatError
+
 __all__ = [
     "anova_power",
     "check_margin",
@@ -169,7 +172,9 @@ def anova_power(
     >>> anova_power([0.0, 0.05, 1.0], [4, 4, 4], 95, 100).round(4)
     array([0.05  , 0.3779, 1.    ])
     """
-    from scipy import stats  # here, not at import: scipy.stats is slow to import
+    # here, not at import: scipy.stats (~0.5 s) is off the `irmodels anova` start-up path,
+    # which imports this module (models/_anova_table.py)
+    from scipy import stats
 
     f2 = _arr(f2)
     df = _arr(df)
@@ -198,8 +203,6 @@ def omega2_magnitude(omega2: float) -> str:
 # ------------------------------------------------------------------ paired effect sizes
 def check_level(level: float) -> float:
     """``level`` as a float strictly between 0 and 1, or :class:`~irmodels.ArgumentError`."""
-    from irmodels.errors import ArgumentError
-
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
             or not 0.0 < float(level) < 1.0:
         raise ArgumentError(
@@ -214,8 +217,6 @@ def check_margin(margin: object, what: str = "equivalence") -> float:
     >>> check_margin(0.01)
     0.01
     """
-    from irmodels.errors import DataFormatError
-
     if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
             or not np.isfinite(margin) or margin <= 0:
         raise DataFormatError(
@@ -227,6 +228,8 @@ def check_margin(margin: object, what: str = "equivalence") -> float:
 def _nct_cdf(t: np.ndarray, df: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """``scipy.stats.nct.cdf``, where it returns NaN deep in a tail (``F`` within 1e-11 of 1
     for df = 1) taken from the survival function, else 1 or 0 (below or above ``t``)."""
+    # here, not at import: scipy.stats (~0.5 s) is off the `irmodels anova` start-up path,
+    # which imports this module (models/_anova_table.py)
     from scipy import stats
 
     c = np.asarray(stats.nct.cdf(t, df, delta), dtype=float)
@@ -253,8 +256,10 @@ def _nct_roots(f, tt: np.ndarray, dd: np.ndarray, pr: np.ndarray, start: np.ndar
     half]``, by default around the normal approximation ``t -/+ z sqrt(1 + t^2 / (2 df))``
     (within 3% of that spread of the root for df >= 2 and t <= 40); where the bracket misses
     the root it is widened until ``F - p`` changes sign (``F`` decreases in ``delta``)."""
+    # here, not at import: scipy.stats (~0.5 s) is off the `irmodels anova` start-up path,
+    # which imports this module (models/_anova_table.py)
     from scipy import stats
-    from scipy.optimize import elementwise
+    from scipy.optimize import elementwise  # scipy.optimize: start-up, as scipy.stats
 
     tol = {"xatol": 1e-12, "xrtol": 4 * np.finfo(float).eps}
     spread = np.sqrt(1.0 + tt**2 / (2.0 * dd))
@@ -337,9 +342,6 @@ def noncentral_t_interval(
         targets = ((alpha, upper),)
         lower[ok] = -np.inf
     else:
-        from irmodels._validate import did_you_mean
-        from irmodels.errors import ArgumentError
-
         raise ArgumentError(f"unknown alternative {alternative!r}"
                             f"{did_you_mean(alternative, ('two-sided', 'greater', 'less'))}; "
                             "choose one of 'two-sided', 'greater', 'less'.")
@@ -420,6 +422,8 @@ def paired_effects(
     >>> r["dz"].round(4).tolist(), r["dz_lower"].round(4).tolist(), r["p_equiv"].round(4).tolist()
     ([1.1619, -0.3873], [-0.2015, -1.3832], [0.0514, 0.0152])
     """
+    # here, not at import: scipy.stats (~0.5 s) is off the `irmodels anova` start-up path,
+    # which imports this module (models/_anova_table.py)
     from scipy import stats
 
     D = np.asarray(D, dtype=float)

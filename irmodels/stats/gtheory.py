@@ -21,6 +21,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+# scipy.special's functions, which stats.f.ppf and stats.chi2.ppf evaluate (scipy.stats costs
+# `irmodels gstudy` ~0.5 s to import)
+from scipy.special import fdtri, gammaincinv
+
 from irmodels._display import ResultDisplay
 from irmodels._section import figure_axes
 from irmodels._validate import check_probability
@@ -135,10 +139,6 @@ class GStudy(ResultDisplay):
         Feldt (1965): MS_s / MS_e ~ (1 + n_t var_s/var_e) F(df_s, df_e). Arteaga, Jeyaratnam &
         Franklin (1982) in Brennan (2001, eq. 6.14-6.15) for Phi.
         """
-        # scipy.special's functions, which stats.f.ppf and stats.chi2.ppf evaluate (scipy.stats
-        # costs a command ~0.5 s to import)
-        from scipy.special import fdtri, gammaincinv
-
         ms = self.mean_squares
         assert ms is not None
         n_s, n_t = self.n_systems, self.n_topics

@@ -10,10 +10,11 @@ Carterette, ACM TOIS 30(1), 2012 (randomised Tukey HSD).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 
 import numpy as np
+
+from irmodels import parallel
 
 __all__ = ["resampling_test", "tukey_randomised"]
 
@@ -103,7 +104,6 @@ def resampling_test(
     if backend is None or backend == "serial":
         parts = [_resample_chunk(c) for c in chunks]
     else:
-        parallel = importlib.import_module("irmodels.parallel")
         parts = parallel.map(_resample_chunk, chunks, backend=backend)
     out = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
     return out, exact

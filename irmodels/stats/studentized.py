@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln, ndtr
 
-from irmodels.errors import ConvergenceWarning, DesignError
+from irmodels.errors import ConvergenceWarning, DataFormatError, DesignError
 
 __all__ = ["ptukey", "qtukey", "sf"]
 
@@ -448,8 +448,6 @@ def qtukey(p: ArrayLike, k: ArrayLike, df: ArrayLike) -> np.ndarray:
     >>> irm.qtukey([0.90, 0.95, 0.99], 5, 20).round(4)
     array([3.7364, 4.2319, 5.2933])
     """
-    from irmodels.errors import DataFormatError
-
     pa, ka, dfa = _broadcast(p, k, df)
     shape = pa.shape
     pa, ka, dfa = pa.ravel(), ka.ravel(), dfa.ravel()
