@@ -187,7 +187,7 @@ def factorize_labels(col: pd.Series, what: str = "the") -> tuple[np.ndarray, np.
         try:
             # here, not at import: pyarrow is optional (not a dependency of irmodels)
             import pyarrow as pa
-            import pyarrow.compute as pc
+            import pyarrow.compute as pc  # optional, as above
 
             arr = pa.array(col)
             if isinstance(arr, pa.ChunkedArray):
@@ -250,7 +250,7 @@ def label_positions(values: Any, universe: Any) -> np.ndarray:
         return np.asarray(u.get_indexer(values), dtype=np.int64)
     # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # optional, as above
 
     v = pa.array(np.asarray(values, dtype=object), type=pa.large_string())
     return pc.index_in(v, value_set=u).fill_null(-1).to_numpy().astype(np.int64)

@@ -189,7 +189,7 @@ def _fast_arrow(data: bytes, fmt: _Format, delim: bytes) -> pd.DataFrame | None:
     try:
         # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
-        import pyarrow.csv as pacsv
+        import pyarrow.csv as pacsv  # optional, as above
     except ImportError:  # pragma: no cover - pyarrow is optional
         return None
     # integers are parsed as floats and checked below: arrow's integer parser accepts hex

@@ -159,7 +159,7 @@ class DemoCollection:
         if lines_arr is not None:
             # here, not at import: pyarrow is optional (not a dependency of irmodels)
             import pyarrow as pa
-            import pyarrow.csv as pacsv
+            import pyarrow.csv as pacsv  # optional, as above
 
             opts = pacsv.WriteOptions(include_header=False, quoting_style="none")
             for a, b in itertools.pairwise(bounds):
@@ -185,7 +185,7 @@ def _run_lines_arrow(runs: pd.DataFrame):
     """
     # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # optional, as above
 
     text = pa.large_string()
     score = _score_text_arrow(runs["score"].to_numpy(dtype=np.float64))
@@ -206,7 +206,7 @@ def _score_text_arrow(scores: np.ndarray):
     """Scores printed as ``"%.6f"`` (an Arrow ``large_string`` array), built from integers."""
     # here, not at import: pyarrow is optional (not a dependency of irmodels)
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # optional, as above
 
     micro = np.rint(np.asarray(scores, dtype=np.float64) * 1e6).astype(np.int64)
     neg = micro < 0
@@ -578,7 +578,7 @@ class _TopicBlockWriter:
             return b"".join(chunks), bounds
         # here, not at import: pyarrow is optional (not a dependency of irmodels)
         import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # optional, as above
 
         text = pa.large_string()
         joined = pc.binary_join_element_wise(
