@@ -450,7 +450,7 @@ def _overlaps(a: object, b: object, depth: int | None, ties: str,
     return (pa * pb).sum(axis=0), s, l_
 
 
-def rbo(a: object, b: object, p: float = 0.9, *, depth: int | None = None,
+def rbo(a: object, b: object, *, p: float = 0.9, depth: int | None = None,
         ties: Literal["input", "expected"] = "input", system: str = "system",
         score: str = "score") -> RBOResult:
     r"""Rank-biased overlap (Webber, Moffat & Zobel 2010) with its bounds.

@@ -43,6 +43,11 @@ def test_options_are_keyword_only(frame):
         irm.variability.tie_breaking(frame, 0.1)  # type: ignore[misc]
     with pytest.raises(TypeError, match="positional"):
         irm.variability.error_rate(frame, [10])  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        irm.rbo(["a", "b", "c"], ["b", "a", "c"], 0.5)  # type: ignore[misc]
+    # RBO_ext = (1 - p)/p sum_d A_d p^d + A_k p^k, agreements A = 0, 1, 1 (Webber et al., eq. 32)
+    assert irm.rbo(["a", "b", "c"], ["b", "a", "c"], p=0.5).ext == pytest.approx(
+        (0 * 0.5 + 1 * 0.25 + 1 * 0.125) + 1 * 0.125, abs=1e-12)
     # by keyword they run and give what they gave
     a = irm.compare(frame, test="t", adjust="holm").pairs
     b = irm.pairwise(frame, "t", adjust="holm").table
