@@ -10,7 +10,8 @@ fitted by :func:`irmodels.models._balanced.fit_balanced` on the codes and row or
 use, so the output is the same, character for character (tested on random and real matrices).
 
 Anything else goes the full way: another option, a file that is not a complete matrix, and any
-error or warning on the way (the full path then raises or warns with its own message).
+error or warning on the way (a perfect fit, a negative omega squared, a first column of topic
+ids: the full path then raises or warns with its own message).
 """
 
 from __future__ import annotations
@@ -18,6 +19,23 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+
+import numpy as np
+
+from irmodels._format import format_column, summary_text, text_grid
+from irmodels.cli._sniff import data_kind
+from irmodels.data._lines import Matrix, parse_matrix
+from irmodels.formula.parser import resolve
+from irmodels.models._anova_table import (
+    SHOWN_COLUMNS,
+    TABLE_TITLE,
+    anova_title,
+    check_scores,
+    clip_omega,
+    table_values,
+    without_rounding_noise,
+)
+from irmodels.models._balanced import cell_layout, fit_balanced
 
 __all__ = ["eligible", "matrix_anova_summary"]
 
@@ -34,38 +52,22 @@ def eligible(args: argparse.Namespace) -> bool:
 def matrix_anova_summary(path: str | Path, *, alpha: float = 0.05, digits: int = 4) -> str | None:
     """The summary of ``irm.anova("MD1", irm.read_matrix(path), alpha=alpha)`` with ``digits``,
     or None when the file is not a complete wide matrix or anything would raise or warn."""
-    from irmodels.cli._sniff import data_kind
-
     p = Path(path)
     try:
         if data_kind(p) != "matrix":  # a long frame, parquet, trec_eval, a directory
             return None
+        # parse_matrix (data/_lines.py) warns of a first column that holds topic ids and has no
+        # flag to say so instead: any warning there sends the file the full way, which warns
+        # with read_matrix's own stack level
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            text = _summary(p, alpha, digits)
+            m = parse_matrix(p)
+        return None if caught else _summary(m, alpha, digits)
     except Exception:  # noqa: BLE001 - the full path reports it with its own message
         return None
-    return None if caught else text
 
 
-def _summary(p: Path, alpha: float, digits: int) -> str | None:
-    import numpy as np
-
-    from irmodels._format import format_column, summary_text, text_grid
-    from irmodels.data._lines import parse_matrix
-    from irmodels.formula.parser import resolve
-    from irmodels.models._anova_table import (
-        SHOWN_COLUMNS,
-        TABLE_TITLE,
-        anova_title,
-        check_scores,
-        clip_omega,
-        table_values,
-        without_rounding_noise,
-    )
-    from irmodels.models._balanced import cell_layout, fit_balanced
-
-    m = parse_matrix(p)
+def _summary(m: Matrix, alpha: float, digits: int) -> str | None:
     n_t, n_s = m.values.shape
     labels = (*m.topics, *m.systems)
     if n_t < 2 or n_s < 2 or not all(t.strip() and t.isprintable() for t in labels):
@@ -83,9 +85,14 @@ def _summary(p: Path, alpha: float, digits: int) -> str | None:
     bf = fit_balanced(y, factors, flat, (n_t, n_s), 1, [t.key for t in terms])
     ss = np.array([bf.ss[t.key] for t in terms])
     df = np.array([bf.df[t.key] for t in terms], dtype=float)
-    ss, ss_resid = without_rounding_noise(ss, bf.ss_resid, y, ymax)
+    ss, ss_resid = without_rounding_noise(ss, bf.ss_resid, y, ymax, warn=False)
+    if ss_resid == 0.0:
+        return None  # a perfect fit: the full path warns
     names = [t.name for t in terms]
-    values, _ = clip_omega(table_values(ss, df, ss_resid, bf.df_resid, y.size, alpha), names)
+    values, clipped = clip_omega(table_values(ss, df, ss_resid, bf.df_resid, y.size, alpha),
+                                 names, warn=False)
+    if clipped:
+        return None  # a negative partial omega squared: the full path warns
     cells = [format_column(name, values[:, j].tolist(), digits)
              for j, name in enumerate(SHOWN_COLUMNS)]
     table = text_grid([*names, "Residual"], list(SHOWN_COLUMNS), cells)

@@ -13,8 +13,12 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import re
 
-from irmodels.cli._options import digits, open_unit
+import irmodels as irm
+from irmodels.cli._family_opts import add_family, add_scale, family_kwargs
+from irmodels.cli._options import add_columns, add_systems, digits, open_unit
+from irmodels.errors import FormulaError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,8 +41,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("data", help="scores: a file, a trec_eval directory, - (standard input) or a dataset COLLECTION:MEASURE (adhoc8:AP)")
-    from irmodels.cli._options import add_columns, add_systems
-
     add_systems(p)
     add_columns(p)
     which = p.add_mutually_exclusive_group()
@@ -59,8 +61,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default two-sided)")
     p.add_argument("--tukey", action="store_true",
                    help="also print Tukey's HSD of the system means (the model's marginal means)")
-    from irmodels.cli._family_opts import add_family, add_scale
-
     add_scale(p)
     add_family(p, ("gaussian", "binomial", "poisson"), mixed=False)
     p.add_argument("--latex", action="store_true", help="print LaTeX (booktabs) instead of text")
@@ -70,6 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # here, not at import (and the imports below): the CLI imports every command's module to
+    # register it, and numpy, scipy.special and pandas load only when `irmodels anova` runs
     from irmodels.cli import _anova_fast
 
     glm_given = any(getattr(args, k, None) is not None for k in ("family", "link", "trials",
@@ -79,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
         if text is not None:
             print(text)
             return 0
-    import irmodels as irm
+    # here, not at import: pandas (CLI start-up), and only off the pandas-free path above
     from irmodels._display import frame_to_latex, frame_to_text
-    from irmodels.cli._common import check_runs, column_names, load_data
+    from irmodels.cli._common import check_runs, column_names, formula_error, load_data  # idem
 
     data = load_data(args.data, columns=column_names(args), keep_columns=True,
                      measure=args.measure, systems=args.systems)
@@ -89,16 +91,12 @@ def run(args: argparse.Namespace) -> int:
         check_runs("--dunnett", [args.dunnett], data)
     model = args.formula or args.model
     if model is None:
-        from irmodels.formula.parser import default_preset
+        from irmodels.formula.parser import default_preset  # numpy: CLI start-up
 
         model = default_preset(data)
     names = column_names(args)
     if args.formula is None and names != {c: c for c in names}:
         model = _in_user_names(model, names)  # the table names the user's columns
-    from irmodels.cli._common import formula_error
-    from irmodels.cli._family_opts import family_kwargs
-    from irmodels.errors import FormulaError
-
     try:
         res = irm.anova(model, data, ss_type=args.ss_type, alpha=args.alpha,
                         **family_kwargs(args))
@@ -140,9 +138,7 @@ def _in_user_names(preset: str, names: dict[str, str]) -> str:
     """The formula of ``preset`` (``MD1``) written with the user's column names (``--topic``,
     ``--system``, ``--score``), which :func:`irmodels.cli._common.load_data` keeps beside the
     canonical ones: ``map ~ qid + run``."""
-    import re
-
-    from irmodels.formula.parser import resolve
+    from irmodels.formula.parser import resolve  # numpy: CLI start-up
 
     def name(m: re.Match[str]) -> str:
         text = names[m.group(0)]

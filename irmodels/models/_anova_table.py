@@ -9,10 +9,12 @@ costs a command about 0.5 s).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 from scipy import special
+from scipy.special import _ufuncs  # the noncentral F's ufunc (scipy.stats without its overhead)
 
 from irmodels.errors import (
     DataFormatError,
@@ -23,7 +25,8 @@ from irmodels.errors import (
 from irmodels.stats import effects as _eff
 
 __all__ = ["SHOWN_COLUMNS", "TABLE_COLUMNS", "TABLE_TITLE", "anova_power", "anova_title",
-           "check_scores", "clip_omega", "table_values", "without_rounding_noise"]
+           "check_scores", "clip_omega", "ems_components", "table_values",
+           "without_rounding_noise"]
 
 #: Columns of :attr:`AnovaResult.table`, in this order.
 TABLE_COLUMNS = ("SS", "df", "MS", "F", "p", "eta2", "eta2_partial", "omega2_partial",
@@ -85,8 +88,6 @@ TINY_RESPONSE = 1e-140
 def anova_power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alpha: float) -> np.ndarray:
     """:func:`irmodels.inference.effects.anova_power` with scipy's ufuncs called directly (the
     same functions ``stats.f.isf`` and ``stats.ncf.sf`` evaluate, without their overhead)."""
-    from scipy.special import _ufuncs
-
     ncf_sf = getattr(_ufuncs, "_ncf_sf", None)
     if ncf_sf is None:  # pragma: no cover - other scipy versions
         return _eff.anova_power(f2, df, df_resid, n_obs, alpha)
@@ -97,10 +98,12 @@ def anova_power(f2: np.ndarray, df: np.ndarray, df_resid: float, n_obs: int, alp
     return np.where(np.isfinite(f2), out, np.nan)
 
 
-def without_rounding_noise(ss, ss_resid, y, ymax) -> tuple[np.ndarray, float]:
+def without_rounding_noise(ss, ss_resid, y, ymax, *, warn: bool = True
+                           ) -> tuple[np.ndarray, float]:
     """Sums of squares that are rounding noise are 0 (see
     :data:`irmodels.inference.effects.ROUNDING`): the F of identical systems is then undefined,
-    not 7. A residual of 0 is a perfect fit: warned."""
+    not 7. A residual of 0 is a perfect fit: warned (with ``warn=False`` the caller sees the
+    residual of 0 and says it itself)."""
     ss = np.asarray(ss, dtype=float)
     noise = _eff.rounding_noise(np.append(ss, ss_resid), y, ymax)
     if not noise.any():
@@ -108,6 +111,7 @@ def without_rounding_noise(ss, ss_resid, y, ymax) -> tuple[np.ndarray, float]:
     ss = np.where(noise[:-1], 0.0, ss)
     if noise[-1]:
         ss_resid = 0.0
+    if noise[-1] and warn:
         warnings.warn(
             "the residual sum of squares is 0 up to rounding: the scores are a perfect fit of "
             "the model (e.g. runs that are copies or shifted copies of each other), so F is "
@@ -144,15 +148,18 @@ def table_values(ss, df, ss_resid, df_resid, n_obs, alpha) -> np.ndarray:
     return out
 
 
-def clip_omega(values: np.ndarray, names) -> tuple[np.ndarray, tuple[str, ...]]:
+def clip_omega(values: np.ndarray, names, *, warn: bool = True
+               ) -> tuple[np.ndarray, tuple[str, ...]]:
     """``values`` (from :func:`table_values`) with a negative partial omega squared shown as 0,
-    and the names of the terms clipped (warned, :class:`NegativeVarianceWarning`)."""
+    and the names of the terms clipped (warned, :class:`NegativeVarianceWarning`, unless
+    ``warn=False``: the caller has the names)."""
     col = TABLE_COLUMNS.index("omega2_partial")
     neg = values[:-1, col] < 0
     clipped = tuple(str(n) for n, bad in zip(names, neg) if bad)
     if clipped:
         values = values.copy()
         values[:-1, col] = np.where(neg, 0.0, values[:-1, col])
+    if clipped and warn:
         warnings.warn(
             f"partial omega squared is negative (F < 1) for {', '.join(clipped)}; shown as 0 "
             "(see AnovaResult.omega2_clipped).",
@@ -160,3 +167,28 @@ def clip_omega(values: np.ndarray, names) -> tuple[np.ndarray, tuple[str, ...]]:
             stacklevel=3,
         )
     return values, clipped
+
+
+def ems_components(terms: list[str], ms, ms_error: float, levels: dict[str, int],
+                   factors: tuple[str, ...], replicates: int) -> dict[str, float]:
+    """Variance components of a balanced crossed model by expected mean squares (see
+    :meth:`irmodels.models.anova.AnovaResult.variance_components`): the triangular system
+    ``MS_A = MS_e + sum_B c_B sigma2_B`` solved from the highest-order terms down, negative
+    estimates kept (the caller clips and warns).
+
+    >>> ems_components(["topic", "system"], [2.0, 1.0], 0.5, {"topic": 4, "system": 3},
+    ...                ("topic", "system"), 1)
+    {'topic': 0.5, 'system': 0.125}
+    """
+    keys = {t: frozenset(t.split(":")) for t in terms}
+    coef = {b: replicates * math.prod(levels[f] for f in factors if f not in keys[b])
+            for b in terms}
+    ms_of = dict(zip(terms, ms))
+    est: dict[str, float] = {}
+    for a in sorted(terms, key=lambda t: -len(keys[t])):
+        acc = float(ms_of[a]) - ms_error
+        for b in terms:
+            if b != a and keys[a] < keys[b]:
+                acc -= coef[b] * est[b]
+        est[a] = acc / coef[a]
+    return est

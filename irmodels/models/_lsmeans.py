@@ -29,6 +29,7 @@ from scipy import linalg
 
 from irmodels.errors import DesignError
 from irmodels.formula.spec import Term
+from irmodels.models import _design
 from irmodels.models._lsq import RANK_TOL, term_block
 
 __all__ = ["LSMeans", "ls_means"]
@@ -112,8 +113,6 @@ def ls_means(
     numeric = {f for t in terms for f in t.numeric_factors}
     present = {t.key for t in terms}
     if numeric:  # every row is its own "cell"
-        from irmodels.models import _design
-
         if values is None or not numeric <= set(values):
             raise DesignError(f"covariate values are needed for {', '.join(sorted(numeric))}.")
         n = np.ones(y.shape[0])

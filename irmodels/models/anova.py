@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,11 +19,8 @@ import numpy as np
 import pandas as pd
 
 from irmodels._threads import LARGE, kernel_threads
-from irmodels._validate import check_choice, check_probability, did_you_mean
 from irmodels.data.frame import check_distinct_rows, check_rows
 from irmodels.errors import (
-    ArgumentError,
-    DataFormatError,
     DesignError,
     IRModelsWarning,
     NegativeVarianceWarning,
@@ -32,27 +30,30 @@ from irmodels.formula.spec import ModelSpec
 from irmodels.models import _design
 from irmodels.models._anova_fit import (
     MAX_DENSE_CELLS,
-    _check_spec,
-    _encode,
-    _fit_lsq,
-    _missing_margins,
-    _resolve,
-    _table_axes,
-    _zero_df_message,
+    TINY_WORK,
+    cell_groups,
+    check_arguments,
+    check_method,
+    check_spec,
     drop_missing,
+    encode_factors,
+    fit_closed,
+    fit_lsq,
+    missing_margins,
     refuse_pooled,
+    response,
+    table_axes,
 )
 from irmodels.models._anova_table import (
     SHOWN_COLUMNS,
     TABLE_COLUMNS,
     TABLE_TITLE,
     anova_title,
-    check_scores,
     clip_omega,
+    ems_components,
     table_values,
     without_rounding_noise,
 )
-from irmodels.models._balanced import cell_layout, fit_balanced
 from irmodels.models.base import FittedModel, OptSummary
 
 if TYPE_CHECKING:
@@ -281,7 +282,8 @@ class AnovaResult(FittedModel):
 
     def _ls(self, names: list[str]):
         """Least-squares means of ``names`` (see :mod:`irmodels.models._lsmeans`)."""
-        from irmodels.models import _design
+        # here, not at import: _lsmeans loads scipy.linalg (about 0.1 s of a fresh process, the
+        # CLI's too), which a fit whose least-squares means are not asked for never needs
         from irmodels.models._lsmeans import ls_means
 
         terms = list(self.spec.fixed)
@@ -289,7 +291,7 @@ class AnovaResult(FittedModel):
         values = {f: _design.covariate_values(self.data, f) for f in covariates}
         return ls_means(
             self._y, terms, self._codes, self.levels, names, self.ms_error,
-            full_cells=frozenset(_missing_margins(self.spec)), values=values or None,
+            full_cells=frozenset(missing_margins(self.spec)), values=values or None,
         )
 
     @property
@@ -500,21 +502,9 @@ class AnovaResult(FittedModel):
                 "irm.mixed(...) for nested random effects."
             )
         terms = list(self.table.index[:-1])
-        keys = {t: frozenset(t.split(":")) for t in terms}
-        n_rep = int(self._replicates or 1)
-        lv = self.levels
-        coef = {}
-        for b in terms:
-            coef[b] = n_rep * math.prod(lv[f] for f in self.factors if f not in keys[b])
-        ms = self.table["MS"]
         sigma_e = float(self.ms_error)
-        est: dict[str, float] = {}
-        for a in sorted(terms, key=lambda t: -len(keys[t])):
-            acc = float(ms[a]) - sigma_e
-            for b in terms:
-                if b != a and keys[a] < keys[b]:
-                    acc -= coef[b] * est[b]
-            est[a] = acc / coef[a]
+        est = ems_components(terms, self.table["MS"].to_numpy()[:-1], sigma_e, self.levels,
+                             self.factors, int(self._replicates or 1))
         negative = [t for t in terms if est[t] < 0]
         if negative:
             warnings.warn(
@@ -715,96 +705,32 @@ def anova(
                            missing)
         if glm is not None:
             return glm
-    if not isinstance(data, pd.DataFrame):
-        raise DataFormatError(f"data must be a pandas DataFrame (a long frame), got {type(data).__name__}")
-    if ss_type is not None and (isinstance(ss_type, bool) or ss_type not in (1, 2, 3)):
-        raise DesignError(
-            f"ss_type must be 1, 2 or 3 (or None for the default, 2); got {ss_type!r}."
-        )
-    if method not in ("auto", "balanced", "lstsq", "sparse", "dense"):
-        raise ArgumentError(
-            f"method must be 'auto', 'balanced', 'lstsq', 'sparse' or 'dense'; got {method!r}"
-            f"{did_you_mean(method, ('auto', 'balanced', 'lstsq', 'sparse', 'dense'))}."
-        )
-    alpha = check_probability(alpha, "alpha")
-    check_choice(aliased, "aliased", ("raise", "drop"))
-    spec = _resolve(model, [str(c) for c in data.columns])
+    alpha = check_arguments(data, ss_type, method, alpha, aliased)
+    spec = _design.resolve_model(model, [str(c) for c in data.columns])
     data, n_dropped, _ = drop_missing(data, spec.columns, missing, "irm.anova")
-    _check_spec(spec, data)
+    check_spec(spec, data)
     check_rows(data, "irm.anova")
     refuse_pooled(data, spec.factors)
-    y = spec.response_values(data)
-    if not np.isfinite(y).all():
-        n_nan = int(np.isnan(y).sum())
-        n_inf = int(np.isinf(y).sum())
-        raise DataFormatError(
-            f"the response {spec.response_label} has {n_nan} missing (NaN) and {n_inf} infinite "
-            f"value(s) of {len(y)}. Drop or impute them first (irm.frame(..., nan='drop'))."
-        )
-    ymax = check_scores(y, spec.response_label)
+    y, ymax = response(spec, data)
     spec = _design.classify(spec, data)
     covariates = spec.covariates
     values = {f: _design.covariate_values(data, f) for f in covariates}
-    factors = tuple(f for f in spec.factors if f not in spec.numeric)
-    codes: dict[str, np.ndarray] = {}
-    levels: dict[str, pd.Index] = {}
-    for f in factors:
-        codes[f], levels[f] = _encode(data[f])  # missing labels raise DataFormatError
-        if len(levels[f]) < 2:
-            raise DesignError(
-                f"factor {f!r} has {len(levels[f])} level(s) ({', '.join(map(str, levels[f]))}); "
-                "a factor needs at least two levels to be tested. Drop it from the model."
-            )
-    shape = tuple(len(levels[f]) for f in factors)
-    if factors:
-        flat, counts = cell_layout([codes[f] for f in factors], shape)
-    else:  # covariates only: one cell
-        counts = np.array([len(y)])
+    factors, codes, levels, shape, flat, counts = encode_factors(spec, data)
     if counts.max() > 1:
         # several rows in a cell are replicates when a column tells them apart (shard, sample,
         # a factor left out of the model); rows that nothing tells apart may be replicates of
         # an unnamed kind (irm.frame(..., duplicates="allow"), R's lm) or a frame concatenated
         # twice, whose copies add residuals of 0: warned about, naming the first cell
-        check_distinct_rows(data, "irm.anova", scores=[spec.response], warn=True)
+        check_distinct_rows(data, "irm.anova", scores=[spec.response], warn=True,
+                            groups=cell_groups(data, spec.response, factors, flat))
     balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     n_obs = int(y.shape[0])
     aliased_terms: tuple[str, ...] = ()
     terms = list(spec.fixed)
     names = [t.name for t in terms]
-
-    margins = _missing_margins(spec)
-    if margins:
-        first = next(iter(margins))
-        if ss_type in (2, 3) or method == "balanced":
-            raise DesignError(
-                f"the model is not hierarchical: term {first} lacks its marginal term(s) "
-                f"{', '.join(margins[first])}. Type II/III sums of squares and the closed form "
-                "need every margin of an interaction in the model; add them (e.g. "
-                f"{'*'.join(first.split(':'))}) or use ss_type=1 (sequential, as R's anova(lm()))."
-            )
-    if method == "balanced" and covariates:
-        raise DesignError(
-            f"method='balanced' is the closed form of factor models; this model has numeric "
-            f"covariate(s) {', '.join(covariates)} (fitted by least squares). Use method='auto', "
-            "or write C(x) to read a column as a factor."
-        )
-    if method == "balanced" and not balanced:
-        raise DesignError(
-            f"method='balanced' needs every combination of {', '.join(factors)} observed equally "
-            f"often; found {int((counts == 0).sum())} empty cell(s) and between {int(counts[counts > 0].min())} "
-            f"and {int(counts.max())} rows per observed cell. Use method='auto'."
-        )
+    margins = check_method(spec, ss_type, method, factors, counts, balanced)
     if balanced and method in ("auto", "balanced") and not margins and not covariates:
-        n_rep = int(counts[0])
-        bf = fit_balanced(y, factors, flat, shape, n_rep, [t.key for t in terms])
-        if bf.df_resid == 0:
-            top = max(terms, key=lambda t: t.order)
-            raise DesignError(_zero_df_message(top.name, counts))
-        ss = np.array([bf.ss[t.key] for t in terms])
-        df = np.array([bf.df[t.key] for t in terms], dtype=float)
-        ss_resid, df_resid = bf.ss_resid, bf.df_resid
-        assert bf.cell_fitted is not None  # fit_balanced always sets it
-        fitted: np.ndarray | tuple[np.ndarray, tuple[str, ...]] = (bf.cell_fitted, factors)
+        ss, df, ss_resid, df_resid, fitted = fit_closed(y, terms, factors, flat, shape, counts)
         used_method = "balanced"
         used_type = 2 if ss_type is None else int(ss_type)
     else:
@@ -815,26 +741,20 @@ def anova(
                 f"the model is not hierarchical (term {first} lacks {', '.join(margins[first])}): "
                 "its sums of squares are sequential (type I, as R's anova(lm())), so they depend "
                 "on the order of the terms. Pass ss_type=1 to say so, or add the margins for "
-                "type II.",
-                IRModelsWarning,
-                stacklevel=2,
-            )
+                "type II.", IRModelsWarning, stacklevel=2)
         if not balanced and not covariates:
             warnings.warn(
                 f"the design is unbalanced ({int((counts == 0).sum())} empty cell(s) of "
                 f"{counts.size}; {int(counts[counts > 0].min())}-{int(counts.max())} rows per "
                 f"observed cell): fitting by least squares with type {'I' * used_type} sums of "
-                "squares.",
-                UnbalancedDesignWarning,
-                stacklevel=2,
-            )
+                "squares.", UnbalancedDesignWarning, stacklevel=2)
         n_columns = 1 + sum(math.prod(len(levels[f]) for f in t.factors if f in levels)
                             for t in terms)  # a bound on the design's columns
-        with kernel_threads(n_columns):  # BLAS threads by size (irmodels._threads)
-            ss, df, ss_resid, df_resid, fitted = _fit_lsq(
+        # BLAS threads by size (irmodels._threads); a tiny design runs on one thread anyway
+        with kernel_threads(n_columns) if n_obs * n_columns**2 >= TINY_WORK else nullcontext():
+            ss, df, ss_resid, df_resid, fitted = fit_lsq(
                 y, terms, codes, levels, used_type, counts, full_cells={t for t in margins},
-                values=values, solver=method, aliased_ok=aliased == "drop" and used_type != 3,
-            )
+                values=values, solver=method, aliased_ok=aliased == "drop" and used_type != 3)
         used_method = f"lstsq-type{used_type}"
         if aliased == "drop" and np.any(df == 0):
             keep = df > 0
@@ -845,7 +765,7 @@ def anova(
     ss, ss_resid = without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
     cells, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
-    index, columns = _table_axes(tuple(names))
+    index, columns = table_axes(tuple(names))
     table = pd.DataFrame(cells, index=index, columns=columns, copy=False)
     return AnovaResult(
         spec=spec,

@@ -139,8 +139,16 @@ def test_a_warning_hands_the_command_to_the_full_path(tmp_path: Path) -> None:
     ids.write_text("qno,a,b\n401,0.2,0.1\n402,0.2,0.3\n403,0.2,0.5\n")
     # identical runs: the residual is rounding noise (a perfect fit), warned
     perfect = _write(tmp_path / "perfect.csv", np.tile(np.array([[0.1], [0.4], [0.7]]), (1, 3)))
-    for path in (ids, perfect):
-        assert _anova_fast.matrix_anova_summary(path) is None
+    # no system effect: F < 1, the partial omega squared of system is negative, warned
+    rng = np.random.default_rng(0)
+    flat = _write(tmp_path / "flat.csv",
+                  rng.uniform(0, 0.6, (6, 1)) + rng.normal(0, 0.05, (6, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the fast path itself warns of nothing
+        for path in (ids, perfect, flat):
+            assert _anova_fast.matrix_anova_summary(path) is None, path.name
+    with pytest.warns(irm.errors.NegativeVarianceWarning, match="for system"):
+        irm.anova("MD1", irm.read_matrix(flat))
 
 
 @pytest.mark.parametrize("case", ["ids", "constant", "missing"])

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "irmodels"
-#: other owners' files (the pandas-free anova path; the error-rate study)
-OTHERS = {"cli/_anova_fast.py", "cli/anova_cmd.py", "studies/error_rates.py"}
+#: other owners' files (the error-rate study)
+OTHERS = {"studies/error_rates.py"}
 FILES = sorted(
     p for p in [*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("studies/*.py"),
                 *PACKAGE.glob("reporting/*.py"), PACKAGE / "analysis.py"]

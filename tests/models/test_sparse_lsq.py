@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import irmodels as irm
 from irmodels.errors import DesignError, IRModelsWarning
 from irmodels.formula import Term
+from irmodels.models import _anova_fit
 from irmodels.models._sparse_lsq import SparseUnavailable, fit_sparse
 
 MODELS = ["MD1", "MD3", "MD4", "MD5", "MD6", "score ~ topic*system*shard - topic:system:shard",
@@ -41,6 +42,14 @@ def _fit(model, data, ss_type, method):
         return irm.anova(model, data, ss_type=ss_type, method=method)
 
 
+def _auto(model, data, ss_type):
+    """method="auto" with the small dense path off: these designs are small, and the path under
+    test here is the sparse one (and its fallback to the dense reference)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_anova_fit, "SMALL_COLUMNS", 0)
+        return _fit(model, data, ss_type, "auto")
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), t=st.integers(2, 6), s=st.integers(2, 5),
        k=st.integers(2, 4), reps=st.integers(1, 2), drop=st.floats(0.0, 0.4),
@@ -51,10 +60,10 @@ def test_sparse_equals_dense(seed, t, s, k, reps, drop, model, ss_type) -> None:
         dense = _fit(model, data, ss_type, "dense")
     except DesignError as exc:  # aliased or no residual df: the sparse path says the same
         with pytest.raises(DesignError) as info:
-            _fit(model, data, ss_type, "auto")
+            _auto(model, data, ss_type)
         assert str(info.value) == str(exc)
         return
-    fast = _fit(model, data, ss_type, "auto")
+    fast = _auto(model, data, ss_type)
     np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(fast.fitted(), dense.fitted(), rtol=0, atol=1e-10)
@@ -71,7 +80,7 @@ def test_sparse_type3_needs_full_absorbed_cells() -> None:
     with pytest.raises(DesignError, match="Use method='dense' for a small design"):
         _fit("MD3", data, 3, "sparse")
     # auto falls back to the dense path, which R's fixture checks
-    assert _fit("MD3", data, 3, "auto").table["df"].tolist() == _fit("MD3", data, 3, "dense").table["df"].tolist()
+    assert _auto("MD3", data, 3).table["df"].tolist() == _fit("MD3", data, 3, "dense").table["df"].tolist()
 
 
 COVARIATE_MODELS = ["score ~ topic + system + x", "score ~ system*x + shard",
@@ -92,10 +101,10 @@ def test_sparse_with_covariates_equals_dense(seed, t, s, k, drop, model, ss_type
         dense = _fit(model, data, ss_type, "dense")
     except DesignError as exc:
         with pytest.raises(DesignError) as info:
-            _fit(model, data, ss_type, "auto")
+            _auto(model, data, ss_type)
         assert str(info.value) == str(exc)
         return
-    fast = _fit(model, data, ss_type, "sparse" if ss_type < 3 else "auto")
+    fast = _fit(model, data, ss_type, "sparse") if ss_type < 3 else _auto(model, data, ss_type)
     np.testing.assert_array_equal(fast.table["df"], dense.table["df"])
     np.testing.assert_allclose(fast.table["SS"], dense.table["SS"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(fast.fitted(), dense.fitted(), rtol=0, atol=1e-10)
@@ -142,7 +151,7 @@ def test_too_many_remaining_columns_is_a_design_error(monkeypatch) -> None:
     data = _design(2, 6, 5, 4, 1, 0.1)
     with pytest.raises(DesignError, match=r"columns remain after absorbing topic:system, more than "
                                           r"the 10 the exact factorisation handles"):
-        _fit("MD6", data, 2, "auto")
+        _auto("MD6", data, 2)
 
 
 def test_type3_empty_cell_of_a_containing_term_is_refused_as_dense_and_r() -> None:
@@ -152,6 +161,9 @@ def test_type3_empty_cell_of_a_containing_term_is_refused_as_dense_and_r() -> No
     with pytest.raises(DesignError) as dense:
         _fit("MD5", data, 3, "dense")
     with pytest.raises(DesignError) as auto:
-        _fit("MD5", data, 3, "auto")
+        _auto("MD5", data, 3)
     assert str(auto.value) == str(dense.value)
+    with pytest.raises(DesignError) as small:  # the small path: dense, as the reference
+        _fit("MD5", data, 3, "auto")
+    assert str(small.value) == str(dense.value)
     assert "term shard has no degree of freedom left under type III" in str(auto.value)

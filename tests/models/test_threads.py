@@ -130,8 +130,8 @@ def test_least_squares_anova_is_limited(options, monkeypatch):
                       "score": rng.random(5000)})
     d = d[rng.random(len(d)) > 0.1].reset_index(drop=True)
     inside: list[list[int]] = []
-    fit_lsq = anova_module._fit_lsq
-    monkeypatch.setattr(anova_module, "_fit_lsq",
+    fit_lsq = anova_module.fit_lsq
+    monkeypatch.setattr(anova_module, "fit_lsq",
                         lambda *a, **k: inside.append(_blas_threads()) or fit_lsq(*a, **k))
     with threadpool_limits(3, "blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
