@@ -154,6 +154,8 @@ def build_report(
 
     notes: list[str] = []
     g = diag = None
+    # recorded, not steering: every warning of the fit and the analyses is listed in the
+    # report's notes and raised again below, unchanged
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if fit is None:
@@ -243,6 +245,8 @@ def demo_report(
         sub = scores[scores["measure"].astype(str).isin(list(compare_measures))]
         comparison = comparison_table(sub, measure, top=compare_top, alpha=alpha)
     say(f"shard study: MD1 on the whole collection, MD6 on S = {n_shards} shards")
+    # silenced, not steering: the demo collection's shard section is an illustration (its
+    # undefined cells and shard fits' notes are the synthetic collection's, not the user's)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study = shards(coll, n_shards=[n_shards], n_splits=n_splits, models=["MD1", "MD6"],

@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         # here, not at import: start-up time of the CLI
         from irmodels.analysis import build_report
 
+        # silenced, not steering: the report refits MD1 on scores the study already warned
+        # about above; its notes list them on the page
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
             whole = _whole_collection_scores(collection, study)

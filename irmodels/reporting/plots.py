@@ -40,7 +40,7 @@ MAX_LABEL = 30
 _CHAR_IN = 0.075
 
 
-def short_labels(names: Sequence[object], limit: int = MAX_LABEL) -> list[str]:
+def short_labels(names: Sequence[object], *, limit: int = MAX_LABEL) -> list[str]:
     """The names as plot labels of at most ``limit`` characters, still unique: a longer name
     keeps its beginning and its end around an ellipsis (run names usually differ at the end),
     moved along the name when two would collide, and numbered as a last resort.

@@ -378,6 +378,7 @@ class Report:
     def save(
         self,
         directory: str | Path,
+        *,
         formats: Sequence[Format] = ("html", "md"),
         latex: bool = False,
     ) -> list[Path]:

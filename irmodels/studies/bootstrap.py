@@ -113,6 +113,8 @@ def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) ->
     out = np.empty((n, ctx.n_levels))
     for k in range(n):
         data = ctx.data.assign(score=Y[k])
+        # silenced, not steering: every replicate's refit repeats the fit's own warnings
+        # (an unbalanced design), which the user saw when fitting it
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
             out[k] = anova(ctx.spec, data).marginal_means(ctx.factor).to_numpy()
@@ -128,6 +130,8 @@ def _mixed_unit(ctx: _MixedContext, unit: tuple[int, np.random.SeedSequence]) ->
         y[ctx.order] += rng.normal(0.0, ctx.sigma, size=len(ctx.fixed))
         for codes, sd in zip(ctx.random_codes, ctx.random_sd):
             y = y + rng.normal(0.0, sd, size=int(codes.max()) + 1)[codes]
+        # silenced, not steering: a replicate's refit may sit on the boundary (a variance of
+        # 0): its marginal means are still the replicate's, and the warning would repeat
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
             fit = mixed(ctx.spec, ctx.data.assign(score=y), method=ctx.method)

@@ -182,6 +182,8 @@ def validate(
     epsilon = check_number(epsilon, "epsilon", low=0.0, high=0.5, low_open=True,
                            high_open=True)
 
+    # silenced, not steering: the simulator's note on degenerate (topic, run) pairs is the
+    # validation's own 'degenerate' column
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
         sims = document_samples(runs, qrels, model=model, n_samples=n_samples, measure=measure,
@@ -285,6 +287,8 @@ def _pair_unit(args: tuple) -> dict:
     d["topic"] = d["topic"].astype(str)
     rec["failure"] = ""
     try:
+        # silenced, not steering: the per-pair fits' boundary and convergence notes (ours)
+        # and scipy's optimiser chatter; a failed fit raises and is recorded below
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             homo = mixed("y ~ system + (1|topic) + (1|topic:system)", d, method="REML")
@@ -348,7 +352,7 @@ class DocumentSampleTests(TableAccess, ResultDisplay):
         """The p-value columns that were computed (all NaN when not run)."""
         return [t for t in TEST_COLUMNS if t in self.table.columns and self.table[t].notna().any()]
 
-    def significance(self, alpha: float = 0.05) -> pd.DataFrame:
+    def significance(self, *, alpha: float = 0.05) -> pd.DataFrame:
         """Per test: ``pairs`` with a p-value and the share ``significant`` at ``alpha``."""
         t = self.table
         tests = self.tests()
@@ -357,11 +361,12 @@ class DocumentSampleTests(TableAccess, ResultDisplay):
             "significant": [float((t[c].dropna() < alpha).mean()) for c in tests],
         }, index=pd.Index(tests, name="test"))
 
-    def agreement(self, alpha: float = 0.05, reference: str = "p_t_observed") -> dict[str, pd.DataFrame]:
+    def agreement(self, *, alpha: float = 0.05, reference: str = "p_t_observed"
+                  ) -> dict[str, pd.DataFrame]:
         """The 2 x 2 tables of :func:`agreement`."""
         return agreement(self.table, alpha=alpha, reference=reference)
 
-    def plot(self, alpha: float = 0.05, *, ax: Any = None):
+    def plot(self, *, alpha: float = 0.05, ax: Any = None):
         """Each test's p-values against the paired t test on observed values (:func:`plot_pvalues`;
         ``ax``: one matplotlib Axes per test, default a new figure, returned)."""
         return plot_pvalues(self.table, alpha=alpha, ax=ax)
@@ -469,6 +474,8 @@ def compare_tests(
     if df not in ("containment", "satterthwaite"):
         raise DataFormatError(f"df must be 'containment' or 'satterthwaite', got {df!r}")
     if samples is None:
+        # silenced, not steering: degenerate topics are excluded per pair and listed in the
+        # result (excluded_topics)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DataQualityWarning)
             samples = document_samples(runs, qrels, model=model, n_samples=n_samples, measure=measure,
