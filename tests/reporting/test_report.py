@@ -89,6 +89,18 @@ def test_markdown_latex_and_save(report, tmp_path):
         report.save(tmp_path / "x", formats=("pdf",))  # type: ignore[arg-type]
 
 
+def test_options_are_keyword_only(report, tmp_path):
+    """Issue 26 item 5: options after ``*`` (nothing passed them positionally)."""
+    from irmodels.reporting.plots import short_labels
+
+    with pytest.raises(TypeError, match="positional argument"):
+        report.save(tmp_path / "y", ("html",))  # type: ignore[misc]
+    assert not (tmp_path / "y").exists()
+    with pytest.raises(TypeError, match="positional argument"):
+        short_labels(["a" * 30], 12)  # type: ignore[misc]
+    assert short_labels(["a" * 30], limit=12) == ["aaaaa\u2026aaaaaa"]
+
+
 def test_extra_sections_are_rendered_and_escaped(adhoc8):
     small = irm.filter_systems(adhoc8, top_k=6)
     custom = Section(

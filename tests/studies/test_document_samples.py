@@ -250,6 +250,14 @@ def test_agreement_hand_made() -> None:
     assert t01.to_numpy().tolist() == [[2, 1], [1, 2]]
     with pytest.raises(DataFormatError):
         ds.agreement(r, reference="p_nope")
+    # the result's methods: the same tables, options keyword-only (issue 26 item 5)
+    res = ds.DocumentSampleTests(table=r)
+    assert res.agreement(alpha=0.1)["p_t_means"].equals(t01)
+    assert res.significance(alpha=0.1).loc["p_t_means", "significant"] == pytest.approx(4 / 7)
+    with pytest.raises(TypeError, match="positional argument"):
+        res.significance(0.1)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional argument"):
+        res.agreement(0.1)  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------------------------
