@@ -17,9 +17,14 @@ pairs of n pseudo-observations) and parameters are length-P vectors.
   correlation in the two tails (``presel = TRUE``), the smallest AIC among them.
 - :func:`simulate`: ``n`` draws of each pair's copula (``u2`` by the inverse h-function).
 
-VineCopula's two-parameter BB1, BB6, BB7, BB8 families (7-10, 17-20, 27-30, 37-40) and its
-Tawn families (104-234) are not implemented; :data:`FAMILIES` lists those that are, and
-:func:`select_families` chooses among them only.
+The asymmetric (not exchangeable) Tawn families of positive dependence are implemented too:
+104 (type 1: ``C(u, v) = exp(-l(x, y))``, ``x = -log u``, ``y = -log v``, ``l = (1 - psi) x
++ ((psi x)^theta + y^theta)^(1/theta)``, par = theta in [1.001, 20], par2 = psi), 204 (type
+2: psi on y instead) and their survival versions 114, 214; their MLE keeps VineCopula's bounds
+``psi in [max(tau - 0.1, 1e-4), min(tau + 0.2, 0.99)]``. VineCopula's BB1, BB6, BB7, BB8
+families (7-10, 17-20, 27-30, 37-40) and the Tawn families of negative dependence (124, 134,
+224, 234) are not; :data:`FAMILIES` lists those that are, and :func:`select_families` chooses
+among them only.
 
 References: VineCopula (T. Nagler, U. Schepsmeier, J. Stoeber, E. C. Brechmann, B. Graeler,
 T. Erhardt), ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/preprocessors.R``; H. Joe,
@@ -31,7 +36,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 __all__ = ["FAMILIES", "fit_family", "kendall_tau", "log_density", "pseudo_observations",
            "select_families", "simulate"]
@@ -43,15 +48,19 @@ FAMILIES: dict[int, tuple[str, int, int]] = {
     13: ("clayton", 3, 180), 14: ("gumbel", 4, 180), 16: ("joe", 6, 180),
     23: ("clayton", 3, 90), 24: ("gumbel", 4, 90), 26: ("joe", 6, 90),
     33: ("clayton", 3, 270), 34: ("gumbel", 4, 270), 36: ("joe", 6, 270),
+    104: ("tawn1", 104, 0), 114: ("tawn1", 104, 180), 204: ("tawn2", 204, 0),
+    214: ("tawn2", 204, 180),
 }
 #: VineCopula's short names (``BiCopName(family, short = TRUE)``).
 SHORT_NAMES = {0: "I", 1: "N", 2: "t", 3: "C", 4: "G", 5: "F", 6: "J", 13: "SC", 14: "SG",
-               16: "SJ", 23: "C90", 24: "G90", 26: "J90", 33: "C270", 34: "G270", 36: "J270"}
+               16: "SJ", 23: "C90", 24: "G90", 26: "J90", 33: "C270", 34: "G270", 36: "J270",
+               104: "Tawn", 114: "Tawn180", 204: "Tawn2", 214: "Tawn2_180"}
 # VineCopula's sets (R/BiCop.R), restricted to the families implemented here
-_POS = (1, 2, 3, 4, 5, 6, 13, 14, 16)
+_POS = (1, 2, 3, 4, 5, 6, 13, 14, 16, 104, 114, 204, 214)
 _NEG = (1, 2, 5, 23, 24, 26, 33, 34, 36)
-_F11 = (13, 4, 6)  # more dependence near (1, 1)
-_F00 = (3, 14, 16)  # near (0, 0)
+_F11 = (13, 4, 6, 104, 204)  # more dependence near (1, 1)
+_F00 = (3, 14, 16, 114, 214)  # near (0, 0)
+_TAWN = (104, 114, 204, 214)
 _F10 = (23, 34, 36)  # near (1, 0)
 _F01 = (33, 24, 26)  # near (0, 1)
 # VineCopula's bounds of the MLE (R/BiCopEst.R, MLE_intern), for the base families
@@ -133,6 +142,15 @@ def _log_base(base: int, u: np.ndarray, v: np.ndarray, par: np.ndarray,
         # (1 - e^-t) - (1 - e^-tu)(1 - e^-tv) as a sum of two terms of one sign
         den = (np.exp(-t * u) * -np.expm1(-t * v)) + np.exp(-t * v) * -np.expm1(-t * (1 - v))
         return np.log(np.abs(t * a)) - t * (u + v) - 2 * np.log(np.abs(den))
+    if base in (104, 204):
+        x, y = -np.log(u), -np.log(v)
+        p1, p2 = (par2, 1.0) if base == 104 else (1.0, par2)
+        s = (p1 * x) ** par + (p2 * y) ** par
+        lx = (1 - p1) + p1**par * x ** (par - 1) * s ** (1 / par - 1)
+        ly = (1 - p2) + p2**par * y ** (par - 1) * s ** (1 / par - 1)
+        lxy = (1 - par) * (p1 * p2) ** par * (x * y) ** (par - 1) * s ** (1 / par - 2)
+        ell = (1 - p1) * x + (1 - p2) * y + s ** (1 / par)
+        return -ell + x + y + np.log(lx * ly - lxy)
     if base == 6:
         lub, lvb = np.log1p(-u), np.log1p(-v)
         a, b = np.exp(par * lub), np.exp(par * lvb)
@@ -202,6 +220,8 @@ def fit_family(family: int, u1: np.ndarray, u2: np.ndarray
         return zeros, zeros, zeros.copy()
     if family == 2:
         return _fit_t(u1, u2)
+    if family in _TAWN:
+        return _fit_tawn(family, u1, u2)
     lo, hi = _bounds(family)
 
     def f(p: np.ndarray) -> np.ndarray:
@@ -247,6 +267,50 @@ def _fit_t(u1: np.ndarray, u2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
         nu = np.where(profile(e) > profile(nu), e, nu)
     r, ll = inner(nu)
     return r, nu, ll
+
+
+def _fit_tawn(family: int, u1: np.ndarray, u2: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A Tawn family, pair by pair as VineCopula's ``MLE_intern_Tawn``: a local optimiser (SLSQP;
+    VineCopula: L-BFGS-B) from theta =
+    1 + 6 |tau|, psi = min(|tau| + 0.1, 0.999) (moved inside the bounds), theta in [1.001, 20],
+    psi in [max(tau - 0.1, 1e-4), min(tau + 0.2, 0.99)]."""
+    P = u1.shape[1]
+    tau = kendall_tau(u1, u2)
+    theta, psi, ll = np.ones(P), np.zeros(P), np.full(P, -1e10)
+    _, base, rot = FAMILIES[family]
+    A, B = _rotate_in(rot, u1, u2)
+    X, Y = -np.log(A), -np.log(B)
+    if base == 204:  # type 2 is type 1 with the arguments swapped
+        X, Y = Y, X
+    for j in range(P):
+        x, y = X[:, j], Y[:, j]
+        lxy0 = np.log(x * y)
+        bounds = [(1.001, 20.0), (max(tau[j] - 0.1, 1e-4), min(tau[j] + 0.2, 0.99))]
+        if bounds[1][0] > bounds[1][1]:  # tau below -0.1 or above 1.09: no feasible psi
+            continue
+        start = np.array([min(max(1 + 6 * abs(tau[j]), 1.001), 20.0),
+                          min(max(min(abs(tau[j]) + 0.1, 0.999), bounds[1][0]), bounds[1][1])])
+
+        def nll(p: np.ndarray, x: np.ndarray = x, y: np.ndarray = y,
+                lxy0: np.ndarray = lxy0) -> float:
+            t, q = p
+            px = q * x
+            s = px**t + y**t
+            r = s ** (1 / t)
+            lx = (1 - q) + q * (px / r) ** (t - 1)
+            ly = (y / r) ** (t - 1)
+            lxy = (1 - t) * q**t * np.exp((t - 1) * lxy0 + (1 / t - 2) * np.log(s))
+            v = np.sum(-(1 - q) * x - r + x + y + np.log(lx * ly - lxy))
+            return -v if np.isfinite(v) else 1e10
+
+        # SLSQP: scipy's L-BFGS-B takes milliseconds per step on this 2-parameter problem
+        res = optimize.minimize(nll, start, method="SLSQP", bounds=bounds,
+                                options={"ftol": 1e-12, "maxiter": 500})
+        theta[j], psi[j] = res.x
+    if P:
+        ll = np.where(theta > 1, _loglik(family, u1, u2, theta, psi), ll)
+    return theta, psi, ll
 
 
 def _presel(u1: np.ndarray, u2: np.ndarray, tau: np.ndarray) -> list[tuple[int, ...]]:
@@ -297,15 +361,17 @@ def _presel(u1: np.ndarray, u2: np.ndarray, tau: np.ndarray) -> list[tuple[int, 
     return out
 
 
-def select_families(u1: np.ndarray, u2: np.ndarray, *, presel: bool = True
-                    ) -> dict[str, np.ndarray]:
+def select_families(u1: np.ndarray, u2: np.ndarray, *, presel: bool = True,
+                    families: tuple[int, ...] | None = None) -> dict[str, np.ndarray]:
     """``BiCopSelect(u1, u2, selectioncrit = "AIC")`` for every column pair (``n x P``):
     ``family, par, par2, loglik, aic, tau`` (length-P arrays), among :data:`FAMILIES`.
 
     ``presel``: keep VineCopula's pre-selection by the sign of Kendall's tau and the tails'
     asymmetry; without it, every family of the tau's sign (and independence) is a candidate.
-    AIC is ``-2 loglik + 2 k`` (k = 0 for independence, 2 for the t, 1 otherwise); ties go
-    to the family listed first, as R's ``which.min``."""
+    ``families``: choose among these only (VineCopula's ``familyset``; default all of
+    :data:`FAMILIES`). AIC is ``-2 loglik + 2 k`` (k = 0 for independence, 2 for the t and
+    the Tawn families, 1 otherwise); ties go to the family listed first, as R's
+    ``which.min``."""
     u1, u2 = np.atleast_2d(u1.T).T, np.atleast_2d(u2.T).T
     P = u1.shape[1]
     tau = kendall_tau(u1, u2)
@@ -313,6 +379,8 @@ def select_families(u1: np.ndarray, u2: np.ndarray, *, presel: bool = True
         todo = _presel(u1, u2, tau)
     else:
         todo = [(0,) + (_POS if t > 0 else _NEG if t < 0 else tuple(FAMILIES)[1:]) for t in tau]
+    allowed = set(FAMILIES if families is None else families)
+    todo = [tuple(f for f in t if f in allowed) or tuple(allowed) for t in todo]
     fams = [f for f in FAMILIES if any(f in t for t in todo)]
     best = {"family": np.zeros(P, dtype=np.int64), "par": np.zeros(P), "par2": np.zeros(P),
             "loglik": np.zeros(P), "aic": np.full(P, np.inf), "tau": tau}
@@ -324,7 +392,7 @@ def select_families(u1: np.ndarray, u2: np.ndarray, *, presel: bool = True
         if not cols.any():
             continue
         par, par2, ll = fit_family(fam, u1[:, cols], u2[:, cols])
-        k = 0 if fam == 0 else 2 if fam == 2 else 1
+        k = 0 if fam == 0 else 2 if fam in (2,) + _TAWN else 1
         aic = -2 * ll + 2 * k
         idx = np.flatnonzero(cols)
         take = aic < best["aic"][idx]
@@ -357,17 +425,25 @@ def _hinv_base(base: int, w: np.ndarray, u: np.ndarray, par: np.ndarray,
         t = np.where(np.abs(par) < 1e-10, 1e-10, par)
         e_u = np.exp(-t * u)
         return -np.log1p(w * np.expm1(-t) / (w + (1 - w) * e_u)) / t
-    # Gumbel, Joe: bisection on h(v | u) (increasing in v)
+    # Gumbel, Joe, Tawn: bisection on h(v | u) (increasing in v)
     lo, hi = np.zeros_like(w), np.ones_like(w)
     for _ in range(60):
         mid = (lo + hi) / 2
-        below = _h_base(base, mid, u, par) < w
+        below = _h_base(base, mid, u, par, par2) < w
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
     return (lo + hi) / 2
 
 
-def _h_base(base: int, v: np.ndarray, u: np.ndarray, par: np.ndarray) -> np.ndarray:
+def _h_base(base: int, v: np.ndarray, u: np.ndarray, par: np.ndarray,
+            par2: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if base in (104, 204):  # dC/du = C l_x / u
+            x, y = -np.log(u), -np.log(v)
+            p1, p2 = (par2, 1.0) if base == 104 else (1.0, par2)
+            s = (p1 * x) ** par + (p2 * y) ** par
+            lx = (1 - p1) + p1**par * x ** (par - 1) * s ** (1 / par - 1)
+            ell = (1 - p1) * x + (1 - p2) * y + s ** (1 / par)
+            return np.nan_to_num(np.exp(-ell) * lx / u, nan=1.0)
         if base == 4:
             x, y = -np.log(u), -np.log(v)
             s = x**par + y**par

@@ -178,16 +178,24 @@ def _pair_differences(model: _PairModel, c: int, ia: np.ndarray, ib: np.ndarray,
 
 
 def _fit_pair_model(X: np.ndarray, margins: tuple[Margin, ...], raised: tuple[Margin, ...],
-                    seed: np.random.SeedSequence) -> _PairModel:
+                    seed: np.random.SeedSequence, systems: Sequence[str]
+                    ) -> tuple[_PairModel, pd.DataFrame]:
     """Pseudo-observations of ``X`` (topics x systems; ties broken at random, from ``seed``),
-    and every pair's copula by AIC (:func:`irmodels.replicates._copulas.select_families`)."""
+    and every pair's copula by AIC (:func:`irmodels.replicates._copulas.select_families`),
+    also as a frame (one row per pair)."""
     U = _copulas.pseudo_observations(X, np.random.default_rng(seed))
     R = X.shape[1]
     lo, hi = np.triu_indices(R, k=1)
     sel = _copulas.select_families(U[:, lo], U[:, hi])
     fam, par, par2 = np.zeros((R, R), np.int64), np.zeros((R, R)), np.zeros((R, R))
     fam[lo, hi], par[lo, hi], par2[lo, hi] = sel["family"], sel["par"], sel["par2"]
-    return _PairModel(margins=margins, raised=raised, family=fam, par=par, par2=par2)
+    names = np.asarray(systems, dtype=object)
+    table = pd.DataFrame({"system_a": names[lo], "system_b": names[hi],
+                          "family": [_copulas.SHORT_NAMES[int(f)] for f in sel["family"]],
+                          "par": sel["par"], "par2": sel["par2"], "loglik": sel["loglik"],
+                          "aic": sel["aic"], "tau": sel["tau"]})
+    return (_PairModel(margins=margins, raised=raised, family=fam, par=par, par2=par2),
+            table)
 
 
 def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
@@ -254,6 +262,12 @@ class ErrorRateStudy(ResultDisplay):
         the alternative.
     tests, sizes, alphas, n_trials, seed, n_topics, n_systems
         The study's settings and the data's shape.
+    design : str
+        ``"systems"`` or ``"pairs"`` (see :func:`test_errors`).
+    pair_copulas : DataFrame or None
+        With ``design="pairs"``: one row per pair of systems, ``system_a, system_b, family``
+        (VineCopula's short name: N, t, C, G, F, J, SC, ..., Tawn, Tawn2, ...), ``par, par2,
+        loglik, aic, tau``; None otherwise.
     """
 
     table: pd.DataFrame
@@ -267,6 +281,8 @@ class ErrorRateStudy(ResultDisplay):
     seed: Any
     n_topics: int
     n_systems: int
+    design: str = "systems"
+    pair_copulas: pd.DataFrame | None = field(default=None, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
         """``test, topics, alpha, type_I, type_II, type_III, n_trials``, one row per (test,
@@ -341,11 +357,17 @@ class ErrorRateStudy(ResultDisplay):
         """This study as a report :class:`~irmodels._section.Section` (tables and figure)."""
         from irmodels._section import Section, figure_to_png
 
+        if self.design == "pairs":
+            model = ("the first system's margin for both and the pair's bivariate copula "
+                     "(family by AIC), fitted to the data, under the null (equal expected "
+                     "scores) and with the second system's")
+        else:
+            model = ("margins and a Gaussian copula fitted to the data (Urbano & Nagler, "
+                     f"SIGIR 2018), under the null (every system's expected score "
+                     f"{self.null_mean:.4f}) and with system b")
         intro = (
             f"{self.n_trials} trials per topic-set size ({', '.join(map(str, self.sizes))} "
-            f"topics): a random pair of the {self.n_systems} systems simulated from margins and "
-            "a Gaussian copula fitted to the data (Urbano & Nagler, SIGIR 2018), under the null "
-            f"(every system's expected score {self.null_mean:.4f}) and with system b "
+            f"topics): a random pair of the {self.n_systems} systems simulated from {model} "
             f"{self.delta:g} better; type I, II and III errors after Urbano, Lima & Hanjalic "
             "(SIGIR 2019).")
         return Section.from_tables(
@@ -573,16 +595,17 @@ def test_errors(
             "little of [0, 1], e.g. scores all near 0). Drop them first (irm.filter_systems) "
             "to silence this.", DataQualityWarning, stacklevel=2)
     root = seed_sequence(seed)
-    pair_model = None
+    pair_model, pair_table = None, None
     if design == "pairs":
         frame_, _ = user_frame(data, topic=topic, system=system, score=score,
                                what="irm.studies.test_errors")
         wide = to_wide(frame_)
         wide.columns = [str(x) for x in wide.columns]
         # spawn key 0: the sizes' keys are >= 3
-        pair_model = _fit_pair_model(wide[common].to_numpy(dtype=np.float64),
-                                     tuple(sim._margins[sim.systems.index(s)] for s in common),
-                                     tuple(raised), seed_sequence(root, spawn_key=(0,)))
+        pair_model, pair_table = _fit_pair_model(
+            wide[common].to_numpy(dtype=np.float64),
+            tuple(sim._margins[sim.systems.index(s)] for s in common), tuple(raised),
+            seed_sequence(root, spawn_key=(0,)), common)
         m = float(np.mean([mg.mean for mg in pair_model.margins]))
     ctx = _Context(null=(null if design == "systems" else sim).select(common),
                    alt=(alt if design == "systems" else sim).select(common), tests=test_list,
@@ -607,7 +630,8 @@ def test_errors(
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     return ErrorRateStudy(table=table, simulator=sim, null_mean=m, delta=float(delta),
                           tests=test_list, sizes=size_list, alphas=alphas, n_trials=N,
-                          seed=seed, n_topics=sim.n_topics, n_systems=len(common))
+                          seed=seed, n_topics=sim.n_topics, n_systems=len(common),
+                          design=design, pair_copulas=pair_table)
 
 
 # a study, not a test: a test module that imports it must not have pytest call it

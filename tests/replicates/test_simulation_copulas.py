@@ -57,7 +57,7 @@ def test_selection_is_the_smallest_aic_of_the_reference_fits() -> None:
     """Without pre-selection: the family of the smallest AIC among independence and the
     families of tau's sign, from the reference's likelihoods (every family is chosen at
     least once across the real pairs, several of them)."""
-    sel = cp.select_families(U1, U2, presel=False)
+    sel = cp.select_families(U1, U2, presel=False, families=(0, *FAMS))
     tau = cp.kendall_tau(U1, U2)
     want = []
     for j in range(len(PAIRS)):
@@ -77,8 +77,8 @@ def test_preselection_follows_vinecopula() -> None:
                          400, rng)
     tau = cp.kendall_tau(u1, u2)
     todo = cp._presel(u1, u2, tau)
-    assert todo[0] == (0, 2, 3, 14, 16)  # Clayton: lower tail, c11 - c00 < -0.3
-    assert set(todo[1]) <= {0, 1, 2, 5, 13, 4, 6}  # Gumbel: the upper-tail families
+    assert todo[0] == (0, 2, 3, 14, 16, 114, 214)  # Clayton: lower tail, c11 - c00 < -0.3
+    assert set(todo[1]) <= {0, 1, 2, 5, 13, 4, 6, 104, 204}  # Gumbel: upper-tail families
     assert all(f in (0, 1, 2, 5) + cp._F10 + cp._F01 for f in todo[2])
     sel = cp.select_families(u1, u2)
     assert list(sel["family"]) == [3, 4, 23]
@@ -142,3 +142,45 @@ def test_kendall_tau_is_scipys() -> None:
     a[:5, 2] = 0.5  # ties: tau-b
     want = [stats.kendalltau(a[:, j], b[:, j])[0] for j in range(4)]
     np.testing.assert_allclose(cp.kendall_tau(a, b), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fam", [104, 114, 204, 214])
+def test_tawn_density_h_function_and_samples(fam: int) -> None:
+    """The Tawn families (not in pyvinecopulib 0.6.5): the density integrates to 1 and to the
+    h-function (dblquad/quad), and the MLE on 3000 draws recovers (theta, psi) = (2.5, 0.6)
+    within 4 standard errors (from the observed information)."""
+    from scipy import integrate
+
+    theta, psi = 2.5, 0.6
+
+    def c(v: float, u: float) -> float:
+        return float(np.exp(cp.log_density(fam, np.array(u), np.array(v), np.array(theta),
+                                           np.array(psi))))
+
+    assert integrate.dblquad(c, 0, 1, 0, 1)[0] == pytest.approx(1.0, abs=1e-6)
+    base = cp.FAMILIES[fam][1]
+    for u0, v0 in ((0.3, 0.7), (0.8, 0.2)):
+        if cp.FAMILIES[fam][2] == 180:  # h of the base family at the reflected point
+            want = 1 - integrate.quad(lambda v: c(v, u0), 0, v0)[0]
+            got = cp._h_base(base, np.array(1 - v0), np.array(1 - u0), np.array(theta),
+                             np.array(psi))
+        else:
+            want = integrate.quad(lambda v: c(v, u0), 0, v0)[0]
+            got = cp._h_base(base, np.array(v0), np.array(u0), np.array(theta), np.array(psi))
+        assert float(got) == pytest.approx(want, abs=1e-7)
+    rng = np.random.default_rng(fam)
+    u1, u2 = cp.simulate(np.array([fam]), np.array([theta]), np.array([psi]), 3000, rng)
+    got_t, got_p, ll = cp.fit_family(fam, u1, u2)
+    h = 1e-3
+
+    def f(t: float, p: float) -> float:
+        return float(cp.log_density(fam, u1, u2, np.array([t]), np.array([p])).sum())
+
+    H = np.array([[f(got_t[0] + h, got_p[0]) - 2 * ll[0] + f(got_t[0] - h, got_p[0]),
+                   (f(got_t[0] + h, got_p[0] + h) - f(got_t[0] + h, got_p[0] - h)
+                    - f(got_t[0] - h, got_p[0] + h) + f(got_t[0] - h, got_p[0] - h)) / 4],
+                  [0.0, f(got_t[0], got_p[0] + h) - 2 * ll[0] + f(got_t[0], got_p[0] - h)]])
+    H[1, 0] = H[0, 1]
+    se = np.sqrt(np.diag(np.linalg.inv(-H / h**2)))
+    assert abs(got_t[0] - theta) <= 4 * se[0] and abs(got_p[0] - psi) <= 4 * se[1]
+    assert ll[0] == pytest.approx(f(got_t[0], got_p[0]), abs=1e-9)

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import irmodels as irm
+from irmodels.data.frame import to_wide
 from irmodels.errors import ArgumentError, DesignError
 from irmodels.studies.error_rates import ERROR_COLUMNS, _full_stats
 from irmodels.studies.error_rates import test_errors as run_errors
@@ -141,3 +142,85 @@ def test_refusals(small: pd.DataFrame) -> None:
         run_errors(small, delta=0.9, n_trials=5)
     with pytest.raises(ArgumentError, match="n_trials"):
         run_errors(small, n_trials=0)
+
+
+# --------------------------------------------------------------------------------------------
+# the paper's design (design="pairs") and its sign test (sign_ties)
+
+
+def test_sign_ties_count_small_differences_as_ties() -> None:
+    """sign_ties=0.01 is R/ir_tests.R's test_sign(min_d = .01): positives are d > 0.01,
+    ties |d| <= 0.01, the binomial test on the rest; 0 keeps only d = 0 a tie."""
+    from irmodels.studies.error_rates import _pair_stats
+
+    rng = np.random.default_rng(0)
+    D = np.array([[0.005, 0.02, 0.03, 0.04, -0.008, 0.05, 0.0, 0.06, -0.02, 0.015]]).T
+    p0, _ = _pair_stats(D, "sign", rng, 10)
+    p1, direction = _pair_stats(D, "sign", rng, 10, sign_ties=0.01)
+    # d = 0 a tie: 7 positive of 9; |d| <= 0.01 ties: 6 positive of 7
+    assert p0[0] == pytest.approx(stats.binomtest(7, 9).pvalue, abs=1e-12)
+    assert p1[0] == pytest.approx(stats.binomtest(6, 7).pvalue, abs=1e-12)
+    assert direction[0] == 1
+    # every difference a tie: not significant (the paper's NA)
+    p2, _ = _pair_stats(D * 0.1, "sign", rng, 10, sign_ties=0.01)
+    assert p2[0] == 1.0
+
+
+def test_pairs_design_uses_the_first_runs_margin_for_both(small: pd.DataFrame) -> None:
+    """Under the null both runs of a trial go through run 1's margin: the mean difference over
+    many trials is 0 within its Monte Carlo error; under the alternative it is delta (each
+    run 1's margin moved 0.05 up for run 2)."""
+    from irmodels.studies.error_rates import _fit_pair_model, _pair_differences
+
+    sim = irm.replicates.fit_simulator(small)
+    wide = to_wide(small)
+    wide.columns = [str(c) for c in wide.columns]
+    wide = wide[list(sim.systems)]
+    up = sim.with_means(sim.expected_means + 0.05)
+    model, table = _fit_pair_model(wide.to_numpy(float), sim._margins, up._margins,
+                                   np.random.SeedSequence(1), sim.systems)
+    R = len(sim.systems)
+    assert len(table) == R * (R - 1) // 2
+    assert set(table["family"]) <= set(irm.replicates._copulas.SHORT_NAMES.values())
+    rng = np.random.default_rng(2)
+    ia = rng.integers(0, R, 4000)
+    ib = (ia + rng.integers(1, R, 4000)) % R
+    D = _pair_differences(model, 30, ia, ib, rng)
+    for hyp, want in (("null", 0.0), ("alt", 0.05)):
+        d = D[hyp].mean(axis=0)
+        assert abs(d.mean() - want) <= 4 * d.std() / np.sqrt(len(d)), hyp
+    # the first run's margin: its expected value is the mean of run a's simulated scores
+    same = ia == ia[0]
+    x_b = D["null"][:, same]  # b - a, both through a's margin: centred at 0 for that a too
+    assert abs(x_b.mean()) <= 4 * x_b.std() / np.sqrt(x_b.size)
+
+
+def test_pairs_design_in_the_study(small: pd.DataFrame) -> None:
+    study = run_errors(small, tests=["t", "wilcoxon", "sign"], sizes=[20], alpha=0.05,
+                       n_trials=150, seed=4, design="pairs", sign_ties=0.01, delta=0.06)
+    assert study.design == "pairs"
+    t = study.table.set_index("test")
+    assert (t["type_II"] < 0.9).all()  # delta = 0.06 is found often
+    assert (t["type_I"] <= 0.15).all()
+    pc = study.pair_copulas
+    assert pc is not None and list(pc.columns) == ["system_a", "system_b", "family", "par",
+                                                  "par2", "loglik", "aic", "tau"]
+    assert (pc["aic"] <= 1e-12).all()  # never worse than independence (AIC 0)
+    assert run_errors(small, tests=["t"], sizes=[20], n_trials=5).pair_copulas is None
+    kw = dict(tests=["t", "sign"], sizes=[8], alpha=0.05, n_trials=60, seed=9, design="pairs")
+    pd.testing.assert_frame_equal(run_errors(small, **kw).table,
+                                  run_errors(small, backend="processes", n_workers=2,
+                                             **kw).table)
+    assert "bivariate copula" in study.to_section().markdown
+
+
+def test_pairs_design_refusals(small: pd.DataFrame) -> None:
+    with pytest.raises(ArgumentError, match="unknown design"):
+        run_errors(small, design="pair", n_trials=5)
+    with pytest.raises(ArgumentError, match="needs every system"):
+        run_errors(small, tests=["t", "tukey"], design="pairs", n_trials=5)
+    with pytest.raises(ArgumentError, match="not a fitted TopicSimulator"):
+        run_errors(irm.replicates.fit_simulator(small), tests=["t"], design="pairs",
+                   n_trials=5)
+    with pytest.raises(ArgumentError, match="cannot be negative"):
+        run_errors(small, tests=["sign"], sign_ties=-0.01, n_trials=5)
