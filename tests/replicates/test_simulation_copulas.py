@@ -161,11 +161,11 @@ def test_tawn_density_h_function_and_samples(fam: int) -> None:
     base = cp.FAMILIES[fam][1]
     for u0, v0 in ((0.3, 0.7), (0.8, 0.2)):
         if cp.FAMILIES[fam][2] == 180:  # h of the base family at the reflected point
-            want = 1 - integrate.quad(lambda v: c(v, u0), 0, v0)[0]
+            want = 1 - integrate.quad(lambda v, u0=u0: c(v, u0), 0, v0)[0]
             got = cp._h_base(base, np.array(1 - v0), np.array(1 - u0), np.array(theta),
                              np.array(psi))
         else:
-            want = integrate.quad(lambda v: c(v, u0), 0, v0)[0]
+            want = integrate.quad(lambda v, u0=u0: c(v, u0), 0, v0)[0]
             got = cp._h_base(base, np.array(v0), np.array(u0), np.array(theta), np.array(psi))
         assert float(got) == pytest.approx(want, abs=1e-7)
     rng = np.random.default_rng(fam)
