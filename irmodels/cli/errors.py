@@ -77,6 +77,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="trials k of a P@k measure (read from a measure column named P@k)")
     p.add_argument("--n-resamples", type=positive_int, default=1000,
                    help="resamples of the bootstrap and permutation tests (default 1000)")
+    p.add_argument("--design", default="systems", choices=["systems", "pairs"],
+                   help="systems (default: margins at one mean, a Gaussian copula) or pairs "
+                        "(Urbano et al. 2019: run 1's margin for both, a copula per pair)")
+    p.add_argument("--sign-ties", type=float, default=0.0, metavar="D",
+                   help="the sign test counts |d| <= D as a tie (default 0; the paper: 0.01)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the study (default 0)")
     p.add_argument("--backend", default="serial",
                    help="serial (default), processes, or a Dask scheduler address")
@@ -99,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         data, tests=args.tests, sizes=args.sizes, alpha=args.alpha, n_trials=args.trials,
         delta=args.delta, margins=args.margins, n_resamples=args.n_resamples, seed=args.seed,
         backend=args.backend, n_workers=args.workers, progress=args.progress, k=args.k,
+        design=args.design, sign_ties=args.sign_ties,
     )
     print(study.summary())
     if out is not None:

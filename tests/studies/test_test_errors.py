@@ -224,3 +224,21 @@ def test_pairs_design_refusals(small: pd.DataFrame) -> None:
                    n_trials=5)
     with pytest.raises(ArgumentError, match="cannot be negative"):
         run_errors(small, tests=["sign"], sign_ties=-0.01, n_trials=5)
+
+
+def test_cli_design_and_sign_ties(small: pd.DataFrame, tmp_path, capsys) -> None:
+    """``irmodels errors --design pairs --sign-ties 0.01`` is the Python call."""
+    from irmodels.cli import main
+
+    path = tmp_path / "small.csv"
+    small[["topic", "system", "score"]].to_csv(path, index=False)
+    out = tmp_path / "err"
+    code = main(["errors", str(path), "--tests", "t,sign", "--sizes", "10", "--alpha", "0.05",
+                 "--trials", "40", "--seed", "5", "--design", "pairs", "--sign-ties", "0.01",
+                 "--out", str(out)])
+    assert code == 0
+    got = pd.read_csv(out / "errors.csv")
+    want = run_errors(small, tests=["t", "sign"], sizes=10, alpha=0.05, n_trials=40, seed=5,
+                      design="pairs", sign_ties=0.01).to_frame()
+    np.testing.assert_allclose(got["type_I"], want["type_I"], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(got["type_II"], want["type_II"], rtol=1e-14, atol=0)
