@@ -312,12 +312,6 @@ def test_no_module_over_the_size_limit():
 #: yet. An entry whose import is gone fails (``test_private_import_allow_list_is_current``), so
 #: the list only shrinks.
 PRIVATE_IMPORTS_ALLOWED: dict[str, tuple[str, set[str]]] = {
-    # not done yet: the score models' internals (replicates/_score_models.py, edited by another
-    # helper of issue 26)
-    "todo": ("not made public yet (issue 26 item 6)", {
-        "irmodels.replicates._score_models._fit_gmm_batch",
-        "irmodels.replicates._score_models._kde_model",
-        "irmodels.replicates._score_models._kde_sf"}),
 }
 
 

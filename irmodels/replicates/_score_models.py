@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 from scipy import fft as sp_fft
 from scipy import special, stats
+from scipy.interpolate import CubicHermiteSpline
 
 from irmodels.errors import DataFormatError
 
@@ -73,7 +74,7 @@ class ScoreModel:
                 lo, hi = self.spline.x[0], self.spline.x[-1]  # type: ignore[attr-defined]
                 inside = self.spline(np.clip(x, lo, hi))  # type: ignore[operator]
                 return np.clip(np.where(x < lo, 1.0, np.where(x > hi, 0.0, inside)), 0.0, 1.0)
-            return _kde_sf(x, self.values, self.scale)
+            return kde_sf(x, self.values, self.scale)
         if self.kind == "gmm":
             assert self.weights is not None and self.means is not None and self.sds is not None
             z = (x[..., None] - self.means) / self.sds
@@ -92,7 +93,7 @@ class ScoreModel:
         return (np.searchsorted(v, x, side="right") - np.searchsorted(v, x, side="left")) / len(v)
 
 
-def _kde_sf(x: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
+def kde_sf(x: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
     """Exact survival function of a Gaussian KDE: mean over centres of P(centre + hZ > x)."""
     x = np.asarray(x, dtype=float)
     out = np.empty(x.shape)
@@ -104,12 +105,12 @@ def _kde_sf(x: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
     return out
 
 
-#: Node spacing of the KDE survival function, in bandwidths (error bound 3e-6, see _kde_model).
+#: Node spacing of the KDE survival function, in bandwidths (error bound 3e-6, see kde_model).
 _KDE_STEP = 0.01
 _KDE_MAX_NODES = 2**18 + 1
 
 
-def _kde_model(x: np.ndarray, with_sf: bool = True) -> ScoreModel:
+def kde_model(x: np.ndarray, with_sf: bool = True) -> ScoreModel:
     """A KDE score model; with ``with_sf`` its survival function is a cubic Hermite spline.
 
     Nodes every 0.01 bandwidths over [min - 9h, max + 9h] (up to 0.05 bandwidths when that
@@ -127,7 +128,6 @@ def _kde_model(x: np.ndarray, with_sf: bool = True) -> ScoreModel:
     h = _silverman(x)
     if not with_sf:
         return ScoreModel("kde", values=x, scale=h)
-    from scipy.interpolate import CubicHermiteSpline
 
     lo, hi = float(x.min() - 9 * h), float(x.max() + 9 * h)
     step = max(_KDE_STEP * h, (hi - lo) / (_KDE_MAX_NODES - 1))
@@ -172,7 +172,7 @@ def _silverman(x: np.ndarray) -> float:
     return 0.9 * spread * n ** (-0.2)
 
 
-def _fit_gmm_batch(xs: Sequence[np.ndarray], k: int, n_iter: int = 200) -> list[tuple]:
+def fit_gmm_batch(xs: Sequence[np.ndarray], k: int, n_iter: int = 200) -> list[tuple]:
     """EM for 1-D Gaussian mixtures with k components, for many samples at once.
 
     Every sample runs the EM iterations it would run alone (initial means at the quantiles
@@ -236,7 +236,7 @@ def _fit_gmg_relevant(xs: Sequence[np.ndarray]) -> list[tuple[ScoreModel, str | 
     fit = []
     for i, x in enumerate(xs):
         if len(x) < 3 or np.ptp(x) == 0:
-            out[i] = (_kde_model(x, with_sf=False), "relevant: kde (fewer than 3 distinct scores)")
+            out[i] = (kde_model(x, with_sf=False), "relevant: kde (fewer than 3 distinct scores)")
         else:
             fit.append(i)
     best: dict[int, tuple] = {}
@@ -244,7 +244,7 @@ def _fit_gmg_relevant(xs: Sequence[np.ndarray]) -> list[tuple[ScoreModel, str | 
         idx = [i for i in fit if k == 1 or len(xs[i]) >= 3 * k]
         if not idx:
             break
-        for i, (w, mu, sd, ll) in zip(idx, _fit_gmm_batch([xs[i] for i in idx], k)):
+        for i, (w, mu, sd, ll) in zip(idx, fit_gmm_batch([xs[i] for i in idx], k)):
             bic = -2 * ll + (3 * k - 1) * np.log(len(xs[i]))
             if i not in best or bic < best[i][0]:
                 best[i] = (bic, w, mu, sd)
@@ -259,7 +259,7 @@ def fit_score_models(
     """Fit the score model of one class to many samples at once (see :func:`fit_score_model`).
 
     The Gaussian mixtures of ``"gmg"`` are fitted by a batched EM across the samples
-    (:func:`_fit_gmm_batch`); the KDE survival functions by FFT on a node grid.
+    (:func:`fit_gmm_batch`); the KDE survival functions by FFT on a node grid.
 
     Examples
     --------
@@ -276,7 +276,7 @@ def fit_score_models(
         return [(ScoreModel("bootstrap", values=np.sort(x)), None) for x in xs]
     needs_sf = cls == "nonrelevant"  # only the non-relevant class's survival function is used
     if model == "kde":
-        return [(_kde_model(x, with_sf=needs_sf), None) for x in xs]
+        return [(kde_model(x, with_sf=needs_sf), None) for x in xs]
     if model != "gmg":
         raise DataFormatError(f"unknown score model {model!r}; use 'bootstrap', 'kde' or 'gmg'")
     if cls == "relevant":
@@ -284,7 +284,7 @@ def fit_score_models(
     out: list[tuple[ScoreModel, str | None]] = []
     for x in xs:
         if len(np.unique(x)) < 3:
-            out.append((_kde_model(x), "nonrelevant: kde (fewer than 3 distinct scores)"))
+            out.append((kde_model(x), "nonrelevant: kde (fewer than 3 distinct scores)"))
             continue
         loc = float(x.min() - 0.01 * np.ptp(x))
         shape, _, scale = stats.gamma.fit(x - loc, floc=0)

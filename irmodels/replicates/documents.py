@@ -68,9 +68,6 @@ from irmodels.errors import ArgumentError, DataFormatError, DataQualityWarning, 
 from irmodels.replicates._score_models import (
     Model,
     ScoreModel,
-    _fit_gmm_batch,  # noqa: F401 - re-exported (tests)
-    _kde_model,  # noqa: F401 - re-exported (tests)
-    _kde_sf,  # noqa: F401 - re-exported (replicates._reference, tests)
     fit_score_model,
     fit_score_models,
 )

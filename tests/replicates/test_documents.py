@@ -283,7 +283,7 @@ def test_gmg_chooses_components_by_bic() -> None:
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 3), n_samples=st.integers(1, 12))
 def test_property_batched_em_equals_one_sample_em(seed: int, k: int, n_samples: int) -> None:
     from irmodels.replicates._reference import em_one_sample
-    from irmodels.replicates.documents import _fit_gmm_batch
+    from irmodels.replicates._score_models import fit_gmm_batch
 
     rng = np.random.default_rng(seed)
     xs = []
@@ -292,7 +292,7 @@ def test_property_batched_em_equals_one_sample_em(seed: int, k: int, n_samples: 
         a = int(rng.integers(0, n))
         x = np.concatenate([rng.normal(0, 1, a), rng.normal(rng.uniform(1, 6), 0.5, n - a)])
         xs.append(np.round(x, int(rng.integers(1, 4))))  # ties, as scores have
-    for x, (w, mu, sd, ll) in zip(xs, _fit_gmm_batch(xs, k)):
+    for x, (w, mu, sd, ll) in zip(xs, fit_gmm_batch(xs, k)):
         rw, rmu, rsd, rll = em_one_sample(x, k)
         np.testing.assert_allclose(mu, rmu, rtol=1e-8, atol=1e-9)
         np.testing.assert_allclose(sd, rsd, rtol=1e-8, atol=1e-9)
@@ -304,18 +304,18 @@ def test_property_batched_em_equals_one_sample_em(seed: int, k: int, n_samples: 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 1500),
        dist=st.sampled_from(["normal", "gamma", "rounded", "t3"]))
 def test_property_kde_survival_function_equals_the_exact_sum(seed: int, n: int, dist: str) -> None:
-    from irmodels.replicates.documents import _kde_model, _kde_sf
+    from irmodels.replicates._score_models import kde_model, kde_sf
 
     rng = np.random.default_rng(seed)
     x = {"normal": lambda: rng.normal(5, 2, n), "gamma": lambda: rng.gamma(1.5, 2.0, n),
          "rounded": lambda: np.round(rng.normal(0, 1, n), 1),
          "t3": lambda: rng.standard_t(3, n)}[dist]()
-    m = _kde_model(x)
+    m = kde_model(x)
     h = m.scale
     q = np.concatenate([np.linspace(x.min() - 12 * h, x.max() + 12 * h, 500), x[:300],
                         rng.choice(x, 300) + h * rng.normal(size=300)])
-    # linear binning at 0.01 bandwidths: at most 3e-6 (see _kde_model)
-    np.testing.assert_allclose(m.sf(q), _kde_sf(q, x, h), rtol=0, atol=3e-6)
+    # linear binning at 0.01 bandwidths: at most 3e-6 (see kde_model)
+    np.testing.assert_allclose(m.sf(q), kde_sf(q, x, h), rtol=0, atol=3e-6)
 
 
 def test_gmg_batch_fits_equal_one_at_a_time_fits() -> None:
