@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -97,44 +98,59 @@ def response(spec: ModelSpec, data: pd.DataFrame) -> tuple[np.ndarray, float]:
     return y, check_scores(y, spec.response_label)
 
 
-def encode_factors(spec: ModelSpec, data: pd.DataFrame) -> tuple[
-        tuple[str, ...], dict[str, np.ndarray], dict[str, pd.Index], tuple[int, ...],
-        np.ndarray | None, np.ndarray]:
+@dataclass(frozen=True)
+class FactorCells:
     """The model's factors (its columns less the covariates), their integer codes and levels
-    (:func:`irmodels.models._design.encode`; a factor of one level is refused), the shape of
-    their cell table, the flat cell of every row (None without factors) and the rows per cell
-    (one cell without factors)."""
+    (:func:`irmodels.models._design.encode`), the shape of their cell table, the flat cell of
+    every row (None without factors), the rows per cell (one cell without factors), and whether
+    the codes tell exactly the distinct values apart (categorical, text or integer columns: an
+    object column may merge 1 and "1" into one level)."""
+
+    factors: tuple[str, ...]
+    codes: dict[str, np.ndarray]
+    levels: dict[str, pd.Index]
+    shape: tuple[int, ...]
+    flat: np.ndarray | None
+    counts: np.ndarray
+    exact: bool
+
+
+def encode_factors(spec: ModelSpec, data: pd.DataFrame, seen: dict[str, Any] | None = None
+                   ) -> FactorCells:
+    """The :class:`FactorCells` of ``spec``'s factors in ``data`` (a factor of one level is
+    refused); ``seen``: the columns :func:`irmodels.models._design.classify` read."""
     factors = tuple(f for f in spec.factors if f not in spec.numeric)
     codes: dict[str, np.ndarray] = {}
     levels: dict[str, pd.Index] = {}
+    exact = True
     for f in factors:
-        codes[f], levels[f] = _design.encode(data[f])  # missing labels raise DataFormatError
+        col, known = (seen or {}).get(f) or (data[f], None)
+        codes[f], levels[f] = _design.encode(col, known)  # missing labels: DataFormatError
         if len(levels[f]) < 2:
             raise DesignError(
                 f"factor {f!r} has {len(levels[f])} level(s) ({', '.join(map(str, levels[f]))}); "
                 "a factor needs at least two levels to be tested. Drop it from the model."
             )
+        dt = col.dtype
+        exact = exact and (isinstance(dt, (pd.CategoricalDtype, pd.StringDtype))
+                           or (isinstance(dt, np.dtype) and dt.kind in "iu"))
     shape = tuple(len(levels[f]) for f in factors)
     if not factors:  # covariates only: one cell
-        return factors, codes, levels, shape, None, np.array([len(data)])
+        return FactorCells(factors, codes, levels, shape, None, np.array([len(data)]), exact)
     flat, counts = cell_layout([codes[f] for f in factors], shape)
-    return factors, codes, levels, shape, flat, counts
+    return FactorCells(factors, codes, levels, shape, flat, counts, exact)
 
 
-def cell_groups(data: pd.DataFrame, response_name: str, factors: tuple[str, ...],
-                flat: np.ndarray | None) -> np.ndarray | None:
-    """The cells ``flat`` as the row groups of
-    :func:`~irmodels.data.frame.check_distinct_rows` when the factors are exactly the columns
-    besides the response and their codes tell exactly the distinct labels apart (categorical,
-    text or integer columns), else None (the check groups the rows itself)."""
-    if flat is None or set(factors) != {c for c in data.columns if c != response_name}:
+def cell_groups(data: pd.DataFrame, response_name: str, cells: FactorCells
+                ) -> np.ndarray | None:
+    """The cells as the row groups of :func:`~irmodels.data.frame.check_distinct_rows` when
+    the factors are exactly the columns besides the response and their codes tell exactly the
+    distinct labels apart (:attr:`FactorCells.exact`), else None (the check groups the rows
+    itself)."""
+    if (cells.flat is None or not cells.exact
+            or set(cells.factors) != {c for c in data.columns if c != response_name}):
         return None
-    for f in factors:
-        dt = data[f].dtype
-        if not (isinstance(dt, (pd.CategoricalDtype, pd.StringDtype))
-                or (isinstance(dt, np.dtype) and dt.kind in "iu")):
-            return None  # an object column may merge 1 and "1" into one level
-    return flat
+    return cells.flat
 
 
 def check_method(spec: ModelSpec, ss_type: int | None, method: str, factors: tuple[str, ...],

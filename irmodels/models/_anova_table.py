@@ -54,13 +54,17 @@ def anova_title(spec: object, n_obs: int, method: str, ss_type: int) -> str:
 def check_scores(y: np.ndarray, label: str) -> float:
     """Refuse responses without variation or whose sums of squares overflow float64; returns
     ``max|y|``."""
-    if y.size and float(np.max(y)) == float(np.min(y)):
+    hi, lo = (float(y.max()), float(y.min())) if y.size else (0.0, 0.0)
+    if y.size and hi == lo:
         raise DesignError(
             f"all {y.size} values of the response {label} are equal ({float(y[0]):g}); there "
             "is no variation to analyse, so no F test or p-value exists. Check that the "
             "scores were computed (e.g. a measure that is 0 for every run) or pick another "
             "measure."
         )
+    scale = max(abs(hi), abs(lo))
+    if TINY_RESPONSE <= scale < 1e100:  # the sum of squares, at most 4 n scale^2, is finite
+        return scale
     with np.errstate(over="ignore", invalid="ignore"):
         scale = float(np.max(np.abs(y)))
         total = float(np.sum(((y / scale) - np.mean(y / scale)) ** 2)) * scale * scale

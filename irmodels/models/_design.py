@@ -62,11 +62,13 @@ def _resolve_cached(model: str, columns: tuple[str, ...] | None) -> ModelSpec:
     return resolve(model, None if columns is None else list(columns))
 
 
-def encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def encode(col: pd.Series, known: tuple[list[object], dict[object, int]] | None = None
+           ) -> tuple[np.ndarray, pd.Index]:
     """Integer codes 0..L-1 of the observed levels and the level labels.
 
     Categorical columns keep their category order (unused categories dropped); other columns
-    are read as text and ordered naturally (``t2`` before ``t10``).
+    are read as text and ordered naturally (``t2`` before ``t10``). ``known``: the column's
+    values and distinct values as :func:`classify` read them (``seen``), not read again.
 
     >>> codes, levels = encode(pd.Series(["t10", "t2", "t2", "t1"]))
     >>> codes.tolist(), list(levels)
@@ -82,7 +84,7 @@ def encode(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
             return codes, cats
         remap = np.cumsum(used) - 1
         return remap[codes], cats[used]
-    small = _small_factorize(col)
+    small = _small_factorize(col, known)
     if small is not None:
         inv, labels = small
     else:
@@ -125,7 +127,7 @@ def _small_distinct(col: pd.Series) -> tuple[list[object], dict[object, int]] | 
     if not (pd.api.types.is_string_dtype(col.dtype) or col.dtype == object
             or pd.api.types.is_integer_dtype(col.dtype)):
         return None
-    values = col.tolist()
+    values = col.to_numpy(dtype=object).tolist()  # Python str and int (NaN, NA: others)
     index: dict[object, int] = {}
     for v in values:
         if v not in index:
@@ -136,10 +138,11 @@ def _small_distinct(col: pd.Series) -> tuple[list[object], dict[object, int]] | 
     return values, index
 
 
-def _small_factorize(col: pd.Series) -> tuple[np.ndarray, list[str]] | None:
+def _small_factorize(col: pd.Series, known: tuple[list[object], dict[object, int]] | None = None
+                     ) -> tuple[np.ndarray, list[str]] | None:
     """``pd.factorize`` of a short column of ``str`` (or of ``int``) values, in Python: codes in
     order of first appearance and the labels as text; None where :func:`_small_distinct` is."""
-    got = _small_distinct(col)
+    got = known if known is not None else _small_distinct(col)
     if got is None:
         return None
     values, index = got
@@ -174,12 +177,15 @@ _NUMPY_KINDS = {"i": "numeric", "u": "numeric", "f": "numeric", "b": "factor", "
                 "U": "text"}
 
 
-def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
+def classify(spec: ModelSpec, data: pd.DataFrame, *,
+             seen: dict[str, tuple[pd.Series, tuple[list[object], dict[object, int]] | None]]
+             | None = None) -> ModelSpec:
     """``spec`` with the numeric covariates of its fixed part marked (see the module notes).
 
     A text column whose every value reads as a number is refused: it is most likely a
     covariate read as text (convert it with ``pd.to_numeric``) or a factor to declare with
-    ``C(x)``.
+    ``C(x)``. ``seen`` (a dict) receives the text columns read, with their values and distinct
+    values when short (for :func:`encode`'s ``known``).
 
     >>> d = pd.DataFrame({"topic": [401, 402], "system": ["a", "b"], "qlen": [3, 5],
     ...                   "score": [0.1, 0.2]})
@@ -215,6 +221,8 @@ def classify(spec: ModelSpec, data: pd.DataFrame) -> ModelSpec:
             )
         elif (pd.api.types.is_string_dtype(col.dtype) or col.dtype == object) and len(col):
             small = _small_distinct(col)
+            if seen is not None:
+                seen[f] = (col, small)
             if small is not None and (len(small[1]) <= 2 or any(
                     isinstance(v, str) and not _reads_as_number(v) for v in small[1])):
                 continue  # a distinct text that is no number (or two levels at most)

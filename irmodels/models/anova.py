@@ -712,17 +712,20 @@ def anova(
     check_rows(data, "irm.anova")
     refuse_pooled(data, spec.factors)
     y, ymax = response(spec, data)
-    spec = _design.classify(spec, data)
+    seen: dict[str, Any] = {}
+    spec = _design.classify(spec, data, seen=seen)
     covariates = spec.covariates
     values = {f: _design.covariate_values(data, f) for f in covariates}
-    factors, codes, levels, shape, flat, counts = encode_factors(spec, data)
+    cells = encode_factors(spec, data, seen)
+    factors, codes, levels, flat, counts = (cells.factors, cells.codes, cells.levels,
+                                            cells.flat, cells.counts)
     if counts.max() > 1:
         # several rows in a cell are replicates when a column tells them apart (shard, sample,
         # a factor left out of the model); rows that nothing tells apart may be replicates of
         # an unnamed kind (irm.frame(..., duplicates="allow"), R's lm) or a frame concatenated
         # twice, whose copies add residuals of 0: warned about, naming the first cell
         check_distinct_rows(data, "irm.anova", scores=[spec.response], warn=True,
-                            groups=cell_groups(data, spec.response, factors, flat))
+                            groups=cell_groups(data, spec.response, cells))
     balanced = bool(counts.min() > 0 and counts.min() == counts.max())
     n_obs = int(y.shape[0])
     aliased_terms: tuple[str, ...] = ()
@@ -730,7 +733,8 @@ def anova(
     names = [t.name for t in terms]
     margins = check_method(spec, ss_type, method, factors, counts, balanced)
     if balanced and method in ("auto", "balanced") and not margins and not covariates:
-        ss, df, ss_resid, df_resid, fitted = fit_closed(y, terms, factors, flat, shape, counts)
+        ss, df, ss_resid, df_resid, fitted = fit_closed(y, terms, factors, flat, cells.shape,
+                                                        counts)
         used_method = "balanced"
         used_type = 2 if ss_type is None else int(ss_type)
     else:

@@ -139,11 +139,20 @@ def test_tiny_fit_warns_about_replicates_as_before(monkeypatch) -> None:
 
 def test_cell_groups_only_when_the_cells_are_the_rows_key() -> None:
     d = _warpbreaks()
-    flat = np.arange(len(d))
-    assert _anova_fit.cell_groups(d, "breaks", ("wool", "tension"), flat) is flat
-    assert _anova_fit.cell_groups(d, "breaks", ("wool",), flat) is None  # tension tells apart
-    obj = d.astype({"wool": object})
-    assert _anova_fit.cell_groups(obj, "breaks", ("wool", "tension"), flat) is None
+    two = _design.resolve_model("breaks ~ wool * tension")
+    cells = _anova_fit.encode_factors(two, d)
+    assert cells.exact and cells.flat is not None
+    assert _anova_fit.cell_groups(d, "breaks", cells) is cells.flat
+    one = _anova_fit.encode_factors(_design.resolve_model("breaks ~ wool"), d)
+    assert _anova_fit.cell_groups(d, "breaks", one) is None  # tension tells rows apart
+    obj = _anova_fit.encode_factors(two, d.astype({"wool": object}))
+    assert not obj.exact and _anova_fit.cell_groups(d, "breaks", obj) is None
+    # what classify read is not read again, and gives the same codes
+    seen: dict = {}
+    _design.classify(two, d, seen=seen)
+    assert set(seen) == {"wool", "tension"}
+    again = _anova_fit.encode_factors(two, d, seen)
+    np.testing.assert_array_equal(again.flat, cells.flat)
 
 
 COLUMNS = {
