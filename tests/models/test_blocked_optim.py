@@ -45,8 +45,9 @@ def _lbfgs(fun, x0, bounds, maxiter=2000):  # the path of the other designs
                                       "ftol": 1e-15, "gtol": 1e-9, "maxls": 10})
 
 
-def _fit_counting(data: pd.DataFrame, monkeypatch: pytest.MonkeyPatch | None = None
-                  ) -> tuple[irm.MixedResult, int]:
+def _fit_counting(data: pd.DataFrame, lbfgs: bool = False) -> tuple[irm.MixedResult, int]:
+    """The fit and its number of deviance evaluations; ``lbfgs``: by the other designs' path
+    (L-BFGS-B from theta = 0.5)."""
     calls = [0]
     evaluate = _reml.evaluate
 
@@ -56,7 +57,7 @@ def _fit_counting(data: pd.DataFrame, monkeypatch: pytest.MonkeyPatch | None = N
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_reml, "evaluate", counted)
-        if monkeypatch is not None:  # the L-BFGS-B path from 0.5
+        if lbfgs:
             mp.setattr(_mixed_optimize, "trust_region_bfgs", _lbfgs)
             mp.setattr(_mixed_optimize, "moment_start", lambda pb: np.full(pb.K, 0.5))
         with warnings.catch_warnings():
@@ -71,7 +72,7 @@ def test_trust_region_reaches_the_lbfgs_optimum_in_fewer_evaluations(sd_g: float
     new, n_new = _fit_counting(data)
     pb = new._state.problem
     assert _blocked.applies(pb)
-    old, n_old = _fit_counting(data, monkeypatch=pytest.MonkeyPatch())
+    old, n_old = _fit_counting(data, lbfgs=True)
     # never worse than L-BFGS-B's end point, and equal to its tolerance
     assert new.loglik >= old.loglik - 1e-9
     assert new.loglik == pytest.approx(old.loglik, abs=1e-7)
