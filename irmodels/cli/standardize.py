@@ -96,7 +96,7 @@ def run_fit(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference)
+        s = Standardizer(args.method, virtual=args.virtual, ddof=args.ddof).fit(data, reference=reference)
     for w in caught:  # shown once each, in the command's terms (irmodels.cli._hints)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     single = any("single reference score" in str(w.message) for w in caught)

@@ -202,7 +202,8 @@ class Standardizer:
         self._fit_data: pd.DataFrame | None = None
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, frame: pd.DataFrame, reference: Sequence[str] | int | None = None) -> Standardizer:
+    def fit(self, frame: pd.DataFrame, *, reference: Sequence[str] | int | None = None
+            ) -> Standardizer:
         """Fit the per-topic factors on the reference systems of ``frame``.
 
         Parameters
@@ -443,10 +444,10 @@ class Standardizer:
         return result
 
     def fit_transform(
-        self, frame: pd.DataFrame, reference: Sequence[str] | int | None = None
+        self, frame: pd.DataFrame, *, reference: Sequence[str] | int | None = None
     ) -> pd.DataFrame:
         """:meth:`fit` then :meth:`transform` the same frame."""
-        return self.fit(frame, reference).transform(frame)
+        return self.fit(frame, reference=reference).transform(frame)
 
     def diagnostics(self, frame: pd.DataFrame | None = None) -> StandardizationDiagnostics:
         """Topics with ``sigma = 0`` and scores beyond Samuelson's bound on ``|z|``.

@@ -339,3 +339,15 @@ def test_from_factors_takes_the_method_by_keyword_only() -> None:
     np.testing.assert_allclose(out["score"].to_numpy(), [1.0, -1.0], rtol=1e-12)
     with pytest.raises(TypeError, match="positional argument"):
         Standardizer.from_factors(factors, "z")  # type: ignore[misc]
+
+
+def test_fit_takes_the_reference_by_keyword_only(adhoc5) -> None:
+    """issue 26: ``reference`` is an option of fit and fit_transform (keyword-only)."""
+    top = Standardizer("z").fit(adhoc5, reference=3)
+    both = Standardizer("z").fit_transform(adhoc5, reference=3)
+    pd.testing.assert_frame_equal(both, top.transform(adhoc5))
+    assert len(top.reference) == 3
+    with pytest.raises(TypeError, match="positional argument"):
+        Standardizer("z").fit(adhoc5, 3)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional argument"):
+        Standardizer("z").fit_transform(adhoc5, 3)  # type: ignore[misc]
