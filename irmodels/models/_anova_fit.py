@@ -125,7 +125,7 @@ def encode_factors(spec: ModelSpec, data: pd.DataFrame, seen: dict[str, Any] | N
     exact = True
     for f in factors:
         col, known = (seen or {}).get(f) or (data[f], None)
-        codes[f], levels[f] = _design.encode(col, known)  # missing labels: DataFormatError
+        codes[f], levels[f] = _design.encode(col, known=known)  # missing labels: DataFormatError
         if len(levels[f]) < 2:
             raise DesignError(
                 f"factor {f!r} has {len(levels[f])} level(s) ({', '.join(map(str, levels[f]))}); "
@@ -290,7 +290,7 @@ def fit_closed(y, terms, factors, flat, shape, counts):
     return ss, df, bf.ss_resid, bf.df_resid, (bf.cell_fitted, factors)
 
 
-def fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
+def fit_lsq(y, terms, codes, levels, ss_type, counts, *, full_cells=frozenset(), values=None,
             solver="auto", aliased_ok=False):
     """Least-squares table ``ss, df, ss_resid, df_resid, fitted``: a small design by dense QR
     (:func:`fit_small`), a larger one by the sparse path (:mod:`._sparse_lsq`), the dense
@@ -299,8 +299,8 @@ def fit_lsq(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), va
     sparse path."""
     if solver in ("auto", "lstsq") and is_small(
             y.shape[0], _n_dense_columns(terms, levels, full_cells)):
-        return fit_small(y, terms, codes, levels, ss_type, counts, full_cells, values,
-                         aliased_ok)
+        return fit_small(y, terms, codes, levels, ss_type, counts, full_cells=full_cells,
+                         values=values, aliased_ok=aliased_ok)
     if solver != "dense":
         # here, not at import: scipy.sparse and scipy.linalg cost a fresh process about 0.1 s,
         # which a small fit (the dense path in numpy) and the CLI on a small frame never pay
@@ -436,7 +436,7 @@ def _reduced(terms, i: int, ss_type: int) -> list[int]:
     return [j for j in range(len(terms)) if j != i]
 
 
-def fit_small(y, terms, codes, levels, ss_type, counts, full_cells=frozenset(), values=None,
+def fit_small(y, terms, codes, levels, ss_type, counts, *, full_cells=frozenset(), values=None,
               aliased_ok=False):
     """The least-squares table of a small design (a few hundred columns at most: see
     :func:`is_small`) from Householder QR factorisations of its dense design, in numpy.

@@ -62,7 +62,7 @@ def _resolve_cached(model: str, columns: tuple[str, ...] | None) -> ModelSpec:
     return resolve(model, None if columns is None else list(columns))
 
 
-def encode(col: pd.Series, known: tuple[list[object], dict[object, int]] | None = None
+def encode(col: pd.Series, *, known: tuple[list[object], dict[object, int]] | None = None
            ) -> tuple[np.ndarray, pd.Index]:
     """Integer codes 0..L-1 of the observed levels and the level labels.
 

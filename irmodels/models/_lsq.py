@@ -56,7 +56,9 @@ class LsqBlocks:
 
 def sequential_ss(blocks: list[np.ndarray], y: np.ndarray) -> LsqBlocks:
     """Fit ``blocks`` in order; the SS and df each adds to those before it."""
-    from scipy import linalg  # here: a balanced fit (and the CLI) never needs scipy.linalg
+    # here, not at import: scipy.linalg costs a fresh process about 0.1 s, which a balanced or
+    # small fit (and the CLI) never needs
+    from scipy import linalg
 
     n = y.shape[0]
     q = np.empty((n, 0))

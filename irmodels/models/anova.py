@@ -582,12 +582,14 @@ def anova(
     method : {"auto", "balanced", "lstsq", "sparse", "dense"}
         ``"auto"`` uses the closed form when the design is balanced, least squares otherwise;
         ``"lstsq"`` forces least squares (to check the two agree); ``"balanced"`` raises if
-        the design is not balanced. Least squares is sparse
+        the design is not balanced. A small design (a few hundred rows and columns) is
+        fitted by dense QR in numpy; a larger one by sparse least squares
         (:mod:`irmodels.models._sparse_lsq`: the largest factor term absorbed, no dense
         design); type III tables with covariates or that the sparse path cannot give exactly
-        (aliasing, empty cells of the absorbed term) use a dense design.
+        (aliasing, empty cells of the absorbed term), and aliased small designs, use the dense
+        reference (QR per term block).
         ``"sparse"`` and ``"dense"`` force one of the two least-squares paths (``"dense"`` is
-        the reference the sparse path is tested against).
+        the reference the others are tested against).
     missing : {"raise", "drop"}
         ``"raise"`` (default): a missing response or factor label raises. ``"drop"``
         (statsmodels' ``missing="drop"``, R's ``na.omit``): rows with a missing value in a
@@ -697,7 +699,8 @@ def anova(
     Residual     0.0046  0.0676  0.0511
     """
     if family is not None or link is not None or trials is not None or offset is not None:
-        # here, not at import: the GLM engine loads only for fits that name a family
+        # here, not at import: the GLM engine (scipy.stats, scipy.linalg: start-up time of every
+        # irm.anova and of the CLI) loads only for fits that name a family
         from irmodels.models._glm import dispatch
 
         with kernel_threads(LARGE - 1):  # one BLAS thread (IRLS: small p x p solves)
