@@ -771,9 +771,9 @@ def anova(
 
     ss, ss_resid = without_rounding_noise(ss, ss_resid, y, ymax)
     ms_error = ss_resid / df_resid
-    cells, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
+    grid, clipped = clip_omega(table_values(ss, df, ss_resid, df_resid, n_obs, alpha), names)
     index, columns = table_axes(tuple(names))
-    table = pd.DataFrame(cells, index=index, columns=columns, copy=False)
+    table = pd.DataFrame(grid, index=index, columns=columns, copy=False)
     return AnovaResult(
         spec=spec,
         data=data,
