@@ -12,6 +12,11 @@ every size twice:
   significant is a **type II** error, a significant one with b below a a **type III** error
   (the wrong sign).
 
+With ``design="pairs"`` a trial simulates its pair the way Urbano, Lima & Hanjalic do: both
+runs through the first run's margin, joined by the pair's bivariate copula (a family chosen by
+AIC, :mod:`irmodels.replicates._copulas`); under the alternative the second run goes through
+that margin moved ``delta`` up.
+
 The tests reuse the kernels of :func:`irmodels.pairwise` (paired t, Wilcoxon signed-rank,
 sign, bootstrap, permutation) on the per-topic differences of the pair, Tukey's HSD with the
 MD1 error term (``score ~ topic + system``) over all the simulated systems, and the mixed model
@@ -41,6 +46,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay
+from irmodels._section import Section, figure_axes, figure_to_png
 from irmodels._validate import (
     check_number,
     check_probability,
@@ -61,8 +67,6 @@ from irmodels.stats.studentized import sf as studentized_sf
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
-
-    from irmodels._section import Section
 
 __all__ = ["DESIGNS", "ERROR_COLUMNS", "TESTS", "ErrorRateStudy", "test_errors"]
 
@@ -328,8 +332,6 @@ class ErrorRateStudy(ResultDisplay):
         -------
         matplotlib.figure.Figure
         """
-        from irmodels._section import figure_axes
-
         fig, axes = figure_axes(ax, figsize=(12, 3.6), shape=(1, 3),
                                 what="ErrorRateStudy.plot")
         styles = ["-", "--", ":", "-."]
@@ -355,8 +357,6 @@ class ErrorRateStudy(ResultDisplay):
 
     def to_section(self, *, digits: int = 4) -> Section:
         """This study as a report :class:`~irmodels._section.Section` (tables and figure)."""
-        from irmodels._section import Section, figure_to_png
-
         if self.design == "pairs":
             model = ("the first system's margin for both and the pair's bivariate copula "
                      "(family by AIC), fitted to the data, under the null (equal expected "

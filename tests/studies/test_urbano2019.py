@@ -25,6 +25,12 @@ its own margin moved to a common mean and joins all runs with a Gaussian copula.
   irmodels' only d == 0.
   Their qualitative findings are asserted: above nominal at 50 and 100 topics in both, and
   Wilcoxon's excess growing with the topics.
+
+The paper's design (``test_errors(design="pairs", sign_ties=0.01)``; the same script with
+``--design pairs``, 40,000 trials per size, ``urbano2019_type1_pairs.json``) simulates as the
+paper does: run 1's margin for both runs, a bivariate copula per pair chosen by AIC among
+VineCopula's families (without the BB families). There all five tests are compared number to
+number, with the same 3 combined SEs plus a tenth of alpha (see PAIRS_ALLOWANCE).
 """
 
 from __future__ import annotations
@@ -52,6 +58,12 @@ PAPER = {(r["test"], r["topics"], r["alpha"]): r["type_I"]
 OURS_JSON = _load("urbano2019_type1_irmodels.json")
 OURS = {(r["test"], r["topics"], r["alpha"]): r for r in OURS_JSON["rates"]}
 KEYS = sorted(PAPER)
+
+
+PAIRS_JSON = _load("urbano2019_type1_pairs.json")
+PAIRS = {(r["test"], r["topics"], r["alpha"]): r for r in PAIRS_JSON["rates"]}
+#: x alpha, on top of 3 combined standard errors: the same small allowance for every test
+PAIRS_ALLOWANCE = 0.1
 
 
 def _script() -> ModuleType:
@@ -144,3 +156,38 @@ def test_a_short_run_of_the_script_is_reproduced_bit_for_bit() -> None:
     counts = mod.smoke("adhoc5", data, 0)
     assert counts == OURS_JSON["smoke"]["counts"]["adhoc5"]
     assert sum(counts.values()) > 0
+
+
+# --------------------------------------------------------------------------------------------
+# the paper's design
+
+
+def test_pairs_design_run_is_the_papers_setup() -> None:
+    assert set(PAIRS) == set(PAPER)
+    assert PAIRS_JSON["design"] == {"design": "pairs", "sign_ties": 0.01}
+    assert PAIRS_JSON["runs_after_cleaning"] == OURS_JSON["runs_after_cleaning"]
+    for r in PAIRS.values():
+        # Monte Carlo SE at most 0.0011 at a rate of 0.05
+        assert r["n_trials"] == PAIRS_JSON["n_total"] >= 40_000
+        assert r["type_I"] == r["n_type_I"] / r["n_trials"]
+    assert sum(PAIRS_JSON["trials"].values()) == PAIRS_JSON["n_total"]
+    # every collection's pairs got a copula, Tawn families among them
+    runs = PAIRS_JSON["runs_after_cleaning"]
+    for c, fams in PAIRS_JSON["copula_families"].items():
+        assert sum(fams.values()) <= runs[c] * (runs[c] - 1) // 2
+        assert sum(v for k, v in fams.items() if k.startswith("Tawn")) > 0
+
+
+@pytest.mark.parametrize("key", KEYS, ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}")
+def test_pairs_design_type_i_rate_agrees_with_the_paper(key: tuple[str, int, float]) -> None:
+    _, _, alpha = key
+    ours, paper = PAIRS[key]["type_I"], PAPER[key]
+    se = math.hypot(_se(ours, PAIRS[key]["n_trials"]), _se(paper, PAPER_TRIALS))
+    tol = Z * se + PAIRS_ALLOWANCE * alpha
+    assert abs(ours - paper) <= tol, (key, ours, paper, tol)
+
+
+def test_pairs_design_short_run_is_reproduced_bit_for_bit() -> None:
+    mod = _script()
+    counts = mod.smoke("adhoc5", mod.prepare("adhoc5"), 0, "pairs")
+    assert counts == PAIRS_JSON["smoke"]["counts"]["adhoc5"]
