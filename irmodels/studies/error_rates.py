@@ -514,7 +514,7 @@ def test_errors(
     ...                                 n_trials=100, seed=1, design="pairs", sign_ties=0.01)
     >>> paper.to_frame()
        test  topics  alpha  type_I  type_II  type_III  n_trials
-    0     t      25   0.05    0.02     0.85       0.0       100
+    0     t      25   0.05    0.02     0.87       0.0       100
     1  sign      25   0.05    0.02     0.91       0.0       100
     """
     seed = check_seed(seed)
