@@ -110,12 +110,13 @@ def _log_base(base: int, u: np.ndarray, v: np.ndarray, par: np.ndarray,
               par2: np.ndarray | None = None) -> np.ndarray:
     if base == 0:
         return np.zeros(np.broadcast(u, v).shape)
+    second = np.zeros(1) if par2 is None else par2  # the t's nu, the Tawn's psi
     if base == 1:
         x, y = special.ndtri(u), special.ndtri(v)
         r2 = 1.0 - par**2
         return (-0.5 * np.log(r2) - (par**2 * (x**2 + y**2) - 2 * par * x * y) / (2 * r2))
     if base == 2:
-        nu = par2
+        nu = second
         x, y = special.stdtrit(nu, u), special.stdtrit(nu, v)
         r2 = 1.0 - par**2
         lg = (special.gammaln((nu + 2) / 2) + special.gammaln(nu / 2)
@@ -144,7 +145,7 @@ def _log_base(base: int, u: np.ndarray, v: np.ndarray, par: np.ndarray,
         return np.log(np.abs(t * a)) - t * (u + v) - 2 * np.log(np.abs(den))
     if base in (104, 204):
         x, y = -np.log(u), -np.log(v)
-        p1, p2 = (par2, 1.0) if base == 104 else (1.0, par2)
+        p1, p2 = (second, 1.0) if base == 104 else (1.0, second)
         s = (p1 * x) ** par + (p2 * y) ** par
         lx = (1 - p1) + p1**par * x ** (par - 1) * s ** (1 / par - 1)
         ly = (1 - p2) + p2**par * y ** (par - 1) * s ** (1 / par - 1)
