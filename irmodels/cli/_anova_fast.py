@@ -11,13 +11,14 @@ use, so the output is the same, character for character (tested on random and re
 
 Anything else goes the full way: another option, a file that is not a complete matrix, and any
 error or warning on the way (a perfect fit, a negative omega squared, a first column of topic
-ids: the full path then raises or warns with its own message).
+ids: the full path then raises or warns with its own message). Nothing here catches a warning:
+the parser returns its ``notes`` (``parse_matrix(warn=False)``) and the table's kernels take
+``warn=False`` and say what they would have warned of.
 """
 
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -56,13 +57,10 @@ def matrix_anova_summary(path: str | Path, *, alpha: float = 0.05, digits: int =
     try:
         if data_kind(p) != "matrix":  # a long frame, parquet, trec_eval, a directory
             return None
-        # parse_matrix (data/_lines.py) warns of a first column that holds topic ids and has no
-        # flag to say so instead: any warning there sends the file the full way, which warns
-        # with read_matrix's own stack level
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            m = parse_matrix(p)
-        return None if caught else _summary(m, alpha, digits)
+        # a note (a first column that holds topic ids) sends the file the full way, which
+        # warns with read_matrix's own message and stack level
+        m = parse_matrix(p, warn=False)
+        return None if m.notes else _summary(m, alpha, digits)
     except Exception:  # noqa: BLE001 - the full path reports it with its own message
         return None
 

@@ -235,23 +235,20 @@ def _overflow(cell: str, topic: str, system: str, path: Path, line: int) -> Data
     )
 
 
-def _warn_id_like_first_column(values: np.ndarray, name: str, path: Path,
-                               stacklevel: int = 3) -> None:
-    """Warn when the first "system" holds distinct whole numbers above every other score:
-    topic ids under a header the reader does not know (``qno``), which would be analysed as a
-    run."""
+def id_like_first_column_note(values: np.ndarray, name: str, path: Path) -> str | None:
+    """The note (the warning's message) when the first "system" holds distinct whole numbers
+    above every other score: topic ids under a header the reader does not know (``qno``),
+    which would be analysed as a run; None otherwise."""
     first, rest = values[:, 0], values[:, 1:]
     if (len(first) < 2 or not np.isfinite(first).all() or np.any(first != np.round(first))
             or len(np.unique(first)) < len(first) or np.isnan(rest).all()
             or first.min() < 1 or first.min() <= np.nanmax(rest)):
-        return
-    warnings.warn(
+        return None
+    return (
         f"{path}: the first column {name!r} holds distinct whole numbers ({first.min():g} to "
         f"{first.max():g}) above every score of the other columns, like topic ids; it is read "
         f"as a system. If it holds topic ids, name the column 'topic' (or pass "
-        f"topic_column={name!r}).",
-        DataQualityWarning,
-        stacklevel=stacklevel,
+        f"topic_column={name!r})."
     )
 
 
@@ -263,6 +260,9 @@ class Matrix:
     topics: list[str]
     systems: list[str]
     values: np.ndarray
+    #: What :func:`parse_matrix` called with ``warn=False`` did not warn of (the messages of
+    #: the warnings it would have raised; empty when there is nothing to say).
+    notes: tuple[str, ...] = ()
 
 
 def parse_matrix(
@@ -272,10 +272,13 @@ def parse_matrix(
     topic_column: str | Literal["auto"] | None = "auto",
     nan: Literal["raise", "drop"] = "raise",
     stacklevel: int = 4,
+    warn: bool = True,
 ) -> Matrix:
     r"""Parse and check a wide score matrix file (the rules and errors of
     :func:`irmodels.read_matrix`, which documents the arguments); ``stacklevel`` of the warning
-    about a first column that holds topic ids (4: the caller of ``read_matrix``).
+    about a first column that holds topic ids (4: the caller of ``read_matrix``). With
+    ``warn=False`` nothing is warned: the messages are returned in :attr:`Matrix.notes`
+    instead (the CLI's fast path sends a file with a note the full way).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "ap.csv"
@@ -444,5 +447,11 @@ def parse_matrix(
                     line=line,
                 )
     if topic_column == "auto" and topic_idx is None and not row_names and len(systems) > 1:
-        _warn_id_like_first_column(values, systems[0], p, stacklevel)
+        note = id_like_first_column_note(values, systems[0], p)
+        if note is not None:
+            if not warn:
+                return Matrix(topics, systems, values, notes=(note,))
+            # stacklevel counts from the frame below this one (the warning used to be raised
+            # by a helper): 4 is still the caller of read_matrix
+            warnings.warn(note, DataQualityWarning, stacklevel=stacklevel - 1)
     return Matrix(topics, systems, values)

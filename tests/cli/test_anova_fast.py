@@ -151,6 +151,25 @@ def test_a_warning_hands_the_command_to_the_full_path(tmp_path: Path) -> None:
         irm.anova("MD1", irm.read_matrix(flat))
 
 
+def test_parse_matrix_says_its_note_instead_of_warning(tmp_path: Path) -> None:
+    # warn=False: no warning, the message in Matrix.notes; warn=True (read_matrix): the same
+    # message warned at the caller of read_matrix (this file)
+    from irmodels.data._lines import parse_matrix
+
+    ids = tmp_path / "ids.csv"
+    ids.write_text("qno,a,b\n401,0.2,0.1\n402,0.2,0.3\n403,0.2,0.5\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = parse_matrix(ids, warn=False)
+        clean = parse_matrix(_write(tmp_path / "m.csv", np.full((3, 3), 0.25)), warn=False)
+    assert clean.notes == ()
+    assert len(m.notes) == 1 and "'qno' holds distinct whole numbers (401 to 403)" in m.notes[0]
+    with pytest.warns(irm.DataQualityWarning) as caught:
+        irm.read_matrix(ids)
+    assert [str(w.message) for w in caught] == list(m.notes)
+    assert caught[0].filename == __file__
+
+
 @pytest.mark.parametrize("case", ["ids", "constant", "missing"])
 def test_the_cli_says_what_the_full_path_says(tmp_path: Path, capsys, monkeypatch, case) -> None:
     if case == "ids":
