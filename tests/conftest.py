@@ -13,6 +13,9 @@ from hypothesis import settings
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (ROOT.parent / "shared" / "data").resolve()
 REFERENCE = Path(__file__).resolve().parent / "reference"
+#: The scripts that write the reference fixtures are run by hand (some need R or a reference
+#: library such as pyvinecopulib); they are not tests and hold no doctests.
+collect_ignore_glob = ["reference/*.py"]
 
 # The dataset registry reads the public matrices from this mirror instead of the network.
 os.environ.setdefault("IRM_DATA_MIRROR", str(SHARED_DATA / "ir-scores"))
