@@ -154,8 +154,15 @@ class GlmResult(FittedModel):
     _fit: Irls = field(repr=False)
     _vcov: np.ndarray = field(repr=False)
     _notes: tuple[str, ...] = ()
+    #: fit_glm's trials, offset and missing, which refit() passes again
+    _options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _means_kind = "marginal (link scale)"
+
+    def _refit_to(self, data: pd.DataFrame) -> GlmResult:
+        """``irm.anova(spec, data, family=...)`` with this fit's options (the public
+        :meth:`refit`)."""
+        return fit_glm(self.spec, data, family=self.family, link=self.link, **self._options)
 
     @property
     def _family(self) -> Any:
@@ -519,7 +526,7 @@ def fit_glm(model: str | ModelSpec, data: pd.DataFrame, *, family: Any, link: st
         df_null=int(n_used - 1), loglik=ll, aic=-2 * ll + 2 * k,
         bic=-2 * ll + math.log(n_used) * k, converged=fit.converged,
         iterations=fit.iterations, _design=d, _fit=fit, _vcov=vcov,
-        _notes=tuple(notes))
+        _notes=tuple(notes), _options={"trials": trials, "offset": offset, "missing": missing})
 
 
 def dispatch(model: Any, data: Any, family: Any, link: Any, trials: Any, offset: Any,

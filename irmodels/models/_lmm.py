@@ -202,6 +202,10 @@ class SlopeMixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         """Always None: one residual variance (as :attr:`MixedResult.residual`)."""
         return None
 
+    def _refit_to(self, data: pd.DataFrame) -> SlopeMixedResult:
+        """``irm.mixed(spec, data, method=)``'s engine for random slopes (lme4's ``refit``)."""
+        return fit_lmm(self.spec, data, method=self.method)  # type: ignore[arg-type]
+
     def information_criterion(self, convention: Literal["lme4", "nlme"] = "lme4") -> float:
         """BIC under a named convention (as :meth:`MixedResult.information_criterion`):
         ``"lme4"`` uses ``log(n_obs)``, ``"nlme"`` ``log(n_obs - p)`` under REML."""

@@ -26,8 +26,14 @@ from irmodels._validate import check_probability, renamed
 from irmodels.errors import BoundaryFitWarning, DesignError, ModelError
 from irmodels.formula.spec import ModelSpec
 from irmodels.models import _reml
+from irmodels.models._design import encode
 from irmodels.models._mixed_anova import anova as _anova
-from irmodels.models._mixed_design import MixedDesign, check_exact_fit, coding_row, mixed_design
+from irmodels.models._mixed_design import (
+    MixedDesign,
+    check_exact_fit,
+    coding_row,
+    mixed_design,
+)
 from irmodels.models._mixed_deviance import DevianceFunction, deviance_function
 from irmodels.models._mixed_df import satterthwaite_parts
 from irmodels.models._mixed_optimize import MixedState, Optimum, optimize_deviance
@@ -204,6 +210,43 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         coefficients."""
         M, _ = self._mm_matrix(factor)
         return np.asarray(self._df_for(np.atleast_2d(np.asarray(L, dtype=float)) @ M), float)
+
+    @property
+    def residual_strata(self) -> str | None:  # type: ignore[override]
+        """:attr:`residual` (the fit vocabulary's name): the strata of a heteroscedastic fit."""
+        return self.residual
+
+    def fixed_fitted(self) -> np.ndarray:
+        """``X beta`` per data row (lme4's ``predict(fit, re.form = NA)``): the fixed effects'
+        fitted value of each row's combination of fixed-factor levels. A model with numeric
+        covariates refuses (DesignError)."""
+        data = self.data
+        if data is None:
+            raise DesignError("this fit does not keep the rows it was fitted to; refit it with "
+                              "irm.mixed(model, data).")
+        names = list(self.fixed_estimates.index)
+        beta = self.fixed_estimates.to_numpy()
+        fixed_factors = sorted({f for t in self.spec.fixed for f in t.factors})
+        # the encoding of every model (category order, else natural order)
+        levels = {f: [str(v) for v in encode(data[f])[1]] for f in fixed_factors}
+        codes = {}
+        for f in fixed_factors:
+            labels = {str(v): i for i, v in enumerate(levels[f])}
+            codes[f] = np.array([labels[str(v)] for v in data[f].astype(str)])
+        combos, inverse = np.unique(np.column_stack([codes[f] for f in fixed_factors]), axis=0,
+                                    return_inverse=True)
+        pred = np.array([coding_row(self.spec, levels, dict(zip(fixed_factors, map(int, row))),
+                                    names) @ beta for row in combos])
+        return pred[np.ravel(inverse)]
+
+    def _refit_to(self, data: pd.DataFrame) -> MixedResult:
+        """``irm.mixed(spec, data, method=, residual=)``'s stages (lme4's ``refit``; rows with
+        a missing value raise, as ``missing="raise"``)."""
+        design = mixed_design(self.spec, data, residual=self.residual)
+        devfun = deviance_function(design, self.method)
+        with kernel_threads(devfun.problem.r):  # BLAS threads by size, as irm.mixed
+            opt = optimize_deviance(devfun)
+            return mixed_result(design, devfun, opt)
 
     def variance_components(self) -> pd.DataFrame:
         """The variance components (a copy of :attr:`components`), as

@@ -173,8 +173,13 @@ class AnovaResult(FittedModel):
     #: terms left out of the table by ``aliased="drop"`` (no degree of freedom: R's NA
     #: coefficients)
     aliased_terms: tuple[str, ...] = ()
+    #: the options of irm.anova that refit() passes again (ss_type, alpha, method, ...)
+    _options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _means_kind = "marginal (least-squares)"
+
+    def _refit_to(self, data: pd.DataFrame) -> AnovaResult:
+        return anova(self.spec, data, **self._options)  # type: ignore[return-value]
 
     # ---- arrays aligned with the data rows
     def fitted(self) -> np.ndarray:
@@ -775,24 +780,12 @@ def anova(
     index, columns = table_axes(tuple(names))
     table = pd.DataFrame(grid, index=index, columns=columns, copy=False)
     return AnovaResult(
-        spec=spec,
-        data=data,
-        n_obs=n_obs,
-        balanced=balanced,
-        method=used_method,
-        ss_type=used_type,
-        table=table,
-        df_resid=int(df_resid),
-        ms_error=float(ms_error),
-        grand_mean=float(y.mean()),
-        alpha=float(alpha),
-        omega2_clipped=clipped,
-        hierarchical=not margins,
-        _y=y,
-        _fitted=fitted,
-        _codes=codes,
-        _levels=levels,
-        _replicates=int(counts[0]) if balanced else None,
-        n_dropped=n_dropped,
-        aliased_terms=aliased_terms,
+        spec=spec, data=data, n_obs=n_obs, balanced=balanced, method=used_method,
+        ss_type=used_type, table=table, df_resid=int(df_resid), ms_error=float(ms_error),
+        grand_mean=float(y.mean()), alpha=float(alpha), omega2_clipped=clipped,
+        hierarchical=not margins, _y=y, _fitted=fitted, _codes=codes, _levels=levels,
+        _replicates=int(counts[0]) if balanced else None, n_dropped=n_dropped,
+        aliased_terms=aliased_terms, _options={"ss_type": ss_type, "alpha": alpha,
+                                               "method": method, "missing": missing,
+                                               "aliased": aliased},
     )

@@ -14,6 +14,9 @@ statsmodels' results base and linearmodels' results do, so that the analyses bui
 - ``contrast_df(L, factor)``: the df of the contrasts of those means in the rows of ``L``;
 - ``opt_summary``: how the estimates were found (:class:`OptSummary`);
 - ``notes``: the fit's caveats (tuple of str): the conditions its warnings report;
+- ``refit(y)`` / ``refit(data=...)``: the same model fitted to a new response or new data
+  (lme4's ``refit``); ``fixed_fitted()``, ``residual_strata``: what a simulation from the
+  model starts from (the parametric bootstrap);
 - ``tukey()``, ``dunnett()``: written once here, on the members above.
 
 A new model implements the abstract methods (``fitted``, ``residuals``, ``marginal_means``,
@@ -34,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from irmodels._display import ResultDisplay
-from irmodels.errors import DesignError
+from irmodels.errors import ArgumentError, DesignError
 from irmodels.models._link_means import comparison_scale, on_response_scale, with_ratios
 from irmodels.stats.tukey import tukey_hsd
 
@@ -180,6 +183,96 @@ class FittedModel(ResultDisplay, abc.ABC):
     def notes(self) -> tuple[str, ...]:
         """The fit's caveats (one sentence each): the conditions its warnings report."""
         return ()
+
+    def fixed_fitted(self) -> np.ndarray:
+        """Fitted values of the fixed effects alone, one per data row (lme4's ``predict(fit,
+        re.form = NA)``): :meth:`fitted` for a model without random terms; a model with random
+        terms implements it (the parametric bootstrap simulates around it) or refuses."""
+        if self.spec.random:
+            raise DesignError(
+                f"{type(self).__name__} does not give the fitted values of its fixed effects "
+                "alone (fixed_fitted()), which a simulation from the model starts from.")
+        return self.fitted()
+
+    #: The column whose levels have their own residual variance (a heteroscedastic fit), or
+    #: None for one residual variance (the sigma of :meth:`variance_components`' Residual row).
+    residual_strata: str | None = None
+
+    # ---- refitting ------------------------------------------------------------------------
+    def refit(self, y: Any = None, *, data: pd.DataFrame | None = None) -> FittedModel:
+        """This model fitted again to a new response or to new data: the same formula
+        (:attr:`spec`), options and criterion.
+
+        lme4's ``refit(object, newresp)`` and MixedModels.jl's ``refit!(m, y)`` take a new
+        response for the same rows; ``y`` does that here. statsmodels has no refit (a new
+        model is built from the formula and new data); ``data=`` does that here, keeping the
+        fit's options (an ANOVA's ``ss_type``, ``alpha``, ``method``, ``missing``,
+        ``aliased``; a mixed model's ``method`` and ``residual`` strata; a GLM's or GLMM's
+        family, link, trials, offset and quadrature). Optimiser settings (``start``,
+        ``maxiter``, ``tol``) are not kept: the refit uses the defaults.
+
+        Parameters
+        ----------
+        y : array-like, optional
+            New values of the response column (``spec.response``, before the formula's
+            transform; successes for a binomial with trials), one per row of :attr:`data`,
+            in its order.
+        data : DataFrame, optional
+            New data with the columns the model reads. Give exactly one of ``y`` and
+            ``data``.
+
+        Returns
+        -------
+        FittedModel
+            A fit of the same kind (``irm.anova``'s or ``irm.mixed``'s result).
+
+        Raises
+        ------
+        ArgumentError
+            Both or neither of ``y`` and ``data``; ``y`` not one value per data row.
+        DesignError
+            The model does not implement refitting, or (with ``y``) the fit kept no data or
+            its response is an expression rather than a column.
+
+        Examples
+        --------
+        >>> import irmodels as irm
+        >>> fit = irm.anova("MD1", irm.datasets.load("adhoc3", "AP"))
+        >>> again = fit.refit(fit.data["score"].to_numpy())  # the same response: the same fit
+        >>> type(again).__name__, again.table.equals(fit.table)
+        ('AnovaResult', True)
+        >>> half = fit.refit(data=fit.data[fit.data["topic"].isin(fit.data["topic"].unique()[:25])])
+        >>> half.nobs
+        1000
+        """
+        if (y is None) == (data is None):
+            raise ArgumentError("refit takes a new response y or new data, one of the two; got "
+                                f"{'both' if y is not None else 'neither'}.")
+        if data is None:
+            data = self._refit_frame(y)
+        return self._refit_to(data)
+
+    def _refit_frame(self, y: Any) -> pd.DataFrame:
+        """The fit's data with ``y`` as the response column."""
+        base = self.data
+        if base is None:
+            raise DesignError(f"this {type(self).__name__} does not keep the rows it was fitted "
+                              "to; refit it with new data (refit(data=...)).")
+        if self.spec.response not in base.columns:
+            raise DesignError(f"the response {self.spec.response!r} is an expression, not a column "
+                              "of the data; refit it with new data (refit(data=...)).")
+        values = np.asarray(y)
+        if values.ndim != 1 or len(values) != len(base):
+            raise ArgumentError(f"y must give one value per data row ({len(base)}); got shape "
+                                f"{values.shape}.")
+        return base.assign(**{self.spec.response: values})
+
+    def _refit_to(self, data: pd.DataFrame) -> FittedModel:
+        """The fit of this model's formula and options to ``data``; a refittable model
+        implements it."""
+        raise DesignError(f"{type(self).__name__} does not implement refit(): its class defines "
+                          "no _refit_to(data). Fit the model to the new data with the function "
+                          "that fitted it.")
 
     def variance_components(self) -> pd.DataFrame:
         """The variance components (index component, columns ``variance, sd, share``), which

@@ -326,6 +326,11 @@ class GlmmResult(FittedModel):
                               offset=gd.offset_name, nagq=gd.nagq, terms=gd.lmm.terms,
                               squeeze=gd.squeeze and y is None, warn=warn)
 
+    def _refit_to(self, data: pd.DataFrame) -> GlmmResult:
+        """``irm.mixed(spec, data, family=...)`` with this fit's family, link, trials, offset,
+        quadrature and ``squeeze`` (lme4's ``refit``; the public :meth:`refit`)."""
+        return self._refit(data)
+
     def _null_model(self) -> GlmmResult:
         """The null model of Nakagawa et al. (2017, section 5.8): an intercept and the same
         random terms, offset and trials, fitted without warnings (a singular or unconverged

@@ -1,7 +1,8 @@
 """Bootstrap of the system effects of a fitted model (MATTERS' ``compute_bootstrap_effects``).
 
 :func:`bootstrap_effects` takes a fitted ANOVA (MD1-MD6 or any :func:`irmodels.anova` model) or
-mixed model, generates ``n_boot`` new response vectors from it, refits, and collects the
+mixed model, generates ``n_boot`` new response vectors from it, refits (``fit.refit(y)``: the
+same formula, options and criterion), and collects the
 marginal means of one factor (``system`` by default). From the replicates it reports each
 level's bootstrap standard error and percentile interval, and for every pair of levels the
 share of replicates in which the observed order holds.
@@ -13,14 +14,20 @@ share of replicates in which the observed order holds.
   the bootstrap SE of a marginal mean of a balanced design equals the model's
   ``sqrt(MS_error / n)`` in expectation. On a balanced design the refit is closed form (the
   marginal means of ``y*`` are its level means: one matrix product for a whole batch of
-  replicates); an unbalanced design is refitted with :func:`irmodels.anova` (least-squares
-  means) for each replicate.
+  replicates); an unbalanced design is refitted (:meth:`~irmodels.models.base.FittedModel.refit`,
+  least-squares means) for each replicate.
 - **Mixed fits: parametric bootstrap** at the observation level (as lme4's ``bootMer`` with
   ``use.u = FALSE``): ``y* = X beta + sum_k Z_k b*_k + e*`` with ``b*_k ~ N(0, sigma_k^2)``
-  for every random term and ``e* ~ N(0, sigma^2)``, refitted by :func:`irmodels.mixed` with
-  the same formula and criterion. Resampling raw residuals would ignore the random effects'
+  for every random term and ``e* ~ N(0, sigma^2)``, refitted by ``fit.refit`` (the same
+  formula and criterion). Resampling raw residuals would ignore the random effects'
   variability, which is what the SE of a marginal mean of a mixed model contains. Only
-  homoscedastic fits (one residual variance) are supported.
+  homoscedastic fits (one residual variance) of random intercepts are supported.
+
+Only the fit vocabulary (:class:`~irmodels.models.base.FittedModel`) is read: a model without
+random terms gets the residual bootstrap, one with random intercepts the parametric one (from
+``fixed_fitted()``, ``variance_components()`` and ``residual_strata``); a model with a link
+function (GLM, GLMM) or random slopes is refused. A new model class gets the closed form from
+the abstract members, and the refitted paths by implementing ``refit`` (its ``_refit_to``).
 
 Batches of replicates are the units mapped by :func:`irmodels.parallel.map`, each with its own
 seed (``SeedSequence(seed).spawn``), so the result does not depend on the backend.
@@ -48,15 +55,12 @@ from irmodels._validate import check_fits, check_probability, check_seed, rename
 from irmodels.data.frame import natural_key
 from irmodels.errors import ArgumentError, DesignError, IRModelsWarning
 from irmodels.models._design import encode
-from irmodels.models._mixed_design import coding_row
-from irmodels.models.anova import AnovaResult, anova
-from irmodels.models.mixed import MixedResult, mixed
+from irmodels.models._lmm_design import is_slope_spec
+from irmodels.models.base import FittedModel
 from irmodels.parallel import map as parallel_map
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
-
-    from irmodels.models.base import FittedModel
 
 __all__ = ["EFFECT_COLUMNS", "PAIR_COLUMNS", "BootstrapEffects", "bootstrap_effects"]
 
@@ -76,8 +80,7 @@ class _AnovaContext:
     codes: np.ndarray  # level code of every observation
     n_levels: int
     closed: bool
-    spec: Any
-    data: pd.DataFrame | None
+    fit: FittedModel | None  # refits each replicate (None: the closed form needs no refit)
     factor: str
     order: np.ndarray  # the observations in canonical order (_canonical_order)
 
@@ -88,9 +91,7 @@ class _MixedContext:
     random_codes: tuple[np.ndarray, ...]
     random_sd: tuple[float, ...]
     sigma: float
-    spec: Any
-    data: pd.DataFrame
-    method: Literal["REML", "ML"]
+    fit: FittedModel  # refits each replicate (fit.refit: same formula, options, criterion)
     factor: str
     order: np.ndarray  # the observations in canonical order (_canonical_order)
 
@@ -109,15 +110,14 @@ def _anova_unit(ctx: _AnovaContext, unit: tuple[int, np.random.SeedSequence]) ->
         G = np.zeros((N, ctx.n_levels))
         G[np.arange(N), ctx.codes] = 1.0 / counts[ctx.codes]
         return Y @ G
-    assert ctx.data is not None
+    assert ctx.fit is not None
     out = np.empty((n, ctx.n_levels))
     for k in range(n):
-        data = ctx.data.assign(score=Y[k])
         # silenced, not steering: every replicate's refit repeats the fit's own warnings
         # (an unbalanced design), which the user saw when fitting it
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
-            out[k] = anova(ctx.spec, data).marginal_means(ctx.factor).to_numpy()
+            out[k] = ctx.fit.refit(Y[k]).marginal_means(ctx.factor).to_numpy()
     return out
 
 
@@ -134,7 +134,7 @@ def _mixed_unit(ctx: _MixedContext, unit: tuple[int, np.random.SeedSequence]) ->
         # 0): its marginal means are still the replicate's, and the warning would repeat
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IRModelsWarning)
-            fit = mixed(ctx.spec, ctx.data.assign(score=y), method=ctx.method)
+            fit = ctx.fit.refit(y)
         rows.append(fit.marginal_means(ctx.factor).to_numpy())
     return np.array(rows)
 
@@ -279,37 +279,36 @@ def _anova_context(fit: FittedModel, factor: str, rescale: bool, refit: bool
                           "unbalanced design needs an untransformed response. Transform the "
                           "scores first and fit score ~ ...")
     ctx = _AnovaContext(fitted=fitted, residuals=resid, codes=codes[factor],
-                        n_levels=len(levels[factor]), closed=closed, spec=fit.spec,
-                        data=None if closed else fit.data.reset_index(drop=True), factor=factor,
+                        n_levels=len(levels[factor]), closed=closed,
+                        fit=None if closed else fit, factor=factor,
                         order=_canonical_order(list(codes.values()), raw))
     # each least-squares mean's own SE (a harmonic-mean n would give one common value)
     cov = fit.marginal_means_cov(factor).to_numpy()
     return ctx, means, np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
-def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
-    if fit.residual is not None:
+def _mixed_context(fit: FittedModel, factor: str) -> tuple[Any, Any, Any]:
+    if fit.residual_strata is not None:
         raise DesignError("bootstrap_effects supports mixed models with one residual variance; "
-                          f"this fit has strata by {fit.residual}. Refit without residual=.")
+                          f"this fit has strata by {fit.residual_strata}. Refit without "
+                          "residual=.")
     if fit.data is None:
         raise DesignError("bootstrap_effects needs the rows the model was fitted to, and this fit "
                           "does not keep them; refit it with irm.mixed(model, data).")
     data = fit.data.reset_index(drop=True)
-    names = list(fit.fixed_estimates.index)
-    beta = fit.fixed_estimates.to_numpy()
     fixed_factors = sorted({f for t in fit.spec.fixed for f in t.factors})
     if factor not in fixed_factors:
         raise DesignError(f"{factor!r} is not a fixed factor of {fit.spec!s}.")
+    if fit.spec.transform is not None:
+        raise DesignError(f"the response of {fit.spec!s} is transformed; the parametric "
+                          "bootstrap simulates the response the model is fitted to. Transform "
+                          "the scores first and fit score ~ ...")
+    fixed = fit.fixed_fitted()  # X beta per observation
     levels = {f: [str(v) for v in lv] for f, lv in _factor_codes(fit, fixed_factors)[1].items()}
     codes = {}
     for f in fixed_factors:
         labels = {str(v): i for i, v in enumerate(levels[f])}
         codes[f] = np.array([labels[str(v)] for v in data[f].astype(str)])
-    combos, inverse = np.unique(np.column_stack([codes[f] for f in fixed_factors]), axis=0,
-                                return_inverse=True)
-    pred = np.array([coding_row(fit.spec, levels, dict(zip(fixed_factors, map(int, row))),
-                                names) @ beta for row in combos])
-    fixed = pred[np.ravel(inverse)]
     vc = fit.variance_components()
     rcodes, rsd = [], []
     for rt in fit.spec.random:
@@ -324,14 +323,34 @@ def _mixed_context(fit: MixedResult, factor: str) -> tuple[Any, Any, Any]:
     first = {name: min((list(data.columns).index(f) for f in name.split(":")
                         if f in data.columns), default=len(data.columns)) for name in by_column}
     keys = [by_column[name] for name in sorted(by_column, key=lambda k: (first[k], k))]
+    # sigma: the Residual row's sd (the square root of the one residual variance)
     ctx = _MixedContext(fixed=fixed, random_codes=tuple(rcodes), random_sd=tuple(rsd),
-                        sigma=float(math.sqrt(fit.residual_variance)), spec=fit.spec, data=data,
-                        method=fit.method, factor=factor,
+                        sigma=float(vc.loc["Residual", "sd"]), fit=fit, factor=factor,
                         order=_canonical_order(keys, data[fit.spec.response].to_numpy(float)
                                                if fit.spec.response in data.columns
                                                else np.zeros(len(data))))
     cov = fit.marginal_means_cov(factor)
     return ctx, fit.marginal_means(factor), np.sqrt(np.diag(cov.to_numpy()))
+
+
+def _bootstrap_kind(fit: Any) -> Literal["residual", "parametric"]:
+    """How ``fit`` is resampled, from the fit vocabulary alone: a model with random terms by
+    simulation from its variance components, a fixed-effects model by its residuals."""
+    if not isinstance(fit, FittedModel):
+        raise DesignError(f"bootstrap_effects needs a fitted model (irm.anova or irm.mixed); "
+                          f"got {type(fit).__name__}.")
+    link = getattr(fit, "link", None)
+    if link is not None:
+        raise DesignError(f"bootstrap_effects resamples normal errors; {type(fit).__name__} is "
+                          f"a model with a link function ({link}), whose errors are not. Use "
+                          "a linear fit (irm.anova or irm.mixed without family=).")
+    if not fit.spec.random:
+        return "residual"
+    if is_slope_spec(fit.spec):
+        raise DesignError(f"bootstrap_effects simulates random intercepts; {fit.spec!s} has "
+                          "random slopes. Fit the random intercepts only, or bootstrap the "
+                          "slopes with fit.confint(method='bootstrap').")
+    return "parametric"
 
 
 def bootstrap_effects(
@@ -353,8 +372,9 @@ def bootstrap_effects(
     Parameters
     ----------
     fit : FittedModel
-        A fitted model (:func:`irmodels.anova`, e.g. MD1-MD6, or :func:`irmodels.mixed`) with
-        ``factor`` among its fixed main effects.
+        A fitted model (:func:`irmodels.anova`, e.g. MD1-MD6, :func:`irmodels.mixed` with
+        random intercepts, or any :class:`~irmodels.models.base.FittedModel`) with ``factor``
+        among its fixed main effects.
     n_resamples : int
         Replicates (default 1000). Was ``n_boot`` (still accepted for one release, with a
         ``FutureWarning``); the result keeps the attribute ``n_boot``.
@@ -381,14 +401,19 @@ def bootstrap_effects(
     Raises
     ------
     DesignError
-        Not a fitted model; ``factor`` not a fixed main effect; no residual df; a
-        heteroscedastic mixed fit; bad ``n_resamples`` or ``level``.
+        Not a fitted model; a model with a link function or random slopes; ``factor`` not a
+        fixed main effect; no residual df; a heteroscedastic mixed fit; a transformed
+        response where replicates are refitted; a model that needs refits and does not
+        implement :meth:`~irmodels.models.base.FittedModel.refit`.
+    ArgumentError
+        Bad ``n_resamples`` or ``level``.
 
     Notes
     -----
     ANOVA: residual bootstrap (``y* = fitted + e*``) with rescaled residuals; closed form on
-    balanced designs, a least-squares refit per replicate otherwise. Mixed models: parametric
-    bootstrap from the fitted variance components, refitted by REML/ML as the original fit.
+    balanced designs, a least-squares refit per replicate otherwise (``fit.refit``). Mixed
+    models: parametric bootstrap from the fitted variance components, refitted by
+    ``fit.refit`` (REML/ML as the original fit).
     ``effect`` is the marginal mean minus the mean of all marginal means (the sum-to-zero
     system effect alpha_j of MD1-MD6).
 
@@ -409,21 +434,15 @@ def bootstrap_effects(
     n_boot = _check_int(renamed(deprecated, "n_boot", "n_resamples", n_resamples, 1000,
                                 where="irm.studies.bootstrap_effects"), "n_resamples", 2)
     level = check_probability(level, "level")  # numpy floats too
-    # the class says which entry refits the model (irm.anova or irm.mixed): FittedModel has
-    # no refit member; the residual bootstrap reads only the FittedModel vocabulary
-    if isinstance(fit, AnovaResult):
+    # only the fit vocabulary: the kind from the spec, the replicates refitted by fit.refit
+    kind = _bootstrap_kind(fit)
+    if kind == "residual":
         ctx, means, se_model = _anova_context(fit, factor, rescale, _refit)
-        _check_replicates(n_boot, len(means))
         unit_fn: Any = functools.partial(_anova_unit, ctx)
-        kind = "residual"
-    elif isinstance(fit, MixedResult):
-        ctx, means, se_model = _mixed_context(fit, factor)
-        _check_replicates(n_boot, len(means))
-        unit_fn = functools.partial(_mixed_unit, ctx)
-        kind = "parametric"
     else:
-        raise DesignError(f"bootstrap_effects needs a fitted model (irm.anova or irm.mixed); "
-                          f"got {type(fit).__name__}.")
+        ctx, means, se_model = _mixed_context(fit, factor)
+        unit_fn = functools.partial(_mixed_unit, ctx)
+    _check_replicates(n_boot, len(means))
     n_chunks = -(-n_boot // _CHUNK)
     children = seed_sequence(seed).spawn(n_chunks)
     units = [(min(_CHUNK, n_boot - k * _CHUNK), child) for k, child in enumerate(children)]
