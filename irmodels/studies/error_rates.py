@@ -14,8 +14,11 @@ every size twice:
 
 With ``design="pairs"`` a trial simulates its pair the way Urbano, Lima & Hanjalic do: both
 runs through the first run's margin, joined by the pair's bivariate copula (a family chosen by
-AIC, :mod:`irmodels.replicates._copulas`); under the alternative the second run goes through
-that margin moved ``delta`` up.
+AIC, :mod:`irmodels.replicates._copulas`). Under the alternative it follows their
+``R/02-margins_transform.R`` and ``R/12-type_2.R``: a baseline run b among all but the top
+quarter by expected score, an experimental run e among the 10 whose expected scores are nearest
+b's plus ``delta``, e's margin transformed to b's expected score plus ``delta``, and the copula
+of the pair (b, e).
 
 The tests reuse the kernels of :func:`irmodels.pairwise` (paired t, Wilcoxon signed-rank,
 sign, bootstrap, permutation) on the per-topic differences of the pair, Tukey's HSD with the
@@ -81,18 +84,30 @@ ERROR_COLUMNS = ("test", "topics", "alpha", "type_I", "type_II", "type_III", "n_
 #: Columns of :attr:`ErrorRateStudy.table`, in order (the counts appended).
 TABLE_COLUMNS = ERROR_COLUMNS + ("n_type_I", "n_type_II", "n_type_III")
 _CHUNK = 50  # trials per unit of work: fixed, so the seeds never depend on the backend
+#: The paper's alternative (``R/02-margins_transform.R``): baselines are all runs but the top
+#: quarter by expected score; each is paired with the 10 runs nearest its expected score + delta.
+_TOP_SHARE = 0.25
+_NEAREST = 10
 
 
 @dataclass(frozen=True)
 class _PairModel:
-    """The paper's design: per system its margin and that margin moved ``delta`` up; per pair
-    (i < j) the bivariate copula chosen by AIC (VineCopula's family numbers)."""
+    """The paper's design: per system its margin; per pair (i < j) the bivariate copula chosen
+    by AIC (VineCopula's family numbers); the alternatives (:func:`_paper_alternatives`)."""
 
     margins: tuple[Margin, ...]
-    raised: tuple[Margin, ...]
+    alternatives: tuple[tuple[int, int, Margin], ...]
     family: np.ndarray  # R x R, the upper triangle used
     par: np.ndarray
     par2: np.ndarray
+
+    @functools.cached_property
+    def groups(self) -> tuple[np.ndarray, ...]:
+        """Per baseline (in order of first appearance) the indices of its alternatives."""
+        first: dict[int, list[int]] = {}
+        for k, (b, _, _) in enumerate(self.alternatives):
+            first.setdefault(b, []).append(k)
+        return tuple(np.asarray(v, dtype=np.int64) for v in first.values())
 
 
 @dataclass(frozen=True)
@@ -168,25 +183,73 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
 
 
 def _pair_differences(model: _PairModel, c: int, ia: np.ndarray, ib: np.ndarray,
-                      rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """The paper's trials: c topics of each pair (a, b) from the copula of the pair (fitted
-    with the lower index first) and a's margin for both runs (under the alternative b's run
-    through a's margin moved ``delta`` up): ``{"null": D, "alt": D}``, D = b - a, c x n."""
+                      rng: np.random.Generator) -> np.ndarray:
+    """The paper's null trials (``R/11-type_1.R``): c topics of each pair (a, b) from the
+    copula of the pair (fitted with the lower index first) and a's margin for both runs:
+    D = b - a, c x n."""
     lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
     U1, U2 = _copulas.simulate(model.family[lo, hi], model.par[lo, hi], model.par2[lo, hi], c,
                                rng)
     base = [model.margins[int(a)] for a in ia]
-    Xa = quantiles(base, U1)
-    return {"null": quantiles(base, U2) - Xa,
-            "alt": quantiles([model.raised[int(a)] for a in ia], U2) - Xa}
+    return quantiles(base, U2) - quantiles(base, U1)
 
 
-def _fit_pair_model(X: np.ndarray, margins: tuple[Margin, ...], raised: tuple[Margin, ...],
+def _alt_differences(model: _PairModel, c: int, n: int, rng: np.random.Generator
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The paper's alternative trials (``R/12-type_2.R``): a baseline b drawn uniformly among
+    those with an alternative, one of its experimental runs e uniformly, c topics from the
+    copula of the pair (b, e) (its first margin the lower index's), b through its margin and e
+    through its own margin transformed to b's expected score + delta. Returns D = e - b (c x
+    n) and the indices of b and e."""
+    groups = model.groups
+    g = rng.integers(0, len(groups), n)
+    sizes = np.array([len(x) for x in groups])
+    pick = np.minimum((rng.random(n) * sizes[g]).astype(np.int64), sizes[g] - 1)
+    k = np.array([groups[gi][p] for gi, p in zip(g, pick)], dtype=np.int64)
+    b = np.array([model.alternatives[x][0] for x in k], dtype=np.int64)
+    e = np.array([model.alternatives[x][1] for x in k], dtype=np.int64)
+    lo, hi = np.minimum(b, e), np.maximum(b, e)
+    U1, U2 = _copulas.simulate(model.family[lo, hi], model.par[lo, hi], model.par2[lo, hi], c,
+                               rng)
+    first = b < e  # the copula's first component is the lower index
+    Ub, Ue = np.where(first, U1, U2), np.where(first, U2, U1)
+    Xb = quantiles([model.margins[int(x)] for x in b], Ub)
+    Xe = quantiles([model.alternatives[x][2] for x in k], Ue)
+    return Xe - Xb, b, e
+
+
+def _paper_alternatives(margins: Sequence[Margin], delta: float, systems: Sequence[str]
+                        ) -> tuple[tuple[int, int, Margin], ...]:
+    """``R/02-margins_transform.R``: the baselines are the runs but the top quarter by
+    expected score (``round(R / 4)`` of them, R's round); each baseline i is paired with the
+    10 other runs j whose expected scores are nearest ``mu_i + delta``, and j's margin is
+    transformed to expected score ``mu_i + delta`` (simIReff's ``effTransform``; a margin that
+    cannot reach it is skipped). Returns ``(i, j, transformed margin)`` by i, then nearness."""
+    mu = np.array([m.mean for m in margins])
+    R = len(mu)
+    top = int(round(R * _TOP_SHARE))  # Python's round, like R's, rounds half to even
+    baselines = sorted(int(i) for i in np.argsort(-mu, kind="stable")[top:])
+    out: list[tuple[int, int, Margin]] = []
+    for i in baselines:
+        target = float(mu[i] + delta)
+        if not 0 < target < 1:
+            continue
+        js = np.argsort(np.abs(mu - mu[i] - delta), kind="stable")
+        for j in [int(x) for x in js if x != i][:_NEAREST]:
+            try:
+                out.append((i, j, margins[j].with_mean(target, systems[j])))
+            except DesignError:
+                continue
+    return tuple(out)
+
+
+def _fit_pair_model(X: np.ndarray, margins: tuple[Margin, ...], delta: float,
                     seed: np.random.SeedSequence, systems: Sequence[str]
                     ) -> tuple[_PairModel, pd.DataFrame]:
     """Pseudo-observations of ``X`` (topics x systems; ties broken at random, from ``seed``),
-    and every pair's copula by AIC (:func:`irmodels.replicates._copulas.select_families`),
-    also as a frame (one row per pair)."""
+    every pair's copula by AIC (:func:`irmodels.replicates._copulas.select_families`), also as
+    a frame (one row per pair), and the alternatives of ``delta``
+    (:func:`_paper_alternatives`)."""
     U = _copulas.pseudo_observations(X, np.random.default_rng(seed))
     R = X.shape[1]
     lo, hi = np.triu_indices(R, k=1)
@@ -198,8 +261,14 @@ def _fit_pair_model(X: np.ndarray, margins: tuple[Margin, ...], raised: tuple[Ma
                           "family": [_copulas.SHORT_NAMES[int(f)] for f in sel["family"]],
                           "par": sel["par"], "par2": sel["par2"], "loglik": sel["loglik"],
                           "aic": sel["aic"], "tau": sel["tau"]})
-    return (_PairModel(margins=margins, raised=raised, family=fam, par=par, par2=par2),
-            table)
+    alternatives = _paper_alternatives(margins, delta, systems)
+    if not alternatives:
+        raise DesignError(
+            f"no run can be transformed to a baseline's expected score plus delta={delta:g} "
+            "(the paper's alternative); use a smaller delta or drop the runs whose scores are "
+            "all near 0 (irm.filter_systems).")
+    return (_PairModel(margins=margins, alternatives=alternatives, family=fam, par=par,
+                       par2=par2), table)
 
 
 def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
@@ -214,8 +283,10 @@ def _run_unit(ctx: _Context, unit: tuple[int, int, np.random.SeedSequence]
     paired = _pair_differences(ctx.pairs, c, ia, ib, rng) if ctx.pairs is not None else None
     for hyp in ("null", "alt"):
         S: np.ndarray | None = None
-        if paired is not None:
-            D = paired[hyp]
+        if ctx.pairs is not None and paired is not None:
+            # the alternative's pairs drawn after the null's tests: the null's draws are the
+            # same with or without it
+            D = paired if hyp == "null" else _alt_differences(ctx.pairs, c, n, rng)[0]
         elif full:
             S = np.stack([
                 (ctx.null if hyp == "null" else ctx.null.with_margins_of(ctx.alt, [b]))
@@ -435,7 +506,7 @@ def test_errors(
         Trials per size under each hypothesis (default 1000).
     delta : float
         True difference of the pair under the alternative (default 0.02): b's expected value
-        is the null mean plus ``delta``.
+        is the null mean plus ``delta`` (``design="pairs"``: e's is b's plus ``delta``).
     margins : {"auto", "truncnorm", "beta", "kernel", "betabinom"} or mapping
         Margin family (``auto``: by AIC per system), or a mapping system -> family.
     n_resamples : int
@@ -447,8 +518,11 @@ def test_errors(
         both runs and the pair's own bivariate copula, its family chosen by AIC as
         VineCopula's ``BiCopSelect`` does (Gaussian, t, Clayton, Gumbel, Frank, Joe and
         their rotations; :mod:`irmodels.replicates._copulas`) on the pair's
-        pseudo-observations; under the alternative the second run goes through the first's
-        margin moved ``delta`` up. Needs a data frame, and only the paired tests.
+        pseudo-observations. Its alternative is theirs too (``R/02-margins_transform.R``,
+        ``R/12-type_2.R``): a baseline b drawn among all runs but the top quarter by
+        expected score, an experimental run e among the 10 runs whose expected scores are
+        nearest b's plus ``delta``, e's own margin transformed to b's expected score plus
+        ``delta``, and the copula of (b, e). Needs a data frame, and only the paired tests.
     sign_ties : float
         The sign test counts a difference with ``|d| <= sign_ties`` as a tie (default 0:
         only ``d = 0``). The paper uses 0.01 (``R/ir_tests.R``).
@@ -514,8 +588,8 @@ def test_errors(
     ...                                 n_trials=100, seed=1, design="pairs", sign_ties=0.01)
     >>> paper.to_frame()
        test  topics  alpha  type_I  type_II  type_III  n_trials
-    0     t      25   0.05    0.02     0.87       0.0       100
-    1  sign      25   0.05    0.02     0.91       0.0       100
+    0     t      25   0.05    0.02     0.81       0.0       100
+    1  sign      25   0.05    0.02     0.85       0.0       100
     """
     seed = check_seed(seed)
     test_list = _as_tuple(tests, "tests")
@@ -574,11 +648,8 @@ def test_errors(
     # the systems left out are named in one warning below
     null = sim.with_means(m, unreachable="drop", warn=False)
     alt = sim.with_means(m + delta, unreachable="drop", warn=False)
-    raised: list[Margin] = []
-    if design == "pairs":  # each system's own margin moved delta up
-        up = sim.with_means(sim.expected_means + delta, unreachable="drop", warn=False)
-        common = [s for s in sim.systems if s in up.systems]
-        raised = [up._margins[up.systems.index(s)] for s in common]
+    if design == "pairs":  # every run in the null; the alternatives skip the margins that fail
+        common = list(sim.systems)
     else:
         common = [s for s in sim.systems if s in null.systems and s in alt.systems]
     if len(common) < 2:
@@ -587,8 +658,7 @@ def test_errors(
             "drop the systems far from the others (irm.filter_systems) or use a smaller delta.")
     if len(common) < len(sim.systems):
         left = [s for s in sim.systems if s not in common]
-        where = (f"to the null mean {m:.4f} or to {m + delta:.4f}" if design == "systems"
-                 else f"{delta:g} above their expected score")
+        where = f"to the null mean {m:.4f} or to {m + delta:.4f}"
         warnings.warn(
             f"{len(left)} of {len(sim.systems)} systems cannot be moved {where} and are left "
             f"out of the trials: {', '.join(left[:8])}{', ...' if len(left) > 8 else ''} (their margins reach too "
@@ -604,7 +674,7 @@ def test_errors(
         # spawn key 0: the sizes' keys are >= 3
         pair_model, pair_table = _fit_pair_model(
             wide[common].to_numpy(dtype=np.float64),
-            tuple(sim._margins[sim.systems.index(s)] for s in common), tuple(raised),
+            tuple(sim._margins[sim.systems.index(s)] for s in common), float(delta),
             seed_sequence(root, spawn_key=(0,)), common)
         m = float(np.mean([mg.mean for mg in pair_model.margins]))
     ctx = _Context(null=(null if design == "systems" else sim).select(common),

@@ -168,16 +168,15 @@ def test_sign_ties_count_small_differences_as_ties() -> None:
 
 def test_pairs_design_uses_the_first_runs_margin_for_both(small: pd.DataFrame) -> None:
     """Under the null both runs of a trial go through run 1's margin: the mean difference over
-    many trials is 0 within its Monte Carlo error; under the alternative it is delta (each
-    run 1's margin moved 0.05 up for run 2)."""
-    from irmodels.studies.error_rates import _fit_pair_model, _pair_differences
+    many trials is 0 within its Monte Carlo error; under the alternative it is delta (the
+    experimental run's margin moved to the baseline's expected score + 0.05)."""
+    from irmodels.studies.error_rates import _alt_differences, _fit_pair_model, _pair_differences
 
     sim = irm.replicates.fit_simulator(small)
     wide = to_wide(small)
     wide.columns = [str(c) for c in wide.columns]
     wide = wide[list(sim.systems)]
-    up = sim.with_means(sim.expected_means + 0.05)
-    model, table = _fit_pair_model(wide.to_numpy(float), sim._margins, up._margins,
+    model, table = _fit_pair_model(wide.to_numpy(float), sim._margins, 0.05,
                                    np.random.SeedSequence(1), sim.systems)
     R = len(sim.systems)
     assert len(table) == R * (R - 1) // 2
@@ -185,7 +184,8 @@ def test_pairs_design_uses_the_first_runs_margin_for_both(small: pd.DataFrame) -
     rng = np.random.default_rng(2)
     ia = rng.integers(0, R, 4000)
     ib = (ia + rng.integers(1, R, 4000)) % R
-    D = _pair_differences(model, 30, ia, ib, rng)
+    D = {"null": _pair_differences(model, 30, ia, ib, rng),
+         "alt": _alt_differences(model, 30, 4000, rng)[0]}
     for hyp, want in (("null", 0.0), ("alt", 0.05)):
         d = D[hyp].mean(axis=0)
         assert abs(d.mean() - want) <= 4 * d.std() / np.sqrt(len(d)), hyp
