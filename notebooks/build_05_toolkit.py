@@ -57,13 +57,13 @@ cells = [
     new_markdown_cell(
         "## D-study for TREC-8 with confidence intervals\n\n"
         "Feldt (1965) intervals for E rho^2 and Arteaga, Jeyaratnam & Franklin (1982) for Phi; "
-        "`topics_needed(..., alpha=0.05)` also gives the topics for which each limit reaches the "
+        "`topics_needed(..., level=0.95)` also gives the topics for which each limit reaches the "
         "target (`topics_lower` is the conservative answer)."
     ),
     new_code_cell(
         "g8 = irm.gstudy(data['adhoc8'])\n"
-        "print(g8.dstudy(topics=[25, 50, 100, 200], alpha=0.05).round(3))\n"
-        "pd.DataFrame({ix: g8.topics_needed(0.95, index=ix, alpha=0.05) for ix in ['Erho2', 'Phi']})"
+        "print(g8.dstudy(topics=[25, 50, 100, 200], level=0.95).round(3))\n"
+        "pd.DataFrame({ix: g8.topics_needed(0.95, index=ix, level=0.95) for ix in ['Erho2', 'Phi']})"
     ),
     new_code_cell(
         "fig = g8.plot(topics=range(1, 201), target=0.95)\n"

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     named, names = user_named(data, args)  # the components then name the user's columns
     g = gstudy(named, **names)
     topics = args.topics or sorted({10, 25, 50, 100, g.n_topics})
-    d = g.dstudy(topics, args.shards, alpha=args.alpha)
+    d = g.dstudy(topics, args.shards, level=1 - args.alpha)
     print(g._display_title())
     print("\nVariance components")
     print(frame_to_text(g._display_tables()[0][1], args.digits))
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     for index in ("Erho2", "Phi"):
         try:
             if g.facet is None:
-                rows[index] = g.topics_needed(args.target, index=index, alpha=args.alpha)
+                rows[index] = g.topics_needed(args.target, index=index,
+                                                level=1 - args.alpha)
             else:
                 rows[index] = pd.Series({"topics": g.topics_needed(args.target, index=index)})
         except DesignError as exc:

@@ -48,6 +48,7 @@ from irmodels.data._columns import user_frame
 from irmodels.errors import DesignError
 from irmodels.inference.pairwise import score_matrix
 from irmodels.inference.power import pair_sd, paired_t
+from irmodels.stats.gtheory import alpha_of_level
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -87,8 +88,8 @@ def _matrix(data: Any, what: str, names: dict[str, str]) -> tuple[np.ndarray, li
 
 
 # ------------------------------------------------------------------------- trial sizing
-def sigma_upper(sigma_hat: float, n: int, *, alpha: float = 0.05) -> float:
-    """One-sided upper ``1 - alpha`` confidence bound on sigma from a trial of ``n`` topics.
+def sigma_upper(sigma_hat: float, n: int, *, level: float = 0.95, **deprecated: Any) -> float:
+    """One-sided upper confidence bound (at ``level``) on sigma from a trial of ``n`` topics.
 
     Parameters
     ----------
@@ -96,8 +97,11 @@ def sigma_upper(sigma_hat: float, n: int, *, alpha: float = 0.05) -> float:
         Sample SD (divisor ``n - 1``) of the per-topic score differences on the trial.
     n : int
         Topics in the trial (>= 2).
-    alpha : float
-        One minus the confidence level (default 0.05: a 95% upper bound).
+    level : float
+        Confidence level (default 0.95: a 95% upper bound). The tail probability ``alpha`` is
+        :func:`~irmodels.stats.gtheory.alpha_of_level` (``1 - level`` to 12 significant
+        digits: 0.95 gives 0.05 exactly). Was ``alpha`` (one minus the level; still accepted
+        for one release, with a ``FutureWarning``, and used as given).
 
     Returns
     -------
@@ -116,10 +120,20 @@ def sigma_upper(sigma_hat: float, n: int, *, alpha: float = 0.05) -> float:
     >>> import irmodels as irm
     >>> round(irm.design.sigma_upper(0.1, 10), 5)
     0.16452
+    >>> round(irm.design.sigma_upper(0.1, 10, level=0.99), 5)
+    0.20762
     """
     sigma_hat = check_number(sigma_hat, "sigma_hat", low=0)
     n = check_int(n, "n", low=2)
-    alpha = check_probability(alpha, "alpha")
+    was_alpha = "alpha" in deprecated
+    got = renamed(deprecated, "alpha", "level", level, 0.95, where="irm.design.sigma_upper")
+    alpha = (check_probability(got, "alpha") if was_alpha
+             else alpha_of_level(check_probability(level, "level")))
+    return _upper_bound(sigma_hat, n, alpha)
+
+
+def _upper_bound(sigma_hat: float, n: int, alpha: float) -> float:
+    """:func:`sigma_upper` at the tail probability ``alpha`` (checked arguments)."""
     return float(sigma_hat * math.sqrt((n - 1) / stats.chi2.ppf(alpha, n - 1)))
 
 
@@ -271,7 +285,7 @@ def size_from_trial(
     if sigma_hat <= 0:
         raise DesignError(f"the trial's sigma is {sigma_hat}: the differences are constant, "
                           "so any number of topics detects any difference; nothing to size.")
-    su = sigma_upper(sigma_hat, n_trial, alpha=1 - confidence)
+    su = _upper_bound(sigma_hat, n_trial, 1 - confidence)
     point = paired_t(delta=delta, sigma=sigma_hat, power=power, alpha=alpha)
     upper = paired_t(delta=delta, sigma=su, power=power, alpha=alpha)
     p_at = paired_t(n=point.n_topics, delta=delta, sigma=su, alpha=alpha).power

@@ -484,7 +484,7 @@ class MixedResult(MixedResidualPlots, LinearMixedCounts, FittedModel):
         one release with a ``FutureWarning``) parametric-bootstrap responses
         (seeded, through :func:`irmodels.parallel.map`), the shares of variance get percentile
         limits at ``level`` (``share_lower``, ``share_upper`` in ``components``) and the
-        D-study's ``Erho2`` and ``Phi`` limits come from the same draws (``dstudy(alpha=...)``).
+        D-study's ``Erho2`` and ``Phi`` limits come from the same draws (``dstudy(level=...)``).
         The random terms must be the facets (``(1|system) + (1|topic) + ...``).
 
         Examples

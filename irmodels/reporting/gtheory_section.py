@@ -61,7 +61,7 @@ def gstudy_section(
     ('Generalizability theory', True, True)
     """
     ts = sorted(set(topics)) if topics is not None else sorted({10, 25, 50, 100, g.n_topics})
-    d = g.dstudy(ts, alpha=alpha)
+    d = g.dstudy(ts, level=1 - alpha)
     needed = {}
     for index in ("Erho2", "Phi"):
         try:
@@ -85,7 +85,7 @@ def gstudy_section(
     img = ""
     if plot:
         img = img_tag(
-            g.plot(target=target, alpha=alpha), "D-study curves",
+            g.plot(target=target, level=1 - alpha), "D-study curves",
             f"E\u03c1\u00b2 (relative: the ranking of systems) and \u03a6 (absolute: their "
             f"scores) against the number of topics, with {100 * (1 - alpha):g}% bands; the "
             f"dotted line is the current number of topics, the dashed line the target {target:g}.",

@@ -198,7 +198,7 @@ class Report:
         g = self.gstudy
         if g is not None:
             try:
-                d = g.dstudy([g.n_topics], alpha=self.alpha).iloc[0]
+                d = g.dstudy([g.n_topics], level=1 - self.alpha).iloc[0]
                 er, ph = float(d["Erho2"]), float(d["Phi"])
                 text = (f"The ranking is {_stability_word(er)}: with {g.n_topics} topics the "
                         f"generalizability coefficient is E\u03c1\u00b2 = {er:.3f} (relative "
@@ -568,7 +568,7 @@ def assemble_report(
         figures["tukey_means"] = figure_to_png(tukey_means_plot(tukey, measure=measure))
     # for the Markdown report (the HTML sections embed their own copies)
     if gstudy is not None:
-        figures["dstudy"] = figure_to_png(gstudy.plot(target=0.95, alpha=alpha))
+        figures["dstudy"] = figure_to_png(gstudy.plot(target=0.95, level=1 - alpha))
     if diagnostics is not None:
         figures["residuals"] = figure_to_png(diagnostics.plot())
 

@@ -27,7 +27,7 @@ from scipy.special import fdtri, gammaincinv
 
 from irmodels._display import ResultDisplay
 from irmodels._section import figure_axes
-from irmodels._validate import check_probability
+from irmodels._validate import check_probability, renamed
 from irmodels.data._columns import relabel, user_frame
 from irmodels.data.frame import check_rows, require_columns
 from irmodels.errors import DataFormatError, DesignError, ModelError
@@ -50,7 +50,20 @@ from irmodels.stats._gtheory_kernels import (
     warn_degenerate,
 )
 
-__all__ = ["GStudy", "from_data", "from_fit", "term_name"]
+__all__ = ["GStudy", "alpha_of_level", "from_data", "from_fit", "term_name"]
+
+
+def alpha_of_level(level: float) -> float:
+    """The one-minus-coverage of a confidence ``level``: ``1 - level`` rounded to 12
+    significant digits, so that a level gives the alpha it was written for exactly (the
+    float ``1 - 0.95`` is ``0.050000000000000044``): ``level=0.95`` gives the numbers of the
+    former ``alpha=0.05`` bit for bit. Every alpha written with up to four decimals (and every
+    one from 1e-4 up written with six) is given back exactly by the level ``1 - alpha``.
+
+    >>> alpha_of_level(0.95), alpha_of_level(0.9), alpha_of_level(0.999), 1 - 0.95
+    (0.05, 0.1, 0.001, 0.050000000000000044)
+    """
+    return float(f"{1.0 - float(level):.12g}")
 
 
 @dataclass(frozen=True)
@@ -171,8 +184,9 @@ class GStudy(ResultDisplay):
         topics: int | Sequence[int] | None = None,
         shards: int | Sequence[int] | None = None,
         *,
-        alpha: float = 0.05,
+        level: float = 0.95,
         sided: Literal["two", "lower", "upper"] = "two",
+        **deprecated: Any,
     ) -> pd.DataFrame:
         """Stability of the system comparison with ``n'`` topics (and shards).
 
@@ -183,8 +197,11 @@ class GStudy(ResultDisplay):
         shards : int or sequence of int, optional
             Numbers of levels of the third facet (shards or samples); only with one. Default:
             the G-study's own number. Every combination of ``topics`` and ``shards`` is a row.
-        alpha : float
-            1 - confidence level of the intervals.
+        level : float
+            Confidence level of the intervals (default 0.95). Their tail probability ``alpha``
+            is :func:`alpha_of_level` (``1 - level`` to 12 significant digits). Was ``alpha``
+            (one minus the level; still accepted for one release, with a ``FutureWarning``,
+            and used as given).
         sided : {"two", "lower", "upper"}
             Two-sided interval (``alpha/2`` in each tail), a lower bound only (the upper bound is
             then 1) or an upper bound only (the lower bound is then 0).
@@ -230,7 +247,15 @@ class GStudy(ResultDisplay):
         1      50  0.994        0.969        1.000  0.960      0.691      0.997
         """
         check_sided(sided)
-        alpha = check_probability(alpha, "alpha")
+        was_alpha = "alpha" in deprecated
+        got = renamed(deprecated, "alpha", "level", level, 0.95, where="GStudy.dstudy")
+        alpha = (check_probability(got, "alpha") if was_alpha
+                 else alpha_of_level(check_probability(level, "level")))
+        return self._dstudy(topics, shards, alpha, sided)
+
+    def _dstudy(self, topics: int | Sequence[int] | None, shards: int | Sequence[int] | None,
+                alpha: float, sided: str) -> pd.DataFrame:
+        """:meth:`dstudy` at the tail probability ``alpha`` (checked)."""
         t_list = as_counts(self.n_topics if topics is None else topics, "topics")  # type: ignore[arg-type]
         if self.facet is None:
             if shards is not None:
@@ -283,9 +308,10 @@ class GStudy(ResultDisplay):
         target: float = 0.95,
         *,
         index: Literal["Erho2", "Phi"] = "Erho2",
-        alpha: float | None = None,
+        level: float | None = None,
         sided: Literal["two", "lower", "upper"] = "two",
         shards: int | None = None,
+        **deprecated: Any,
     ) -> Any:
         """Smallest number of topics whose ``index`` reaches ``target``.
 
@@ -295,9 +321,10 @@ class GStudy(ResultDisplay):
             Required E rho^2 or Phi.
         index : {"Erho2", "Phi"}
             Which coefficient must reach the target.
-        alpha : float, optional
-            When given, also the topics needed according to each confidence limit (as in
-            :meth:`dstudy`, with ``sided``).
+        level : float, optional
+            When given (e.g. 0.95), also the topics needed according to each confidence limit
+            at this level (as in :meth:`dstudy`, with ``sided``). Was ``alpha`` (one minus the
+            level; still accepted for one release, with a ``FutureWarning``).
         sided : {"two", "lower", "upper"}
             How ``alpha`` is split (see :meth:`dstudy`).
         shards : int, optional
@@ -336,14 +363,18 @@ class GStudy(ResultDisplay):
         >>> g = irm.gstudy(irm.from_wide(w))
         >>> g.topics_needed(0.95), g.topics_needed(0.95, index="Phi")
         (6, 40)
-        >>> g.topics_needed(0.95, alpha=0.05).tolist()
+        >>> g.topics_needed(0.95, level=0.95).tolist()
         [6, 31, 1]
         """
         target = check_probability(target, "target")
         if index not in ("Erho2", "Phi"):
             raise DesignError(f"index must be 'Erho2' or 'Phi'; got {index!r}")
-        if alpha is not None:
-            alpha = check_probability(alpha, "alpha")
+        was_alpha = "alpha" in deprecated
+        got = renamed(deprecated, "alpha", "level", level, None, where="GStudy.topics_needed")
+        if was_alpha:
+            alpha = None if got is None else check_probability(got, "alpha")
+        else:
+            alpha = None if level is None else alpha_of_level(check_probability(level, "level"))
         check_sided(sided)
         var_s = self._var("system")
         n: dict[str, float] = {"topic": 1.0}
@@ -385,7 +416,7 @@ class GStudy(ResultDisplay):
                 "confidence limits of the topics needed require a system x topic G-study fitted "
                 "from data (mean squares); this one has "
                 + (f"a {self.facet} facet" if self.facet else "no mean squares")
-                + ". Call topics_needed without alpha."
+                + f". Call topics_needed without {'alpha' if was_alpha else 'level'}."
             )
         tail = alpha / 2 if sided == "two" else alpha
         res: dict[str, Any] = {"topics": point, "topics_lower": pd.NA, "topics_upper": pd.NA}
@@ -408,9 +439,10 @@ class GStudy(ResultDisplay):
         self,
         topics: Sequence[int] | None = None,
         *,
-        alpha: float | None = 0.05,
+        level: float | None = 0.95,
         target: float | None = None,
         ax: Any = None,
+        **deprecated: Any,
     ) -> Any:
         """D-study curves of E rho^2 and Phi against the number of topics.
 
@@ -418,8 +450,10 @@ class GStudy(ResultDisplay):
         ----------
         topics : sequence of int, optional
             Numbers of topics on the x axis (default 1 to twice the G-study's number).
-        alpha : float or None
-            Shade the two-sided confidence bands (when available); None for none.
+        level : float or None
+            Shade the two-sided confidence bands at this level (default 0.95, when
+            available); None for none. Was ``alpha`` (one minus the level; still accepted for
+            one release, with a ``FutureWarning``).
         target : float, optional
             Draw a horizontal line at this stability.
         ax : matplotlib Axes, optional
@@ -434,7 +468,13 @@ class GStudy(ResultDisplay):
         """
         if topics is None:
             topics = range(1, 2 * self.n_topics + 1)
-        d = self.dstudy(list(topics), alpha=0.05 if alpha is None else alpha)
+        was_alpha = "alpha" in deprecated
+        got = renamed(deprecated, "alpha", "level", level, 0.95, where="GStudy.plot")
+        if was_alpha:
+            alpha = None if got is None else check_probability(got, "alpha")
+        else:
+            alpha = None if level is None else alpha_of_level(check_probability(level, "level"))
+        d = self._dstudy(list(topics), None, 0.05 if alpha is None else alpha, "two")
         fig, (ax,) = figure_axes(ax, figsize=(6, 4), what="GStudy.plot")
         for col, color in (("Erho2", "C0"), ("Phi", "C1")):
             label = "E\u03c1\u00b2" if col == "Erho2" else "\u03a6"

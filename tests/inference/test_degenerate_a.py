@@ -86,7 +86,7 @@ def test_identical_systems_give_zero_components_and_nan_coefficients() -> None:
     with pytest.raises(DesignError, match=r"Erho2 is undefined \(0/0\)"):
         g.topics_needed(0.9)
     with pytest.raises(DesignError, match=r"Erho2 is undefined \(0/0\)"):
-        g.topics_needed(0.9, alpha=0.05)
+        g.topics_needed(0.9, level=0.95)
     with pytest.raises(DesignError, match="no number of topics reaches Phi"):
         g.topics_needed(0.9, index="Phi")
     assert "rho_I = nan" in g._display_title()
@@ -120,7 +120,7 @@ def test_perfect_additive_fit_gives_erho2_one_with_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         d = g.dstudy([5, 50])
-        assert g.topics_needed(0.9, alpha=0.05).tolist() == [1, 1, 1]
+        assert g.topics_needed(0.9, level=0.95).tolist() == [1, 1, 1]
     assert (d[["Erho2", "Erho2_lower", "Erho2_upper"]] == 1.0).all().all()
     assert g.rho_I == 1.0
 
@@ -140,13 +140,13 @@ def test_gstudy_alpha_and_topics_are_validated() -> None:
                       "c": [.1, .2, .5, .1, .4], "d": [.4, .4, .8, .5, .7]})
     g = irm.gstudy(irm.from_wide(w))
     for bad in (1.5, 0, 1, -0.1, float("nan"), "0.05", True):
-        with pytest.raises(ArgumentError, match="alpha must be"):
-            g.topics_needed(0.9, alpha=bad)
-        with pytest.raises(ArgumentError, match="alpha must be"):
-            g.dstudy(alpha=bad)
+        with pytest.raises(ArgumentError, match="level must be"):
+            g.topics_needed(0.9, level=bad)
+        with pytest.raises(ArgumentError, match="level must be"):
+            g.dstudy(level=bad)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert g.topics_needed(0.95, alpha=np.float32(0.05)).tolist() == [6, 31, 1]
+        assert g.topics_needed(0.95, level=np.float32(0.95)).tolist() == [6, 31, 1]
     for bad in ("a", b"10", [5, "b"], [5, None], 2.5, 0, float("nan"), object()):
         with pytest.raises(DesignError, match="topics must be"):
             g.dstudy(topics=bad)

@@ -41,10 +41,10 @@ def shards(reference_dir):
 
 
 CASES = [
-    ("two_0.05", dict(alpha=0.05, sided="two")),
-    ("two_0.2", dict(alpha=0.2, sided="two")),
-    ("lower_0.05", dict(alpha=0.05, sided="lower")),
-    ("upper_0.05", dict(alpha=0.05, sided="upper")),
+    ("two_0.05", dict(level=0.95, sided="two")),
+    ("two_0.2", dict(level=0.8, sided="two")),
+    ("lower_0.05", dict(level=0.95, sided="lower")),
+    ("upper_0.05", dict(level=0.95, sided="upper")),
 ]
 
 
@@ -83,7 +83,7 @@ def test_brennan_published_tables(brennan):
     assert round(v["system"], 4) == 0.6258
     assert round(v["topic"], 4) == 0.8840
     assert round(v["Residual"], 4) == 2.7872
-    d = g.dstudy(topics=12, alpha=0.2).iloc[0]
+    d = g.dstudy(topics=12, level=0.8).iloc[0]
     assert [round(d[c], 3) for c in ("Erho2", "Erho2_lower", "Erho2_upper")] == [0.729, 0.541, 0.876]
     assert [round(d[c], 3) for c in ("Phi", "Phi_lower", "Phi_upper")] == [0.672, 0.457, 0.845]
 
@@ -105,14 +105,14 @@ def test_topics_needed_against_r(name, ref, request):
 
 def test_topics_needed_confidence(adhoc3):
     g = irm.gstudy(adhoc3)
-    s = g.topics_needed(0.95, alpha=0.05)
+    s = g.topics_needed(0.95, level=0.95)
     assert list(s.index) == ["topics", "topics_lower", "topics_upper"]
     assert s["topics_upper"] <= s["topics"] <= s["topics_lower"]
     # the lower limit of E rho^2 at topics_lower reaches the target, one topic less does not
     n = int(s["topics_lower"])
-    d = g.dstudy(topics=[n - 1, n], alpha=0.05)
+    d = g.dstudy(topics=[n - 1, n], level=0.95)
     assert d["Erho2_lower"].iloc[1] >= 0.95 > d["Erho2_lower"].iloc[0]
-    p = g.topics_needed(0.9, index="Phi", alpha=0.05, sided="lower")
+    p = g.topics_needed(0.9, index="Phi", level=0.95, sided="lower")
     assert pd.isna(p["topics_upper"])
     d = g.dstudy(topics=[int(p["topics_lower"]) - 1, int(p["topics_lower"])], sided="lower")
     assert d["Phi_lower"].iloc[1] >= 0.9 > d["Phi_lower"].iloc[0]
@@ -219,7 +219,7 @@ def test_components_from_mixed(brennan):
     assert d["Erho2_lower"].isna().all()
     # with the data, the intervals come back
     g2 = irm.gstudy(fit, data=brennan)
-    assert g2.dstudy([12], alpha=0.2)["Phi_lower"].iloc[0] == pytest.approx(0.457, abs=5e-4)
+    assert g2.dstudy([12], level=0.8)["Phi_lower"].iloc[0] == pytest.approx(0.457, abs=5e-4)
 
 
 def test_negative_component_warns_and_truncates():
@@ -248,8 +248,8 @@ def test_errors(adhoc3, shards):
         irm.gstudy(adhoc3).topics_needed(1.0)
     with pytest.raises(DesignError, match="at most one"):
         irm.gstudy(shards, facets=["shard", "sample"])
-    with pytest.raises(DesignError, match="topics_needed without alpha"):
-        irm.gstudy(shards).topics_needed(0.9, alpha=0.05)
+    with pytest.raises(DesignError, match="topics_needed without level"):
+        irm.gstudy(shards).topics_needed(0.9, level=0.95)
     two = pd.concat([adhoc3.assign(measure="AP"), adhoc3.assign(measure="P@10")])
     with pytest.raises(DesignError, match="one measure"):
         irm.gstudy(irm.frame(two))
@@ -321,7 +321,7 @@ def test_properties(values):
         assert ms["topic"] == pytest.approx(v["Residual"] + n_s * v["topic"], abs=1e-12)
     assert (v >= 0).all()
     if v["system"] > 1e-12:
-        d = g.dstudy(topics=[1, 2, 5, 10, 100], alpha=0.1)
+        d = g.dstudy(topics=[1, 2, 5, 10, 100], level=0.9)
         assert np.all(np.diff(d["Erho2"]) >= -1e-12) and np.all(np.diff(d["Phi"]) >= -1e-12)
         assert (d["Phi"] <= d["Erho2"] + 1e-12).all()
         assert ((d["Erho2_lower"] <= d["Erho2"] + 1e-12) & (d["Erho2"] <= d["Erho2_upper"] + 1e-12)).all()

@@ -28,7 +28,7 @@ R_QCHISQ = {(0.05, 9): 3.325112843066815, (0.025, 24): 12.40115021744443,
 
 @pytest.mark.parametrize(("alpha", "df"), sorted(R_QCHISQ))
 def test_sigma_upper_is_the_chi_square_bound_of_r(alpha, df) -> None:
-    got = irm.design.sigma_upper(0.2, df + 1, alpha=alpha)
+    got = irm.design.sigma_upper(0.2, df + 1, level=1 - alpha)
     assert got == pytest.approx(0.2 * math.sqrt(df / R_QCHISQ[(alpha, df)]), rel=1e-10)
     assert got == pytest.approx(0.2 * math.sqrt(df / stats.chi2.ppf(alpha, df)), rel=1e-12)
 

@@ -47,7 +47,7 @@ def test_three_facet_gstudy_gets_intervals(shards: pd.DataFrame) -> None:
     assert (comps["share_lower"] <= comps["share"]).all()
     assert (comps["share"] <= comps["share_upper"]).all()
     assert "D-study" in gs.summary()
-    one_sided = gs.dstudy([5], alpha=0.1, sided="lower")
+    one_sided = gs.dstudy([5], level=0.9, sided="lower")
     assert one_sided["Erho2_upper"].iloc[0] == 1.0 and one_sided["Erho2_lower"].iloc[0] > 0
 
 
