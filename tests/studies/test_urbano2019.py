@@ -31,6 +31,13 @@ The paper's design (``test_errors(design="pairs", sign_ties=0.01)``; the same sc
 paper does: run 1's margin for both runs, a bivariate copula per pair chosen by AIC among
 VineCopula's families (without the BB families). There all five tests are compared number to
 number, with the same 3 combined SEs plus a tenth of alpha (see PAIRS_ALLOWANCE).
+
+Type II and III (``tests/reference/urbano2019_type2.json``: the paper's power and type III rates
+for AP, deltas 0.01, 0.02, 0.03, 167,000 trials each; ``urbano2019_type2_irmodels.json`` from
+``tests/reference/urbano2019_type2.py``, the paper's alternative with ``design="pairs"``): power
+with the same 3 combined SEs plus a tenth of alpha; type III likewise for the tests whose
+direction is the mean's (t, bootstrap, permutation), as the paper's ``R/13-type_3.R`` counts
+``mean(e - b) < 0`` for every test.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import math
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -191,3 +199,133 @@ def test_pairs_design_short_run_is_reproduced_bit_for_bit() -> None:
     mod = _script()
     counts = mod.smoke("adhoc5", mod.prepare("adhoc5"), 0, "pairs")
     assert counts == PAIRS_JSON["smoke"]["counts"]["adhoc5"]
+
+
+# --------------------------------------------------------------------------------------------
+# type II and III: the paper's alternative (R/02-margins_transform.R, R/12-type_2.R)
+
+PAPER2_JSON = _load("urbano2019_type2.json")
+PAPER2_TRIALS = PAPER2_JSON["n_trials"]
+PAPER2 = {(r["delta"], r["test"], r["topics"], r["alpha"]): r for r in PAPER2_JSON["rates"]}
+OURS2_JSON = _load("urbano2019_type2_irmodels.json")
+OURS2 = {(float(d), r["test"], r["topics"], r["alpha"]): r
+         for d, v in OURS2_JSON["deltas"].items() for r in v["rates"]}
+KEYS2 = sorted(PAPER2)
+#: x alpha, on top of 3 combined standard errors, as for the type I rates
+TYPE2_ALLOWANCE = 0.1
+#: type III is compared number to number where both count "significant with the mean below 0":
+#: the tests of the mean (their direction is the sign of the mean difference); Wilcoxon's and
+#: the sign test's direction here is their own statistic's
+SAME_DIRECTION = ("t", "bootstrap", "permutation")
+
+
+def _script2() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("urbano2019_type2", REF / "urbano2019_type2.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_type2_fixtures_cover_the_same_cells() -> None:
+    assert PAPER2_JSON["commit"] == "4dd2c8e770fcc54f3babe37233a64510cd948245"
+    assert PAPER2_TRIALS == 167_000 and len(PAPER2) == 90 and set(OURS2) == set(PAPER2)
+    # output/type_2_by_alpha/delta0.01/type_2_by_alpha_ap_25_delta0.01.csv, t2 at 0.05
+    assert PAPER2[(0.01, "t", 25, 0.05)]["power"] == pytest.approx(0.0737125748502994,
+                                                                    abs=1e-15)
+    # output/type_3_by_alpha/delta0.01/type_3_by_alpha_ap_100_delta0.01.csv, s2 at 0.05
+    assert PAPER2[(0.01, "sign", 100, 0.05)]["type_III"] == pytest.approx(0.0183053892215569,
+                                                                           abs=1e-15)
+    assert OURS2_JSON["design"] == {"design": "pairs", "sign_ties": 0.01}
+    for r in OURS2.values():
+        assert r["n_trials"] == OURS2_JSON["n_total"] >= 30_000  # SE at most 0.0029
+        assert r["power"] == 1 - r["n_type_II"] / r["n_trials"]
+    for v in OURS2_JSON["deltas"].values():
+        assert sum(v["trials"].values()) == OURS2_JSON["n_total"]
+
+
+def test_paper_alternatives_follow_margins_transform() -> None:
+    """R/02-margins_transform.R: baselines are all runs but the top round(R / 4) by expected
+    score; each is paired with the (at most) 10 other runs nearest its expected score + delta,
+    whose margins are transformed to exactly that expected score."""
+    import irmodels as irm
+    from irmodels.studies.error_rates import _paper_alternatives
+
+    mod = _script()
+    sim = irm.replicates.fit_simulator(mod.prepare("adhoc5"))
+    mu = np.array([m.mean for m in sim._margins])
+    R = len(mu)
+    delta = 0.01
+    alts = _paper_alternatives(sim._margins, delta, sim.systems)
+    top = set(np.argsort(-mu)[: round(R / 4)].tolist())
+    by_base: dict[int, list[int]] = {}
+    for b, e, margin in alts:
+        by_base.setdefault(b, []).append(e)
+        assert margin.mean == pytest.approx(mu[b] + delta, abs=1e-9)
+        assert margin.family == sim._margins[e].family  # e's own margin, transformed
+    # every transform succeeds on adhoc5: 55 runs, round(13.75) = 14 on top, 41 baselines
+    assert not set(by_base) & top and len(by_base) == R - len(top) == 41
+    for b, es in by_base.items():
+        near = [j for j in np.argsort(np.abs(mu - mu[b] - delta), kind="stable") if j != b][:10]
+        assert es == near, (b, es)
+    # the script's allocation uses the same count of baselines (the paper's effs_c)
+    assert len(by_base) == OURS2_JSON["deltas"]["0.01"]["baselines"]["adhoc5"]
+
+
+#: The cells that do not agree (irmodels' power higher by 1.1 to 1.24 tolerances, all at alpha
+#: 0.01 with 50 or 100 topics; docs/test_errors.md "Type II and III"): not widened, recorded.
+#: strict: they fail the suite if a rerun brings them within the tolerance, to be re-examined.
+TYPE2_OFF = {(0.02, "wilcoxon", 50, 0.01), (0.02, "wilcoxon", 100, 0.01),
+             (0.03, "wilcoxon", 50, 0.01), (0.03, "sign", 50, 0.01)}
+
+
+@pytest.mark.parametrize(
+    "key", [pytest.param(k, marks=pytest.mark.xfail(
+        strict=True, reason="irmodels' power above the paper's by more than the tolerance"))
+        if k in TYPE2_OFF else k for k in KEYS2],
+    ids=lambda k: f"d{k[0]}-{k[1]}-{k[2]}-{k[3]}")
+def test_type_ii_power_agrees_with_the_paper(key: tuple[float, str, int, float]) -> None:
+    alpha = key[3]
+    ours, paper = OURS2[key]["power"], PAPER2[key]["power"]
+    se = math.hypot(_se(ours, OURS2[key]["n_trials"]), _se(paper, PAPER2_TRIALS))
+    tol = Z * se + TYPE2_ALLOWANCE * alpha
+    assert abs(ours - paper) <= tol, (key, ours, paper, tol)
+
+
+def test_type_ii_disagreements_are_small_and_one_sided() -> None:
+    # the 4 cells off: irmodels higher, by at most 1.25 tolerances (0.011 in power)
+    for key in TYPE2_OFF:
+        ours, paper = OURS2[key]["power"], PAPER2[key]["power"]
+        se = math.hypot(_se(ours, OURS2[key]["n_trials"]), _se(paper, PAPER2_TRIALS))
+        tol = Z * se + TYPE2_ALLOWANCE * key[3]
+        assert tol < ours - paper <= 1.25 * tol, (key, ours, paper, tol)
+
+
+def test_type_ii_findings_of_the_paper_hold_in_both() -> None:
+    # power grows with the topics and with delta, for every test and alpha, in both
+    for rates in (OURS2, PAPER2):
+        for (d, test, c, a) in KEYS2:
+            if c < 100:
+                bigger = 50 if c == 25 else 100
+                assert rates[(d, test, bigger, a)]["power"] > rates[(d, test, c, a)]["power"]
+            if d < 0.03:
+                assert (rates[(round(d + 0.01, 2), test, c, a)]["power"]
+                        > rates[(d, test, c, a)]["power"])
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS2 if k[1] in SAME_DIRECTION],
+                         ids=lambda k: f"d{k[0]}-{k[1]}-{k[2]}-{k[3]}")
+def test_type_iii_rate_agrees_with_the_paper(key: tuple[float, str, int, float]) -> None:
+    alpha = key[3]
+    ours = OURS2[key]["n_type_III"] / OURS2[key]["n_trials"]
+    paper = PAPER2[key]["type_III"]
+    se = math.hypot(_se(ours, OURS2[key]["n_trials"]), _se(paper, PAPER2_TRIALS))
+    tol = Z * se + TYPE2_ALLOWANCE * alpha
+    assert abs(ours - paper) <= tol, (key, ours, paper, tol)
+
+
+def test_type2_short_run_is_reproduced_bit_for_bit() -> None:
+    mod = _script2()
+    counts = mod.smoke(_script().prepare("adhoc5"))
+    assert counts == OURS2_JSON["smoke"]["counts"]
+    assert any(v[0] < mod.SMOKE["n_trials"] for v in counts.values())
