@@ -126,7 +126,7 @@ class Comparability(ResultDisplay):
         significant between a random half of A and a random half of B (NaN when none is).
         Named ``false_negative_rate`` before; that name is deprecated (it warns) and will be
         removed in the next release.
-    n_systems, n_topics_a, n_topics_b, n_perm, n_halvings, alpha, seed
+    n_systems, n_topics_a, n_topics_b, n_resamples, n_halvings, alpha, seed
         Sizes and settings.
     """
 
@@ -143,7 +143,7 @@ class Comparability(ResultDisplay):
     n_systems: int
     n_topics_a: int
     n_topics_b: int
-    n_perm: int
+    n_resamples: int
     n_halvings: int
     alpha: float
     seed: int | None
@@ -151,6 +151,13 @@ class Comparability(ResultDisplay):
     false_positive_shares: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     pair_false_negative_rate: float = math.nan
     n_true_pairs: int = 0
+
+    @property
+    def n_perm(self) -> int:
+        """Deprecated name of :attr:`n_resamples` (for one release)."""
+        warnings.warn("Comparability.n_perm is deprecated; use n_resamples (the old name stops "
+                      "working in the next release).", FutureWarning, stacklevel=2)
+        return self.n_resamples
 
     @property
     def false_negative_rate(self) -> float:
@@ -433,7 +440,7 @@ def comparability(
         p_value=p, systems=systems, n_a_higher=int(systems["a_higher"].sum()),
         n_b_higher=int(systems["b_higher"].sum()), false_positive_rate=fp_rate,
         lost_significance_rate=lost_rate, n_systems=len(common), n_topics_a=Ta, n_topics_b=Tb,
-        n_perm=int(n_perm), n_halvings=int(n_halvings), alpha=float(alpha), seed=seed,
+        n_resamples=int(n_perm), n_halvings=int(n_halvings), alpha=float(alpha), seed=seed,
         null_kappa=null,
         false_positive_shares=np.concatenate([f.mean(axis=1) for f in fp]),
         pair_false_negative_rate=pair_fn, n_true_pairs=n_true,

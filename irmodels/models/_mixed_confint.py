@@ -405,7 +405,7 @@ def confint(fit: MixedResult, method: str = "profile", level: float = 0.95,
             backend: Any = "serial", n_workers: int | None = None) -> pd.DataFrame:
     level = _check_level(level)
     # BLAS threads by the fit's size, set once for all the refits (irmodels._threads)
-    with kernel_threads(fit._state["problem"].r):  # the ML refit does not warn (_refit_ml)
+    with kernel_threads(fit._state.problem.r):  # the ML refit does not warn (_refit_ml)
         if method == "profile":
             return profile_intervals(fit, level, parm)
         if method == "wald":
@@ -433,7 +433,7 @@ def gstudy_with_intervals(fit: MixedResult, facets: Sequence[str] | None = None,
     """
     level = _check_level(level)
     gs = from_fit(fit, facets, data)
-    with kernel_threads(fit._state["problem"].r):  # threads set once for all the refits
+    with kernel_threads(fit._state.problem.r):  # threads set once for all the refits
         draws = bootstrap_draws(fit, n_boot, seed, backend, n_workers)
     ok = draws.notna().all(axis=1)
     if not ok.all():

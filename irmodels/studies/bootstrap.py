@@ -161,26 +161,33 @@ class BootstrapEffects(ResultDisplay):
         the observed sign; 1 means the order always held; NaN when the observed means tie).
     replicates : DataFrame
         ``n_boot`` rows (replicates) x levels: the replicated marginal means.
-    n_boot, level, seed, kind, factor
+    n_resamples, level, seed, kind, factor
         Settings; ``kind`` is ``"residual"`` (ANOVA) or ``"parametric"`` (mixed model).
     """
 
     effects: pd.DataFrame
     pairs: pd.DataFrame
     replicates: pd.DataFrame = field(repr=False)
-    n_boot: int
+    n_resamples: int
     level: float
     seed: int | None
     kind: str
     factor: str
     model: str
 
+    @property
+    def n_boot(self) -> int:
+        """Deprecated name of :attr:`n_resamples` (for one release)."""
+        warnings.warn("BootstrapEffects.n_boot is deprecated; use n_resamples (the old name "
+                      "stops working in the next release).", FutureWarning, stacklevel=2)
+        return self.n_resamples
+
     def to_frame(self) -> pd.DataFrame:
         """:attr:`effects` with the level as a column (the main tidy table)."""
         return self.effects.reset_index()
 
     def _display_title(self) -> str:
-        return (f"Bootstrap of {self.factor} effects ({self.kind}, {self.n_boot} replicates, "
+        return (f"Bootstrap of {self.factor} effects ({self.kind}, {self.n_resamples} replicates, "
                 f"{100 * self.level:g}% percentile intervals): {self.model}")
 
     def _display_tables(self) -> list[tuple[str, pd.DataFrame]]:
@@ -192,7 +199,7 @@ class BootstrapEffects(ResultDisplay):
 
     def __repr__(self) -> str:
         return (f"<BootstrapEffects kind={self.kind!r}, factor={self.factor!r}, "
-                f"levels={len(self.effects)}, n_boot={self.n_boot}>")
+                f"levels={len(self.effects)}, n_resamples={self.n_resamples}>")
 
     def plot(self, *, ax: Any = None) -> Figure:
         """Marginal means with their percentile intervals, best first.
@@ -377,7 +384,7 @@ def bootstrap_effects(
         among its fixed main effects.
     n_resamples : int
         Replicates (default 1000). Was ``n_boot`` (still accepted for one release, with a
-        ``FutureWarning``); the result keeps the attribute ``n_boot``.
+        ``FutureWarning``); so is the result's attribute ``n_boot`` (now ``n_resamples``).
     factor : str
         The factor whose marginal means are bootstrapped (default ``system``).
     level : float
@@ -423,7 +430,7 @@ def bootstrap_effects(
     >>> fit = irm.anova("MD1", irm.datasets.load("adhoc3", "AP"))
     >>> boot = irm.studies.bootstrap_effects(fit, n_resamples=500, seed=1)
     >>> boot
-    <BootstrapEffects kind='residual', factor='system', levels=40, n_boot=500>
+    <BootstrapEffects kind='residual', factor='system', levels=40, n_resamples=500>
     >>> boot.to_frame()[["system", "mean", "se", "se_model", "lower", "upper"]].head(3).round(4)
       system    mean      se  se_model   lower   upper
     0   sys1  0.0823  0.0145    0.0148  0.0544  0.1090
@@ -477,6 +484,6 @@ def bootstrap_effects(
     return BootstrapEffects(
         effects=effects, pairs=pairs,
         replicates=pd.DataFrame(M, columns=pd.Index(labels, name=factor)),
-        n_boot=n_boot, level=float(level), seed=seed, kind=kind, factor=factor,
+        n_resamples=n_boot, level=float(level), seed=seed, kind=kind, factor=factor,
         model=str(fit.spec),
     )

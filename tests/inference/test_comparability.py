@@ -107,3 +107,11 @@ def test_display_and_errors(subsets):
         irm.comparability(subsets["TREC-7"].iloc[1:], subsets["TREC-8"])
     with pytest.raises(irm.ArgumentError, match="n_resamples"):
         irm.comparability(subsets["TREC-7"], subsets["TREC-8"], n_resamples=0)
+
+
+def test_result_attribute_n_perm_is_a_deprecated_name(subsets):
+    """The result's resample count is ``n_resamples``; ``n_perm`` warns for one release."""
+    res = irm.comparability(subsets["TREC-7"], subsets["Robust04"], n_resamples=3, n_halvings=2)
+    assert res.n_resamples == 3
+    with pytest.warns(FutureWarning, match="n_perm is deprecated; use n_resamples"):
+        assert res.n_perm == 3

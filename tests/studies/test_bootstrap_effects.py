@@ -145,7 +145,8 @@ def test_mixed_parametric_bootstrap_matches_model_se(adhoc8):
 def test_display_and_errors(adhoc8):
     fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3"]))
     boot = irm.studies.bootstrap_effects(fit, n_resamples=20)
-    assert repr(boot) == "<BootstrapEffects kind='residual', factor='system', levels=3, n_boot=20>"
+    assert repr(boot) == ("<BootstrapEffects kind='residual', factor='system', levels=3, "
+                          "n_resamples=20>")
     assert "Least stable pairs" in boot.summary() and "\\toprule" in boot.to_latex()
     assert list(boot.to_frame().columns) == ["system", *EFFECT_COLUMNS]
     assert len(boot.plot().axes) == 1
@@ -220,3 +221,12 @@ def test_invariant_to_the_row_order(adhoc8, case):
     tol = 1e-9 if case == "mixed" else 1e-12  # refits: optimiser and summation order
     pd.testing.assert_frame_equal(a.effects, b.effects, rtol=tol, atol=tol)
     pd.testing.assert_frame_equal(a.pairs, b.pairs, rtol=tol, atol=tol)
+
+
+def test_result_attribute_n_boot_is_a_deprecated_name(adhoc8):
+    """The result's resample count is ``n_resamples``; ``n_boot`` warns for one release."""
+    fit = irm.anova("MD1", _subset(adhoc8, ["run1", "run2", "run3"]))
+    boot = irm.studies.bootstrap_effects(fit, n_resamples=20, seed=1)
+    assert boot.n_resamples == 20
+    with pytest.warns(FutureWarning, match="n_boot is deprecated; use n_resamples"):
+        assert boot.n_boot == 20
