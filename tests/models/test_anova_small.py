@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsq_data import random_design
 
 import irmodels as irm
 from irmodels.errors import DataFormatError, DataQualityWarning, DesignError, IRModelsWarning
@@ -27,17 +28,7 @@ MODELS = ["MD1", "MD3", "MD4", "MD5", "MD6", "score ~ topic*system*shard - topic
           "score ~ shard + topic:system + topic:shard", "score ~ system*shard"]
 
 
-def _design_frame(seed: int, t: int, s: int, k: int, reps: int, drop: float) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    d = pd.MultiIndex.from_product(
-        [[f"t{i}" for i in range(t)], [f"s{i}" for i in range(s)], [f"k{i}" for i in range(k)],
-         range(reps)], names=["topic", "system", "shard", "rep"]).to_frame(index=False)
-    ti = d["topic"].str[1:].astype(int).to_numpy()
-    si = d["system"].str[1:].astype(int).to_numpy()
-    d["score"] = (rng.normal(0, 0.2, t)[ti] + rng.normal(0, 0.1, s)[si]
-                  + rng.normal(0, 0.05, len(d))).round(4)
-    keep = rng.uniform(size=len(d)) > drop
-    return d[keep].reset_index(drop=True)
+_design_frame = random_design
 
 
 def _fit(model, data, ss_type, *, small: bool, **kw):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsq_data import random_design
 
 import irmodels as irm
 from irmodels.errors import DesignError, IRModelsWarning
@@ -23,17 +23,7 @@ MODELS = ["MD1", "MD3", "MD4", "MD5", "MD6", "score ~ topic*system*shard - topic
           "score ~ shard + topic:system + topic:shard"]
 
 
-def _design(seed: int, t: int, s: int, k: int, reps: int, drop: float) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    d = pd.MultiIndex.from_product(
-        [[f"t{i}" for i in range(t)], [f"s{i}" for i in range(s)], [f"k{i}" for i in range(k)],
-         range(reps)], names=["topic", "system", "shard", "rep"]).to_frame(index=False)
-    ti = d["topic"].str[1:].astype(int).to_numpy()
-    si = d["system"].str[1:].astype(int).to_numpy()
-    d["score"] = (rng.normal(0, 0.2, t)[ti] + rng.normal(0, 0.1, s)[si]
-                  + rng.normal(0, 0.05, len(d))).round(4)
-    keep = rng.uniform(size=len(d)) > drop
-    return d[keep].reset_index(drop=True)
+_design = random_design
 
 
 def _fit(model, data, ss_type, method):
