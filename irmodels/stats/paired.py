@@ -230,7 +230,12 @@ def wilcoxon_test(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
     return {"statistic": V, "p": p, "n": n, "exact": exact}
 
 
-def sign_test(D: np.ndarray, alternative: str) -> dict[str, np.ndarray]:
+def sign_test(D: np.ndarray, alternative: str, *, ties: float = 0.0) -> dict[str, np.ndarray]:
+    """The sign test of every column of differences ``D``: ``k`` positive among the ``n`` that
+    are not ties. A tie is ``d == 0`` by default; ``ties=t`` counts ``|d| <= t`` as a tie
+    (Urbano, Lima & Hanjalic 2019 use 0.01)."""
+    if ties > 0:
+        D = np.where(np.abs(D) <= ties, 0.0, D)
     k = (D > 0).sum(axis=0)
     n = (D != 0).sum(axis=0)
     upper = stats.binom.sf(k - 1, n, 0.5)  # P(K >= k)

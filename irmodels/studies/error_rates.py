@@ -173,9 +173,7 @@ def _pair_stats(D: np.ndarray, test: str, rng: np.random.Generator, n_resamples:
         n = res["n"]
         return res["p"], np.sign(res["statistic"] - n * (n + 1) / 4.0)
     if test == "sign":
-        # the ties set to 0: sign_test counts d > 0 among d != 0, i.e. d > t among |d| > t
-        res = sign_test(np.where(np.abs(D) <= sign_ties, 0.0, D) if sign_ties > 0 else D,
-                        "two-sided")
+        res = sign_test(D, "two-sided", ties=sign_ties)
         return res["p"], np.sign(res["statistic"] - res["n"] / 2.0)
     kind = "bootstrap" if test == "bootstrap" else "randomization"
     res, _ = resampling_test(kind, D, "two-sided", 0.05, n_resamples, rng, None)
