@@ -29,8 +29,10 @@ env: $(BIN)/irmodels
 report: env
 	$(BIN)/irmodels report --demo --out irmodels-report --force
 
+# PYTHONDONTWRITEBYTECODE is emptied for the suite: the notebook kernels and the CLI subprocesses
+# then load irmodels from the bytecode the first process wrote instead of compiling it each time.
 test: env
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The suite on the declared minimum versions (.ci/constraints-min.txt) and the oldest Python.
 test-min:
