@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["Section", "figure_axes", "figure_to_data_uri", "figure_to_png", "frame_to_markdown",
-           "img_tag"]
+           "img_tag", "png_tag"]
 
 
 def frame_to_markdown(df: pd.DataFrame, *, digits: int = 4) -> str:
@@ -101,7 +101,7 @@ def figure_to_data_uri(png: bytes) -> str:
 def img_tag(fig: Figure, alt: str, caption: str = "") -> str:
     """An ``<figure>`` element embedding ``fig`` as a PNG, with an optional caption; the
     figure is closed if pyplot manages it."""
-    uri = figure_to_data_uri(figure_to_png(fig))
+    png = figure_to_png(fig)
     try:
         # here, not at import: matplotlib is slow to import and only a figure needs it
         import matplotlib.pyplot as plt
@@ -109,6 +109,17 @@ def img_tag(fig: Figure, alt: str, caption: str = "") -> str:
         plt.close(fig)
     except Exception:  # pragma: no cover - pyplot unavailable
         pass
+    return png_tag(png, alt, caption)
+
+
+def png_tag(png: bytes, alt: str, caption: str = "") -> str:
+    """The ``<figure>`` element of :func:`img_tag` for PNG bytes already rendered (a report's
+    ``figures``), so that a figure is drawn once however often a page is rendered.
+
+    >>> png_tag(b"\\x89PNG", "curves", "a <caption>")
+    '<figure><img alt="curves" src="data:image/png;base64,iVBORw=="><figcaption>a &lt;caption&gt;</figcaption></figure>'
+    """
+    uri = figure_to_data_uri(png)
     cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     return f'<figure><img alt="{html.escape(alt)}" src="{html.escape(uri)}">{cap}</figure>'
 

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from irmodels._display import ResultDisplay, frame_to_html, frame_to_latex
-from irmodels._section import Section, figure_axes, frame_to_markdown, img_tag
+from irmodels._section import Section, figure_axes, frame_to_markdown, img_tag, png_tag
 from irmodels.errors import DesignError
 
 if TYPE_CHECKING:
@@ -146,8 +146,10 @@ class ResidualDiagnostics(ResultDisplay):
             a.spines[["top", "right"]].set_visible(False)
         return fig
 
-    def to_section(self, *, plot: bool = True, digits: int = 4) -> Any:
-        """This result as a report section (``irmodels._section.Section``)."""
+    def to_section(self, *, plot: bool = True, digits: int = 4, png: bytes | None = None) -> Any:
+        """This result as a report section (``irmodels._section.Section``); with ``plot``, the
+        figure of :meth:`plot` embedded as a PNG, or ``png`` when given (that figure already
+        rendered, a report's ``figures["residuals"]``: it is not drawn again)."""
         note = (
             "With one score per (topic, system) the residual contains the topic:system "
             "interaction: the model cannot tell a system that suits some topics from noise."
@@ -159,12 +161,11 @@ class ResidualDiagnostics(ResultDisplay):
             body += f'<p class="note">{html.escape(note)}</p>'
         body += frame_to_html(self.tests, digits=digits)
         if plot:
-            body += img_tag(
-                self.plot(), "residual diagnostics",
-                "Left: normal QQ plot (points on the line = normal residuals). Middle: residuals "
-                "against fitted values (a funnel = unequal variances). Right: residual SD of "
-                "each topic, sorted.",
-            )
+            caption = ("Left: normal QQ plot (points on the line = normal residuals). Middle: "
+                       "residuals against fitted values (a funnel = unequal variances). Right: "
+                       "residual SD of each topic, sorted.")
+            body += (img_tag(self.plot(), "residual diagnostics", caption) if png is None
+                     else png_tag(png, "residual diagnostics", caption))
         md = text + ("\n\n" + note if note else "") + "\n\n" + frame_to_markdown(
             self.tests, digits=digits)
         tex = frame_to_latex(self.tests, caption="Residual diagnostics",

@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 
 from irmodels._display import frame_to_html, frame_to_latex
-from irmodels._section import Section, frame_to_markdown, img_tag
+from irmodels._section import Section, frame_to_markdown, img_tag, png_tag
 from irmodels.errors import DesignError
 from irmodels.stats.gtheory import GStudy
 
@@ -27,6 +27,7 @@ def gstudy_section(
     target: float = 0.95,
     plot: bool = True,
     digits: int = 4,
+    png: bytes | None = None,
 ) -> Section:
     """A report :class:`~irmodels.reporting.report.Section` for a G-study.
 
@@ -44,6 +45,9 @@ def gstudy_section(
         Embed the D-study curves (PNG) in the HTML.
     digits : int
         Significant digits shown.
+    png : bytes, optional
+        The curves already rendered (``figure_to_png(g.plot(target=target, level=1 - alpha))``,
+        a report's ``figures["dstudy"]``): embedded with ``plot`` instead of drawing them again.
 
     Returns
     -------
@@ -84,12 +88,12 @@ def gstudy_section(
     shown = d.set_index("topics")
     img = ""
     if plot:
-        img = img_tag(
-            g.plot(target=target, level=1 - alpha), "D-study curves",
+        caption = (
             f"E\u03c1\u00b2 (relative: the ranking of systems) and \u03a6 (absolute: their "
             f"scores) against the number of topics, with {100 * (1 - alpha):g}% bands; the "
-            f"dotted line is the current number of topics, the dashed line the target {target:g}.",
-        )
+            f"dotted line is the current number of topics, the dashed line the target {target:g}.")
+        img = (img_tag(g.plot(target=target, level=1 - alpha), "D-study curves", caption)
+               if png is None else png_tag(png, "D-study curves", caption))
     body_html = (
         f"<p>{html.escape(text)}</p>"
         + frame_to_html(g.components, title="Variance components", digits=digits)

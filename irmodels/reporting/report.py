@@ -291,15 +291,17 @@ class Report:
 
     def _rendered_core_sections(self, fmt: str) -> list[Section]:
         out: list[Section] = []
+        # the HTML embeds the figures assemble_report rendered (the same calls): drawn once
         if self.gstudy is not None:
             out.append(_with_md_figure(
-                gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html"),
+                gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html",
+                               png=self.figures.get("dstudy")),
                 self.figures, "dstudy", "D-study curves", fmt))
         if self.comparison is not None:
             out.append(_comparison_section(self.comparison))
         if self.diagnostics is not None:
             out.append(_with_md_figure(
-                self.diagnostics.to_section(plot=fmt == "html"),
+                self.diagnostics.to_section(plot=fmt == "html", png=self.figures.get("residuals")),
                 self.figures, "residuals", "Residual diagnostics", fmt))
         return out
 

@@ -12,10 +12,12 @@ import pytest
 
 import irmodels as irm
 from irmodels._display import format_number
+from irmodels._section import figure_to_data_uri
 from irmodels.analysis import build_report
 from irmodels.cli import main
 from irmodels.errors import DataFormatError, DesignError
 from irmodels.reporting import Report, Section, assemble_report
+from irmodels.reporting.gtheory_section import gstudy_section
 from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
 
@@ -117,6 +119,11 @@ def test_extra_sections_are_rendered_and_escaped(adhoc8):
     md = rep.to_markdown()  # Markdown passes raw HTML through: names and titles are escaped
     assert "## Shards &lt;study&gt;" in md and "tau = **0.93**" in md and "# A &amp; B" in md
     assert rep.latex_tables()["section_1"].startswith(r"\begin{tabular}")
+    # the page embeds the D-study and residual figures assemble_report drew (not drawn again),
+    # and they are the sections' own figures drawn afresh, byte for byte
+    for name, fresh in (("dstudy", gstudy_section(rep.gstudy, alpha=rep.alpha)),
+                        ("residuals", rep.diagnostics.to_section())):
+        assert figure_to_data_uri(rep.figures[name]) in page and fresh.html in page
     with pytest.raises(DataFormatError, match="Section"):
         build_report(small, sections=["not a section"])  # type: ignore[list-item]
 
