@@ -7,6 +7,8 @@ dicts, ir_measures tuples and frames, PyTerrier frames); ``irm.evaluate`` must g
 from every one of them, and its scores must equal each tool's own per-query values to 1e-12 on
 the measures they share. The per-query outputs of the tools (ranx ``run.scores``, pytrec_eval's
 ``evaluate(run)``, ir_measures' ``iter_calc``) go through ``irm.frame`` to the same numbers.
+irm.evaluate's DCG@10 on trec_eval's test files equals ranx's dcg@10 (here, so that ranx's numba
+compilation is paid once per process).
 """
 
 from __future__ import annotations
@@ -163,6 +165,28 @@ def test_ranx_arrays_without_query_ids_are_refused(ranx, data):
     arrays = ranx.evaluate(rq, run, ["map", "ndcg@10"], return_mean=False)
     with pytest.raises(DataFormatError, match="without query ids.*ranx Run itself"):
         irm.frame(arrays)
+
+
+@pytest.mark.slow  # ranx compiles its numba kernels (paid once in this module)
+def test_dcg_against_ranx(ranx, shared_data):
+    """irm.evaluate's DCG@10 on trec_eval's test files (graded qrels, tied scores) equals ranx's
+    dcg@10. (Moved here from tests/data/test_measures_more.py so that ranx's numba compilation,
+    which costs seconds in every process, is paid once, by the ranx tests of this module.)"""
+    run = irm.read_run(shared_data / "trec_eval" / "results.test")
+    qrels = irm.read_qrels(shared_data / "trec_eval" / "qrels.rel_level")
+    f0 = irm.evaluate(run, qrels, ["DCG@10"])
+    # ranx breaks ties its own way: give every document a distinct score in trec_eval's order
+    # (ties: document id descending)
+    ordered = run.sort_values(["topic", "score", "docid"], ascending=[True, False, False])
+    ordered = ordered.assign(score=np.arange(len(ordered), 0, -1, dtype=float))
+    rq = ranx.Qrels(_nested(qrels.assign(rel=qrels["rel"].clip(lower=0)), "rel"))
+    rr = ranx.Run(_nested(ordered, "score"))
+    ref = ranx.evaluate(rq, rr, ["dcg@10"], return_mean=False)
+    assert list(rr.get_query_ids()) == ["301", "302", "303"]
+    mine = f0[f0["measure"] == "DCG@10"].set_index("topic")["score"].astype(float)
+    assert [str(t) for t in mine.index] == ["301", "302", "303"]
+    assert np.ptp(np.asarray(ref)) > 0.5  # the three topics differ: no pass on equal values
+    np.testing.assert_allclose(mine.to_numpy(), np.asarray(ref), atol=1e-12)
 
 
 # --- pytrec_eval -------------------------------------------------------------------------------
