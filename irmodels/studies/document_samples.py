@@ -481,6 +481,9 @@ def compare_tests(
             samples = document_samples(runs, qrels, model=model, n_samples=n_samples, measure=measure,
                                        depth=depth, seed=seed, systems=systems)
     sims = samples.assign(y=apply_transform(samples["score"].to_numpy(), transform, epsilon))
+    # without samples.attrs["record"] (lists per (topic, system)): pandas deep-copies attrs into
+    # every frame derived from sims, and the per-pair frames were pickled with them
+    sims.attrs = {}
     sims["topic"] = sims["topic"].astype(str)
     sims["system"] = sims["system"].astype(str)
     obs = _observed_scores(runs, qrels, measure, depth)
