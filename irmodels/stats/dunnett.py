@@ -477,8 +477,9 @@ def dunnett(
         x = -stat
     if per:
         p = np.array([1.0 - pmvt_max(x[i], corr, df_arr[i], alternative)[0] for i in range(k - 1)])
-        crit: float | np.ndarray = np.array(
-            [_critical(alpha, corr, d, alternative) for d in df_arr])
+        # one critical value per distinct df (contrasts often share one: integer df)
+        by_df = {d: _critical(alpha, corr, d, alternative) for d in dict.fromkeys(df_arr.tolist())}
+        crit: float | np.ndarray = np.array([by_df[d] for d in df_arr.tolist()])
     else:
         p = 1.0 - pmvt_max(x, corr, float(df_arr[0]), alternative)
         crit = _critical(alpha, corr, float(df_arr[0]), alternative)
