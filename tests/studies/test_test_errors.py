@@ -26,6 +26,13 @@ def small(ap: pd.DataFrame) -> pd.DataFrame:
     return ap[ap["system"].isin([f"sys{i}" for i in range(2, 10)])]
 
 
+@pytest.fixture(scope="module")
+def four(ap: pd.DataFrame) -> pd.DataFrame:
+    """4 runs (6 pairs): for the checks that two code paths give the same table, which hold at
+    any size (the paper's design fits a copula per pair: 28 on ``small``)."""
+    return ap[ap["system"].isin([f"sys{i}" for i in range(2, 6)])]
+
+
 def _long(S: np.ndarray) -> pd.DataFrame:
     T, R = S.shape
     return irm.frame(pd.DataFrame({"topic": np.repeat(np.arange(T), R),
@@ -195,7 +202,7 @@ def test_pairs_design_uses_the_first_runs_margin_for_both(small: pd.DataFrame) -
     assert abs(x_b.mean()) <= 4 * x_b.std() / np.sqrt(x_b.size)
 
 
-def test_pairs_design_in_the_study(small: pd.DataFrame) -> None:
+def test_pairs_design_in_the_study(small: pd.DataFrame, four: pd.DataFrame) -> None:
     study = run_errors(small, tests=["t", "wilcoxon", "sign"], sizes=[20], alpha=0.05,
                        n_trials=150, seed=4, design="pairs", sign_ties=0.01, delta=0.06)
     assert study.design == "pairs"
@@ -207,9 +214,10 @@ def test_pairs_design_in_the_study(small: pd.DataFrame) -> None:
                                                   "par2", "loglik", "aic", "tau"]
     assert (pc["aic"] <= 1e-12).all()  # never worse than independence (AIC 0)
     assert run_errors(small, tests=["t"], sizes=[20], n_trials=5).pair_copulas is None
+    # 60 trials: two batches, so the processes backend splits the work
     kw = dict(tests=["t", "sign"], sizes=[8], alpha=0.05, n_trials=60, seed=9, design="pairs")
-    pd.testing.assert_frame_equal(run_errors(small, **kw).table,
-                                  run_errors(small, backend="processes", n_workers=2,
+    pd.testing.assert_frame_equal(run_errors(four, **kw).table,
+                                  run_errors(four, backend="processes", n_workers=2,
                                              **kw).table)
     assert "bivariate copula" in study.to_section().markdown
 
@@ -226,19 +234,19 @@ def test_pairs_design_refusals(small: pd.DataFrame) -> None:
         run_errors(small, tests=["sign"], sign_ties=-0.01, n_trials=5)
 
 
-def test_cli_design_and_sign_ties(small: pd.DataFrame, tmp_path, capsys) -> None:
+def test_cli_design_and_sign_ties(four: pd.DataFrame, tmp_path, capsys) -> None:
     """``irmodels errors --design pairs --sign-ties 0.01`` is the Python call."""
     from irmodels.cli import main
 
-    path = tmp_path / "small.csv"
-    small[["topic", "system", "score"]].to_csv(path, index=False)
+    path = tmp_path / "four.csv"
+    four[["topic", "system", "score"]].to_csv(path, index=False)
     out = tmp_path / "err"
     code = main(["errors", str(path), "--tests", "t,sign", "--sizes", "10", "--alpha", "0.05",
                  "--trials", "40", "--seed", "5", "--design", "pairs", "--sign-ties", "0.01",
                  "--out", str(out)])
     assert code == 0
     got = pd.read_csv(out / "errors.csv")
-    want = run_errors(small, tests=["t", "sign"], sizes=10, alpha=0.05, n_trials=40, seed=5,
+    want = run_errors(four, tests=["t", "sign"], sizes=10, alpha=0.05, n_trials=40, seed=5,
                       design="pairs", sign_ties=0.01).to_frame()
     np.testing.assert_allclose(got["type_I"], want["type_I"], rtol=1e-14, atol=0)
     np.testing.assert_allclose(got["type_II"], want["type_II"], rtol=1e-14, atol=0)
