@@ -10,6 +10,7 @@ the message, or the number.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import warnings
@@ -67,10 +68,16 @@ SCALES = [1e-300, 1e300, 1e-30, 1e30]
 TESTS = ["t", "t2", "wilcoxon", "sign", "bootstrap", "randomization"]
 
 
+@functools.cache
+def _pairwise_at_scale_one(test: str) -> pd.DataFrame:
+    """The unscaled reference of one test, computed once for the four scales (read only)."""
+    return irm.pairwise(_frame(), test, adjust="holm", n_resamples=500).table
+
+
 @pytest.mark.parametrize("scale", SCALES)
 @pytest.mark.parametrize("test", TESTS)
 def test_pairwise_is_scale_invariant(test: str, scale: float) -> None:
-    ref = irm.pairwise(_frame(), test, adjust="holm", n_resamples=500).table
+    ref = _pairwise_at_scale_one(test)
     got = _no_warnings(lambda: irm.pairwise(_frame(scale), test, adjust="holm",
                                             n_resamples=500).table)
     for col in ("p", "p_adj", "effect_sd", "effect_mse"):
@@ -83,14 +90,26 @@ def test_pairwise_is_scale_invariant(test: str, scale: float) -> None:
         np.testing.assert_allclose(got[col] / scale, ref[col], rtol=1e-9, equal_nan=True)
 
 
+def _topic_sets_kw(method: str) -> dict:
+    return dict(sizes=[4, 8], n_samples=30, method=method, test=["tukey", "t", "wilcoxon"],
+                seed=2)
+
+
+@functools.cache
+def _topic_sets_at_scale_one(method: str):
+    """The unscaled reference of one method, computed once for both scales (read only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)  # the same at every scale
+        return irm.studies.topic_sets(_frame(), bin_width=0.02, **_topic_sets_kw(method))
+
+
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
 @pytest.mark.parametrize("method", ["disjoint", "subsample", "bootstrap"])
 def test_topic_sets_are_scale_invariant(method: str, scale: float) -> None:
-    kw = dict(sizes=[4, 8], n_samples=30, method=method, test=["tukey", "t", "wilcoxon"],
-              seed=2)
+    kw = _topic_sets_kw(method)
+    ref = _topic_sets_at_scale_one(method)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)  # the same at every scale
-        ref = irm.studies.topic_sets(_frame(), bin_width=0.02, **kw)
         got = irm.studies.topic_sets(_frame(scale), bin_width=0.02 * scale, **kw)
     pd.testing.assert_frame_equal(got.to_frame(), ref.to_frame())
     pd.testing.assert_frame_equal(got.discriminative_power, ref.discriminative_power)
