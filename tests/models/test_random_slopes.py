@@ -70,7 +70,19 @@ def _id(f: dict) -> str:
     return f"{f['data']}-{f['formula_irm'].split(' ~ ')[1]}-{f['method']}"
 
 
-def _fit(entry: dict) -> SlopeMixedResult:
+#: fits of the fixture entries, shared by the tests of this module (a result is immutable);
+#: tests that must fit afresh (another solver) call _fit(entry, cached=False)
+_FITS: dict[str, SlopeMixedResult] = {}
+
+
+def _fit(entry: dict, cached: bool = True) -> SlopeMixedResult:
+    if cached:
+        key = _id(entry)
+        if key not in _FITS:
+            with warnings.catch_warnings():  # as the case fixture: no fixture is singular
+                warnings.simplefilter("error", BoundaryFitWarning)
+                _FITS[key] = _fit(entry, cached=False)
+        return _FITS[key]
     data = DATA[entry["data"]]
     if GRAMMAR:
         fit = irm.mixed(entry["formula_irm"], data, method=entry["method"])
@@ -426,7 +438,7 @@ def test_sparse_and_dense_solvers_agree(data: str, formula: str,
     dense = _fit(entry)
     assert dense._dev.dense
     monkeypatch.setattr(lmm, "DENSE_MAX_Q", 0)
-    sparse = _fit(entry)
+    sparse = _fit(entry, cached=False)
     assert not sparse._dev.dense
     assert sparse.loglik == pytest.approx(dense.loglik, rel=1e-12)
     for th in (dense.theta, sparse.theta):
