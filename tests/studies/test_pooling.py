@@ -52,6 +52,9 @@ def test_one_pool_recomputed_with_evaluate(small):
     docs = {s: set(zip(g["topic"].astype(str), g["docid"])) for s, g in top.groupby("system")}
     judged_pool = set().union(*(docs[s] for s in pool))
     err_unadj, err_topic, err_sys = [], [], []
+    # a pooled system's scores on the pool's judgements: the same for every unpooled run r
+    pooled = {s: _p10(runs[runs["system"] == s], qrels, judged_pool).reindex(topics).to_numpy()
+              for s in pool}
     for r in systems:
         if r in pool:
             continue
@@ -64,7 +67,7 @@ def test_one_pool_recomputed_with_evaluate(small):
         a_sys = []
         for s in pool:
             ss = runs[runs["system"] == s]
-            ts = _p10(ss, qrels, judged_pool).reindex(topics).to_numpy()
+            ts = pooled[s]
             others = set().union(*(docs[o] for o in pool if o != s)) | docs[r]
             us = _p10(ss, qrels, others).reindex(topics).to_numpy()
             a_sys.append(ts - us)
