@@ -9,8 +9,10 @@ case runs the command in a fresh interpreter and prints the modules it loaded.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,9 +30,7 @@ with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 heavy = {heavy!r}
 # what scipy.special itself pulls in on this scipy version is not the command's doing
-import subprocess
-base = subprocess.run([sys.executable, "-c", "import sys, scipy.special; print(*sys.modules)"],
-                      capture_output=True, text=True, check=True).stdout.split()
+base = {base!r}
 loaded = sorted(m for m in sys.modules if m in heavy and m not in base)
 print(out.getvalue())
 print("EXIT:" + str(code))
@@ -38,8 +38,20 @@ print("LOADED:" + ",".join(loaded))
 """
 
 
+@functools.cache
+def _scipy_special_modules() -> list[str]:
+    """The modules a fresh interpreter holds after ``import scipy.special``, run from an empty
+    folder (the same for every command: one interpreter for the module, not one per case)."""
+    with tempfile.TemporaryDirectory() as empty:
+        return subprocess.run(
+            [sys.executable, "-c", "import sys, scipy.special; print(*sys.modules)"],
+            capture_output=True, text=True, check=True, cwd=empty).stdout.split()
+
+
 def _run(tmp_path: Path, *args: str) -> tuple[str, list[str]]:
-    code = _CODE.format(heavy=HEAVY)
+    base = _scipy_special_modules()
+    assert "scipy.special" in base
+    code = _CODE.format(heavy=HEAVY, base=base)
     res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                          cwd=tmp_path, check=False)
     assert res.returncode == 0, res.stderr
