@@ -114,9 +114,9 @@ cells = [
         "is the unadjusted share. The resampling tests use 1,000 resamples here to keep the "
         "notebook fast: their p-values cannot go below about 1/1,001, far above the Holm "
         "threshold for the smallest p of 8,256 tests (0.05/8,256), so under Holm they need many "
-        "more resamples (`n_resamples`). The bootstrap p-value is the plain share of resamples "
-        "at least as extreme (0 when there is none), so the bootstrap keeps rejecting under "
-        "Holm; the randomization test uses (k + 1)/(B + 1) and cannot."
+        "more resamples (`n_resamples`): both p-values are (k + 1)/(B + 1), with k of the B "
+        "resamples at least as extreme, so neither test rejects a pair under Holm here, and "
+        "`irm.pairwise` warns about it."
     ),
     new_code_cell(
         "shares = {}\n"

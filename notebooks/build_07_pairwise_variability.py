@@ -37,7 +37,7 @@ cells = [
     new_markdown_cell(
         "## Share of significant pairs under each test\n\n"
         "All pairs at once (the tests are vectorised across pairs). Resampling tests use "
-        "2,000 resamples here to keep the notebook fast; the benchmark uses 10,000."
+        "1,000 resamples here to keep the notebook fast; the benchmark uses 10,000."
     ),
     new_code_cell(
         "rows = []\n"
@@ -45,21 +45,21 @@ cells = [
         "    warnings.simplefilter('always', irm.DataQualityWarning)\n"
         "    for test in ['t', 't2', 'wilcoxon', 'sign', 'randomization', 'bootstrap']:\n"
         "        for adjust in [None, 'holm', 'bh']:\n"
-        "            r = irm.pairwise(ap, test, adjust=adjust, n_resamples=2000, seed=1)\n"
+        "            r = irm.pairwise(ap, test, adjust=adjust, n_resamples=1000, seed=1)\n"
         "            rows.append({'test': test, 'adjust': adjust or 'none',\n"
         "                         'significant': r['reject'].mean()})\n"
         "for w in caught:\n"
         "    print('warning:', str(w.message)[:160], '...')\n"
-        "tukey = irm.pairwise(ap, 't', adjust='tukey', n_resamples=2000, seed=1)\n"
+        "tukey = irm.pairwise(ap, 't', adjust='tukey', n_resamples=1000, seed=1)\n"
         "rows.append({'test': 't', 'adjust': 'tukey (randomised)',\n"
         "             'significant': tukey['reject'].mean()})\n"
         "shares = pd.DataFrame(rows).pivot(index='test', columns='adjust', values='significant')\n"
         "shares.round(3)"
     ),
     new_markdown_cell(
-        "Holm over 8,256 pairs needs p < 0.05 / 8256 = 6e-6, finer than 2,000 resamples can "
-        "resolve: the randomization test's Monte Carlo p-value is never below 1/2001, so no "
-        "pair survives, while the bootstrap's p = 0 (meaning < 1/2000) survives too easily. "
+        "Holm over 8,256 pairs needs p < 0.05 / 8256 = 6e-6, finer than 1,000 resamples can "
+        "resolve: the Monte Carlo p-values of the randomization test and of the bootstrap are "
+        "never below 1/1001, so no pair survives. "
         "`irm.pairwise` warns about both; use `n_resamples >= m / alpha`, or the randomised "
         "Tukey HSD or Benjamini-Hochberg, with resampling tests.\n\n"
         "The paired tests (t, Wilcoxon, randomization, bootstrap) agree closely; the sign test "

@@ -42,11 +42,11 @@ cells = [
     ),
     new_markdown_cell(
         "## Topic-set study (Voorhees & Buckley 2002; Sakai 2006)\n\n"
-        "100 pairs of disjoint topic sets per size (the benchmark uses 1,000), Tukey's HSD on "
+        "50 pairs of disjoint topic sets per size (the benchmark uses 1,000), Tukey's HSD on "
         "MD1 and the paired t test on the same samples."
     ),
     new_code_cell(
-        "study = irm.studies.topic_sets(ap, sizes=[5, 10, 25], n_samples=100,\n"
+        "study = irm.studies.topic_sets(ap, sizes=[5, 10, 25], n_samples=50,\n"
         "                               test=['tukey', 't'], seed=0)\n"
         "study.to_frame().round(3)"
     ),
