@@ -23,6 +23,7 @@ level, inside functions and under ``TYPE_CHECKING`` alike) is read from the AST 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -48,12 +49,24 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
+def _read(path: Path, stamp: tuple[int, int]) -> tuple[str, ast.Module]:
+    return (text := path.read_text(encoding="utf-8")), ast.parse(text)
+
+
+def _source(path: Path) -> tuple[str, ast.Module]:
+    """(text, syntax tree) of a module, parsed once per version of the file (the checks only
+    read the trees)."""
+    st = path.stat()
+    return _read(path, (st.st_mtime_ns, st.st_size))
+
+
 def _imports(path: Path) -> list[tuple[str, list[str], int]]:
     """(imported module, imported names, line) for every import statement of ``path``."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_source(path)[1]):
         if isinstance(node, ast.Import):
             out += [(a.name, [], node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -74,7 +87,7 @@ def _imports(path: Path) -> list[tuple[str, list[str], int]]:
             else:
                 out.append((target, names, node.lineno))
     if module == "irmodels":  # the facade's static view of its lazy names, for type checkers only
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _source(path)[1]
         static = [range(node.lineno, node.end_lineno + 1) for node in ast.walk(tree)
                   if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"]
         out = [o for o in out if not any(o[2] in r for r in static)]
@@ -163,7 +176,7 @@ def _runtime_imports(path: Path, known: set[str], root: Path = PACKAGE.parent
     """(imported irmodels module, line) of the imports that run: module level, and inside
     functions unless a comment on the line or the line above says why it is there (start-up
     time); imports under ``if TYPE_CHECKING:`` never run and are left out."""
-    text = path.read_text(encoding="utf-8")
+    text, tree = _source(path)
     lines = text.splitlines()
     module = _name(path, root)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -197,7 +210,7 @@ def _runtime_imports(path: Path, known: set[str], root: Path = PACKAGE.parent
             visit(child, in_function or isinstance(child, (ast.FunctionDef,
                                                            ast.AsyncFunctionDef)))
 
-    visit(ast.parse(text), False)
+    visit(tree, False)
     return out
 
 
@@ -322,7 +335,7 @@ def _private_imports(modules: list[Path] = MODULES, root: Path = PACKAGE.parent
     out: dict[str, list[str]] = {}
     for path in modules:
         importer = _name(path, root)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_source(path)[1]):
             if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
                     and node.module.split(".")[0] == root.joinpath("irmodels").name):
                 continue
