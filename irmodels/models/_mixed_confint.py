@@ -187,9 +187,14 @@ def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: 
     """Solve dev(v) - dev_hat = z^2 on both sides of ``est``."""
     target = z * z
     xtol = 1e-12 * max(abs(est), abs(step))  # relative: the parameter has the response's scale
+    # dev_at(v) is a function of v alone (each minimisation starts from the estimates, never
+    # from the previous point): Brent's method re-evaluates the bracket's ends, already known
+    seen: dict[float, float] = {}
 
     def g(v: float) -> float:
-        return dev_at(v) - dev_hat - target
+        if v not in seen:
+            seen[v] = dev_at(v) - dev_hat - target
+        return seen[v]
 
     out = []
     for sign in (-1.0, 1.0):
