@@ -48,6 +48,12 @@ def sim(ap: pd.DataFrame):
     return fit_simulator(ap)
 
 
+@pytest.fixture(scope="module")
+def small_sim(small_ap: pd.DataFrame):
+    """The default fit of ``small_ap`` (a simulator is immutable: its methods return new ones)."""
+    return fit_simulator(small_ap)
+
+
 def test_beta_mle_matches_scipy(ap: pd.DataFrame) -> None:
     W = to_wide(ap)
     checked = 0
@@ -232,8 +238,8 @@ def test_null_means_by_quadrature(small_ap: pd.DataFrame, family: str) -> None:
         assert q == pytest.approx(target, abs=1e-6), (sys_, family)
 
 
-def test_with_means_moves_both_ways(small_ap: pd.DataFrame) -> None:
-    s = fit_simulator(small_ap)
+def test_with_means_moves_both_ways(small_sim) -> None:
+    s = small_sim
     goal = {s.systems[0]: 0.15, s.systems[1]: 0.45}
     t = s.with_means(goal)
     em = t.expected_means
@@ -257,8 +263,8 @@ def test_sample_means_within_sampling_error(small_ap: pd.DataFrame) -> None:
     assert np.all(np.abs(z) < 4.0), z  # 10 systems: |z| > 4 has probability 6e-4
 
 
-def test_copula_correlation_reproduced(small_ap: pd.DataFrame) -> None:
-    s = fit_simulator(small_ap)
+def test_copula_correlation_reproduced(small_ap: pd.DataFrame, small_sim) -> None:
+    s = small_sim
     X = s.sample_matrix(50_000, np.random.default_rng(5))
     iu = np.triu_indices(len(s.systems), 1)
     # the copula's correlation: normal scores of the simulated ranks
@@ -304,7 +310,7 @@ def test_singular_correlation_with_more_systems_than_topics(ap: pd.DataFrame) ->
     assert np.isfinite(X).all() and X.shape == (5000, 40)
 
 
-def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame) -> None:
+def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame, small_sim) -> None:
     with pytest.raises(ArgumentError, match="unknown margins"):
         fit_simulator(small_ap, margins="gamma")  # type: ignore[arg-type]
     with pytest.raises(ArgumentError, match="unknown copula"):
@@ -322,7 +328,7 @@ def test_refusals(ap: pd.DataFrame, small_ap: pd.DataFrame) -> None:
     with pytest.raises(DesignError, match="sys2.*constant"):
         fit_simulator(const)
     with pytest.raises(DesignError, match="no system"):
-        fit_simulator(small_ap).margin("nope")
+        small_sim.margin("nope")
 
 
 def test_unreachable_means_raise_or_drop() -> None:
@@ -360,11 +366,11 @@ def test_p_at_k_off_the_lattice_is_continuous(p10: pd.DataFrame) -> None:
         fit_simulator(off, k=10)
 
 
-def test_margins_named_per_system(small_ap: pd.DataFrame) -> None:
+def test_margins_named_per_system(small_ap: pd.DataFrame, small_sim) -> None:
     s = fit_simulator(small_ap, margins={"sys2": "kernel", "sys3": "truncnorm"})
     fam = s.margins.set_index("system")["family"]
     assert fam["sys2"] == "kernel" and fam["sys3"] == "truncnorm"
-    auto = fit_simulator(small_ap).margins.set_index("system")["family"]
+    auto = small_sim.margins.set_index("system")["family"]
     assert (fam.drop(["sys2", "sys3"]) == auto.drop(["sys2", "sys3"])).all()
     with pytest.raises(DesignError, match="does not have"):
         fit_simulator(small_ap, margins={"nope": "beta"})
