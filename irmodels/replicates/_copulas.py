@@ -34,6 +34,7 @@ T. Erhardt), ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/preprocessors.R``; H. Jo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize, special
@@ -236,24 +237,84 @@ def fit_family(family: int, u1: np.ndarray, u2: np.ndarray
     return par, zeros, f(par)
 
 
+_Quantiles = Callable[[np.ndarray], list[tuple[np.ndarray, np.ndarray, np.ndarray]]]
+
+
+def _t_quantiles(u1: np.ndarray, u2: np.ndarray) -> _Quantiles:
+    """``nu -> ((x, x**2, log1p(x**2 / nu)), (y, ...))`` for ``x = stdtrit(nu, u1)``, ``y =
+    stdtrit(nu, u2)`` (``n x P``; nu: length P).
+
+    stdtrit is most of the t copula's fit. Pseudo-observations take the same n values in
+    every column, and the golden-section search gives many pairs the same nu: then each
+    quantile is computed once per distinct (value, nu) and gathered. Every element is still
+    the same function of the same two numbers, so the result is bit for bit the elementwise
+    one, in the memory layout the elementwise ufuncs would have given it."""
+    n, P = u1.shape
+    vals, inv = np.unique(np.concatenate((u1.ravel(), u2.ravel())), return_inverse=True)
+    if len(vals) >= 2 * n or np.isnan(vals).any():
+
+        def direct(nu: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+            out = []
+            for u in (u1, u2):
+                x = special.stdtrit(nu, u)
+                x2 = x**2
+                out.append((x, x2, np.log1p(x2 / nu)))
+            return out
+
+        return direct
+    inv = inv.reshape(-1)
+    rows = [inv[: u1.size].reshape(u1.shape), inv[u1.size:].reshape(u2.shape)]
+    probe = np.zeros(P)
+    like = [np.add(probe, u1), np.add(probe, u2)]  # the layout of stdtrit(nu, u)
+    grid = vals[:, None]
+
+    def gathered(nu: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        nus, col = np.unique(nu, return_inverse=True)
+        T = special.stdtrit(nus, grid)  # distinct values x distinct nu
+        T2 = T**2
+        L = np.log1p(T2 / nus)
+        out = []
+        for r, lk in zip(rows, like):
+            flat = r * len(nus) + col.reshape(-1)
+            parts = []
+            for G in (T, T2, L):
+                a = np.empty_like(lk)
+                a[...] = G.ravel()[flat]
+                parts.append(a)
+            out.append((parts[0], parts[1], parts[2]))
+        return out
+
+    return gathered
+
+
 def _fit_t(u1: np.ndarray, u2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The t copula: the profile likelihood over nu in [2.0001, 30], rho maximised inside."""
     P = u1.shape[1]
     lo_r, hi_r = np.full(P, -0.9999), np.full(P, 0.9999)
+    quantiles = _t_quantiles(u1, u2)
 
     def inner(nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x, y = special.stdtrit(nu, u1), special.stdtrit(nu, u2)
+        (x, x2, lx), (y, y2, ly) = quantiles(nu)
         lg = (special.gammaln((nu + 2) / 2) + special.gammaln(nu / 2)
               - 2 * special.gammaln((nu + 1) / 2))
-        sx = np.log1p(x**2 / nu) + np.log1p(y**2 / nu)
-        q, xy = x**2 + y**2, x * y
+        sx = lx + ly
+        q, xy = x2 + y2, x * y
         n = u1.shape[0]
+        # the terms that do not depend on rho, once (the same operations, in the same order)
+        a = (nu + 1) / 2 * sx
+        b = (nu + 2) / 2
+        buf = np.empty_like(xy)
 
         def ll(r: np.ndarray) -> np.ndarray:
             r2 = 1.0 - r**2
-            out = (n * (lg - 0.5 * np.log(r2))
-                   + ((nu + 1) / 2 * sx - (nu + 2) / 2 * np.log1p((q - 2 * r * xy) / (nu * r2)))
-                   .sum(axis=0))
+            # a - b log1p((q - 2 r xy) / (nu r2)), in place
+            np.multiply(2 * r, xy, out=buf)
+            np.subtract(q, buf, out=buf)
+            np.divide(buf, nu * r2, out=buf)
+            np.log1p(buf, out=buf)
+            np.multiply(b, buf, out=buf)
+            np.subtract(a, buf, out=buf)
+            out = n * (lg - 0.5 * np.log(r2)) + buf.sum(axis=0)
             return np.where(np.isfinite(out), out, -1e10)
 
         r = _golden_max(ll, lo_r, hi_r, tol=1e-9)
@@ -268,6 +329,54 @@ def _fit_t(u1: np.ndarray, u2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
         nu = np.where(profile(e) > profile(nu), e, nu)
     r, ll = inner(nu)
     return r, nu, ll
+
+
+#: scipy's SLSQP step of its finite differences (``eps``: sqrt of the float64 epsilon)
+_FD_STEP = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def _forward_differences(f: Callable[[np.ndarray], float], bounds: list[tuple[float, float]]
+                         ) -> tuple[Callable[[np.ndarray], float],
+                                    Callable[[np.ndarray], np.ndarray]]:
+    """The gradient scipy's SLSQP takes of ``f`` when given no ``jac``: forward differences
+    with the absolute step ``_FD_STEP``, a step that would leave the bounds reversed, or cut to
+    the farther bound (``scipy.optimize._numdiff.approx_derivative(method="2-point",
+    abs_step=eps, bounds=bounds)``), the same operations in the same order, so the same
+    numbers. Returns ``(f, gradient)``, f remembering its last value (SLSQP asks for f and
+    then the gradient at the same point)."""
+    lb = [float(b[0]) for b in bounds]
+    ub = [float(b[1]) for b in bounds]
+    last: list = [None, None]
+
+    def value(x: np.ndarray) -> float:
+        key = x.tobytes()
+        if last[0] != key:
+            last[0], last[1] = key, f(x)
+        return last[1]
+
+    def fun(x: np.ndarray) -> float:
+        return value(np.asarray(x, dtype=np.float64))
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        f0 = value(x)
+        g = np.empty(len(x))
+        for i, xi in enumerate(x.tolist()):  # Python floats: the same IEEE operations
+            h = _FD_STEP
+            if (xi + h) - xi == 0:  # a step lost in x: relative instead
+                h = _FD_STEP * (1.0 if xi >= 0 else -1.0) * max(1.0, abs(xi))
+            lower, upper = xi - lb[i], ub[i] - xi
+            fitting = abs(h) <= max(lower, upper)
+            if fitting and (xi + h < lb[i] or xi + h > ub[i]):
+                h = -h  # the other way
+            elif not fitting:
+                h = upper if upper >= lower else -lower  # to the farther bound
+            x1 = np.copy(x)
+            x1[i] = xi + h
+            g[i] = (f(x1) - f0) / ((xi + h) - xi)
+        return g
+
+    return fun, grad
 
 
 def _fit_tawn(family: int, u1: np.ndarray, u2: np.ndarray
@@ -305,8 +414,13 @@ def _fit_tawn(family: int, u1: np.ndarray, u2: np.ndarray
             v = np.sum(-(1 - q) * x - r + x + y + np.log(lx * ly - lxy))
             return -v if np.isfinite(v) else 1e10
 
-        # SLSQP: scipy's L-BFGS-B takes milliseconds per step on this 2-parameter problem
-        res = optimize.minimize(nll, start, method="SLSQP", bounds=bounds,
+        # SLSQP: scipy's L-BFGS-B takes milliseconds per step on this 2-parameter problem.
+        # The gradient: SLSQP's own forward differences, computed here without scipy's
+        # per-call overhead (most of the fit's time); not when psi is fixed (lb == ub), where
+        # scipy drops the fixed variable before differencing.
+        fun, jac = (_forward_differences(nll, bounds) if bounds[1][0] < bounds[1][1]
+                    else (nll, None))
+        res = optimize.minimize(fun, start, method="SLSQP", jac=jac, bounds=bounds,
                                 options={"ftol": 1e-12, "maxiter": 500})
         theta[j], psi[j] = res.x
     if P:
