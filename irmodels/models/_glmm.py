@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.linalg import cho_solve, cholesky
 from scipy.optimize import minimize
 from scipy.sparse.linalg import splu
 from scipy.stats import norm
@@ -44,6 +43,7 @@ from irmodels.errors import (
     DesignError,
 )
 from irmodels.formula.spec import ModelSpec
+from irmodels.models._chol import cho_solve_lower, cholesky_lower
 from irmodels.models._family import Family
 from irmodels.models._family import family as resolve_family
 from irmodels.models._glmm_grad import (
@@ -273,10 +273,10 @@ class _Factor:
                  ) -> None:
         q = ZL.shape[1]
         if M is not None:  # M formed by the caller (dense)
-            L = cholesky(M, lower=True, check_finite=False)
+            L = cholesky_lower(M)
             self.diag = np.diag(L).copy()
             self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve((L, True), B, check_finite=False)
+            self._solve = lambda B: cho_solve_lower(L, B)
             return
         if isinstance(ZL, _OneTerm):
             Md = ZL.t ** 2 * np.bincount(ZL.g, weights=W * ZL.z ** 2, minlength=q) + 1.0
@@ -289,18 +289,18 @@ class _Factor:
         if isinstance(ZL, np.ndarray):
             Md = ZL.T @ (ZL * W[:, None])
             Md[np.diag_indices(q)] += 1.0
-            L = cholesky(Md, lower=True, check_finite=False)
+            L = cholesky_lower(Md)
             self.diag = np.diag(L).copy()
             self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve((L, True), B, check_finite=False)
+            self._solve = lambda B: cho_solve_lower(L, B)
             return
         M = (ZL.T @ ZL.multiply(W[:, None]).tocsc()).tocsc() + sp.identity(q, format="csc")
         if dense:
             Md = sp.csc_matrix(M).toarray()
-            L = cholesky(Md, lower=True, check_finite=False)
+            L = cholesky_lower(Md)
             self.diag = np.diag(L).copy()
             self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve((L, True), B, check_finite=False)
+            self._solve = lambda B: cho_solve_lower(L, B)
         else:
             lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                       options={"SymmetricMode": True})

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
 
+from irmodels.models._chol import cho_solve_lower, cholesky_lower
 from irmodels.models._family import Family
 from irmodels.models._lmm import SINGULAR_TOL
 
@@ -100,8 +100,7 @@ class ZPairs:
 
 
 def _chol_inv(M: np.ndarray) -> np.ndarray:
-    c = cho_factor(M, lower=True, check_finite=False)
-    return cho_solve(c, np.eye(M.shape[0]), check_finite=False)
+    return cho_solve_lower(cholesky_lower(M, clean=False), np.eye(M.shape[0]))
 
 
 class LaplaceGradient:

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from irmodels._threads import kernel_threads
 from irmodels.models import _blocked
+from irmodels.models._chol import cho_solve_lower, cholesky_lower
 from irmodels.models._reml_problem import Fit, Problem
 
 LOG2PI = math.log(2.0 * math.pi)
@@ -89,8 +90,8 @@ def _factor(pb: Problem, theta: np.ndarray, eta: np.ndarray | None, reml: bool,
     rhs = ty * d
     c1, c2 = rhs[:q1], rhs[q1:]
     if r:
-        cho = sla.cho_factor(S, lower=True, check_finite=False)
-        x2 = sla.cho_solve(cho, c2 - Bs.T @ (c1 / d1), check_finite=False)
+        cho = (cholesky_lower(S, clean=False), True)  # as sla.cho_factor(S, lower=True)
+        x2 = cho_solve_lower(cho[0], c2 - Bs.T @ (c1 / d1))
         diagL = np.diag(cho[0])
         logdet_s = 2.0 * float(np.sum(np.log(diagL)))
         logdet_rx = 2.0 * float(np.sum(np.log(diagL[r - pb.p:]))) if pb.p else 0.0
