@@ -306,8 +306,12 @@ def pmvt_max(
 
 def _critical(alpha: float, corr: np.ndarray, df: float, alternative: Alternative) -> float:
     """``c`` with ``P[max T <= c] = 1 - alpha`` (Brent's method on a bracket)."""
+    seen: dict[float, float] = {}  # Brent starts from the bracket's ends, already integrated
+
     def f(x: float) -> float:
-        return float(pmvt_max(x, corr, df, alternative)[0]) - (1.0 - alpha)
+        if x not in seen:  # pmvt_max is deterministic (fixed QMC seed)
+            seen[x] = float(pmvt_max(x, corr, df, alternative)[0]) - (1.0 - alpha)
+        return seen[x]
 
     lo = hi = None
     if _product_form(corr) is None and corr.shape[0] > 2:
