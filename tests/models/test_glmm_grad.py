@@ -131,12 +131,12 @@ def test_fit_on_exact_gradient_equals_fit_on_finite_differences(monkeypatch, nam
 def test_dense_pattern_factor_beyond_dense_max_q_equals_sparse_lu(monkeypatch):
     """A complete crossed design with more than DENSE_MAX_Q random effects: M is dense (the
     topic-by-system block), factorised dense from the pattern of Z'WZ; the same fit as the
-    sparse LU's."""
-    from irmodels.models._lmm import DENSE_MAX_Q
-
-    d = _crossed(seed=5, topics=290, systems=14)
+    sparse LU's. (DENSE_MAX_Q lowered from 300 to 50, where the engine reads it: the same
+    branches on 74 random effects instead of 304.)"""
+    monkeypatch.setattr(_glmm, "DENSE_MAX_Q", 50)
+    d = _crossed(seed=5, topics=60, systems=14)
     gd = glmm_design("rel ~ 1 + (1|topic) + (1|system)", d, family="binomial", trials=10)
-    assert gd.lmm.Z.shape[1] > DENSE_MAX_Q
+    assert gd.lmm.Z.shape[1] > _glmm.DENSE_MAX_Q
     fit = fit_glmm(gd)
     assert fit.dev.pairs is not None and fit.dev.dense
     monkeypatch.setattr(_glmm, "_DENSE_PATTERN_MAX_Q", 0)
