@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -42,6 +42,8 @@ from irmodels.reporting.gtheory_section import gstudy_section
 from irmodels.reporting.plots import tukey_means_plot, variance_components_plot
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
     from irmodels.data.frame import BalanceReport
     from irmodels.inference.diagnostics import ResidualDiagnostics
     from irmodels.stats.gtheory import GStudy
@@ -86,7 +88,8 @@ class Report:
     figures : mapping of str to bytes
         PNG images: ``variance_components``, ``tukey_means``, ``dstudy`` and ``residuals``
         (when available); written by :meth:`save` as ``figures/<name>.png`` for the Markdown
-        report.
+        report. A report from :func:`assemble_report` draws each when it is first read (by
+        :meth:`to_html`, :meth:`save` or ``figures[name]``), once.
     versions : mapping of str to str
         Versions of Python and the libraries that produced the numbers.
     notes : tuple of str
@@ -291,17 +294,19 @@ class Report:
 
     def _rendered_core_sections(self, fmt: str) -> list[Section]:
         out: list[Section] = []
-        # the HTML embeds the figures assemble_report rendered (the same calls): drawn once
+        # the HTML embeds the report's figures (the same calls): each drawn once
+        html_page = fmt == "html"
         if self.gstudy is not None:
             out.append(_with_md_figure(
-                gstudy_section(self.gstudy, alpha=self.alpha, plot=fmt == "html",
-                               png=self.figures.get("dstudy")),
+                gstudy_section(self.gstudy, alpha=self.alpha, plot=html_page,
+                               png=self.figures.get("dstudy") if html_page else None),
                 self.figures, "dstudy", "D-study curves", fmt))
         if self.comparison is not None:
             out.append(_comparison_section(self.comparison))
         if self.diagnostics is not None:
             out.append(_with_md_figure(
-                self.diagnostics.to_section(plot=fmt == "html", png=self.figures.get("residuals")),
+                self.diagnostics.to_section(
+                    plot=html_page, png=self.figures.get("residuals") if html_page else None),
                 self.figures, "residuals", "Residual diagnostics", fmt))
         return out
 
@@ -422,6 +427,33 @@ class Report:
             return f"<Report {self.title!r}: {n} section{'s' if n != 1 else ''}>"
         tk = "" if self.tukey is None else f", {self.tukey.n_significant}/{self.tukey.n_pairs} pairs significant"
         return f"<Report {self.title!r}: {self.anova.spec}{tk}>"
+
+
+class _Figures(Mapping[str, bytes]):
+    """A report's figures as PNG bytes (:func:`figure_to_png`), each drawn when it is first
+    read and kept: the same bytes as drawing them all at once, and none drawn for a report
+    that is only read as Markdown or LaTeX. Pickled as a plain dict (every figure drawn)."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], Figure]]) -> None:
+        self._makers = dict(makers)
+        self._png: dict[str, bytes] = {}
+
+    def __getitem__(self, name: str) -> bytes:
+        if name not in self._png:
+            self._png[name] = figure_to_png(self._makers[name]())  # KeyError: not a figure
+        return self._png[name]
+
+    def __contains__(self, name: object) -> bool:  # without drawing it
+        return name in self._makers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self.items()),)
 
 
 def _method_text(fit: AnovaResult) -> str:
@@ -562,17 +594,18 @@ def assemble_report(
     info["balanced"] = "yes" if bal.balanced else "no"
     data_info = pd.DataFrame({"value": pd.Series(info, dtype=object)})
 
-    figures: dict[str, bytes] = {}
-
+    # each figure is drawn when first read (to_html, save, report.figures[name]): a report read
+    # as Markdown or LaTeX draws none
+    makers: dict[str, Callable[[], Figure]] = {}
     if components is not None:
-        figures["variance_components"] = figure_to_png(variance_components_plot(components))
+        makers["variance_components"] = lambda: variance_components_plot(components)
     if tukey is not None:
-        figures["tukey_means"] = figure_to_png(tukey_means_plot(tukey, measure=measure))
-    # for the Markdown report (the HTML sections embed their own copies)
+        makers["tukey_means"] = lambda: tukey_means_plot(tukey, measure=measure)
     if gstudy is not None:
-        figures["dstudy"] = figure_to_png(gstudy.plot(target=0.95, level=1 - alpha))
+        makers["dstudy"] = lambda: gstudy.plot(target=0.95, level=1 - alpha)
     if diagnostics is not None:
-        figures["residuals"] = figure_to_png(diagnostics.plot())
+        makers["residuals"] = diagnostics.plot
+    figures = _Figures(makers)
 
     if title is None:
         what = [measure] if measure else []

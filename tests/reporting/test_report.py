@@ -128,6 +128,28 @@ def test_extra_sections_are_rendered_and_escaped(adhoc8):
         build_report(small, sections=["not a section"])  # type: ignore[list-item]
 
 
+def test_figures_are_drawn_when_first_read_and_once(adhoc8, monkeypatch):
+    import pickle
+
+    from irmodels.reporting import report as report_module
+
+    drawn = []
+    real = report_module.figure_to_png
+    monkeypatch.setattr(report_module, "figure_to_png",
+                        lambda fig, **kw: drawn.append(fig) or real(fig, **kw))
+    rep = build_report(irm.filter_systems(adhoc8, top_k=4))
+    md, tables = rep.to_markdown(), rep.latex_tables()
+    assert drawn == [] and "(figures/residuals.png)" in md and "anova" in tables
+    assert sorted(rep.figures) == ["dstudy", "residuals", "tukey_means", "variance_components"]
+    page = rep.to_html()
+    assert len(drawn) == 4 and page.count("data:image/png;base64,") == 4
+    assert rep.to_html() == page and len(drawn) == 4  # kept, not drawn again
+    copy = pickle.loads(pickle.dumps(rep.figures))
+    assert type(copy) is dict and copy == dict(rep.figures) and len(drawn) == 4
+    with pytest.raises(KeyError):
+        rep.figures["nope"]
+
+
 def test_measure_selection_errors(adhoc8):
     two = pd.concat([adhoc8, adhoc8.assign(measure="P@10")], ignore_index=True)
     two = irm.frame(two)
