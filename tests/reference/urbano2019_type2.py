@@ -13,7 +13,7 @@ counts are pooled. Its null trials are run too (test_errors always runs both) bu
 Compared with ``urbano2019_type2.json`` (the paper's published rates) by
 ``tests/studies/test_urbano2019.py``. Run from ``tests/reference/``:
 ``IRM_DATA_MIRROR=../../../shared/data/ir-scores python urbano2019_type2.py [N_TOTAL]`` (see
-``seconds`` in the JSON).
+``seconds`` in the JSON); ``--smoke-only`` recomputes only the JSON's ``smoke`` entry.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ DELTAS = (0.01, 0.02, 0.03)
 N_RESAMPLES = 2000
 SEED = 2019
 N_TOTAL = 30000  # trials per size and delta over the four collections
-#: The bit-for-bit live check: adhoc5, this many trials, t/wilcoxon/sign, 25 topics, delta 0.01.
+#: The bit-for-bit live check: adhoc5's first 25 runs (as urbano2019_type1.py's), this many
+#: trials, t/wilcoxon/sign, 25 topics, delta 0.01.
 SMOKE = {"n_trials": 50, "tests": ("t", "wilcoxon", "sign"), "sizes": (25,), "seed": SEED,
-         "delta": 0.01}
+         "delta": 0.01, "runs": 25}
 
 
 def type1_script():
@@ -70,8 +71,23 @@ def run(data, *, n_trials: int, tests, sizes, seed: int, delta: float, backend="
 
 
 def smoke(data) -> dict[str, list[int]]:
-    return run(data, n_trials=SMOKE["n_trials"], tests=SMOKE["tests"], sizes=SMOKE["sizes"],
-               seed=SMOKE["seed"], delta=SMOKE["delta"])
+    return run(type1_script().first_runs(data, SMOKE["runs"]), n_trials=SMOKE["n_trials"],
+               tests=SMOKE["tests"], sizes=SMOKE["sizes"], seed=SMOKE["seed"],
+               delta=SMOKE["delta"])
+
+
+def smoke_entry(data) -> dict:
+    """The JSON's ``smoke`` entry: the settings and adhoc5's short run."""
+    return {"settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in SMOKE.items()},
+            "counts": smoke(data)}
+
+
+def rewrite_smoke() -> None:
+    """Recompute only the ``smoke`` entry of the JSON (``--smoke-only``)."""
+    path = HERE / "urbano2019_type2_irmodels.json"
+    out = json.loads(path.read_text())
+    out["smoke"] = smoke_entry(type1_script().prepare("adhoc5"))
+    path.write_text(json.dumps(out, indent=1) + "\n")
 
 
 def main(n_total: int = N_TOTAL) -> None:
@@ -104,9 +120,7 @@ def main(n_total: int = N_TOTAL) -> None:
         "design": {"design": "pairs", "sign_ties": 0.01},
         "collections": list(t1.COLLECTIONS), "n_total": n_total, "n_resamples": N_RESAMPLES,
         "seed": SEED, "deltas": out_deltas,
-        "smoke": {"settings": {k: (list(v) if isinstance(v, tuple) else v)
-                               for k, v in SMOKE.items()},
-                  "counts": smoke(datas["adhoc5"])},
+        "smoke": smoke_entry(datas["adhoc5"]),
         "seconds": round(time.time() - t0),
     }
     (HERE / "urbano2019_type2_irmodels.json").write_text(json.dumps(out, indent=1) + "\n")
@@ -114,4 +128,7 @@ def main(n_total: int = N_TOTAL) -> None:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(args[0]) if args else N_TOTAL)
+    if "--smoke-only" in sys.argv:
+        rewrite_smoke()
+    else:
+        main(int(args[0]) if args else N_TOTAL)

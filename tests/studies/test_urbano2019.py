@@ -82,6 +82,12 @@ def _script() -> ModuleType:
     return mod
 
 
+@pytest.fixture(scope="module")
+def adhoc5():
+    """adhoc5's AP matrix cleaned as the scripts clean it (once for the module)."""
+    return _script().prepare("adhoc5")
+
+
 def _se(p: float, n: int) -> float:
     return math.sqrt(p * (1 - p) / n)
 
@@ -158,10 +164,9 @@ def test_cleaning_and_allocation_follow_the_paper() -> None:
         {"a": 4, "b": 3, "c": 3}, {"a": 3, "b": 4, "c": 3}, {"a": 3, "b": 3, "c": 4})
 
 
-def test_a_short_run_of_the_script_is_reproduced_bit_for_bit() -> None:
+def test_a_short_run_of_the_script_is_reproduced_bit_for_bit(adhoc5) -> None:
     mod = _script()
-    data = mod.prepare("adhoc5")
-    counts = mod.smoke("adhoc5", data, 0)
+    counts = mod.smoke("adhoc5", adhoc5, 0)
     assert counts == OURS_JSON["smoke"]["counts"]["adhoc5"]
     assert sum(counts.values()) > 0
 
@@ -195,10 +200,16 @@ def test_pairs_design_type_i_rate_agrees_with_the_paper(key: tuple[str, int, flo
     assert abs(ours - paper) <= tol, (key, ours, paper, tol)
 
 
-def test_pairs_design_short_run_is_reproduced_bit_for_bit() -> None:
+def test_pairs_design_short_run_is_reproduced_bit_for_bit(adhoc5) -> None:
     mod = _script()
-    counts = mod.smoke("adhoc5", mod.prepare("adhoc5"), 0, "pairs")
+    families: dict[str, int] = {}
+    counts = mod.smoke("adhoc5", adhoc5, 0, "pairs", families)
     assert counts == PAIRS_JSON["smoke"]["counts"]["adhoc5"]
+    # the short run (adhoc5's first 25 runs: 300 pairs) chooses the very families the long run
+    # chose over adhoc5's 55 runs, the four Tawn families among them
+    assert sum(families.values()) == 25 * 24 // 2
+    assert set(families) == set(PAIRS_JSON["copula_families"]["adhoc5"])
+    assert {"Tawn", "Tawn180", "Tawn2", "Tawn2_180"} <= set(families)
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,15 +255,14 @@ def test_type2_fixtures_cover_the_same_cells() -> None:
         assert sum(v["trials"].values()) == OURS2_JSON["n_total"]
 
 
-def test_paper_alternatives_follow_margins_transform() -> None:
+def test_paper_alternatives_follow_margins_transform(adhoc5) -> None:
     """R/02-margins_transform.R: baselines are all runs but the top round(R / 4) by expected
     score; each is paired with the (at most) 10 other runs nearest its expected score + delta,
     whose margins are transformed to exactly that expected score."""
     import irmodels as irm
     from irmodels.studies.error_rates import _paper_alternatives
 
-    mod = _script()
-    sim = irm.replicates.fit_simulator(mod.prepare("adhoc5"))
+    sim = irm.replicates.fit_simulator(adhoc5)
     mu = np.array([m.mean for m in sim._margins])
     R = len(mu)
     delta = 0.01
@@ -324,8 +334,8 @@ def test_type_iii_rate_agrees_with_the_paper(key: tuple[float, str, int, float])
     assert abs(ours - paper) <= tol, (key, ours, paper, tol)
 
 
-def test_type2_short_run_is_reproduced_bit_for_bit() -> None:
+def test_type2_short_run_is_reproduced_bit_for_bit(adhoc5) -> None:
     mod = _script2()
-    counts = mod.smoke(_script().prepare("adhoc5"))
+    counts = mod.smoke(adhoc5)
     assert counts == OURS2_JSON["smoke"]["counts"]
     assert any(v[0] < mod.SMOKE["n_trials"] for v in counts.values())
