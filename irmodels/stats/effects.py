@@ -356,6 +356,11 @@ def noncentral_t_interval(
     # t's distribution function is reliable there; it can return NaN far in the left tail)
     neg = tt < 0
     tt = np.abs(tt)
+    solved: list[tuple[np.ndarray, np.ndarray]] = []
+    # the roots found from the default brackets, of every bound and side, go to one call of
+    # the elementwise solver (each root's iterations are its own: the same roots, one call's
+    # overhead)
+    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for prob, out in targets:
         pr = np.where(neg, 1.0 - prob, prob)
         x = np.empty(tt.shape)
@@ -375,7 +380,17 @@ def noncentral_t_interval(
                     start = CubicSpline(grid, at_grid)(ts)
                     x[side] = _nct_roots(f, ts, ds, ps, start, 1e-6 * (1.0 + np.abs(start)))
                     continue
-            x[side] = _nct_roots(f, ts, ds, ps, None, None)
+            pending.append((x, side, ts, ds, ps))
+        solved.append((out, x))
+    if pending:
+        roots = _nct_roots(f, np.concatenate([p[2] for p in pending]),
+                           np.concatenate([p[3] for p in pending]),
+                           np.concatenate([p[4] for p in pending]), None, None)
+        at = 0
+        for x, side, ts, _, _ in pending:
+            x[side] = roots[at:at + ts.size]
+            at += ts.size
+    for out, x in solved:
         out[ok] = np.where(neg, -x, x)
     return lower, upper
 
@@ -438,13 +453,24 @@ def paired_effects(
         dz = np.where(constant, np.where(zero, np.nan, np.where(dbar > 0, np.inf, -np.inf)),
                       dbar / sd)
     root_t = np.sqrt(T)
-    lo, hi = noncentral_t_interval(np.where(np.isfinite(dz), dz * root_t, np.nan), T - 1,
-                                   level, alternative)
+    t_dz = np.where(np.isfinite(dz), dz * root_t, np.nan)
+    with_es = ms_error is not None and ms_error > 0 and df_error is not None and df_error > 0
+    es = dbar / np.sqrt(ms_error) if with_es else np.full(P, np.nan)
+    root_h = np.sqrt(T / 2.0)
+    if with_es and 2 * P <= _GRID_MIN:
+        # both intervals from one call (each root is solved on its own, and at this size
+        # neither takes the grid path): the same bounds as two calls
+        lo2, hi2 = noncentral_t_interval(
+            np.concatenate([t_dz, es * root_h]),
+            np.concatenate([np.full(P, T - 1.0), np.full(P, float(df_error))]), level,
+            alternative)
+        lo, hi, elo, ehi = lo2[:P], hi2[:P], lo2[P:], hi2[P:]
+    else:
+        lo, hi = noncentral_t_interval(t_dz, T - 1, level, alternative)
+        if with_es:
+            elo, ehi = noncentral_t_interval(es * root_h, df_error, level, alternative)
     out = {"dz": dz, "dz_lower": lo / root_t, "dz_upper": hi / root_t}
-    if ms_error is not None and ms_error > 0 and df_error is not None and df_error > 0:
-        es = dbar / np.sqrt(ms_error)
-        root_h = np.sqrt(T / 2.0)
-        elo, ehi = noncentral_t_interval(es * root_h, df_error, level, alternative)
+    if with_es:
         out.update(es=es, es_lower=elo / root_h, es_upper=ehi / root_h)
     else:
         out.update(es=np.full(P, np.nan), es_lower=np.full(P, np.nan),
