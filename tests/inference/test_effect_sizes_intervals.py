@@ -316,3 +316,25 @@ def test_many_roots_from_the_grid_equal_the_direct_search(rng: np.random.Generat
         a, b = noncentral_t_interval(t[k:k + 500], 49)
         np.testing.assert_allclose(lo[k:k + 500], a, rtol=0, atol=1e-11)
         np.testing.assert_allclose(hi[k:k + 500], b, rtol=0, atol=1e-11)
+
+
+def test_roots_solved_together_equal_roots_solved_one_at_a_time() -> None:
+    """The bounds of every element (both bounds, both signs of t) come from one solver call,
+    and paired_effects' d_z and ES intervals from one interval call: each root is solved on
+    its own, so the bounds are those of one call per element, bit for bit."""
+    t = np.array([-3.1, -0.2, 0.0, 0.7, 5.5, np.nan, 14.0])
+    df = np.array([4.0, 9.0, 19.0, 2.0, 60.0, 5.0, 3.0])
+    for alternative in ("two-sided", "greater", "less"):
+        lo, hi = noncentral_t_interval(t, df, 0.9, alternative)
+        one = [noncentral_t_interval(t[i], df[i], 0.9, alternative) for i in range(len(t))]
+        np.testing.assert_array_equal(lo, [a[0][0] for a in one])
+        np.testing.assert_array_equal(hi, [a[1][0] for a in one])
+    D = np.random.default_rng(4).normal(0.02, 0.1, (12, 5))
+    got = paired_effects(D, ms_error=0.008, df_error=44)
+    T = D.shape[0]
+    dlo, dhi = noncentral_t_interval(got["dz"] * np.sqrt(T), T - 1)
+    elo, ehi = noncentral_t_interval(got["es"] * np.sqrt(T / 2), 44)
+    np.testing.assert_array_equal(got["dz_lower"], dlo / np.sqrt(T))
+    np.testing.assert_array_equal(got["dz_upper"], dhi / np.sqrt(T))
+    np.testing.assert_array_equal(got["es_lower"], elo / np.sqrt(T / 2))
+    np.testing.assert_array_equal(got["es_upper"], ehi / np.sqrt(T / 2))
