@@ -184,3 +184,56 @@ def test_tawn_density_h_function_and_samples(fam: int) -> None:
     se = np.sqrt(np.diag(np.linalg.inv(-H / h**2)))
     assert abs(got_t[0] - theta) <= 4 * se[0] and abs(got_p[0] - psi) <= 4 * se[1]
     assert ll[0] == pytest.approx(f(got_t[0], got_p[0]), abs=1e-9)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_t_quantiles_of_pseudo_observations_are_the_elementwise_ones(order: str) -> None:
+    """The t fit computes stdtrit once per distinct (value, nu) of pseudo-observations and
+    gathers: bit for bit the elementwise quantiles, in the same memory layout (the sums over
+    topics, and so the fit, depend on it)."""
+    rng = np.random.default_rng(7)
+    U = cp.pseudo_observations(rng.normal(size=(20, 9)), rng)
+    lo, hi = np.triu_indices(9, k=1)
+    u1, u2 = (np.asarray(U[:, lo], order=order), np.asarray(U[:, hi], order=order))
+    nu = rng.choice([2.5, 4.0, 11.3], size=u1.shape[1])  # repeated values, as in the search
+    got = cp._t_quantiles(u1, u2)(nu)
+    for u, (x, x2, lx) in zip((u1, u2), got):
+        want = cp.special.stdtrit(nu, u)
+        assert np.array_equal(x, want) and np.array_equal(x2, want**2)
+        assert np.array_equal(lx, np.log1p(want**2 / nu))
+        assert x.flags.c_contiguous == want.flags.c_contiguous
+        assert x.flags.f_contiguous == want.flags.f_contiguous
+    # not pseudo-observations: elementwise, as before
+    a, b = rng.random((6, 4)), rng.random((6, 4))
+    (x, _, _), (y, _, _) = cp._t_quantiles(a, b)(np.full(4, 3.0))
+    assert np.array_equal(x, cp.special.stdtrit(3.0, a))
+    assert np.array_equal(y, cp.special.stdtrit(3.0, b))
+
+
+def test_tawn_gradient_is_scipys_own_forward_differences() -> None:
+    """The Tawn fit hands SLSQP the forward differences scipy would take itself: the same
+    gradient bit for bit (inside, and next to either bound, where the step turns or is cut),
+    and so the same SLSQP path and optimum as without a jac."""
+    from scipy import optimize
+    from scipy.optimize._numdiff import approx_derivative
+
+    def f(p: np.ndarray) -> float:
+        t, q = p
+        return float((t - 3.3) ** 2 * (1 + q) + np.exp(q) * np.log(t) - q * t)
+
+    bounds = [(1.001, 20.0), (0.05, 0.45)]
+    lb, ub = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
+    fun, grad = cp._forward_differences(f, bounds)
+    for x in ([4.0, 0.3], [20.0, 0.45], [20.0 - 1e-9, 0.05], [1.001, 0.45 - 1e-10],
+              [1.0015, 0.2]):
+        x0 = np.array(x)
+        want = approx_derivative(f, x0, method="2-point", abs_step=np.sqrt(np.finfo(float).eps),
+                                 bounds=(lb, ub), f0=f(x0))
+        assert np.array_equal(grad(x0), want), x
+        assert fun(x0) == f(x0)
+    plain = optimize.minimize(f, [2.0, 0.2], method="SLSQP", bounds=bounds,
+                              options={"ftol": 1e-12, "maxiter": 500})
+    fun, grad = cp._forward_differences(f, bounds)
+    ours = optimize.minimize(fun, [2.0, 0.2], method="SLSQP", jac=grad, bounds=bounds,
+                             options={"ftol": 1e-12, "maxiter": 500})
+    assert np.array_equal(ours.x, plain.x) and ours.nit == plain.nit
