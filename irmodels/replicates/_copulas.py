@@ -39,6 +39,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
+from irmodels.replicates._fdiff import forward_differences as _forward_differences
+
 __all__ = ["FAMILIES", "fit_family", "kendall_tau", "log_density", "pseudo_observations",
            "select_families", "simulate"]
 
@@ -329,54 +331,6 @@ def _fit_t(u1: np.ndarray, u2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
         nu = np.where(profile(e) > profile(nu), e, nu)
     r, ll = inner(nu)
     return r, nu, ll
-
-
-#: scipy's SLSQP step of its finite differences (``eps``: sqrt of the float64 epsilon)
-_FD_STEP = float(np.sqrt(np.finfo(np.float64).eps))
-
-
-def _forward_differences(f: Callable[[np.ndarray], float], bounds: list[tuple[float, float]]
-                         ) -> tuple[Callable[[np.ndarray], float],
-                                    Callable[[np.ndarray], np.ndarray]]:
-    """The gradient scipy's SLSQP takes of ``f`` when given no ``jac``: forward differences
-    with the absolute step ``_FD_STEP``, a step that would leave the bounds reversed, or cut to
-    the farther bound (``scipy.optimize._numdiff.approx_derivative(method="2-point",
-    abs_step=eps, bounds=bounds)``), the same operations in the same order, so the same
-    numbers. Returns ``(f, gradient)``, f remembering its last value (SLSQP asks for f and
-    then the gradient at the same point)."""
-    lb = [float(b[0]) for b in bounds]
-    ub = [float(b[1]) for b in bounds]
-    last: list = [None, None]
-
-    def value(x: np.ndarray) -> float:
-        key = x.tobytes()
-        if last[0] != key:
-            last[0], last[1] = key, f(x)
-        return last[1]
-
-    def fun(x: np.ndarray) -> float:
-        return value(np.asarray(x, dtype=np.float64))
-
-    def grad(x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        f0 = value(x)
-        g = np.empty(len(x))
-        for i, xi in enumerate(x.tolist()):  # Python floats: the same IEEE operations
-            h = _FD_STEP
-            if (xi + h) - xi == 0:  # a step lost in x: relative instead
-                h = _FD_STEP * (1.0 if xi >= 0 else -1.0) * max(1.0, abs(xi))
-            lower, upper = xi - lb[i], ub[i] - xi
-            fitting = abs(h) <= max(lower, upper)
-            if fitting and (xi + h < lb[i] or xi + h > ub[i]):
-                h = -h  # the other way
-            elif not fitting:
-                h = upper if upper >= lower else -lower  # to the farther bound
-            x1 = np.copy(x)
-            x1[i] = xi + h
-            g[i] = (f(x1) - f0) / ((xi + h) - xi)
-        return g
-
-    return fun, grad
 
 
 def _fit_tawn(family: int, u1: np.ndarray, u2: np.ndarray

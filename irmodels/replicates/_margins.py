@@ -19,6 +19,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from irmodels.errors import DesignError
+from irmodels.replicates._fdiff import LBFGSB_STEP, forward_differences
 
 __all__ = ["CONTINUOUS_FAMILIES", "DISCRETE_FAMILIES", "Margin", "fit_beta", "fit_betabinom",
            "fit_margin", "fit_truncnorm", "quantiles", "truncnorm_ppf"]
@@ -202,8 +203,10 @@ def fit_truncnorm(x: np.ndarray) -> Margin:
                      + n * _logdiff_ndtr(-mu / s, (1 - mu) / s))
 
     start = np.array([x.mean(), max(x.std(ddof=1), _SIGMA_MIN)])
-    res = optimize.minimize(nll, start, method="L-BFGS-B",
-                            bounds=[(-10.0, 11.0), (_SIGMA_MIN, 100.0)],
+    bounds = [(-10.0, 11.0), (_SIGMA_MIN, 100.0)]
+    # L-BFGS-B's own forward differences, without scipy's per-call overhead (_fdiff)
+    fun, jac = forward_differences(nll, bounds, LBFGSB_STEP)
+    res = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bounds,
                             options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
     mu, s = (float(v) for v in res.x)
     return Margin("truncnorm", {"mean": mu, "sd": s}, -float(res.fun), 2.0, False)
@@ -290,7 +293,9 @@ def fit_betabinom(j: np.ndarray, k: int, support: np.ndarray) -> Margin:
     def nll(par: np.ndarray) -> float:
         return -float(stats.betabinom.logpmf(j, k, par[0], par[1]).sum())
 
-    res = optimize.minimize(nll, start, method="L-BFGS-B", bounds=[(1.0, _SHAPE_MAX)] * 2,
+    bounds = [(1.0, _SHAPE_MAX)] * 2
+    fun, jac = forward_differences(nll, bounds, LBFGSB_STEP)  # L-BFGS-B's own (_fdiff)
+    res = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bounds,
                             options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 2000})
     a, b = (float(v) for v in res.x)
     pmf = stats.betabinom.pmf(np.arange(k + 1), k, a, b)

@@ -210,12 +210,17 @@ def test_t_quantiles_of_pseudo_observations_are_the_elementwise_ones(order: str)
     assert np.array_equal(y, cp.special.stdtrit(3.0, b))
 
 
-def test_tawn_gradient_is_scipys_own_forward_differences() -> None:
-    """The Tawn fit hands SLSQP the forward differences scipy would take itself: the same
-    gradient bit for bit (inside, and next to either bound, where the step turns or is cut),
-    and so the same SLSQP path and optimum as without a jac."""
+@pytest.mark.parametrize("method, step", [("SLSQP", np.sqrt(np.finfo(float).eps)),
+                                          ("L-BFGS-B", 1e-8)])
+def test_fits_gradient_is_scipys_own_forward_differences(method: str, step: float) -> None:
+    """The Tawn fit (SLSQP) and the margins' (L-BFGS-B) hand the minimiser the forward
+    differences scipy would take itself (irmodels/replicates/_fdiff.py): the same gradient bit
+    for bit (inside, and next to either bound, where the step turns or is cut), and so the
+    same path and optimum as without a jac."""
     from scipy import optimize
     from scipy.optimize._numdiff import approx_derivative
+
+    from irmodels.replicates._fdiff import forward_differences
 
     def f(p: np.ndarray) -> float:
         t, q = p
@@ -223,17 +228,17 @@ def test_tawn_gradient_is_scipys_own_forward_differences() -> None:
 
     bounds = [(1.001, 20.0), (0.05, 0.45)]
     lb, ub = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
-    fun, grad = cp._forward_differences(f, bounds)
+    fun, grad = forward_differences(f, bounds, step)
     for x in ([4.0, 0.3], [20.0, 0.45], [20.0 - 1e-9, 0.05], [1.001, 0.45 - 1e-10],
               [1.0015, 0.2]):
         x0 = np.array(x)
-        want = approx_derivative(f, x0, method="2-point", abs_step=np.sqrt(np.finfo(float).eps),
-                                 bounds=(lb, ub), f0=f(x0))
+        want = approx_derivative(f, x0, method="2-point", abs_step=step, bounds=(lb, ub),
+                                 f0=f(x0))
         assert np.array_equal(grad(x0), want), x
         assert fun(x0) == f(x0)
-    plain = optimize.minimize(f, [2.0, 0.2], method="SLSQP", bounds=bounds,
-                              options={"ftol": 1e-12, "maxiter": 500})
-    fun, grad = cp._forward_differences(f, bounds)
-    ours = optimize.minimize(fun, [2.0, 0.2], method="SLSQP", jac=grad, bounds=bounds,
-                             options={"ftol": 1e-12, "maxiter": 500})
+    options = {"ftol": 1e-12, "maxiter": 500}
+    plain = optimize.minimize(f, [2.0, 0.2], method=method, bounds=bounds, options=options)
+    fun, grad = forward_differences(f, bounds, step)
+    ours = optimize.minimize(fun, [2.0, 0.2], method=method, jac=grad, bounds=bounds,
+                             options=options)
     assert np.array_equal(ours.x, plain.x) and ours.nit == plain.nit
