@@ -103,7 +103,15 @@ def test_options_are_keyword_only(report, tmp_path):
     assert short_labels(["a" * 30], limit=12) == ["aaaaa\u2026aaaaaa"]
 
 
-def test_extra_sections_are_rendered_and_escaped(adhoc8):
+def test_extra_sections_are_rendered_and_escaped(adhoc8, monkeypatch):
+    import pickle
+
+    from irmodels.reporting import report as report_module
+
+    drawn = []  # each figure is drawn when first read, once
+    real = report_module.figure_to_png
+    monkeypatch.setattr(report_module, "figure_to_png",
+                        lambda fig, **kw: drawn.append(fig) or real(fig, **kw))
     small = irm.filter_systems(adhoc8, top_k=6)
     custom = Section(
         title="Shards <study>",
@@ -113,7 +121,15 @@ def test_extra_sections_are_rendered_and_escaped(adhoc8):
     )
     table_section = Section.from_table("G-study", pd.DataFrame({"phi": [0.5]}, index=["sys"]))
     rep = build_report(small, sections=[custom, table_section], title="A & B")
+    assert "(figures/residuals.png)" in rep.to_markdown() and "anova" in rep.latex_tables()
+    assert drawn == [] and sorted(rep.figures) == [
+        "dstudy", "residuals", "tukey_means", "variance_components"]  # Markdown, LaTeX: none
     page = rep.to_html()
+    assert len(drawn) == 4 and rep.to_html() == page and len(drawn) == 4  # kept
+    copy = pickle.loads(pickle.dumps(rep.figures))
+    assert type(copy) is dict and copy == dict(rep.figures) and len(drawn) == 4
+    with pytest.raises(KeyError):
+        rep.figures["nope"]
     assert "<h2>Shards &lt;study&gt;</h2>" in page and "<p>tau = 0.93</p>" in page
     assert "<title>A &amp; B</title>" in page and "<td>0.5000</td>" in page
     md = rep.to_markdown()  # Markdown passes raw HTML through: names and titles are escaped
@@ -126,28 +142,6 @@ def test_extra_sections_are_rendered_and_escaped(adhoc8):
         assert figure_to_data_uri(rep.figures[name]) in page and fresh.html in page
     with pytest.raises(DataFormatError, match="Section"):
         build_report(small, sections=["not a section"])  # type: ignore[list-item]
-
-
-def test_figures_are_drawn_when_first_read_and_once(adhoc8, monkeypatch):
-    import pickle
-
-    from irmodels.reporting import report as report_module
-
-    drawn = []
-    real = report_module.figure_to_png
-    monkeypatch.setattr(report_module, "figure_to_png",
-                        lambda fig, **kw: drawn.append(fig) or real(fig, **kw))
-    rep = build_report(irm.filter_systems(adhoc8, top_k=4))
-    md, tables = rep.to_markdown(), rep.latex_tables()
-    assert drawn == [] and "(figures/residuals.png)" in md and "anova" in tables
-    assert sorted(rep.figures) == ["dstudy", "residuals", "tukey_means", "variance_components"]
-    page = rep.to_html()
-    assert len(drawn) == 4 and page.count("data:image/png;base64,") == 4
-    assert rep.to_html() == page and len(drawn) == 4  # kept, not drawn again
-    copy = pickle.loads(pickle.dumps(rep.figures))
-    assert type(copy) is dict and copy == dict(rep.figures) and len(drawn) == 4
-    with pytest.raises(KeyError):
-        rep.figures["nope"]
 
 
 def test_measure_selection_errors(adhoc8):
