@@ -454,23 +454,24 @@ def paired_effects(
                       dbar / sd)
     root_t = np.sqrt(T)
     t_dz = np.where(np.isfinite(dz), dz * root_t, np.nan)
-    with_es = ms_error is not None and ms_error > 0 and df_error is not None and df_error > 0
-    es = dbar / np.sqrt(ms_error) if with_es else np.full(P, np.nan)
+    # Sakai's ES needs the residual variance of the ANOVA and its df
+    df_e = float(df_error) if df_error is not None and df_error > 0 else 0.0
+    mse = float(ms_error) if ms_error is not None and ms_error > 0 and df_e > 0 else 0.0
+    es = dbar / np.sqrt(mse) if mse > 0 else np.full(P, np.nan)
     root_h = np.sqrt(T / 2.0)
-    if with_es and 2 * P <= _GRID_MIN:
+    if mse > 0 and 2 * P <= _GRID_MIN:
         # both intervals from one call (each root is solved on its own, and at this size
         # neither takes the grid path): the same bounds as two calls
         lo2, hi2 = noncentral_t_interval(
             np.concatenate([t_dz, es * root_h]),
-            np.concatenate([np.full(P, T - 1.0), np.full(P, float(df_error))]), level,
-            alternative)
+            np.concatenate([np.full(P, T - 1.0), np.full(P, df_e)]), level, alternative)
         lo, hi, elo, ehi = lo2[:P], hi2[:P], lo2[P:], hi2[P:]
     else:
         lo, hi = noncentral_t_interval(t_dz, T - 1, level, alternative)
-        if with_es:
-            elo, ehi = noncentral_t_interval(es * root_h, df_error, level, alternative)
+        if mse > 0:
+            elo, ehi = noncentral_t_interval(es * root_h, df_e, level, alternative)
     out = {"dz": dz, "dz_lower": lo / root_t, "dz_upper": hi / root_t}
-    if with_es:
+    if mse > 0:
         out.update(es=es, es_lower=elo / root_h, es_upper=ehi / root_h)
     else:
         out.update(es=np.full(P, np.nan), es_lower=np.full(P, np.nan),
