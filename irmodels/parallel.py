@@ -477,6 +477,26 @@ _PRESTARTED: list[ProcessPoolExecutor] = []
 _CACHED_FN: tuple[str, Callable[[Any], Any]] | None = None
 
 
+#: What the fork server imports once, before it forks each worker (``IRMODELS_START_METHOD=
+#: forkserver``): workers then start without importing numpy, pandas, scipy and irmodels again.
+FORKSERVER_PRELOAD = ("numpy", "pandas", "scipy.special", "scipy.stats", "irmodels",
+                      "irmodels.parallel")
+
+
+def _context(method: str, fn: Any = None) -> Any:
+    """The multiprocessing context of ``method``. The fork server preloads
+    :data:`FORKSERVER_PRELOAD` and the module of ``fn`` (read when the server starts, at its
+    first use in this process; later maps fork from the same server)."""
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        target = getattr(fn, "func", fn)  # a functools.partial: its function's module
+        extra = getattr(target, "__module__", None)
+        ctx.set_forkserver_preload(list(dict.fromkeys(
+            [*FORKSERVER_PRELOAD, *([extra] if isinstance(extra, str) and extra != "__main__"
+                                    else [])])))
+    return ctx
+
+
 def _import_modules(modules: tuple[str, ...]) -> None:  # initializer of prestarted workers
     for name in modules:
         importlib.import_module(name)
@@ -514,13 +534,15 @@ def prestarted(backend: Any, n_workers: int | None = None,
     [1, 2]
     """
     check_workers(n_workers)
-    if backend != "processes" or start_method() == "fork":  # forked workers start at once
+    method = "fork" if backend != "processes" else start_method()
+    if method == "fork":  # forked workers start at once
         yield
         return
     workers = n_workers or default_workers()
     with _single_threaded_children():
         pool = ProcessPoolExecutor(max_workers=workers,
-                                   mp_context=multiprocessing.get_context("spawn"),
+                                   mp_context=_context("spawn" if method == "spawn"
+                                                       else "forkserver"),
                                    initializer=_import_modules, initargs=(tuple(modules),))
         for _ in range(workers):  # each submit starts one worker while none is idle
             pool.submit(_noop)
@@ -562,7 +584,7 @@ def _map_processes(fn: Callable[[T], R], work: Sequence[T], n_workers: int | Non
         init = {"initializer": _init_worker, "initargs": (payload,)}
     try:
         with _explain_broken_pool(), ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context(method), **init) as pool:
+                max_workers=workers, mp_context=_context(method, fn), **init) as pool:
             with _single_threaded_children(), warnings.catch_warnings():
                 # workers start on the first submits. Python 3.12+ warns when it forks a process
                 # running other kernel threads; start_method() chose fork only if those are in

@@ -122,6 +122,10 @@ def test_notebook_outputs_are_current(path: Path, monkeypatch: pytest.MonkeyPatc
             f"{path.name} differs from what {script.name} writes: run python "
             f"notebooks/run_all.py {path.name[:2]} and commit the notebook")
     run_all = _run_all()
+    # the kernel a user starts: irmodels chooses how to start its worker processes (the suite's
+    # conftest.py sets the fork server for the pytest processes only)
+    monkeypatch.delenv("IRMODELS_START_METHOD", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     fresh = run_all.execute(path)  # a cell that raises fails the test on every version
     fresh_code = [c for c in fresh.cells if c.cell_type == "code"]
     assert len(fresh_code) == len(code)

@@ -182,6 +182,8 @@ def test_workers_are_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("IRMODELS_START_METHOD", raising=False)  # fork or spawn: the caller's
+    # environment at the map (a fork server keeps the one it started with)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the caller's choice is kept
     out = irm.parallel.map(_thread_env, [0, 1, 2], backend="processes", n_workers=2)
     assert out == [("1", "3")] * 3
