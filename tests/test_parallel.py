@@ -302,3 +302,31 @@ def test_check_scheduler_takes_the_timeout_by_keyword_only() -> None:
     assert check_scheduler("serial", timeout=0.5) is None
     with pytest.raises(TypeError, match="positional argument"):
         check_scheduler("serial", 0.5)  # type: ignore[misc]
+
+
+def test_the_fork_server_preloads_the_libraries_and_the_functions_module() -> None:
+    import functools
+    from multiprocessing import forkserver
+
+    from irmodels.parallel import FORKSERVER_PRELOAD, _context
+
+    ctx = _context("forkserver", functools.partial(np.add, 1.0))
+    assert ctx.get_start_method() == "forkserver"
+    preload = forkserver._forkserver._preload_modules
+    assert list(preload[:len(FORKSERVER_PRELOAD)]) == list(FORKSERVER_PRELOAD)
+    assert {"numpy", "pandas", "irmodels"} <= set(preload)
+    _context("forkserver", _die)  # a function of this module: its module is preloaded too
+    assert forkserver._forkserver._preload_modules[-1] == __name__
+    assert _context("spawn", _die).get_start_method() == "spawn"
+
+
+def test_fork_server_workers_find_the_libraries_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IRMODELS_START_METHOD", "forkserver")
+    out = irm.parallel.map(_modules_loaded, [0, 1], backend="processes", n_workers=2)
+    assert out == [True, True]
+
+
+def _modules_loaded(_: int) -> bool:
+    import sys
+
+    return all(m in sys.modules for m in ("numpy", "pandas", "scipy.special", "irmodels"))
