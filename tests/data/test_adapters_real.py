@@ -51,10 +51,12 @@ def data():
     """Three runs on eight topics: distinct scores (ranx breaks ties its own way), graded qrels
     with judged documents no run retrieves and retrieved documents nobody judged."""
     rng = np.random.default_rng(20261127)
-    docs = [f"d{i:03d}" for i in range(60)]
+    # ids shaped as the tiny demo collection's (docs/data.md's ranx example): ranx's numba
+    # kernels are compiled per id width, so a fresh venv compiles them once for both
+    docs = [f"D{i:07d}" for i in range(60)]
     runs, qrels = [], []
     for t in range(1, 9):
-        topic = f"q{t}"
+        topic = str(t)
         judged = rng.choice(docs, size=30, replace=False)
         grades = rng.choice([0, 0, 1, 2], size=30)
         grades[0] = 1  # every topic has a relevant document
