@@ -42,6 +42,7 @@ direction is the mean's (t, bootstrap, permutation), as the paper's ``R/13-type_
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -74,12 +75,18 @@ PAIRS = {(r["test"], r["topics"], r["alpha"]): r for r in PAIRS_JSON["rates"]}
 PAIRS_ALLOWANCE = 0.1
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("urbano2019_type1", REF / "urbano2019_type1.py")
+@functools.cache
+def _reference_script(name: str) -> ModuleType:
+    """tests/reference/<name>.py, loaded once (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REF / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _script() -> ModuleType:
+    return _reference_script("urbano2019_type1")
 
 
 @pytest.fixture(scope="module")
@@ -231,11 +238,7 @@ SAME_DIRECTION = ("t", "bootstrap", "permutation")
 
 
 def _script2() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("urbano2019_type2", REF / "urbano2019_type2.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _reference_script("urbano2019_type2")
 
 
 def test_type2_fixtures_cover_the_same_cells() -> None:
