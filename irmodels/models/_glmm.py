@@ -273,10 +273,7 @@ class _Factor:
                  ) -> None:
         q = ZL.shape[1]
         if M is not None:  # M formed by the caller (dense)
-            L = cholesky_lower(M)
-            self.diag = np.diag(L).copy()
-            self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve_lower(L, B)
+            self._dense(M)
             return
         if isinstance(ZL, _OneTerm):
             Md = ZL.t ** 2 * np.bincount(ZL.g, weights=W * ZL.z ** 2, minlength=q) + 1.0
@@ -289,18 +286,12 @@ class _Factor:
         if isinstance(ZL, np.ndarray):
             Md = ZL.T @ (ZL * W[:, None])
             Md[np.diag_indices(q)] += 1.0
-            L = cholesky_lower(Md)
-            self.diag = np.diag(L).copy()
-            self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve_lower(L, B)
+            self._dense(Md)
             return
         M = (ZL.T @ ZL.multiply(W[:, None]).tocsc()).tocsc() + sp.identity(q, format="csc")
         if dense:
             Md = sp.csc_matrix(M).toarray()
-            L = cholesky_lower(Md)
-            self.diag = np.diag(L).copy()
-            self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
-            self._solve = lambda B: cho_solve_lower(L, B)
+            self._dense(Md)
         else:
             lu = splu(M, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                       options={"SymmetricMode": True})
@@ -311,6 +302,13 @@ class _Factor:
             Md_diag = M.diagonal()
             self.diag = np.sqrt(Md_diag)  # exact when M is diagonal (the AGQ case)
             self._solve = lambda B: lu.solve(np.asfortranarray(B))
+
+    def _dense(self, M: np.ndarray) -> None:
+        """Factorise a dense ``M`` (Cholesky)."""
+        L = cholesky_lower(M)
+        self.diag = np.diag(L).copy()
+        self.ldL2 = 2 * float(np.sum(np.log(self.diag)))
+        self._solve = lambda B: cho_solve_lower(L, B)
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         return self._solve(B)
