@@ -333,7 +333,12 @@ def fit_margin(x: np.ndarray, family: str, trials: int | None, system: str) -> M
         fits = [{"betabinom": fit_betabinom, "kernel": _fit_discrete_kernel}[c](j, trials,
                                                                                  support)
                 for c in cands]
-    return min(fits, key=lambda m: 2 * m.df - 2 * m.loglik)
+    best = min(fits, key=lambda m: 2 * m.df - 2 * m.loglik)
+    if best.nodes_cdf is None and not best.discrete:
+        # the base CDF at the quadrature nodes, computed once: every expected value and mean
+        # shift (``mean``, ``with_mean``) integrates it
+        best = dataclasses.replace(best, nodes_cdf=best._cdf0(NODES))
+    return best
 
 
 def truncnorm_ppf(u: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
