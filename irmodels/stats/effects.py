@@ -25,6 +25,10 @@ standardised by the residual variance V_E of the topic x system ANOVA).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -249,6 +253,15 @@ def _nct_cdf(t: np.ndarray, df: np.ndarray, delta: np.ndarray) -> np.ndarray:
 _GRID_MIN = 1000
 _GRID_POINTS = 400
 
+#: :func:`noncentral_t_interval` remembers the bounds of its last :data:`_MEMO_SIZE` calls with
+#: at least :data:`_MEMO_MIN` statistics (keyed by a hash of ``t`` and ``df``, the level and the
+#: alternative): comparing several tests on the same runs (``irm.pairwise`` with each test and
+#: adjustment) solves the same effect-size intervals once.
+_MEMO_MIN = 256
+_MEMO_SIZE = 8
+_MEMO: OrderedDict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
 
 def _nct_roots(f, tt: np.ndarray, dd: np.ndarray, pr: np.ndarray, start: np.ndarray | None,
                half: np.ndarray | None) -> np.ndarray:
@@ -301,7 +314,9 @@ def noncentral_t_interval(
     and found with Chandrupatla's bracketing method
     (:func:`scipy.optimize.elementwise.find_root`) to an absolute tolerance of 1e-12 in
     ``delta``, vectorised over ``t``. A negative ``t`` is solved through
-    ``F(t; df, delta) = 1 - F(-t; df, -delta)``. A non-finite ``t`` gives NaN bounds.
+    ``F(t; df, delta) = 1 - F(-t; df, -delta)``. A non-finite ``t`` gives NaN bounds. The
+    bounds of the last few calls with at least 256 statistics are remembered, so comparing
+    several tests or adjustments on the same runs solves their intervals once.
 
     Parameters
     ----------
@@ -347,7 +362,28 @@ def noncentral_t_interval(
                             "choose one of 'two-sided', 'greater', 'less'.")
     if not ok.any():
         return lower, upper
-    tt, dd = t[ok], df[ok]
+    key = None
+    if t.size >= _MEMO_MIN:
+        key = (hashlib.blake2b(t.tobytes() + df.tobytes(), digest_size=16).digest(), t.shape,
+               level, alternative)
+        with _MEMO_LOCK:
+            hit = _MEMO.get(key)
+            if hit is not None:
+                _MEMO.move_to_end(key)
+                return hit[0].copy(), hit[1].copy()
+    _solve_nct_bounds(t[ok], df[ok], ok, targets)
+    if key is not None:
+        with _MEMO_LOCK:
+            _MEMO[key] = (lower.copy(), upper.copy())
+            while len(_MEMO) > _MEMO_SIZE:
+                _MEMO.popitem(last=False)
+    return lower, upper
+
+
+def _solve_nct_bounds(tt: np.ndarray, dd: np.ndarray, ok: np.ndarray,
+                      targets: tuple[tuple[float, np.ndarray], ...]) -> None:
+    """Write the bounds solving ``F(t; df, delta) = prob`` into ``out[ok]`` for each ``(prob,
+    out)`` of ``targets`` (``tt``, ``dd``: the finite t and their df)."""
 
     def f(delta: np.ndarray, tq: np.ndarray, dfq: np.ndarray, prob: np.ndarray) -> np.ndarray:
         return _nct_cdf(tq, dfq, delta) - prob
@@ -392,7 +428,6 @@ def noncentral_t_interval(
             at += ts.size
     for out, x in solved:
         out[ok] = np.where(neg, -x, x)
-    return lower, upper
 
 
 def paired_effects(

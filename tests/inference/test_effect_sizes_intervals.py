@@ -338,3 +338,33 @@ def test_roots_solved_together_equal_roots_solved_one_at_a_time() -> None:
     np.testing.assert_array_equal(got["dz_upper"], dhi / np.sqrt(T))
     np.testing.assert_array_equal(got["es_lower"], elo / np.sqrt(T / 2))
     np.testing.assert_array_equal(got["es_upper"], ehi / np.sqrt(T / 2))
+
+
+def test_repeated_intervals_are_remembered_and_returned_as_copies(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated call with the same (large) t, df, level and alternative returns the bounds of
+    the first call without solving again; the caller's arrays are its own."""
+    from scipy import stats
+
+    from irmodels.stats import effects as eff
+
+    monkeypatch.setattr(eff, "_MEMO", type(eff._MEMO)())
+    t = np.linspace(-8.0, 8.0, eff._MEMO_MIN + 3)
+    lo, hi = noncentral_t_interval(t, 30)
+    calls = []
+    real = eff._solve_nct_bounds
+    monkeypatch.setattr(eff, "_solve_nct_bounds", lambda *a: calls.append(1) or real(*a))
+    lo[:] = 0.0  # the caller's copy: the remembered bounds are untouched
+    lo2, hi2 = noncentral_t_interval(t.copy(), 30)
+    assert calls == []
+    np.testing.assert_array_equal(hi2, hi)
+    np.testing.assert_allclose(stats.nct.cdf(t, 30, lo2), 0.975, rtol=0, atol=1e-12)
+    # any change of the statistics, the df, the level or the alternative is solved afresh
+    for args in ((t + 1e-9, 30), (t, 31), (t, 30, 0.9), (t, 30, 0.95, "greater")):
+        noncentral_t_interval(*args)
+    assert len(calls) == 4
+    small = t[:eff._MEMO_MIN - 1]  # below the threshold nothing is remembered
+    noncentral_t_interval(small, 30)
+    noncentral_t_interval(small, 30)
+    assert len(calls) == 6
+    assert len(eff._MEMO) <= eff._MEMO_SIZE
