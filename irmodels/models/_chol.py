@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["cho_solve_lower", "cholesky_lower"]
+__all__ = ["cho_inverse", "cho_solve_lower", "cholesky_lower"]
 
 
 def cholesky_lower(a: np.ndarray, clean: bool = True) -> np.ndarray:
@@ -38,3 +38,21 @@ def cho_solve_lower(c: np.ndarray, b: np.ndarray) -> np.ndarray:
     if info != 0:  # pragma: no cover - the arguments are ours
         raise ValueError(f"illegal value in {-info}th argument of internal potrs")
     return x
+
+
+def cho_inverse(a: np.ndarray) -> np.ndarray:
+    """The inverse of the symmetric positive definite float64 matrix ``a`` from its Cholesky
+    factor (LAPACK ``potrf`` then ``potri``: a third of the work of solving for the identity).
+    Raises ``numpy.linalg.LinAlgError`` when ``a`` is not positive definite.
+
+    >>> cho_inverse(np.array([[4.0, 2.0], [2.0, 3.0]])) @ np.array([[4.0, 2.0], [2.0, 3.0]])
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if a.size == 0:
+        return np.empty_like(a, dtype=float)
+    inv, info = lapack.dpotri(cholesky_lower(a, clean=False), lower=1)
+    if info != 0:  # pragma: no cover - a positive definite factor has a nonzero diagonal
+        raise np.linalg.LinAlgError(f"POTRI failed (info {info})")
+    lower = np.tril(inv)  # potri writes the lower triangle; the upper is the factor's
+    return lower + np.tril(lower, -1).T

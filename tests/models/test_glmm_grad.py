@@ -42,6 +42,11 @@ DESIGNS = {
                dict(family="binomial", trials="n")),
     "poisson": ("rel ~ system + (1|topic)", lambda: pd.read_csv(DATA / "poisson_depth.csv"),
                 dict(family="poisson", offset="log_depth")),
+    # an observation-level term (300 levels beside 12 topics): H inverted by blocks
+    "olre_logit": ("rel ~ 1 + (1|topic) + (1|topic:system)", _crossed,
+                   dict(family="binomial", trials=10)),
+    "olre_probit": ("rel ~ 1 + (1|topic) + (1|topic:system)", _crossed,
+                    dict(family="binomial", link="probit", trials=10)),
 }
 
 
@@ -73,6 +78,28 @@ def test_gradient_equals_central_differences(name):
     n2 = _numgrad(lambda z: dev.laplace(dev.pirls(z[:dev.nt], z[dev.nt:], tol=1e-13)), x)
     assert np.max(np.abs(n2)) > 1  # a real slope, not a stationary point
     np.testing.assert_allclose(g2, n2, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["olre_logit", "olre_probit"])
+def test_gradient_by_blocks_equals_the_whole_inverse(name):
+    """With one scalar term holding most random effects, H^-1 is formed from the Schur
+    complement of that term's diagonal block; the gradient is the one of the whole inverse."""
+    formula, data, kw = DESIGNS[name]
+    dev = GlmmDeviance(glmm_design(formula, data(), **kw))
+    g = dev.exact
+    assert g is not None and g.split == (12, 312)  # topic:system after the 12 topics
+    rng = np.random.default_rng(2)
+    theta = np.array([0.9, 0.5])
+    beta = dev.pirls(theta, None).beta + 0.1 * rng.standard_normal(dev.p)
+    m = dev.pirls(theta, beta, tol=1e-13)
+    M = rng.standard_normal((312, 312))
+    M = M @ M.T / 312 + np.eye(312)
+    M[12:, 12:] = np.diag(np.diag(M)[12:])  # the pattern of H: that block diagonal
+    np.testing.assert_allclose(g._inverse(M), np.linalg.inv(M), rtol=0, atol=1e-12)
+    split2, split1 = g.stage2(m), g.stage1(dev.pirls(theta, None, tol=1e-13))
+    g.split = None
+    np.testing.assert_allclose(split2, g.stage2(m), rtol=1e-11)
+    np.testing.assert_allclose(split1, g.stage1(dev.pirls(theta, None, tol=1e-13)), rtol=1e-11)
 
 
 @pytest.mark.parametrize("name,link,nagq", [("cbpp", "logit", 10), ("cbpp", "probit", 7),
