@@ -22,3 +22,10 @@ os.environ.setdefault("IRMODELS_START_METHOD", "forkserver")
 # OpenBLAS starts with one thread in every pytest process (tests/conftest.py holds the session's
 # limit; tests/models/test_threads.py raises it inside its tests).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# ranx (tests/data/test_adapters_real.py, docs/data.md's example) is a numba library: its
+# functions are compiled on first use, about 45 s of CPU in a fresh environment (23 s to build
+# one Qrels and its Runs, 2-7 s per measure) and 5 s in every process after that, for eight
+# topics. The suite runs ranx's own code with numba's compiler off: the same functions, run by
+# Python, the same objects and values for irmodels to read (ranx's to_dict(), name and scores
+# are Python dicts either way). `NUMBA_DISABLE_JIT=0 make test` runs them compiled.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")

@@ -2,8 +2,8 @@
 
 Oracles: trec_eval 10's own output on its test files (out.test.aq, 4 decimals), pytrec_eval-
 terrier (trec_eval's C code, full precision), scipy (the means), and the definitions (SP = AP x R).
-DCG against ranx is checked in tests/data/test_adapters_real.py (test_dcg_against_ranx), where
-ranx's numba compilation is paid once for all the ranx tests.
+DCG against ranx is checked in tests/data/test_adapters_real.py (test_dcg_against_ranx), with the
+other ranx tests.
 """
 
 from __future__ import annotations
