@@ -236,6 +236,11 @@ def frame(
                 f"{n_bad} score(s) are missing (NaN), e.g. {show}. Drop or impute them first, "
                 "or pass nan='drop' to drop those rows (the design may become unbalanced)."
             )
+        if n_bad == len(out):
+            raise DataFormatError(
+                f"every score is missing (NaN, {n_bad} row(s)): nothing is left after "
+                "nan='drop'. Check that the score column (or the matrix's cells) holds numbers."
+            )
         if warn:
             warnings.warn(
                 f"dropped {n_bad} row(s) with a missing score", DataQualityWarning, stacklevel=2
