@@ -9,6 +9,8 @@ Cases (issue 28):
 - ``p10_topic`` / ``p10_crossed``: the fixtures' TREC-8 P@10 matrix (8 systems x 50 topics,
   successes ``round(10 P@10)`` out of 10): ``rel ~ system + (1 | topic)`` and ``rel ~ 1 +
   (1 | topic) + (1 | system)``;
+- ``p10_olre``: ``rel ~ system + (1 | topic) + (1 | topic:system)`` on the 8 x 50 matrix (an
+  observation-level term: 450 random effects);
 - ``p10_large_topic`` / ``p10_large_crossed``: the same models on 40 TREC-8 systems x 50 topics
   (2,000 rows; the 40 best runs by mean P@10);
 - ``beta_ap`` (glmmTMB's ``beta_family()``): the fixtures' AP design (``ap ~ system +
@@ -70,6 +72,11 @@ CASES: dict[str, tuple[str, str, dict, str, str, int, str]] = {
                           dict(family="binomial", trials=10),
                           "cbind(rel, 10 - rel) ~ 1 + (1 | topic) + (1 | system)", "binomial",
                           1, "glmer"),
+    # observation-level random effects (one per topic x system cell: 450 random effects)
+    "p10_olre": ("p10", "rel ~ system + (1|topic) + (1|topic:system)",
+                 dict(family="binomial", trials=10),
+                 "cbind(rel, 10 - rel) ~ system + (1 | topic) + (1 | topic:system)", "binomial",
+                 1, "glmer"),
     "beta_ap": ("beta_ap", "ap ~ system + (1|topic)", dict(family="beta"),
                 "ap ~ system + (1 | topic)", "beta", 1, "glmmTMB"),
     "beta_large": ("ap_large", "ap ~ system + (1|topic)", dict(family="beta"),
