@@ -29,10 +29,11 @@ env: $(BIN)/irmodels
 report: env
 	$(BIN)/irmodels report --demo --out irmodels-report --force
 
+# --no-loadscope-reorder keeps the file order of conftest.py (the slowest files first).
 # PYTHONDONTWRITEBYTECODE is emptied for the suite: the notebook kernels and the CLI subprocesses
 # then load irmodels from the bytecode the first process wrote instead of compiling it each time.
 test: env
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # The suite on the declared minimum versions (.ci/constraints-min.txt) and the oldest Python.
 test-min:
@@ -40,7 +41,7 @@ test-min:
 	test -x $(VENV_MIN)/bin/python || $(PYMIN) -m venv $(VENV_MIN)
 	$(VENV_MIN)/bin/python -m pip install -q --upgrade pip
 	$(VENV_MIN)/bin/python -m pip install -q -c .ci/constraints-min.txt -e ".[test]"
-	$(VENV_MIN)/bin/python -m pytest -q -n auto --dist loadfile -p no:cacheprovider
+	$(VENV_MIN)/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder -p no:cacheprovider
 
 # Lint and types (ruff and mypy, the `dev` extra; configured in pyproject.toml). CI runs it.
 lint: env
