@@ -184,8 +184,9 @@ class _Profiler:
 
 def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: float,
             z: float, lower_limit: float | None) -> tuple[float, float]:
-    """Solve dev(v) - dev_hat = z^2 on both sides of ``est``."""
-    target = z * z
+    """Solve dev(v) - dev_hat = z^2 on both sides of ``est``, as ``sqrt(dev(v) - dev_hat) = z``:
+    the square root (lme4's |zeta|) is close to linear in ``v`` (exactly so for a quadratic
+    deviance), so Brent's interpolation steps land near the root at once."""
     xtol = 1e-12 * max(abs(est), abs(step))  # relative: the parameter has the response's scale
     # dev_at(v) is a function of v alone (each minimisation starts from the estimates, never
     # from the previous point): Brent's method re-evaluates the bracket's ends, already known
@@ -193,7 +194,7 @@ def _bounds(dev_at: Callable[[float], float], dev_hat: float, est: float, step: 
 
     def g(v: float) -> float:
         if v not in seen:
-            seen[v] = dev_at(v) - dev_hat - target
+            seen[v] = math.sqrt(max(dev_at(v) - dev_hat, 0.0)) - z
         return seen[v]
 
     out = []
