@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+
+def run_rscript(code: str, *args: str, timeout: float = 1200) -> str | None:
+    """The standard output of ``Rscript`` running ``code`` (an R script's text) with ``args``
+    (``commandArgs(TRUE)``), or None when Rscript is not installed."""
+    if shutil.which("Rscript") is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
+        fh.write(code)
+    try:
+        return subprocess.run(["Rscript", fh.name, *args], capture_output=True, text=True,
+                              check=True, timeout=timeout).stdout
+    finally:
+        os.unlink(fh.name)
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:

@@ -34,15 +34,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
-import shutil
-import subprocess
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _timing import best_of
+from _timing import best_of, run_rscript
 
 import irmodels as irm
 
@@ -127,17 +125,11 @@ def profile_case(tmp: Path, repeat: int) -> None:
     t, _ = best_of(fit.confint, repeat)
     print("cbpp_profile: confint(method = 'profile') of the cbpp fit (5 parameters)")
     print(f"  irmodels      {t:8.4f} s")
-    if shutil.which("Rscript") is None:
+    out = run_rscript(R_PROFILE, str(path), str(repeat))
+    if out is None:
         print("  glmer: Rscript not found, not run")
         return
-    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
-        fh.write(R_PROFILE)
-    try:
-        out = subprocess.run(["Rscript", fh.name, str(path), str(repeat)], capture_output=True,
-                             text=True, check=True, timeout=1200)
-    finally:
-        os.unlink(fh.name)
-    r = float(out.stdout.split()[0])
+    r = float(out.split()[0])
     print(f"  lme4          {r:8.4f} s")
     print(f"  ratio irmodels / lme4: {t / r:.2f}x")
 
@@ -175,17 +167,10 @@ def time_irmodels(data: pd.DataFrame, formula: str, kw: dict, repeat: int
 
 def time_r(path: Path, formula: str, family: str, nagq: int, repeat: int
            ) -> tuple[float, float] | None:
-    if shutil.which("Rscript") is None:
+    out = run_rscript(R_CODE, str(path), formula, family, str(nagq), str(repeat))
+    if out is None:
         return None
-    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
-        fh.write(R_CODE)
-    try:
-        out = subprocess.run(["Rscript", fh.name, str(path), formula, family, str(nagq),
-                              str(repeat)], capture_output=True, text=True, check=True,
-                             timeout=1200)
-    finally:
-        os.unlink(fh.name)
-    t, ll = out.stdout.split()
+    t, ll = out.split()
     return float(t), float(ll)
 
 

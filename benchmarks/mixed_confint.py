@@ -27,15 +27,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import json
-import shutil
-import subprocess
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _timing import best_of
+from _timing import best_of, run_rscript
 
 import irmodels as irm
 
@@ -73,16 +71,10 @@ def load(name: str) -> pd.DataFrame:
 
 
 def time_r(path: Path, formula: str, repeat: int) -> tuple[float, np.ndarray] | None:
-    if shutil.which("Rscript") is None:
+    out = run_rscript(R_CODE, str(path), formula, str(repeat))
+    if out is None:
         return None
-    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
-        fh.write(R_CODE)
-    try:
-        out = subprocess.run(["Rscript", fh.name, str(path), formula, str(repeat)],
-                             capture_output=True, text=True, check=True, timeout=1200)
-    finally:
-        os.unlink(fh.name)
-    vals = [float(v) for v in out.stdout.split()]
+    vals = [float(v) for v in out.split()]
     return vals[0], np.array(vals[1:]).reshape(-1, 2)
 
 

@@ -23,8 +23,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
-import shutil
-import subprocess
 import tempfile
 import time
 import warnings
@@ -33,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from _timing import best_of
+from _timing import best_of, run_rscript
 
 import irmodels as irm
 
@@ -105,16 +103,10 @@ def time_irmodels(data: pd.DataFrame, formula: str, repeat: int) -> tuple[float,
 
 def time_lme4(path: Path, formula: str, repeat: int) -> tuple[float, ...] | None:
     """(fit wall, lmerTest + summary wall, logLik, fit CPU, lmerTest + summary CPU)."""
-    if shutil.which("Rscript") is None:
+    out = run_rscript(R_CODE, str(path), formula, str(repeat), timeout=600)
+    if out is None:
         return None
-    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
-        fh.write(R_CODE)
-    try:
-        out = subprocess.run(["Rscript", fh.name, str(path), formula, str(repeat)],
-                             capture_output=True, text=True, check=True, timeout=600)
-    finally:
-        os.unlink(fh.name)
-    return tuple(float(v) for v in out.stdout.split())
+    return tuple(float(v) for v in out.split())
 
 
 def time_statsmodels(data: pd.DataFrame, repeat: int) -> tuple[float, float] | None:
