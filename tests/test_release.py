@@ -53,3 +53,21 @@ def test_minimum_versions_are_the_declared_floors() -> None:
         assert name in pins, name
         assert pins[name].startswith(floor), (name, floor, pins[name])
     assert meta["project"]["requires-python"] == ">=3.11"
+
+
+def test_slow_first_files_exist_and_make_test_keeps_their_order() -> None:
+    """conftest.py's SLOW_FIRST starts the slowest files first; a renamed or removed file there
+    would silently stop doing so, and without --no-loadscope-reorder xdist re-sorts them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("irm_root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    missing = [p for p in mod.SLOW_FIRST if not (ROOT / p).is_file()]
+    assert not missing, f"conftest.py SLOW_FIRST names files that do not exist: {missing}"
+    assert len(set(mod.SLOW_FIRST)) == len(mod.SLOW_FIRST)
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("test:", "test-min:"):
+        body = make.split(f"\n{target}", 1)[1].split("\n\n", 1)[0]
+        assert "--dist loadfile --no-loadscope-reorder" in body, target
