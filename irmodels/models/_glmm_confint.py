@@ -241,11 +241,19 @@ class _Profile:
                 s0 = starts[1].copy()
                 s0[j] = c
                 starts.append(s0)
+        tight = {"ftol": 1e-15, "gtol": 1e-7, "maxiter": 2000}
         best, xb = math.inf, x0
-        for start in starts:
+        for n, start in enumerate(starts):
             with np.errstate(all="ignore"):
+                # with correlations, the starts after the warm one look for another basin: a
+                # loose search each, polished to the tight tolerance only where it goes lower
+                loose = bool(cors) and n > 0
                 r = optimize.minimize(fun, start, jac=jac, method="L-BFGS-B", bounds=bnds,
-                                      options={"ftol": 1e-15, "gtol": 1e-7, "maxiter": 2000})
+                                      options={"ftol": 1e-10, "gtol": 1e-4, "maxiter": 2000}
+                                      if loose else tight)
+                if loose and r.fun < best:
+                    r = optimize.minimize(fun, r.x, jac=jac, method="L-BFGS-B", bounds=bnds,
+                                          options=tight)
             if r.fun < best:
                 best, xb = float(r.fun), r.x
             if not cors and best - self.dev_hat < 50:  # the warm start served
