@@ -541,8 +541,7 @@ def prestarted(backend: Any, n_workers: int | None = None,
     workers = n_workers or default_workers()
     with _single_threaded_children():
         pool = ProcessPoolExecutor(max_workers=workers,
-                                   mp_context=_context("spawn" if method == "spawn"
-                                                       else "forkserver"),
+                                   mp_context=_context(method),
                                    initializer=_import_modules, initargs=(tuple(modules),))
         for _ in range(workers):  # each submit starts one worker while none is idle
             pool.submit(_noop)

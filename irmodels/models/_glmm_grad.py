@@ -183,14 +183,14 @@ class LaplaceGradient:
             nz, ri, ci = pairs.nz, self.nz_rows, self.nz_cols
             ll = lam[ri] * lam[ci]
 
-            def H_of(D: np.ndarray) -> np.ndarray:
+            def H_of(ZtDZ: np.ndarray) -> np.ndarray:  # from Z'DZ on its pattern
                 M = np.zeros(q * q)
-                M[nz] = pairs.S @ D * ll
+                M[nz] = ZtDZ * ll
                 return plus_identity(M.reshape(q, q))
 
             WZ = pairs.S @ W  # Z'WZ on its pattern
-            Hi = self._inverse(H_of(W))
-            Hoi = Hi if fam.canonical else self._inverse(H_of(Wo))
+            Hi = self._inverse(H_of(WZ))
+            Hoi = Hi if fam.canonical else self._inverse(H_of(pairs.S @ Wo))
             Hz = Hi.ravel()[nz]
             h = pairs.St @ (Hz * ll)  # diag(A H^-1 A') = diag(Z Lambda H^-1 Lambda' Z')
             # G = Z'WZ Lambda H^-1 at Lambda's (diagonal) entries: sum_j Z'WZ_rj lam_j H^-1_jr

@@ -274,11 +274,9 @@ def _fit_kernel(x: np.ndarray) -> Margin:
     grid = _reflected_cdf(np.linspace(0.0, 1.0, _KERNEL_GRID), x, h) / total
     grid[0], grid[-1] = 0.0, 1.0
     grid = np.maximum.accumulate(grid)
-    m = Margin("kernel", {"bandwidth": h}, float(np.log(f).sum()), df, False, grid=grid)
     # the distribution sampled is the tabulated one (its quantiles interpolate the grid), so its
-    # expected value integrates the same interpolated CDF
-    return dataclasses.replace(m, nodes_cdf=np.interp(NODES, np.linspace(0.0, 1.0,
-                                                                          _KERNEL_GRID), grid))
+    # expected value integrates the same interpolated CDF (_cdf0, at the nodes: fit_margin)
+    return Margin("kernel", {"bandwidth": h}, float(np.log(f).sum()), df, False, grid=grid)
 
 
 def fit_betabinom(j: np.ndarray, k: int, support: np.ndarray) -> Margin:
@@ -334,7 +332,7 @@ def fit_margin(x: np.ndarray, family: str, trials: int | None, system: str) -> M
                                                                                  support)
                 for c in cands]
     best = min(fits, key=lambda m: 2 * m.df - 2 * m.loglik)
-    if best.nodes_cdf is None and not best.discrete:
+    if not best.discrete:
         # the base CDF at the quadrature nodes, computed once: every expected value and mean
         # shift (``mean``, ``with_mean``) integrates it
         best = dataclasses.replace(best, nodes_cdf=best._cdf0(NODES))
