@@ -108,3 +108,49 @@ def test_profile_with_a_covariate_equals_lme4() -> None:
     ref = _reference(e, "profile")
     # measured: 7e-7 at most
     assert np.allclose(ci.to_numpy(), ref.loc[ci.index].to_numpy(), rtol=0, atol=PROFILE_TOL)
+
+
+LME4_PROFILE = json.loads((REF / "lme4_profile.json").read_text())
+
+
+def _lme4_row(name: str) -> str:
+    """lme4's row name as irmodels' (``sd_(Intercept)|cask:batch`` -> ``batch:cask``)."""
+    if name == "sigma":
+        return "Residual"
+    if name.startswith("sd_(Intercept)|"):
+        return ":".join(sorted(name.removeprefix("sd_(Intercept)|").split(":")))
+    return name
+
+
+@pytest.mark.parametrize("entry", LME4_PROFILE["fits"], ids=lambda e: e["data"])
+def test_profile_on_lme4s_data_sets(entry: dict) -> None:
+    """lme4's Penicillin, Dyestuff and Pastes (tests/reference/lme4_profile.R). lme4 interpolates
+    its profile with splines, which misses the bound by up to 2e-4 relative here (Dyestuff's
+    lower SD bound: lme4 12.19854, where the deviance has risen by z^2 - 5e-4); each bound of
+    irmodels is a root of the profile equation, checked on the deviance itself."""
+    from irmodels.models._mixed_confint import _Profiler
+
+    d = pd.read_csv(REF / entry["file"])
+    for c in d.columns:
+        if not pd.api.types.is_numeric_dtype(d[c]):
+            d[c] = d[c].astype(str)
+    fit = _fit(entry["formula"], d, entry["method"])
+    ci = fit.confint("profile", level=entry["level"])
+    ref = pd.DataFrame({"lower": entry["lower"], "upper": entry["upper"]},
+                       index=[_lme4_row(n) for n in entry["names"]])
+    canon = [":".join(sorted(str(n).split(":"))) for n in ci.index]
+    ref = ref.loc[canon]
+    np.testing.assert_allclose(ci.to_numpy(), ref.to_numpy(), rtol=3e-4, atol=1e-12)
+    # the SD bounds (not at 0) are where the ML deviance has risen by z^2
+    ml = fit if fit.method == "ML" else fit._refit_ml()
+    pr = _Profiler(ml)
+    z2 = 1.959963984540054**2
+    order = ml._state.order
+    internal = {ml.spec.random[k].name: i for i, k in enumerate(order)}
+    for name in fit.variance_components().index:
+        if name == "Residual":
+            continue
+        for bound in ci.loc[name]:
+            if bound > 0:
+                rise = pr.sd_term(internal[name], float(bound)) - pr.dev
+                assert rise == pytest.approx(z2, abs=1e-6), (name, bound)
